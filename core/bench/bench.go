@@ -1,0 +1,162 @@
+// Package bench measures Faithlab's engine on the same work as the PyTorch
+// peer script (shared/bench/torch_peer.py): the same models, batch sizes and
+// figure names, so that `make bench-compare` can divide one by the other.
+// Results are returned as values; the CLI prints them as JSON lines.
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"time"
+
+	"faithlab/core/data"
+	"faithlab/core/engine"
+	"faithlab/core/engine/gemm"
+	"faithlab/core/engine/native"
+	"faithlab/core/optim"
+)
+
+// Result is one figure, named as the peer names it.
+type Result struct {
+	Bench   string         `json:"bench"`
+	Value   float64        `json:"value"`
+	Unit    string         `json:"unit"`
+	Peer    string         `json:"peer"`
+	Threads int            `json:"threads"`
+	Kernel  string         `json:"kernel"`
+	Extra   map[string]any `json:"-"`
+}
+
+// Options say how long to time each figure.
+type Options struct {
+	MinSeconds float64 // timing window per figure (peer: 3, --quick 1)
+	Kernel     gemm.Kernel
+}
+
+// rate calls fn warm times, then as often as fits in minS seconds (at most
+// maxCalls), and returns items per second, as the peer's rate() does.
+func rate(fn func() error, items, warm int, minS float64, maxCalls int) (float64, error) {
+	for range warm {
+		if err := fn(); err != nil {
+			return 0, err
+		}
+	}
+	n, t0 := 0, time.Now()
+	for n < maxCalls {
+		if err := fn(); err != nil {
+			return 0, err
+		}
+		n++
+		if time.Since(t0).Seconds() >= minS {
+			break
+		}
+	}
+	return float64(n*items) / time.Since(t0).Seconds(), nil
+}
+
+// CNN measures the goar-cnn figures on Fashion-MNIST training images:
+// cnn_train (Adam step, batch 256) and cnn_saliency (input gradient of the
+// top logit, batch 256).
+func CNN(ctx context.Context, ds *data.Dataset, opt Options, emit func(Result)) error {
+	const B = 256
+	net, err := native.New("goar-cnn", ds.Shape, len(ds.Classes), opt.Kernel)
+	if err != nil {
+		return err
+	}
+	net.Init(0)
+	rng := rand.New(rand.NewPCG(0, 0))
+	perm := rng.Perm(ds.Len())
+	dim := ds.Dim()
+	xb := make([]float32, B*dim)
+	yb := make([]int, B)
+	i := 0
+	batch := func() {
+		i = (i + 1) % (ds.Len() / B)
+		for k, j := range perm[i*B : (i+1)*B] {
+			copy(xb[k*dim:(k+1)*dim], ds.Sample(j))
+			yb[k] = ds.Y[j]
+		}
+	}
+	k := net.Classes()
+	dl := make([]float32, B*k)
+	adam := optim.NewAdam(0)
+	params := net.Params()
+	train := func() error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		batch()
+		logits, err := net.Forward(xb, B)
+		if err != nil {
+			return err
+		}
+		softmaxCE(dl, logits, yb, k)
+		for _, p := range params {
+			clear(p.Grad)
+		}
+		if _, err := net.Backward(dl, engine.ParamGrad); err != nil {
+			return err
+		}
+		adam.Step(params, 3e-4)
+		return nil
+	}
+	v, err := rate(train, B, 2, opt.MinSeconds, 200)
+	if err != nil {
+		return fmt.Errorf("cnn_train: %w", err)
+	}
+	emit(result("cnn_train", v, "img/s", opt.Kernel))
+	saliency := func() error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		batch()
+		logits, err := net.Forward(xb, B)
+		if err != nil {
+			return err
+		}
+		topLogitGrad(dl, logits, k)
+		_, err = net.Backward(dl, engine.InputGrad)
+		return err
+	}
+	v, err = rate(saliency, B, 2, opt.MinSeconds, 200)
+	if err != nil {
+		return fmt.Errorf("cnn_saliency: %w", err)
+	}
+	emit(result("cnn_saliency", v, "img/s", opt.Kernel))
+	return nil
+}
+
+func result(name string, v float64, unit string, k gemm.Kernel) Result {
+	return Result{Bench: name, Value: float64(int(v*1000+0.5)) / 1000, Unit: unit, Peer: "faithlab",
+		Threads: runtime.GOMAXPROCS(0), Kernel: k.Name()}
+}
+
+// topLogitGrad sets d = one-hot of each row's largest logit: the gradient of
+// Σ max logits, as the peer's m(x).max(1).values.sum().backward().
+func topLogitGrad(d, logits []float32, k int) {
+	clear(d)
+	for r := 0; r*k < len(logits); r++ {
+		row := logits[r*k : (r+1)*k]
+		arg := 0
+		for j, v := range row {
+			if v > row[arg] {
+				arg = j
+			}
+		}
+		d[r*k+arg] = 1
+	}
+}
+
+// softmaxCE writes the gradient of the mean cross-entropy into d.
+func softmaxCE(d, logits []float32, y []int, k int) {
+	engine.Softmax(d, logits, k)
+	n := float32(len(y))
+	for i, c := range y {
+		for j := 0; j < k; j++ {
+			d[i*k+j] /= n
+		}
+		d[i*k+c] -= 1 / n
+	}
+}

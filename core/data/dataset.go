@@ -1,0 +1,119 @@
+package data
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// Dataset holds n labelled samples of one shape.
+type Dataset struct {
+	Name    string
+	Shape   []int     // C, H, W of one sample
+	X       []float32 // n×C×H×W
+	Y       []int     // n labels in [0, len(Classes))
+	Classes []string
+	// Standardization, when set, was applied to X: x = (raw − Mean)/Std per feature.
+	Standardization *Standardization
+}
+
+// Standardization is a per-feature affine normalisation.
+type Standardization struct {
+	Mean, Std []float32
+}
+
+// Len is the number of samples.
+func (d *Dataset) Len() int { return len(d.Y) }
+
+// Dim is the number of values in one sample.
+func (d *Dataset) Dim() int { return d.Shape[0] * d.Shape[1] * d.Shape[2] }
+
+// Sample returns sample i (a view, not a copy).
+func (d *Dataset) Sample(i int) []float32 { return d.X[i*d.Dim() : (i+1)*d.Dim()] }
+
+// Validate reports the first inconsistency: wrong sizes, labels out of range,
+// non-finite values, or an empty set.
+func (d *Dataset) Validate() error {
+	if len(d.Shape) != 3 || slices.Min(d.Shape) <= 0 {
+		return fmt.Errorf("%s: sample shape %v: want C, H, W, all positive", d.Name, d.Shape)
+	}
+	if d.Len() == 0 {
+		return fmt.Errorf("%s: empty dataset", d.Name)
+	}
+	if len(d.X) != d.Len()*d.Dim() {
+		return fmt.Errorf("%s: %d values for %d samples of %v", d.Name, len(d.X), d.Len(), d.Shape)
+	}
+	if len(d.Classes) < 2 {
+		return fmt.Errorf("%s: %d classes: need at least 2", d.Name, len(d.Classes))
+	}
+	for i, y := range d.Y {
+		if y < 0 || y >= len(d.Classes) {
+			return fmt.Errorf("%s: sample %d has label %d outside [0, %d)", d.Name, i, y, len(d.Classes))
+		}
+	}
+	for i, v := range d.X {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return fmt.Errorf("%s: sample %d has a non-finite value", d.Name, i/d.Dim())
+		}
+	}
+	return nil
+}
+
+// Subset returns the samples at idx, copied, in that order.
+func (d *Dataset) Subset(idx []int) *Dataset {
+	s := &Dataset{Name: d.Name, Shape: d.Shape, Classes: d.Classes, Standardization: d.Standardization,
+		X: make([]float32, 0, len(idx)*d.Dim()), Y: make([]int, 0, len(idx))}
+	for _, i := range idx {
+		s.X = append(s.X, d.Sample(i)...)
+		s.Y = append(s.Y, d.Y[i])
+	}
+	return s
+}
+
+// Split shuffles with seed and returns the first (1−frac) and the last frac
+// of the samples; used for validation and for datasets without a test split.
+func (d *Dataset) Split(frac float64, seed uint64) (*Dataset, *Dataset) {
+	perm := rand.New(rand.NewPCG(seed, 0x5eed)).Perm(d.Len())
+	k := d.Len() - int(math.Round(frac*float64(d.Len())))
+	return d.Subset(perm[:k]), d.Subset(perm[k:])
+}
+
+// ClassCounts counts the samples of each class.
+func (d *Dataset) ClassCounts() []int {
+	c := make([]int, len(d.Classes))
+	for _, y := range d.Y {
+		c[y]++
+	}
+	return c
+}
+
+// standardize computes per-feature mean and std on d and applies them to d
+// and to each of others (e.g. the test split).
+func standardize(d *Dataset, others ...*Dataset) {
+	dim := d.Dim()
+	st := &Standardization{Mean: make([]float32, dim), Std: make([]float32, dim)}
+	for j := 0; j < dim; j++ {
+		var s, ss float64
+		for i := 0; i < d.Len(); i++ {
+			v := float64(d.X[i*dim+j])
+			s += v
+			ss += v * v
+		}
+		n := float64(d.Len())
+		mean := s / n
+		sd := math.Sqrt(math.Max(ss/n-mean*mean, 0))
+		if sd < 1e-12 {
+			sd = 1
+		}
+		st.Mean[j], st.Std[j] = float32(mean), float32(sd)
+	}
+	for _, ds := range append([]*Dataset{d}, others...) {
+		for i := 0; i < ds.Len(); i++ {
+			for j := 0; j < dim; j++ {
+				ds.X[i*dim+j] = (ds.X[i*dim+j] - st.Mean[j]) / st.Std[j]
+			}
+		}
+		ds.Standardization = st
+	}
+}

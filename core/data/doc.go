@@ -1,0 +1,19 @@
+// Package data loads the datasets Faithlab evaluates on and holds them as
+// plain float32 arrays.
+//
+// A Dataset is n samples of one shape (C, H, W; tabular data is D×1×1) in a
+// single NCHW slice, with integer labels and class names. Images are scaled
+// to [0, 1]; tabular features are standardised on the training split and the
+// statistics are kept with the dataset (Standardization) so that a model can
+// apply them to new data.
+//
+// Loaders read IDX (MNIST, Fashion-MNIST; raw or gzipped), CIFAR-10/100
+// binary batches, image folders (one sub-folder per class), CSV with a
+// header, .npy/.npz arrays, and generate a synthetic Gaussian mixture with a
+// known discriminative direction. Every loader checks sizes against the
+// file's length before allocating and returns errors that name the file and
+// the problem.
+//
+// Open resolves a short id (fashion-mnist, iris, wine, breast-cancer, digits,
+// gmm) or a path to a train and a test split.
+package data

@@ -1,0 +1,128 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+)
+
+// Param is one named parameter tensor, named and shaped as PyTorch names it
+// in the module it mirrors (e.g. "c1.weight", shape [32 1 5 5]).
+type Param struct {
+	Name  string
+	Shape []int
+	Data  []float32
+	Grad  []float32
+}
+
+// Size is the number of elements a shape holds.
+func Size(shape []int) int {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return n
+}
+
+// Want says which gradients a Backward call computes.
+type Want uint8
+
+const (
+	// InputGrad asks for the gradient with respect to the input batch.
+	InputGrad Want = 1 << iota
+	// ParamGrad asks for parameter gradients, accumulated into Param.Grad.
+	ParamGrad
+)
+
+// Rule is the backward rule of nonlinearities.
+type Rule uint8
+
+const (
+	// Gradient is the ordinary chain rule.
+	Gradient Rule = iota
+	// Rescale is DeepLift's rescale rule (Shrikumar et al. 2017, §3.5.1): a
+	// nonlinearity y=f(x) passes back (f(x)−f(x̄))/(x−x̄) for the reference x̄,
+	// and its derivative where x = x̄.
+	Rescale
+)
+
+// Activation is a named layer's output for the last Forward and the gradient
+// of the backpropagated quantity with respect to it after the last Backward.
+// Shape is n×C×H×W (or n×D) as for inputs; Values and Grad are NCHW copies.
+type Activation struct {
+	Shape  []int
+	Values []float32
+	Grad   []float32
+}
+
+// Network is a differentiable classifier.
+type Network interface {
+	// Arch names the architecture, e.g. "goar-cnn".
+	Arch() string
+	// InputShape is C, H, W of one input.
+	InputShape() []int
+	// Classes is the number of logits.
+	Classes() int
+	// Forward computes logits (n×Classes) for the n inputs in x.
+	Forward(x []float32, n int) ([]float32, error)
+	// Backward propagates dLogits (n×Classes) through the last Forward. With
+	// InputGrad it returns the input gradient (n×C×H×W); with ParamGrad it adds
+	// to every Param.Grad.
+	Backward(dLogits []float32, want Want) ([]float32, error)
+	// Params lists the parameters in a fixed order.
+	Params() []Param
+	// SetTraining switches layers that differ between training and
+	// evaluation (batch norm). Networks start in evaluation mode.
+	SetTraining(bool)
+	// Layers lists the names Activation accepts, input to output.
+	Layers() []string
+	// Activation returns a copy of the named layer's values and gradient.
+	Activation(name string) (Activation, error)
+	// SetRule sets the backward rule of the nonlinearities. Rescale needs a
+	// reference batch: one input (used for every sample) or as many as the
+	// next Forward's batch.
+	SetRule(r Rule, reference []float32, n int) error
+	// Clone returns an independent copy with the same parameters.
+	Clone() Network
+}
+
+// CheckInput returns an error when x does not hold n finite inputs of shape.
+func CheckInput(x []float32, n int, shape []int) error {
+	per := Size(shape)
+	if n <= 0 {
+		return fmt.Errorf("batch of %d inputs: need at least one", n)
+	}
+	if len(x) != n*per {
+		return fmt.Errorf("batch holds %d values, want %d inputs × %v = %d", len(x), n, shape, n*per)
+	}
+	for i, v := range x {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return fmt.Errorf("input %d has a non-finite value %g at offset %d", i/per, v, i%per)
+		}
+	}
+	return nil
+}
+
+// Softmax writes the row-wise softmax of logits (n×k) into dst and returns it;
+// dst may alias logits.
+func Softmax(dst, logits []float32, k int) []float32 {
+	if len(dst) < len(logits) {
+		dst = make([]float32, len(logits))
+	}
+	for r := 0; r+k <= len(logits); r += k {
+		row := logits[r : r+k]
+		mx := row[0]
+		for _, v := range row {
+			mx = max(mx, v)
+		}
+		var s float64
+		for j, v := range row {
+			e := math.Exp(float64(v - mx))
+			dst[r+j] = float32(e)
+			s += e
+		}
+		for j := range row {
+			dst[r+j] = float32(float64(dst[r+j]) / s)
+		}
+	}
+	return dst[:len(logits)]
+}

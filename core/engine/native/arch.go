@@ -1,0 +1,63 @@
+package native
+
+import (
+	"fmt"
+	"slices"
+
+	"faithlab/core/engine/gemm"
+)
+
+// Architectures lists the built-in architectures New builds.
+func Architectures() []string { return []string{"goar-cnn", "mlp"} }
+
+// New builds a built-in architecture for inputs of shape (C, H, W) and the
+// given number of classes, with zero weights; call Init or load weights.
+//
+//   - goar-cnn (GOAR, Appendix A): conv(C,32,k5)+ReLU+maxpool2 →
+//     conv(32,64,k3)+ReLU+maxpool2 → conv(64,64,k3)+ReLU → flatten →
+//     fc64+ReLU → fc32+ReLU → fc(classes). Modules c1 c2 c3 f1 f2 f3.
+//   - mlp: flatten → three hidden Linear(·,128)+ReLU → Linear(128,classes).
+//     Modules f1 f2 f3 f4, i.e. PyTorch's nn.Linear layers under those names.
+func New(arch string, shape []int, classes int, kern gemm.Kernel) (*Net, error) {
+	if len(shape) != 3 || slices.Min(shape) <= 0 {
+		return nil, fmt.Errorf("%s: input shape %v: want C, H, W, all positive", arch, shape)
+	}
+	if classes < 2 {
+		return nil, fmt.Errorf("%s: %d classes: need at least 2", arch, classes)
+	}
+	in := dims{shape[1], shape[2], shape[0]}
+	var ls []layer
+	add := func(l layer) { ls = append(ls, l); in = l.out() }
+	switch arch {
+	case "goar-cnn":
+		add(newConv2d("c1", in, 32, 5, 1, 0, kern))
+		add(&relu{nm: "relu1", d: in})
+		add(newMaxPool("pool1", in, 2))
+		add(newConv2d("c2", in, 64, 3, 1, 0, kern))
+		add(&relu{nm: "relu2", d: in})
+		add(newMaxPool("pool2", in, 2))
+		add(newConv2d("c3", in, 64, 3, 1, 0, kern))
+		add(&relu{nm: "relu3", d: in})
+		add(&flatten{nm: "flatten", i: in})
+		add(newLinear("f1", in.size(), 64, kern))
+		add(&relu{nm: "relu4", d: in})
+		add(newLinear("f2", 64, 32, kern))
+		add(&relu{nm: "relu5", d: in})
+		add(newLinear("f3", 32, classes, kern))
+	case "mlp":
+		add(&flatten{nm: "flatten", i: in})
+		for i, name := range []string{"f1", "f2", "f3"} {
+			add(newLinear(name, in.size(), 128, kern))
+			add(&relu{nm: fmt.Sprintf("relu%d", i+1), d: in})
+		}
+		add(newLinear("f4", 128, classes, kern))
+	default:
+		return nil, fmt.Errorf("unknown architecture %q (built-in: %v)", arch, Architectures())
+	}
+	for _, l := range ls {
+		if o := l.out(); o.h <= 0 || o.w <= 0 {
+			return nil, fmt.Errorf("%s: input %v is too small for layer %s", arch, shape, l.name())
+		}
+	}
+	return newNet(arch, shape, classes, kern, ls)
+}

@@ -1,0 +1,461 @@
+package native
+
+import (
+
+	"faithlab/core/engine"
+	"faithlab/core/engine/gemm"
+)
+
+// dims is one sample's channels-last shape.
+type dims struct{ h, w, c int }
+
+func (d dims) size() int { return d.h * d.w * d.c }
+
+// layer is one step of a sequential network. forward reads x (n samples of
+// in()) and returns its output buffer; backward reads the gradient of that
+// output and returns the gradient of the input when needDX, else nil.
+type layer interface {
+	name() string
+	in() dims
+	out() dims
+	forward(x []float32, n int, train bool) []float32
+	backward(dy []float32, n int, needDX, paramGrad bool) []float32
+	params() []*engine.Param
+	clone(k gemm.Kernel) layer
+}
+
+// ---- Conv2d ----
+
+type conv2d struct {
+	nm                 string
+	i, o               dims
+	k, stride, pad     int
+	w, b               engine.Param
+	kern               gemm.Kernel
+	cols, y, dcols, dx []float32
+	x                  []float32
+}
+
+func newConv2d(name string, in dims, cout, k, stride, pad int, kern gemm.Kernel) *conv2d {
+	oh := (in.h+2*pad-k)/stride + 1
+	ow := (in.w+2*pad-k)/stride + 1
+	return &conv2d{
+		nm: name, i: in, o: dims{oh, ow, cout}, k: k, stride: stride, pad: pad, kern: kern,
+		w: newParam(name+".weight", []int{cout, in.c, k, k}),
+		b: newParam(name+".bias", []int{cout}),
+	}
+}
+
+func (l *conv2d) name() string            { return l.nm }
+func (l *conv2d) in() dims                { return l.i }
+func (l *conv2d) out() dims               { return l.o }
+func (l *conv2d) params() []*engine.Param { return []*engine.Param{&l.w, &l.b} }
+func (l *conv2d) pointwise() bool         { return l.k == 1 && l.stride == 1 && l.pad == 0 }
+func (l *conv2d) clone(k gemm.Kernel) layer {
+	c := newConv2d(l.nm, l.i, l.o.c, l.k, l.stride, l.pad, k)
+	copy(c.w.Data, l.w.Data)
+	copy(c.b.Data, l.b.Data)
+	return c
+}
+
+func (l *conv2d) forward(x []float32, n int, _ bool) []float32 {
+	l.x = x
+	K := l.i.c * l.k * l.k
+	M := n * l.o.h * l.o.w
+	cols := x
+	if !l.pointwise() {
+		cols = grow(&l.cols, M*K)
+		parallel(n, func(lo, hi int) {
+			for s := lo; s < hi; s++ {
+				l.im2col(x[s*l.i.size():(s+1)*l.i.size()], cols[s*l.o.h*l.o.w*K:(s+1)*l.o.h*l.o.w*K])
+			}
+		})
+	}
+	y := grow(&l.y, M*l.o.c)
+	fillRows(y, l.b.Data, M)
+	l.kern.Sgemm(false, true, M, l.o.c, K, 1, cols, K, l.w.Data, K, 1, y, l.o.c)
+	return y
+}
+
+// im2col writes one row per output pixel, columns in PyTorch's weight order
+// (input channel, kernel row, kernel column).
+func (l *conv2d) im2col(x, cols []float32) {
+	K := l.i.c * l.k * l.k
+	kk := l.k * l.k
+	for oy := 0; oy < l.o.h; oy++ {
+		for ox := 0; ox < l.o.w; ox++ {
+			row := cols[(oy*l.o.w+ox)*K : (oy*l.o.w+ox+1)*K]
+			for ky := 0; ky < l.k; ky++ {
+				iy := oy*l.stride - l.pad + ky
+				for kx := 0; kx < l.k; kx++ {
+					ix := ox*l.stride - l.pad + kx
+					off := ky*l.k + kx
+					if iy < 0 || iy >= l.i.h || ix < 0 || ix >= l.i.w {
+						for ci := 0; ci < l.i.c; ci++ {
+							row[ci*kk+off] = 0
+						}
+						continue
+					}
+					src := x[(iy*l.i.w+ix)*l.i.c : (iy*l.i.w+ix+1)*l.i.c]
+					for ci, v := range src {
+						row[ci*kk+off] = v
+					}
+				}
+			}
+		}
+	}
+}
+
+// col2im adds the rows of dcols back onto the input pixels they came from.
+func (l *conv2d) col2im(dcols, dx []float32) {
+	K := l.i.c * l.k * l.k
+	kk := l.k * l.k
+	clear(dx)
+	for oy := 0; oy < l.o.h; oy++ {
+		for ox := 0; ox < l.o.w; ox++ {
+			row := dcols[(oy*l.o.w+ox)*K : (oy*l.o.w+ox+1)*K]
+			for ky := 0; ky < l.k; ky++ {
+				iy := oy*l.stride - l.pad + ky
+				if iy < 0 || iy >= l.i.h {
+					continue
+				}
+				for kx := 0; kx < l.k; kx++ {
+					ix := ox*l.stride - l.pad + kx
+					if ix < 0 || ix >= l.i.w {
+						continue
+					}
+					dst := dx[(iy*l.i.w+ix)*l.i.c : (iy*l.i.w+ix+1)*l.i.c]
+					off := ky*l.k + kx
+					for ci := range dst {
+						dst[ci] += row[ci*kk+off]
+					}
+				}
+			}
+		}
+	}
+}
+
+func (l *conv2d) backward(dy []float32, n int, needDX, paramGrad bool) []float32 {
+	K := l.i.c * l.k * l.k
+	M := n * l.o.h * l.o.w
+	cols := l.x
+	if !l.pointwise() {
+		cols = l.cols[:M*K]
+	}
+	if paramGrad {
+		l.kern.Sgemm(true, false, l.o.c, K, M, 1, dy, l.o.c, cols, K, 1, l.w.Grad, K)
+		colSums(l.b.Grad, dy, M, l.o.c)
+	}
+	if !needDX {
+		return nil
+	}
+	if l.pointwise() {
+		dx := grow(&l.dx, M*K)
+		l.kern.Sgemm(false, false, M, K, l.o.c, 1, dy, l.o.c, l.w.Data, K, 0, dx, K)
+		return dx
+	}
+	dcols := grow(&l.dcols, M*K)
+	l.kern.Sgemm(false, false, M, K, l.o.c, 1, dy, l.o.c, l.w.Data, K, 0, dcols, K)
+	dx := grow(&l.dx, n*l.i.size())
+	per := l.o.h * l.o.w * K
+	parallel(n, func(lo, hi int) {
+		for s := lo; s < hi; s++ {
+			l.col2im(dcols[s*per:(s+1)*per], dx[s*l.i.size():(s+1)*l.i.size()])
+		}
+	})
+	return dx
+}
+
+// colSums adds the column sums of the m×k matrix a to dst, splitting rows over
+// cores and combining the partial sums in a fixed order.
+func colSums(dst, a []float32, m, k int) {
+	if m < 256 {
+		colSumsInto(dst, a, m, k)
+		return
+	}
+	const parts = 8
+	partial := make([]float32, parts*k)
+	parallel(parts, func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			r0, r1 := p*m/parts, (p+1)*m/parts
+			colSumsInto(partial[p*k:(p+1)*k], a[r0*k:r1*k], r1-r0, k)
+		}
+	})
+	for p := 0; p < parts; p++ {
+		for j := 0; j < k; j++ {
+			dst[j] += partial[p*k+j]
+		}
+	}
+}
+
+// ---- Linear ----
+
+type linear struct {
+	nm       string
+	i, o     dims
+	w, b     engine.Param
+	kern     gemm.Kernel
+	x, y, dx []float32
+}
+
+func newLinear(name string, in, out int, kern gemm.Kernel) *linear {
+	return &linear{nm: name, i: dims{1, 1, in}, o: dims{1, 1, out}, kern: kern,
+		w: newParam(name+".weight", []int{out, in}), b: newParam(name+".bias", []int{out})}
+}
+
+func (l *linear) name() string            { return l.nm }
+func (l *linear) in() dims                { return l.i }
+func (l *linear) out() dims               { return l.o }
+func (l *linear) params() []*engine.Param { return []*engine.Param{&l.w, &l.b} }
+func (l *linear) clone(k gemm.Kernel) layer {
+	c := newLinear(l.nm, l.i.c, l.o.c, k)
+	copy(c.w.Data, l.w.Data)
+	copy(c.b.Data, l.b.Data)
+	return c
+}
+
+func (l *linear) forward(x []float32, n int, _ bool) []float32 {
+	l.x = x
+	y := grow(&l.y, n*l.o.c)
+	fillRows(y, l.b.Data, n)
+	l.kern.Sgemm(false, true, n, l.o.c, l.i.c, 1, x, l.i.c, l.w.Data, l.i.c, 1, y, l.o.c)
+	return y
+}
+
+func (l *linear) backward(dy []float32, n int, needDX, paramGrad bool) []float32 {
+	if paramGrad {
+		l.kern.Sgemm(true, false, l.o.c, l.i.c, n, 1, dy, l.o.c, l.x, l.i.c, 1, l.w.Grad, l.i.c)
+		colSums(l.b.Grad, dy, n, l.o.c)
+	}
+	if !needDX {
+		return nil
+	}
+	dx := grow(&l.dx, n*l.i.c)
+	l.kern.Sgemm(false, false, n, l.i.c, l.o.c, 1, dy, l.o.c, l.w.Data, l.i.c, 0, dx, l.i.c)
+	return dx
+}
+
+// ---- ReLU ----
+
+type relu struct {
+	nm       string
+	d        dims
+	x, y, dx []float32
+	// ref holds the reference input and refN its sample count under
+	// DeepLift's rescale rule; nil means the ordinary gradient.
+	ref  []float32
+	refN int
+}
+
+func (l *relu) name() string            { return l.nm }
+func (l *relu) in() dims                { return l.d }
+func (l *relu) out() dims               { return l.d }
+func (l *relu) params() []*engine.Param { return nil }
+func (l *relu) clone(gemm.Kernel) layer { return &relu{nm: l.nm, d: l.d} }
+
+func (l *relu) forward(x []float32, n int, _ bool) []float32 {
+	l.x = x
+	y := grow(&l.y, len(x))
+	parallel(n, func(lo, hi int) {
+		per := l.d.size()
+		for i := lo * per; i < hi*per; i++ {
+			y[i] = max(x[i], 0)
+		}
+	})
+	return y
+}
+
+func (l *relu) backward(dy []float32, n int, needDX, _ bool) []float32 {
+	if !needDX {
+		return nil
+	}
+	dx := grow(&l.dx, len(dy))
+	per := l.d.size()
+	parallel(n, func(lo, hi int) {
+		if l.ref != nil {
+			l.rescale(dx, dy, lo, hi)
+			return
+		}
+		xs, ds, out := l.x[lo*per:hi*per], dy[lo*per:hi*per], dx[lo*per:hi*per]
+		for i, v := range xs {
+			if v > 0 {
+				out[i] = ds[i]
+			} else {
+				out[i] = 0
+			}
+		}
+	})
+	return dx
+}
+
+// rescale applies DeepLift's rescale rule to samples [lo, hi).
+func (l *relu) rescale(dx, dy []float32, lo, hi int) {
+	per := l.d.size()
+	for s := lo; s < hi; s++ {
+		r := s % l.refN
+		ref := l.ref[r*per : (r+1)*per]
+		for j, xr := range ref {
+			i := s*per + j
+			x := l.x[i]
+			if d := x - xr; d > 1e-7 || d < -1e-7 {
+				dx[i] = dy[i] * (max(x, 0) - max(xr, 0)) / d
+			} else if x > 0 {
+				dx[i] = dy[i]
+			} else {
+				dx[i] = 0
+			}
+		}
+	}
+}
+
+// ---- MaxPool2d (kernel = stride, no padding, floor) ----
+
+type maxPool struct {
+	nm    string
+	i, o  dims
+	k     int
+	y, dx []float32
+	arg   []int32
+}
+
+func newMaxPool(name string, in dims, k int) *maxPool {
+	return &maxPool{nm: name, i: in, o: dims{in.h / k, in.w / k, in.c}, k: k}
+}
+
+func (l *maxPool) name() string            { return l.nm }
+func (l *maxPool) in() dims                { return l.i }
+func (l *maxPool) out() dims               { return l.o }
+func (l *maxPool) params() []*engine.Param { return nil }
+func (l *maxPool) clone(gemm.Kernel) layer { return newMaxPool(l.nm, l.i, l.k) }
+
+func (l *maxPool) forward(x []float32, n int, _ bool) []float32 {
+	y := grow(&l.y, n*l.o.size())
+	if cap(l.arg) < len(y) {
+		l.arg = make([]int32, len(y))
+	}
+	arg := l.arg[:len(y)]
+	c := l.i.c
+	parallel(n, func(lo, hi int) {
+		for s := lo; s < hi; s++ {
+			xs := x[s*l.i.size() : (s+1)*l.i.size()]
+			for oy := 0; oy < l.o.h; oy++ {
+				for ox := 0; ox < l.o.w; ox++ {
+					o := s*l.o.size() + (oy*l.o.w+ox)*c
+					yo, ao := y[o:o+c], arg[o:o+c]
+					// Start from the window's first pixel, then keep strict
+					// improvements: ties go to the first, as in PyTorch.
+					first := ((oy*l.k)*l.i.w + ox*l.k) * c
+					copy(yo, xs[first:first+c])
+					for ch := range ao {
+						ao[ch] = int32(first + ch)
+					}
+					for ky := 0; ky < l.k; ky++ {
+						for kx := 0; kx < l.k; kx++ {
+							if ky == 0 && kx == 0 {
+								continue
+							}
+							at := ((oy*l.k+ky)*l.i.w + ox*l.k + kx) * c
+							src := xs[at : at+c]
+							for ch, v := range src {
+								if v > yo[ch] {
+									yo[ch] = v
+									ao[ch] = int32(at + ch)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	})
+	return y
+}
+
+func (l *maxPool) backward(dy []float32, n int, needDX, _ bool) []float32 {
+	if !needDX {
+		return nil
+	}
+	dx := grow(&l.dx, n*l.i.size())
+	parallel(n, func(lo, hi int) {
+		for s := lo; s < hi; s++ {
+			d := dx[s*l.i.size() : (s+1)*l.i.size()]
+			clear(d)
+			for j := s * l.o.size(); j < (s+1)*l.o.size(); j++ {
+				d[l.arg[j]] += dy[j]
+			}
+		}
+	})
+	return dx
+}
+
+// ---- Flatten: channels-last to PyTorch's channels-first order ----
+
+type flatten struct {
+	nm    string
+	i     dims
+	y, dx []float32
+}
+
+func (l *flatten) name() string            { return l.nm }
+func (l *flatten) in() dims                { return l.i }
+func (l *flatten) out() dims               { return dims{1, 1, l.i.size()} }
+func (l *flatten) params() []*engine.Param { return nil }
+func (l *flatten) clone(gemm.Kernel) layer { return &flatten{nm: l.nm, i: l.i} }
+
+func (l *flatten) forward(x []float32, n int, _ bool) []float32 {
+	y := grow(&l.y, len(x))
+	hwcToCHW(y, x, n, l.i)
+	return y
+}
+
+func (l *flatten) backward(dy []float32, n int, needDX, _ bool) []float32 {
+	if !needDX {
+		return nil
+	}
+	dx := grow(&l.dx, len(dy))
+	chwToHWC(dx, dy, n, l.i)
+	return dx
+}
+
+// hwcToCHW transposes n samples from channels-last to channels-first.
+func hwcToCHW(dst, src []float32, n int, d dims) {
+	hw := d.h * d.w
+	if d.c == 1 || hw == 1 {
+		copy(dst, src[:n*d.size()])
+		return
+	}
+	parallel(n, func(lo, hi int) {
+		for s := lo; s < hi; s++ {
+			o := s * d.size()
+			for p := 0; p < hw; p++ {
+				for c := 0; c < d.c; c++ {
+					dst[o+c*hw+p] = src[o+p*d.c+c]
+				}
+			}
+		}
+	})
+}
+
+// chwToHWC transposes n samples from channels-first to channels-last.
+func chwToHWC(dst, src []float32, n int, d dims) {
+	hw := d.h * d.w
+	if d.c == 1 || hw == 1 {
+		copy(dst, src[:n*d.size()])
+		return
+	}
+	parallel(n, func(lo, hi int) {
+		for s := lo; s < hi; s++ {
+			o := s * d.size()
+			for p := 0; p < hw; p++ {
+				for c := 0; c < d.c; c++ {
+					dst[o+p*d.c+c] = src[o+c*hw+p]
+				}
+			}
+		}
+	})
+}
+
+func newParam(name string, shape []int) engine.Param {
+	n := engine.Size(shape)
+	return engine.Param{Name: name, Shape: shape, Data: make([]float32, n), Grad: make([]float32, n)}
+}

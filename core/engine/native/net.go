@@ -1,0 +1,211 @@
+package native
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"faithlab/core/engine"
+	"faithlab/core/engine/gemm"
+)
+
+// Net is a sequential network of native layers. It implements engine.Network.
+type Net struct {
+	arch    string
+	shape   []int // C, H, W of one input
+	classes int
+	layers  []layer
+	kern    gemm.Kernel
+	train   bool
+
+	n      int
+	xin    []float32   // the input batch, channels-last
+	outs   [][]float32 // each layer's output for the last Forward
+	grads  [][]float32 // gradient of each layer's output after the last Backward
+	dxin   []float32   // input gradient, NCHW
+	logits []float32
+}
+
+var _ engine.Network = (*Net)(nil)
+
+func newNet(arch string, shape []int, classes int, kern gemm.Kernel, layers []layer) (*Net, error) {
+	in := dims{shape[1], shape[2], shape[0]}
+	for _, l := range layers {
+		if l.in() != in {
+			return nil, fmt.Errorf("%s: layer %s expects %v, gets %v", arch, l.name(), l.in(), in)
+		}
+		in = l.out()
+		if in.h <= 0 || in.w <= 0 {
+			return nil, fmt.Errorf("%s: input %v is too small: layer %s has no output", arch, shape, l.name())
+		}
+	}
+	if in.size() != classes {
+		return nil, fmt.Errorf("%s: last layer gives %d outputs, want %d classes", arch, in.size(), classes)
+	}
+	return &Net{arch: arch, shape: append([]int(nil), shape...), classes: classes, layers: layers, kern: kern,
+		outs: make([][]float32, len(layers)), grads: make([][]float32, len(layers))}, nil
+}
+
+// Arch implements engine.Network.
+func (m *Net) Arch() string { return m.arch }
+
+// InputShape implements engine.Network.
+func (m *Net) InputShape() []int { return append([]int(nil), m.shape...) }
+
+// Classes implements engine.Network.
+func (m *Net) Classes() int { return m.classes }
+
+// Kernel names the GEMM kernel the network runs on.
+func (m *Net) Kernel() string { return m.kern.Name() }
+
+// SetTraining implements engine.Network.
+func (m *Net) SetTraining(on bool) { m.train = on }
+
+func (m *Net) inDims() dims { return dims{m.shape[1], m.shape[2], m.shape[0]} }
+
+// Forward implements engine.Network.
+func (m *Net) Forward(x []float32, n int) ([]float32, error) {
+	if err := engine.CheckInput(x, n, m.shape); err != nil {
+		return nil, fmt.Errorf("%s forward: %w", m.arch, err)
+	}
+	m.n = n
+	cur := grow(&m.xin, len(x))
+	chwToHWC(cur, x, n, m.inDims())
+	for i, l := range m.layers {
+		cur = l.forward(cur, n, m.train)
+		m.outs[i] = cur
+		m.grads[i] = nil
+	}
+	// The last layer is flat, so its output is already n×classes.
+	for _, v := range cur {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return nil, fmt.Errorf("%s forward: non-finite logit %g (diverged weights?)", m.arch, v)
+		}
+	}
+	return cur, nil
+}
+
+// Backward implements engine.Network.
+func (m *Net) Backward(dLogits []float32, want engine.Want) ([]float32, error) {
+	if m.n == 0 {
+		return nil, fmt.Errorf("%s backward: no forward pass to differentiate", m.arch)
+	}
+	if len(dLogits) != m.n*m.classes {
+		return nil, fmt.Errorf("%s backward: got %d output gradients, want %d×%d", m.arch, len(dLogits), m.n, m.classes)
+	}
+	dy := dLogits
+	for i := len(m.layers) - 1; i >= 0; i-- {
+		m.grads[i] = dy
+		dy = m.layers[i].backward(dy, m.n, i > 0 || want&engine.InputGrad != 0, want&engine.ParamGrad != 0)
+	}
+	if want&engine.InputGrad == 0 {
+		return nil, nil
+	}
+	dx := grow(&m.dxin, len(dy))
+	hwcToCHW(dx, dy, m.n, m.inDims())
+	return dx, nil
+}
+
+// Params implements engine.Network. The returned values share storage with
+// the network: writing Data changes the weights.
+func (m *Net) Params() []engine.Param {
+	var ps []engine.Param
+	for _, l := range m.layers {
+		for _, p := range l.params() {
+			ps = append(ps, *p)
+		}
+	}
+	return ps
+}
+
+// Layers implements engine.Network.
+func (m *Net) Layers() []string {
+	names := make([]string, len(m.layers))
+	for i, l := range m.layers {
+		names[i] = l.name()
+	}
+	return names
+}
+
+// Activation implements engine.Network.
+func (m *Net) Activation(name string) (engine.Activation, error) {
+	for i, l := range m.layers {
+		if l.name() != name {
+			continue
+		}
+		if m.outs[i] == nil {
+			return engine.Activation{}, fmt.Errorf("%s: layer %s has no activation before a forward pass", m.arch, name)
+		}
+		d := l.out()
+		a := engine.Activation{Shape: []int{m.n, d.c, d.h, d.w}, Values: make([]float32, m.n*d.size())}
+		if d.h == 1 && d.w == 1 {
+			a.Shape = []int{m.n, d.c}
+		}
+		hwcToCHW(a.Values, m.outs[i], m.n, d)
+		if m.grads[i] != nil {
+			a.Grad = make([]float32, len(a.Values))
+			hwcToCHW(a.Grad, m.grads[i], m.n, d)
+		}
+		return a, nil
+	}
+	return engine.Activation{}, fmt.Errorf("%s has no layer %q (layers: %v)", m.arch, name, m.Layers())
+}
+
+// SetRule implements engine.Network. Under Rescale it runs the reference
+// batch forward once and keeps every ReLU's reference input.
+func (m *Net) SetRule(r engine.Rule, reference []float32, n int) error {
+	switch r {
+	case engine.Gradient:
+		for _, l := range m.layers {
+			if rl, ok := l.(*relu); ok {
+				rl.ref, rl.refN = nil, 0
+			}
+		}
+		return nil
+	case engine.Rescale:
+		if err := m.SetRule(engine.Gradient, nil, 0); err != nil {
+			return err
+		}
+		if _, err := m.Forward(reference, n); err != nil {
+			return fmt.Errorf("rescale rule reference: %w", err)
+		}
+		for _, l := range m.layers {
+			if rl, ok := l.(*relu); ok {
+				rl.ref, rl.refN = append([]float32(nil), rl.x...), n
+			}
+		}
+		m.n = 0
+		return nil
+	}
+	return fmt.Errorf("%s: unknown backward rule %d", m.arch, r)
+}
+
+// Clone implements engine.Network.
+func (m *Net) Clone() engine.Network {
+	ls := make([]layer, len(m.layers))
+	for i, l := range m.layers {
+		ls[i] = l.clone(m.kern)
+	}
+	c, _ := newNet(m.arch, m.shape, m.classes, m.kern, ls) // same shapes as m: cannot fail
+	c.train = m.train
+	return c
+}
+
+// Init draws every parameter as PyTorch's default initialisation does for
+// Conv2d and Linear: uniform on ±1/√fan_in for weights and biases.
+func (m *Net) Init(seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	for _, l := range m.layers {
+		ps := l.params()
+		if len(ps) == 0 {
+			continue
+		}
+		fanIn := engine.Size(ps[0].Shape[1:])
+		bound := 1 / math.Sqrt(float64(fanIn))
+		for _, p := range ps {
+			for i := range p.Data {
+				p.Data[i] = float32((2*rng.Float64() - 1) * bound)
+			}
+		}
+	}
+}

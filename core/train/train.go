@@ -1,0 +1,361 @@
+// Package train fits an engine.Network to a dataset: minibatch training with
+// softmax cross-entropy, Adam or SGD, a learning-rate schedule, and early
+// stopping on a held-out validation split, which by default follows GOAR's
+// recipe (Appendix A): Adam, lr 3e-4, batch 256, patience 5.
+//
+// Training is deterministic: the same seed, data and configuration give the
+// same weights bit for bit on one machine. Progress is reported through a
+// callback; Train never prints.
+package train
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"faithlab/core/data"
+	"faithlab/core/engine"
+	"faithlab/core/optim"
+)
+
+// Config says how to train. Zero fields take the defaults of Defaults.
+type Config struct {
+	Epochs      int     `json:"epochs"`       // most epochs to run (default 100; early stopping usually ends sooner)
+	BatchSize   int     `json:"batch_size"`   // default 256
+	LR          float64 `json:"lr"`           // default 3e-4
+	Optimizer   string  `json:"optimizer"`    // "adam" (default) or "sgd"
+	Momentum    float64 `json:"momentum"`     // SGD momentum (default 0)
+	WeightDecay float64 `json:"weight_decay"` // L2 weight decay (default 0)
+	Schedule    string  `json:"schedule"`     // "constant" (default) or "cosine" over Epochs
+	ValFraction float64 `json:"val_fraction"` // held out for early stopping (default 0.1; negative: none)
+	Patience    int     `json:"patience"`     // epochs without validation improvement before stopping (default 5; negative: never stop early)
+	Seed        uint64  `json:"seed"`
+}
+
+// Defaults fills the zero fields of c with the GOAR recipe.
+func (c Config) Defaults() Config {
+	if c.Epochs == 0 {
+		c.Epochs = 100
+	}
+	if c.BatchSize == 0 {
+		c.BatchSize = 256
+	}
+	if c.LR == 0 {
+		c.LR = 3e-4
+	}
+	if c.Optimizer == "" {
+		c.Optimizer = "adam"
+	}
+	if c.Schedule == "" {
+		c.Schedule = "constant"
+	}
+	if c.ValFraction == 0 {
+		c.ValFraction = 0.1
+	}
+	if c.Patience == 0 {
+		c.Patience = 5
+	}
+	return c
+}
+
+// Epoch is one epoch's record.
+type Epoch struct {
+	Epoch     int     `json:"epoch"`
+	LR        float64 `json:"lr"`
+	Loss      float64 `json:"loss"`
+	Accuracy  float64 `json:"accuracy"`
+	ValLoss   float64 `json:"val_loss,omitempty"`
+	ValAcc    float64 `json:"val_accuracy,omitempty"`
+	Seconds   float64 `json:"seconds"`
+	ImagesSec float64 `json:"images_per_second"`
+}
+
+// Record is what a training run did; it is saved with the model.
+type Record struct {
+	Config    Config  `json:"config"`
+	Dataset   string  `json:"dataset"`
+	Samples   int     `json:"samples"`
+	History   []Epoch `json:"history"`
+	BestEpoch int     `json:"best_epoch"`
+	Stopped   string  `json:"stopped"` // "epochs", "early-stopping" or "cancelled"
+	Seconds   float64 `json:"seconds"`
+}
+
+// Progress is reported after every batch and every epoch.
+type Progress struct {
+	Epoch, Epochs  int
+	Batch, Batches int
+	Loss, Accuracy float64 // running means over the epoch so far
+	EpochDone      bool
+	Last           *Epoch // set when EpochDone
+}
+
+// Train fits net to ds. With a validation split it keeps the weights of the
+// epoch with the lowest validation loss. A cancelled context stops after the
+// current batch and returns the record so far with ctx's error.
+func Train(ctx context.Context, net engine.Network, ds *data.Dataset, cfg Config, progress func(Progress)) (Record, error) {
+	cfg = cfg.Defaults()
+	rec := Record{Config: cfg, Dataset: ds.Name}
+	if err := checkConfig(cfg); err != nil {
+		return rec, err
+	}
+	if err := ds.Validate(); err != nil {
+		return rec, fmt.Errorf("train: %w", err)
+	}
+	if got, want := ds.Shape, net.InputShape(); !equal(got, want) {
+		return rec, fmt.Errorf("train: %s samples have shape %v, %s expects %v", ds.Name, got, net.Arch(), want)
+	}
+	if len(ds.Classes) != net.Classes() {
+		return rec, fmt.Errorf("train: %s has %d classes, %s outputs %d", ds.Name, len(ds.Classes), net.Arch(), net.Classes())
+	}
+	trainSet, val := ds, (*data.Dataset)(nil)
+	if cfg.ValFraction > 0 {
+		trainSet, val = ds.Split(cfg.ValFraction, cfg.Seed)
+		if val.Len() == 0 || trainSet.Len() == 0 {
+			return rec, fmt.Errorf("train: %d samples are too few for a %.0f%% validation split", ds.Len(), 100*cfg.ValFraction)
+		}
+	}
+	rec.Samples = trainSet.Len()
+	opt, err := optim.New(cfg.Optimizer, cfg.Momentum, cfg.WeightDecay)
+	if err != nil {
+		return rec, fmt.Errorf("train: %w", err)
+	}
+	sched := optim.Constant(cfg.LR)
+	if cfg.Schedule == "cosine" {
+		sched = optim.Cosine(cfg.LR, cfg.Epochs)
+	}
+	params := net.Params()
+	best := math.Inf(1)
+	var bestW [][]float32
+	sinceBest := 0
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0x7a11))
+	dim := ds.Dim()
+	k := net.Classes()
+	bs := min(cfg.BatchSize, trainSet.Len())
+	xb := make([]float32, bs*dim)
+	yb := make([]int, bs)
+	dl := make([]float32, bs*k)
+	start := time.Now()
+	rec.Stopped = "epochs"
+	for epoch := 0; epoch < cfg.Epochs; epoch++ {
+		t0 := time.Now()
+		net.SetTraining(true)
+		lr := sched(epoch)
+		perm := rng.Perm(trainSet.Len())
+		batches := (len(perm) + bs - 1) / bs
+		var lossSum, correct float64
+		seen := 0
+		for b := 0; b < batches; b++ {
+			if err := ctx.Err(); err != nil {
+				rec.Stopped = "cancelled"
+				rec.Seconds = time.Since(start).Seconds()
+				return rec, err
+			}
+			idx := perm[b*bs : min((b+1)*bs, len(perm))]
+			n := len(idx)
+			for i, j := range idx {
+				copy(xb[i*dim:(i+1)*dim], trainSet.Sample(j))
+				yb[i] = trainSet.Y[j]
+			}
+			logits, err := net.Forward(xb[:n*dim], n)
+			if err != nil {
+				return rec, fmt.Errorf("train epoch %d batch %d: %w", epoch+1, b+1, err)
+			}
+			l, c := crossEntropy(dl[:n*k], logits, yb[:n], k)
+			lossSum += l * float64(n)
+			correct += float64(c)
+			seen += n
+			for _, p := range params {
+				clear(p.Grad)
+			}
+			if _, err := net.Backward(dl[:n*k], engine.ParamGrad); err != nil {
+				return rec, fmt.Errorf("train epoch %d batch %d: %w", epoch+1, b+1, err)
+			}
+			opt.Step(params, lr)
+			if progress != nil {
+				progress(Progress{Epoch: epoch + 1, Epochs: cfg.Epochs, Batch: b + 1, Batches: batches,
+					Loss: lossSum / float64(seen), Accuracy: correct / float64(seen)})
+			}
+		}
+		net.SetTraining(false)
+		e := Epoch{Epoch: epoch + 1, LR: lr, Loss: lossSum / float64(seen), Accuracy: correct / float64(seen)}
+		stop := false
+		if val != nil {
+			ev, err := Evaluate(ctx, net, val, bs)
+			if err != nil {
+				return rec, fmt.Errorf("train epoch %d validation: %w", epoch+1, err)
+			}
+			e.ValLoss, e.ValAcc = ev.Loss, ev.Accuracy
+			if ev.Loss < best {
+				best, sinceBest, rec.BestEpoch = ev.Loss, 0, epoch+1
+				bestW = snapshot(params, bestW)
+			} else if sinceBest++; cfg.Patience > 0 && sinceBest >= cfg.Patience {
+				stop = true
+			}
+		} else {
+			rec.BestEpoch = epoch + 1
+		}
+		e.Seconds = time.Since(t0).Seconds()
+		e.ImagesSec = float64(seen) / e.Seconds
+		rec.History = append(rec.History, e)
+		if progress != nil {
+			progress(Progress{Epoch: epoch + 1, Epochs: cfg.Epochs, Batch: batches, Batches: batches,
+				Loss: e.Loss, Accuracy: e.Accuracy, EpochDone: true, Last: &e})
+		}
+		if stop {
+			rec.Stopped = "early-stopping"
+			break
+		}
+	}
+	if bestW != nil {
+		for i, p := range params {
+			copy(p.Data, bestW[i])
+		}
+	}
+	rec.Seconds = time.Since(start).Seconds()
+	return rec, nil
+}
+
+func checkConfig(c Config) error {
+	var errs []error
+	if c.Epochs < 0 {
+		errs = append(errs, fmt.Errorf("epochs %d is negative", c.Epochs))
+	}
+	if c.BatchSize < 0 {
+		errs = append(errs, fmt.Errorf("batch size %d is negative", c.BatchSize))
+	}
+	if !(c.LR > 0) || math.IsInf(c.LR, 0) {
+		errs = append(errs, fmt.Errorf("learning rate %g is not a positive number", c.LR))
+	}
+	if c.ValFraction >= 1 {
+		errs = append(errs, fmt.Errorf("validation fraction %g leaves nothing to train on", c.ValFraction))
+	}
+	if c.Schedule != "constant" && c.Schedule != "cosine" {
+		errs = append(errs, fmt.Errorf("unknown schedule %q (constant, cosine)", c.Schedule))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("train config: %w", err)
+	}
+	return nil
+}
+
+func snapshot(ps []engine.Param, dst [][]float32) [][]float32 {
+	if dst == nil {
+		dst = make([][]float32, len(ps))
+	}
+	for i, p := range ps {
+		dst[i] = append(dst[i][:0], p.Data...)
+	}
+	return dst
+}
+
+func equal(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// crossEntropy writes d(mean loss)/d(logits) into grad and returns the mean
+// softmax cross-entropy and the number of correct argmax predictions.
+func crossEntropy(grad, logits []float32, y []int, k int) (float64, int) {
+	n := len(y)
+	var loss float64
+	correct := 0
+	for i := 0; i < n; i++ {
+		row := logits[i*k : (i+1)*k]
+		mx, arg := row[0], 0
+		for j, v := range row {
+			if v > mx {
+				mx, arg = v, j
+			}
+		}
+		if arg == y[i] {
+			correct++
+		}
+		var s float64
+		for _, v := range row {
+			s += math.Exp(float64(v - mx))
+		}
+		loss += math.Log(s) - float64(row[y[i]]-mx)
+		g := grad[i*k : (i+1)*k]
+		for j, v := range row {
+			g[j] = float32(math.Exp(float64(v-mx))/s) / float32(n)
+		}
+		g[y[i]] -= 1 / float32(n)
+	}
+	return loss / float64(n), correct
+}
+
+// Evaluation is a model's loss and accuracy on a dataset.
+type Evaluation struct {
+	Loss          float64   `json:"loss"`
+	Accuracy      float64   `json:"accuracy"`
+	ClassAccuracy []float64 `json:"class_accuracy"`
+	Samples       int       `json:"samples"`
+}
+
+// Evaluate computes loss, accuracy and per-class accuracy in batches.
+func Evaluate(ctx context.Context, net engine.Network, ds *data.Dataset, batch int) (Evaluation, error) {
+	if err := ds.Validate(); err != nil {
+		return Evaluation{}, fmt.Errorf("evaluate: %w", err)
+	}
+	if !equal(ds.Shape, net.InputShape()) || len(ds.Classes) != net.Classes() {
+		return Evaluation{}, fmt.Errorf("evaluate: %s (%v, %d classes) does not fit %s (%v, %d classes)",
+			ds.Name, ds.Shape, len(ds.Classes), net.Arch(), net.InputShape(), net.Classes())
+	}
+	if batch <= 0 {
+		batch = 256
+	}
+	k, dim := net.Classes(), ds.Dim()
+	grad := make([]float32, batch*k)
+	hit := make([]int, k)
+	tot := make([]int, k)
+	var ev Evaluation
+	for lo := 0; lo < ds.Len(); lo += batch {
+		if err := ctx.Err(); err != nil {
+			return ev, err
+		}
+		hi := min(lo+batch, ds.Len())
+		logits, err := net.Forward(ds.X[lo*dim:hi*dim], hi-lo)
+		if err != nil {
+			return ev, fmt.Errorf("evaluate %s: %w", ds.Name, err)
+		}
+		l, _ := crossEntropy(grad[:(hi-lo)*k], logits, ds.Y[lo:hi], k)
+		ev.Loss += l * float64(hi-lo)
+		for i := lo; i < hi; i++ {
+			row := logits[(i-lo)*k : (i-lo+1)*k]
+			arg := 0
+			for j, v := range row {
+				if v > row[arg] {
+					arg = j
+				}
+			}
+			tot[ds.Y[i]]++
+			if arg == ds.Y[i] {
+				hit[ds.Y[i]]++
+			}
+		}
+	}
+	n := ds.Len()
+	ev.Samples = n
+	ev.Loss /= float64(n)
+	correct := 0
+	ev.ClassAccuracy = make([]float64, k)
+	for c := range hit {
+		correct += hit[c]
+		if tot[c] > 0 {
+			ev.ClassAccuracy[c] = float64(hit[c]) / float64(tot[c])
+		}
+	}
+	ev.Accuracy = float64(correct) / float64(n)
+	return ev, nil
+}
