@@ -1,0 +1,54 @@
+# Faithlab: `make run` opens the app on Fashion-MNIST; `make test` runs the tests.
+# Both install what they need first (Debian packages through `make deps`).
+
+GO      ?= go
+BIN     := bin
+PKGS_APT := libopenblas0-pthread dataset-fashion-mnist python3-sklearn python3-torch python3-scipy \
+            xvfb xauth libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev libxinerama-dev libxi-dev \
+            libxxf86vm-dev pkg-config gcc x11-apps netpbm
+SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: deps build run test bench bench-compare screenshots fuzz lint clean
+
+# deps installs the Debian packages the build and the tests need; it does
+# nothing when they are all present.
+deps:
+	@missing=$$(for p in $(PKGS_APT); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing:" $$missing; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+build: deps
+	$(GO) build -o $(BIN)/faithlab-cli ./cmd/faithlab-cli
+	$(GO) build -o $(BIN)/faithlab ./cmd/faithlab
+
+run: build
+	$(BIN)/faithlab
+
+test: deps
+	$(GO) vet ./...
+	CGO_ENABLED=0 $(GO) build ./core/... ./cmd/faithlab-cli
+	$(GO) test -timeout 20m ./...
+	$(GO) test -race -timeout 10m ./core/engine/... ./core/train/... ./ui/...
+
+bench: build
+	$(GO) test -run '^$$' -bench . -benchtime 2s ./core/...
+	$(BIN)/faithlab-cli bench
+
+bench-compare: build
+	$(BIN)/faithlab-cli bench-compare --peer ../shared/bench/torch_peer.py --only cnn --rounds 2
+
+fuzz: deps
+	$(GO) test -run '^$$' -fuzz FuzzParseIDX -fuzztime 30s ./core/data
+	$(GO) test -run '^$$' -fuzz FuzzParseNPY -fuzztime 30s ./core/data
+	$(GO) test -run '^$$' -fuzz FuzzParseCSV -fuzztime 30s ./core/data
+	$(GO) test -run '^$$' -fuzz FuzzParseCIFAR -fuzztime 30s ./core/data
+	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./core/model
+
+screenshots: build
+	mkdir -p screenshots
+	xvfb-run -a -s "-screen 0 1200x800x24" $(BIN)/faithlab -screenshots screenshots
+
+clean:
+	rm -rf $(BIN) screenshots

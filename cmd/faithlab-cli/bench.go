@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+
+	"faithlab/core/bench"
+	"faithlab/core/data"
+	"faithlab/core/engine/gemm"
+)
+
+func runBench(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print one JSON object per line, as the peer script does")
+	only := fs.String("only", "cnn,unet,road", "figure groups to run")
+	quick := fs.Bool("quick", false, "shorter timing windows")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	return benchRun(ctx, *only, *quick, func(r bench.Result) {
+		if *asJSON {
+			json.NewEncoder(os.Stdout).Encode(r)
+			return
+		}
+		fmt.Printf("%-20s %10.1f %-12s %s\n", r.Bench, r.Value, r.Unit, r.Kernel)
+	})
+}
+
+func benchRun(ctx context.Context, only string, quick bool, emit func(bench.Result)) error {
+	opt := bench.Options{MinSeconds: 3, Kernel: kernel()}
+	if quick {
+		opt.MinSeconds = 1
+	}
+	groups := map[string]bool{}
+	for _, g := range strings.Split(only, ",") {
+		groups[strings.TrimSpace(g)] = true
+	}
+	if groups["cnn"] {
+		ds, _, err := data.Open("fashion-mnist", data.Options{})
+		if err != nil {
+			return err
+		}
+		if err := bench.CNN(ctx, ds, opt, emit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// coreType is the OPENBLAS_CORETYPE that reproduces the core our kernel
+// runs, for giving the peer the same BLAS kernels.
+func coreType() string {
+	k, err := gemm.LoadOpenBLAS()
+	if err != nil {
+		return ""
+	}
+	name := strings.Fields(k.Name())
+	if len(name) < 2 {
+		return ""
+	}
+	return strings.ToUpper(name[1])
+}
+
+func runBenchCompare(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("bench-compare", flag.ContinueOnError)
+	peer := fs.String("peer", "../shared/bench/torch_peer.py", "the PyTorch peer script")
+	python := fs.String("python", "/usr/bin/python3", "Python with torch (Debian's python3-torch)")
+	only := fs.String("only", "cnn", "figure groups to run")
+	rounds := fs.Int("rounds", 2, "alternating rounds; the best of each side is compared")
+	quick := fs.Bool("quick", false, "shorter timing windows")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ours, theirs := map[string]float64{}, map[string]float64{}
+	kern := ""
+	ct := coreType()
+	for r := 0; r < *rounds; r++ {
+		err := benchRun(ctx, *only, *quick, func(b bench.Result) {
+			ours[b.Bench] = max(ours[b.Bench], b.Value)
+			kern = b.Kernel
+		})
+		if err != nil {
+			return err
+		}
+		pargs := []string{*peer, "--threads", "2", "--only", *only}
+		if *quick {
+			pargs = append(pargs, "--quick")
+		}
+		cmd := exec.CommandContext(ctx, *python, pargs...)
+		cmd.Env = os.Environ()
+		if ct != "" {
+			cmd.Env = append(cmd.Env, "OPENBLAS_CORETYPE="+ct)
+		}
+		cmd.Stderr = os.Stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return fmt.Errorf("peer %s: %w", *peer, err)
+		}
+		sc := bufio.NewScanner(strings.NewReader(string(out)))
+		for sc.Scan() {
+			var b bench.Result
+			if json.Unmarshal(sc.Bytes(), &b) == nil && b.Bench != "" {
+				theirs[b.Bench] = max(theirs[b.Bench], b.Value)
+			}
+		}
+	}
+	fmt.Printf("faithlab kernel: %s; peer OPENBLAS_CORETYPE=%s; best of %d alternating rounds\n", kern, ct, *rounds)
+	fmt.Printf("%-20s %12s %12s %8s\n", "bench", "faithlab", "torch", "ratio")
+	var names []string
+	for n := range ours {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if t, ok := theirs[n]; ok && t > 0 {
+			fmt.Printf("%-20s %12.1f %12.1f %7.2f×\n", n, ours[n], t, ours[n]/t)
+		} else {
+			fmt.Printf("%-20s %12.1f %12s %8s\n", n, ours[n], "-", "-")
+		}
+	}
+	return nil
+}
