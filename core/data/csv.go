@@ -187,8 +187,8 @@ func parseSklearnCSV(b []byte, header bool) (*Dataset, error) {
 			x = append(x, float32(v))
 		}
 		l, err := strconv.ParseFloat(strings.TrimSpace(rec[dim]), 64)
-		if err != nil || l != float64(int(l)) || l < 0 {
-			return nil, fmt.Errorf("line %d: label %q is not a class index", line, rec[dim])
+		if err != nil || l != float64(int(l)) || l < 0 || l >= maxClasses {
+			return nil, fmt.Errorf("line %d: label %q is not a class index in [0, %d)", line, rec[dim], maxClasses)
 		}
 		y = append(y, int(l))
 	}

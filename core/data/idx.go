@@ -10,8 +10,13 @@ import (
 	"strings"
 )
 
-// maxFileBytes bounds what a loader will read or allocate for one file.
-const maxFileBytes = 4 << 30
+const (
+	// maxFileBytes bounds what a loader will read or allocate for one file.
+	maxFileBytes = 4 << 30
+	// maxClasses bounds integer labels, so that a stray large label is an
+	// error rather than a huge class list.
+	maxClasses = 1 << 16
+)
 
 // readFile reads a file, gunzipping it when it starts with the gzip magic.
 func readFile(path string) ([]byte, error) {

@@ -277,8 +277,8 @@ func datasetFromArrays(name string, x, y *Array) (*Dataset, error) {
 	d := &Dataset{Name: name, Shape: shape, X: x.Data, Y: make([]int, len(y.Data))}
 	k := 0
 	for i, v := range y.Data {
-		if v != float32(int(v)) || v < 0 {
-			return nil, fmt.Errorf("label %d is %g, want a class index ≥ 0", i, v)
+		if v != float32(int(v)) || v < 0 || v >= maxClasses {
+			return nil, fmt.Errorf("label %d is %g, want a class index in [0, %d)", i, v, maxClasses)
 		}
 		d.Y[i] = int(v)
 		k = max(k, d.Y[i]+1)
