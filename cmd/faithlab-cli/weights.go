@@ -96,6 +96,11 @@ func runImport(_ context.Context, args []string) error {
 		copy(p.Data, a.Data)
 		delete(arrs, p.Name)
 	}
+	for k := range arrs {
+		if strings.HasSuffix(k, ".num_batches_tracked") {
+			delete(arrs, k) // a PyTorch counter that inference does not use
+		}
+	}
 	if len(arrs) > 0 {
 		return fmt.Errorf("%s holds arrays %s expects none of: %v", *weights, *arch, keys(arrs))
 	}

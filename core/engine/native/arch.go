@@ -8,7 +8,7 @@ import (
 )
 
 // Architectures lists the built-in architectures New builds.
-func Architectures() []string { return []string{"goar-cnn", "mlp"} }
+func Architectures() []string { return []string{"goar-cnn", "mlp", "resnet18"} }
 
 // New builds a built-in architecture for inputs of shape (C, H, W) and the
 // given number of classes, with zero weights; call Init or load weights.
@@ -16,6 +16,12 @@ func Architectures() []string { return []string{"goar-cnn", "mlp"} }
 //   - goar-cnn (GOAR, Appendix A): conv(C,32,k5)+ReLU+maxpool2 →
 //     conv(32,64,k3)+ReLU+maxpool2 → conv(64,64,k3)+ReLU → flatten →
 //     fc64+ReLU → fc32+ReLU → fc(classes). Modules c1 c2 c3 f1 f2 f3.
+//   - resnet18: the CIFAR variant of He et al. (2016): conv3×3(C,64)+BN+ReLU
+//     stem without max-pool, four stages of two BasicBlocks (64, 128, 256,
+//     512 channels; stride 2 from the second stage, 1×1 conv+BN shortcuts
+//     where the shape changes), global average pooling, Linear(512,classes).
+//     Modules conv1 bn1 layerS.B.{conv1,bn1,conv2,bn2,shortcut.0,shortcut.1}
+//     linear, as the widely used pytorch-cifar ResNet18.
 //   - mlp: flatten → three hidden Linear(·,128)+ReLU → Linear(128,classes).
 //     Modules f1 f2 f3 f4, i.e. PyTorch's nn.Linear layers under those names.
 func New(arch string, shape []int, classes int, kern gemm.Kernel) (*Net, error) {
@@ -44,6 +50,38 @@ func New(arch string, shape []int, classes int, kern gemm.Kernel) (*Net, error) 
 		add(newLinear("f2", 64, 32, kern))
 		add(&relu{nm: "relu5", d: in})
 		add(newLinear("f3", 32, classes, kern))
+	case "resnet18":
+		conv := func(name string, in dims, cout, k, stride, pad int) *conv2d {
+			c := newConv2d(name, in, cout, k, stride, pad, kern)
+			c.noBias = true
+			return c
+		}
+		stem := conv("conv1", in, 64, 3, 1, 1)
+		add(stem)
+		add(newBatchNorm("bn1", in))
+		add(&relu{nm: "relu", d: in})
+		cin := 64
+		for s, cout := range []int{64, 128, 256, 512} {
+			for b := 0; b < 2; b++ {
+				stride := 1
+				if s > 0 && b == 0 {
+					stride = 2
+				}
+				p := fmt.Sprintf("layer%d.%d.", s+1, b)
+				blk := &residual{nm: fmt.Sprintf("layer%d.%d", s+1, b)}
+				c1 := conv(p+"conv1", in, cout, 3, stride, 1)
+				mid := c1.out()
+				c2 := conv(p+"conv2", mid, cout, 3, 1, 1)
+				blk.main = []layer{c1, newBatchNorm(p+"bn1", mid), &relu{nm: p + "relu", d: mid}, c2, newBatchNorm(p+"bn2", mid)}
+				if stride != 1 || cin != cout {
+					blk.shortcut = []layer{conv(p+"shortcut.0", in, cout, 1, stride, 0), newBatchNorm(p+"shortcut.1", mid)}
+				}
+				add(blk)
+				cin = cout
+			}
+		}
+		add(&avgPool{nm: "avgpool", i: in})
+		add(newLinear("linear", 512, classes, kern))
 	case "mlp":
 		add(&flatten{nm: "flatten", i: in})
 		for i, name := range []string{"f1", "f2", "f3"} {

@@ -1,7 +1,6 @@
 package native
 
 import (
-
 	"faithlab/core/engine"
 	"faithlab/core/engine/gemm"
 )
@@ -34,6 +33,7 @@ type conv2d struct {
 	kern               gemm.Kernel
 	cols, y, dcols, dx []float32
 	x                  []float32
+	noBias             bool // the layer has no bias parameter (convolutions before batch norm)
 }
 
 func newConv2d(name string, in dims, cout, k, stride, pad int, kern gemm.Kernel) *conv2d {
@@ -49,10 +49,16 @@ func newConv2d(name string, in dims, cout, k, stride, pad int, kern gemm.Kernel)
 func (l *conv2d) name() string            { return l.nm }
 func (l *conv2d) in() dims                { return l.i }
 func (l *conv2d) out() dims               { return l.o }
-func (l *conv2d) params() []*engine.Param { return []*engine.Param{&l.w, &l.b} }
+func (l *conv2d) params() []*engine.Param {
+	if l.noBias {
+		return []*engine.Param{&l.w}
+	}
+	return []*engine.Param{&l.w, &l.b}
+}
 func (l *conv2d) pointwise() bool         { return l.k == 1 && l.stride == 1 && l.pad == 0 }
 func (l *conv2d) clone(k gemm.Kernel) layer {
 	c := newConv2d(l.nm, l.i, l.o.c, l.k, l.stride, l.pad, k)
+	c.noBias = l.noBias
 	copy(c.w.Data, l.w.Data)
 	copy(c.b.Data, l.b.Data)
 	return c
@@ -72,8 +78,12 @@ func (l *conv2d) forward(x []float32, n int, _ bool) []float32 {
 		})
 	}
 	y := grow(&l.y, M*l.o.c)
-	fillRows(y, l.b.Data, M)
-	l.kern.Sgemm(false, true, M, l.o.c, K, 1, cols, K, l.w.Data, K, 1, y, l.o.c)
+	beta := float32(0)
+	if !l.noBias {
+		fillRows(y, l.b.Data, M)
+		beta = 1
+	}
+	l.kern.Sgemm(false, true, M, l.o.c, K, 1, cols, K, l.w.Data, K, beta, y, l.o.c)
 	return y
 }
 
@@ -144,7 +154,9 @@ func (l *conv2d) backward(dy []float32, n int, needDX, paramGrad bool) []float32
 	}
 	if paramGrad {
 		l.kern.Sgemm(true, false, l.o.c, K, M, 1, dy, l.o.c, cols, K, 1, l.w.Grad, K)
-		colSums(l.b.Grad, dy, M, l.o.c)
+		if !l.noBias {
+			colSums(l.b.Grad, dy, M, l.o.c)
+		}
 	}
 	if !needDX {
 		return nil

@@ -191,21 +191,36 @@ func (m *Net) Clone() engine.Network {
 	return c
 }
 
-// Init draws every parameter as PyTorch's default initialisation does for
-// Conv2d and Linear: uniform on ±1/√fan_in for weights and biases.
+// Init draws every parameter as PyTorch's default initialisation does:
+// Conv2d and Linear weights and biases uniform on ±1/√fan_in; batch norm
+// with unit scale, zero shift and fresh running statistics.
 func (m *Net) Init(seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
 	for _, l := range m.layers {
-		ps := l.params()
-		if len(ps) == 0 {
-			continue
-		}
-		fanIn := engine.Size(ps[0].Shape[1:])
-		bound := 1 / math.Sqrt(float64(fanIn))
+		initLayer(l, rng)
+	}
+}
+
+func initLayer(l layer, rng *rand.Rand) {
+	uniform := func(w engine.Param, ps ...*engine.Param) {
+		bound := 1 / math.Sqrt(float64(engine.Size(w.Shape[1:])))
 		for _, p := range ps {
 			for i := range p.Data {
 				p.Data[i] = float32((2*rng.Float64() - 1) * bound)
 			}
+		}
+	}
+	switch l := l.(type) {
+	case *conv2d, *linear:
+		ps := l.params()
+		uniform(*ps[0], ps...)
+	case *batchNorm:
+		for i := range l.w.Data {
+			l.w.Data[i], l.b.Data[i], l.rmean.Data[i], l.rvar.Data[i] = 1, 0, 0, 1
+		}
+	case *residual:
+		for _, s := range append(append([]layer(nil), l.main...), l.shortcut...) {
+			initLayer(s, rng)
 		}
 	}
 }

@@ -47,16 +47,18 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 		for _, tc := range []struct {
 			arch  string
 			shape []int
+			train bool // batch statistics in batch norm
 		}{
-			{"goar-cnn", []int{1, 28, 28}},
-			{"goar-cnn", []int{3, 32, 32}},
-			{"mlp", []int{4, 1, 1}},
+			{"goar-cnn", []int{1, 28, 28}, false},
+			{"goar-cnn", []int{3, 32, 32}, false},
+			{"mlp", []int{4, 1, 1}, false},
 		} {
 			m, err := New(tc.arch, tc.shape, 10, kern)
 			if err != nil {
 				t.Fatal(err)
 			}
 			m.Init(3)
+			m.SetTraining(tc.train)
 			n := 3
 			x := randBatch(7, n*engine.Size(tc.shape))
 			w := randBatch(8, n*10)
@@ -83,7 +85,7 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 					return // a ReLU or max-pool kink lies within ±h: the difference is not a derivative
 				}
 				if d := math.Abs(num - float64(analytic)); d > 2e-2*math.Max(1, math.Abs(num)) {
-					t.Errorf("%s %v %s: %s[%d] analytic %g numeric %g", kern.Name(), tc.shape, tc.arch, what, i, analytic, num)
+					t.Errorf("%s %v %s train=%v: %s[%d] analytic %g numeric %g", kern.Name(), tc.shape, tc.arch, tc.train, what, i, analytic, num)
 				}
 			}
 			rng := rand.New(rand.NewPCG(9, 9))
@@ -92,6 +94,9 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 				check("input", x, i, gx[i])
 			}
 			for _, p := range m.Params() {
+				if p.Grad == nil {
+					continue // running statistics
+				}
 				for range 3 {
 					i := rng.IntN(len(p.Data))
 					check(p.Name, p.Data, i, p.Grad[i])
