@@ -126,3 +126,18 @@ func Softmax(dst, logits []float32, k int) []float32 {
 	}
 	return dst[:len(logits)]
 }
+
+// Denoiser is the ε-prediction network of a diffusion model: from noisy
+// inputs x_t (n×C×H×W) and their timesteps it predicts the noise that was
+// added, with the shape of x. Ownership and concurrency rules are those of
+// Network.
+type Denoiser interface {
+	Arch() string
+	InputShape() []int
+	// Forward predicts the noise for the n inputs in x at timesteps t (len n).
+	Forward(x []float32, t []int, n int) ([]float32, error)
+	// Backward propagates dOut (the shape of x) through the last Forward.
+	Backward(dOut []float32, want Want) ([]float32, error)
+	Params() []Param
+	Clone() Denoiser
+}

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Reference logits and gradients from PyTorch, for the native engine's tests.
 
-Usage: grads.py PEER_DIR ARCH TRAIN(0|1) WEIGHTS.npz X.npy DLOGITS.npy OUT.npz
+Usage: grads.py PEER_DIR ARCH TRAIN(0|1) WEIGHTS.npz X.npy DLOGITS.npy OUT.npz [T.npy]
 Builds ARCH (goar-cnn from shared/bench/torch_peer.py, or resnet18, the CIFAR
 ResNet18 below), loads WEIGHTS.npz, runs X forward in train or eval mode and
 backward from DLOGITS, and writes logits, the input gradient, every parameter's
@@ -50,12 +50,17 @@ class ResNet18(nn.Module):
 
 
 peer_dir, arch, train, win, xin, dlin, out = sys.argv[1:8]
+tin = sys.argv[8] if len(sys.argv) > 8 else None
 sys.path.insert(0, peer_dir)
 torch.set_default_dtype(torch.float64)
 x = torch.from_numpy(np.load(xin).astype(np.float64)).requires_grad_(True)
+import torch_peer  # noqa: E402
 if arch == "goar-cnn":
-    import torch_peer
     net = torch_peer.GoarCNN().double()
+elif arch == "unet-s":
+    net = torch_peer.UNetS().double()
+    # The peer builds the time embedding in float32; feed it on in float64.
+    net.temb.register_forward_pre_hook(lambda m, inp: (inp[0].double(),))
 else:
     net = ResNet18(cin=x.shape[1])
 w = np.load(win)
@@ -65,7 +70,10 @@ if missing:
     sys.exit(f"faithlab weights lack {missing}")
 net.load_state_dict({k: torch.from_numpy(w[k].astype(np.float64)) if k in w.files else v for k, v in sd.items()})
 net.train(train == "1")
-logits = net(x)
+if tin is not None:
+    logits = net(x, torch.from_numpy(np.load(tin).astype(np.int64)))
+else:
+    logits = net(x)
 (logits * torch.from_numpy(np.load(dlin).astype(np.float64))).sum().backward()
 res = {"logits": logits.detach().numpy(), "dx": x.grad.numpy()}
 for k, p in net.named_parameters():

@@ -46,16 +46,16 @@ func newConv2d(name string, in dims, cout, k, stride, pad int, kern gemm.Kernel)
 	}
 }
 
-func (l *conv2d) name() string            { return l.nm }
-func (l *conv2d) in() dims                { return l.i }
-func (l *conv2d) out() dims               { return l.o }
+func (l *conv2d) name() string { return l.nm }
+func (l *conv2d) in() dims     { return l.i }
+func (l *conv2d) out() dims    { return l.o }
 func (l *conv2d) params() []*engine.Param {
 	if l.noBias {
 		return []*engine.Param{&l.w}
 	}
 	return []*engine.Param{&l.w, &l.b}
 }
-func (l *conv2d) pointwise() bool         { return l.k == 1 && l.stride == 1 && l.pad == 0 }
+func (l *conv2d) pointwise() bool { return l.k == 1 && l.stride == 1 && l.pad == 0 }
 func (l *conv2d) clone(k gemm.Kernel) layer {
 	c := newConv2d(l.nm, l.i, l.o.c, l.k, l.stride, l.pad, k)
 	c.noBias = l.noBias
