@@ -34,6 +34,7 @@ type Browser struct {
 	grid    *widget.GridWrap
 	content fyne.CanvasObject
 
+	do      func(func()) // runs UI updates from other goroutines (fyne.Do)
 	mu      sync.Mutex
 	cur     *Loaded
 	shown   []*image.RGBA
@@ -43,9 +44,10 @@ type Browser struct {
 	loading sync.WaitGroup
 }
 
-// NewBrowser builds the browser; call Open to load a dataset.
-func NewBrowser() *Browser {
-	b := &Browser{status: widget.NewLabel("no dataset"), counts: widget.NewLabel("")}
+// NewBrowser builds the browser; call Open to load a dataset. Background
+// work reaches the widgets through do (fyne.Do in the app).
+func NewBrowser(do func(func())) *Browser {
+	b := &Browser{do: do, status: widget.NewLabel("no dataset"), counts: widget.NewLabel("")}
 	b.counts.TextStyle = fyne.TextStyle{Monospace: true}
 	b.grid = widget.NewGridWrap(
 		func() int { return len(b.shown) },
@@ -100,7 +102,7 @@ func (b *Browser) Current() *Loaded {
 // Wait blocks until the last Open has finished loading (for tests and screenshots).
 func (b *Browser) Wait() { b.loading.Wait() }
 
-// Open loads a dataset by id or path in the background.
+// Open loads a dataset by id or path in the background (UI goroutine).
 func (b *Browser) Open(id string) {
 	if b.cancel != nil {
 		b.cancel()
@@ -119,7 +121,7 @@ func (b *Browser) Open(id string) {
 		if ctx.Err() != nil {
 			return
 		}
-		fyne.Do(func() {
+		b.do(func() {
 			if err != nil {
 				b.status.SetText("error: " + err.Error())
 				return

@@ -37,6 +37,7 @@ type Trainer struct {
 	content  fyne.CanvasObject
 	modelDir string
 	kern     gemm.Kernel
+	do       func(func()) // runs UI updates from other goroutines (fyne.Do)
 
 	ds     *Loaded
 	cancel context.CancelFunc
@@ -44,8 +45,9 @@ type Trainer struct {
 }
 
 // NewTrainer builds the training screen; models are saved under modelDir.
-func NewTrainer(kern gemm.Kernel, modelDir string) *Trainer {
-	t := &Trainer{modelDir: modelDir, kern: kern,
+// Background work reaches the widgets through do (fyne.Do in the app).
+func NewTrainer(kern gemm.Kernel, modelDir string, do func(func())) *Trainer {
+	t := &Trainer{modelDir: modelDir, kern: kern, do: do,
 		arch: widget.NewSelect(native.Architectures(), nil), epochs: widget.NewEntry(), patience: widget.NewEntry(), seed: widget.NewEntry(),
 		bar: widget.NewProgressBar(), readout: widget.NewLabel("no dataset loaded"),
 		history: widget.NewLabel(""), result: widget.NewLabel("")}
@@ -140,7 +142,7 @@ func (t *Trainer) Start() {
 				e := p.Last
 				row = fmt.Sprintf("%5d %8.4f %8.4f %8.4f %8.4f %8.0f\n", e.Epoch, e.Loss, e.Accuracy, e.ValLoss, e.ValAcc, e.ImagesSec)
 			}
-			fyne.Do(func() {
+			t.do(func() {
 				t.bar.SetValue(frac)
 				t.readout.SetText(line)
 				if row != "" {
@@ -149,7 +151,7 @@ func (t *Trainer) Start() {
 			})
 		})
 		msg := t.finish(ctx, m, &rec, l, err)
-		fyne.Do(func() {
+		t.do(func() {
 			t.cancel = nil
 			t.stop.Disable()
 			t.start.Enable()

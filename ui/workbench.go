@@ -14,10 +14,20 @@ type Workbench struct {
 	Tabs    *container.AppTabs
 }
 
+// Config is what the workbench needs from its host.
+type Config struct {
+	Kernel   gemm.Kernel  // GEMM kernel for training
+	ModelDir string       // where trained models are saved
+	Do       func(func()) // runs UI updates from background goroutines; default fyne.Do
+}
+
 // NewWorkbench wires the screens together: the trainer trains on what the
 // browser has loaded.
-func NewWorkbench(kern gemm.Kernel, modelDir string) *Workbench {
-	w := &Workbench{Browser: NewBrowser(), Trainer: NewTrainer(kern, modelDir)}
+func NewWorkbench(cfg Config) *Workbench {
+	if cfg.Do == nil {
+		cfg.Do = fyne.Do
+	}
+	w := &Workbench{Browser: NewBrowser(cfg.Do), Trainer: NewTrainer(cfg.Kernel, cfg.ModelDir, cfg.Do)}
 	w.Browser.OnLoad(w.Trainer.SetDataset)
 	w.Tabs = container.NewAppTabs(
 		container.NewTabItem("Datasets", w.Browser.Content()),

@@ -32,7 +32,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "note: %v; using %s\n", err, kern.Name())
 	}
 	modelDir := filepath.Join(a.Storage().RootURI().Path(), "models")
-	wb := ui.NewWorkbench(kern, modelDir)
+	wb := ui.NewWorkbench(ui.Config{Kernel: kern, ModelDir: modelDir})
 	w.SetContent(wb.Content())
 	w.Resize(fyne.NewSize(1200, 800))
 	wb.Browser.Open(*dataset)

@@ -1,0 +1,129 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"faithlab/core/data"
+	"faithlab/core/engine/gemm"
+	"faithlab/core/engine/native"
+)
+
+func gmm(t *testing.T) (*data.Dataset, *data.Dataset) {
+	t.Helper()
+	tr, te, err := data.Open("gmm", data.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr, te
+}
+
+func mlp(t *testing.T, ds *data.Dataset, seed uint64) *native.Net {
+	t.Helper()
+	k, _ := gemm.Best()
+	m, err := native.New("mlp", ds.Shape, len(ds.Classes), k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Init(seed)
+	return m
+}
+
+func weights(m *native.Net) []float32 {
+	var w []float32
+	for _, p := range m.Params() {
+		w = append(w, p.Data...)
+	}
+	return w
+}
+
+func TestSameSeedSameWeightsBitForBit(t *testing.T) {
+	tr, _ := gmm(t)
+	run := func(seed uint64) []float32 {
+		m := mlp(t, tr, seed)
+		if _, err := Train(context.Background(), m, tr, Config{Epochs: 3, Seed: seed, BatchSize: 64}, nil); err != nil {
+			t.Fatal(err)
+		}
+		return weights(m)
+	}
+	a, b, c := run(1), run(1), run(2)
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("weight %d differs between two runs with seed 1: %g vs %g", i, a[i], b[i])
+		}
+	}
+	same := true
+	for i := range a {
+		same = same && a[i] == c[i]
+	}
+	if same {
+		t.Error("seeds 1 and 2 gave the same weights")
+	}
+}
+
+// The Gaussian mixture's classes are 2/√0.3·√20 ≈ 16 standard deviations
+// apart along the mean difference: a trained MLP is all but perfect.
+func TestLearnsGaussianMixture(t *testing.T) {
+	tr, te := gmm(t)
+	m := mlp(t, tr, 0)
+	rec, err := Train(context.Background(), m, tr, Config{Epochs: 20}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := Evaluate(context.Background(), m, te, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Accuracy < 0.99 {
+		t.Errorf("test accuracy %.4f after %d epochs, want ≥ 0.99", ev.Accuracy, len(rec.History))
+	}
+	if rec.BestEpoch < 1 || rec.BestEpoch > len(rec.History) {
+		t.Errorf("best epoch %d of %d", rec.BestEpoch, len(rec.History))
+	}
+}
+
+func TestEarlyStoppingAndCancel(t *testing.T) {
+	tr, _ := gmm(t)
+	m := mlp(t, tr, 0)
+	rec, err := Train(context.Background(), m, tr, Config{Epochs: 1000, Patience: 2, LR: 1e-2}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Stopped != "early-stopping" || len(rec.History) != rec.BestEpoch+2 {
+		t.Errorf("stopped %q after %d epochs with best %d; want early stopping 2 epochs after the best", rec.Stopped, len(rec.History), rec.BestEpoch)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	calls := 0
+	rec, err = Train(ctx, m, tr, Config{Epochs: 1000, Patience: -1}, func(p Progress) {
+		if calls++; calls == 3 {
+			cancel()
+		}
+	})
+	if !errors.Is(err, context.Canceled) || rec.Stopped != "cancelled" {
+		t.Errorf("cancel: err %v, stopped %q", err, rec.Stopped)
+	}
+}
+
+func TestBadConfigAndData(t *testing.T) {
+	tr, _ := gmm(t)
+	m := mlp(t, tr, 0)
+	_, err := Train(context.Background(), m, tr, Config{Epochs: -1, LR: -1, Schedule: "zigzag", ValFraction: 2}, nil)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{"epochs", "learning rate", "schedule", "validation"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %s", err, want)
+		}
+	}
+	empty := &data.Dataset{Name: "empty", Shape: tr.Shape, Classes: tr.Classes}
+	if _, err := Train(context.Background(), m, empty, Config{}, nil); err == nil || !strings.Contains(err.Error(), "empty") {
+		t.Errorf("empty dataset: %v", err)
+	}
+	other := &data.Dataset{Name: "img", Shape: []int{1, 28, 28}, X: make([]float32, 784*2), Y: []int{0, 1}, Classes: []string{"a", "b"}}
+	if _, err := Train(context.Background(), m, other, Config{}, nil); err == nil || !strings.Contains(err.Error(), "shape") {
+		t.Errorf("shape mismatch: %v", err)
+	}
+}
