@@ -7,6 +7,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"time"
@@ -159,4 +160,96 @@ func softmaxCE(d, logits []float32, y []int, k int) {
 		}
 		d[i*k+c] -= 1 / n
 	}
+}
+
+// UNet measures unet-s as the peer does: unet_train (one Adam step of the
+// DDPM ε-prediction loss, batch 64) and unet_ddim_step (one deterministic
+// DDIM update from t=500 to 460, batch 64).
+func UNet(ctx context.Context, ds *data.Dataset, opt Options, emit func(Result)) error {
+	const B = 64
+	net, err := native.NewUNet(ds.Shape, opt.Kernel)
+	if err != nil {
+		return err
+	}
+	net.Init(0)
+	abar := make([]float64, 1000)
+	prod := 1.0
+	for i := range abar {
+		beta := 1e-4 + (0.02-1e-4)*float64(i)/999
+		prod *= 1 - beta
+		abar[i] = prod
+	}
+	rng := rand.New(rand.NewPCG(0, 1))
+	dim := ds.Dim()
+	xt := make([]float32, B*dim)
+	eps := make([]float32, B*dim)
+	dout := make([]float32, B*dim)
+	ts := make([]int, B)
+	adam := optim.NewAdam(0)
+	params := net.Params()
+	train := func() error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		for s := 0; s < B; s++ {
+			x0 := ds.Sample(rng.IntN(ds.Len()))
+			ts[s] = rng.IntN(1000)
+			a, b := float32(math.Sqrt(abar[ts[s]])), float32(math.Sqrt(1-abar[ts[s]]))
+			for j, v := range x0 {
+				e := float32(rng.NormFloat64())
+				eps[s*dim+j] = e
+				xt[s*dim+j] = a*(2*v-1) + b*e
+			}
+		}
+		pred, err := net.Forward(xt, ts, B)
+		if err != nil {
+			return err
+		}
+		for i := range pred {
+			dout[i] = 2 * (pred[i] - eps[i]) / float32(len(pred))
+		}
+		for _, p := range params {
+			clear(p.Grad)
+		}
+		if _, err := net.Backward(dout, engine.ParamGrad); err != nil {
+			return err
+		}
+		adam.Step(params, 2e-4)
+		return nil
+	}
+	v, err := rate(train, B, 2, opt.MinSeconds, 200)
+	if err != nil {
+		return fmt.Errorf("unet_train: %w", err)
+	}
+	emit(result("unet_train", v, "img/s", opt.Kernel))
+	for i := range xt {
+		xt[i] = float32(rng.NormFloat64())
+	}
+	t, s := 500, 460
+	for i := range ts {
+		ts[i] = t
+	}
+	next := make([]float32, len(xt))
+	step := func() error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		e, err := net.Forward(xt, ts, B)
+		if err != nil {
+			return err
+		}
+		at, as := math.Sqrt(abar[t]), math.Sqrt(abar[s])
+		bt, bs := math.Sqrt(1-abar[t]), math.Sqrt(1-abar[s])
+		for i := range xt {
+			x0 := (float64(xt[i]) - bt*float64(e[i])) / at
+			next[i] = float32(as*x0 + bs*float64(e[i]))
+		}
+		return nil
+	}
+	v, err = rate(step, B, 2, opt.MinSeconds, 200)
+	if err != nil {
+		return fmt.Errorf("unet_ddim_step: %w", err)
+	}
+	emit(result("unet_ddim_step", v, "img-steps/s", opt.Kernel))
+	return nil
 }

@@ -33,7 +33,8 @@ type conv2d struct {
 	kern               gemm.Kernel
 	cols, y, dcols, dx []float32
 	x                  []float32
-	noBias             bool // the layer has no bias parameter (convolutions before batch norm)
+	wk, gk             []float32 // weights and their gradient in the GEMM's layout (see permuted)
+	noBias             bool      // the layer has no bias parameter (convolutions before batch norm)
 }
 
 func newConv2d(name string, in dims, cout, k, stride, pad int, kern gemm.Kernel) *conv2d {
@@ -83,15 +84,40 @@ func (l *conv2d) forward(x []float32, n int, _ bool) []float32 {
 		fillRows(y, l.b.Data, M)
 		beta = 1
 	}
-	l.kern.Sgemm(false, true, M, l.o.c, K, 1, cols, K, l.w.Data, K, beta, y, l.o.c)
+	l.kern.Sgemm(false, true, M, l.o.c, K, 1, cols, K, l.kernelWeights(), K, beta, y, l.o.c)
 	return y
 }
 
-// im2col writes one row per output pixel, columns in PyTorch's weight order
-// (input channel, kernel row, kernel column).
+// permuted says whether the GEMM's weight layout (output channel, kernel
+// row, kernel column, input channel), which matches channels-last im2col
+// rows, differs from PyTorch's (output, input, row, column).
+func (l *conv2d) permuted() bool { return l.i.c > 1 && l.k > 1 }
+
+// kernelWeights returns the weights in the GEMM's layout, permuting
+// PyTorch's layout into l.wk when they differ.
+func (l *conv2d) kernelWeights() []float32 {
+	if !l.permuted() {
+		return l.w.Data
+	}
+	kk, cin := l.k*l.k, l.i.c
+	wk := grow(&l.wk, len(l.w.Data))
+	for co := 0; co < l.o.c; co++ {
+		src, dst := l.w.Data[co*cin*kk:(co+1)*cin*kk], wk[co*cin*kk:(co+1)*cin*kk]
+		for ci := 0; ci < cin; ci++ {
+			for off := 0; off < kk; off++ {
+				dst[off*cin+ci] = src[ci*kk+off]
+			}
+		}
+	}
+	return wk
+}
+
+// im2col writes one row per output pixel with columns ordered (kernel row,
+// kernel column, input channel), so that each kernel tap is one contiguous
+// copy of a channels-last pixel.
 func (l *conv2d) im2col(x, cols []float32) {
 	K := l.i.c * l.k * l.k
-	kk := l.k * l.k
+	c := l.i.c
 	for oy := 0; oy < l.o.h; oy++ {
 		for ox := 0; ox < l.o.w; ox++ {
 			row := cols[(oy*l.o.w+ox)*K : (oy*l.o.w+ox+1)*K]
@@ -99,17 +125,12 @@ func (l *conv2d) im2col(x, cols []float32) {
 				iy := oy*l.stride - l.pad + ky
 				for kx := 0; kx < l.k; kx++ {
 					ix := ox*l.stride - l.pad + kx
-					off := ky*l.k + kx
+					dst := row[(ky*l.k+kx)*c : (ky*l.k+kx+1)*c]
 					if iy < 0 || iy >= l.i.h || ix < 0 || ix >= l.i.w {
-						for ci := 0; ci < l.i.c; ci++ {
-							row[ci*kk+off] = 0
-						}
+						clear(dst)
 						continue
 					}
-					src := x[(iy*l.i.w+ix)*l.i.c : (iy*l.i.w+ix+1)*l.i.c]
-					for ci, v := range src {
-						row[ci*kk+off] = v
-					}
+					copy(dst, x[(iy*l.i.w+ix)*c:(iy*l.i.w+ix+1)*c])
 				}
 			}
 		}
@@ -119,7 +140,7 @@ func (l *conv2d) im2col(x, cols []float32) {
 // col2im adds the rows of dcols back onto the input pixels they came from.
 func (l *conv2d) col2im(dcols, dx []float32) {
 	K := l.i.c * l.k * l.k
-	kk := l.k * l.k
+	c := l.i.c
 	clear(dx)
 	for oy := 0; oy < l.o.h; oy++ {
 		for ox := 0; ox < l.o.w; ox++ {
@@ -134,10 +155,9 @@ func (l *conv2d) col2im(dcols, dx []float32) {
 					if ix < 0 || ix >= l.i.w {
 						continue
 					}
-					dst := dx[(iy*l.i.w+ix)*l.i.c : (iy*l.i.w+ix+1)*l.i.c]
-					off := ky*l.k + kx
-					for ci := range dst {
-						dst[ci] += row[ci*kk+off]
+					dst := dx[(iy*l.i.w+ix)*c : (iy*l.i.w+ix+1)*c]
+					for ci, v := range row[(ky*l.k+kx)*c : (ky*l.k+kx+1)*c] {
+						dst[ci] += v
 					}
 				}
 			}
@@ -153,7 +173,21 @@ func (l *conv2d) backward(dy []float32, n int, needDX, paramGrad bool) []float32
 		cols = l.cols[:M*K]
 	}
 	if paramGrad {
-		l.kern.Sgemm(true, false, l.o.c, K, M, 1, dy, l.o.c, cols, K, 1, l.w.Grad, K)
+		if l.permuted() {
+			gk := grow(&l.gk, len(l.w.Grad))
+			l.kern.Sgemm(true, false, l.o.c, K, M, 1, dy, l.o.c, cols, K, 0, gk, K)
+			kk, cin := l.k*l.k, l.i.c
+			for co := 0; co < l.o.c; co++ {
+				src, dst := gk[co*K:(co+1)*K], l.w.Grad[co*K:(co+1)*K]
+				for ci := 0; ci < cin; ci++ {
+					for off := 0; off < kk; off++ {
+						dst[ci*kk+off] += src[off*cin+ci]
+					}
+				}
+			}
+		} else {
+			l.kern.Sgemm(true, false, l.o.c, K, M, 1, dy, l.o.c, cols, K, 1, l.w.Grad, K)
+		}
 		if !l.noBias {
 			colSums(l.b.Grad, dy, M, l.o.c)
 		}
@@ -167,7 +201,7 @@ func (l *conv2d) backward(dy []float32, n int, needDX, paramGrad bool) []float32
 		return dx
 	}
 	dcols := grow(&l.dcols, M*K)
-	l.kern.Sgemm(false, false, M, K, l.o.c, 1, dy, l.o.c, l.w.Data, K, 0, dcols, K)
+	l.kern.Sgemm(false, false, M, K, l.o.c, 1, dy, l.o.c, l.kernelWeights(), K, 0, dcols, K)
 	dx := grow(&l.dx, n*l.i.size())
 	per := l.o.h * l.o.w * K
 	parallel(n, func(lo, hi int) {

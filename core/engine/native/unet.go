@@ -23,8 +23,6 @@ func (l *silu) out() dims               { return l.d }
 func (l *silu) params() []*engine.Param { return nil }
 func (l *silu) clone(gemm.Kernel) layer { return &silu{nm: l.nm, d: l.d} }
 
-func sigmoid(x float32) float32 { return float32(1 / (1 + math.Exp(-float64(x)))) }
-
 func (l *silu) forward(x []float32, n int, _ bool) []float32 {
 	l.x = x
 	y := grow(&l.y, len(x))

@@ -64,16 +64,16 @@ func TestUNetAgainstPyTorch(t *testing.T) {
 	}
 	pred, err := u.Forward(x, ts, n)
 	must(t, err)
-	close(t, "unet-s prediction", pred, ref["logits"].Data)
+	close(t, "unet-s prediction", pred, ref["logits"].Data, 1e-4)
 	dx, err := u.Backward(dl, engine.InputGrad|engine.ParamGrad)
 	must(t, err)
-	close(t, "unet-s input gradient", dx, ref["dx"].Data)
+	close(t, "unet-s input gradient", dx, ref["dx"].Data, 1e-4)
 	for _, p := range u.Params() {
 		r, ok := ref["grad."+p.Name]
 		if !ok {
 			t.Errorf("PyTorch has no parameter %s", p.Name)
 			continue
 		}
-		close(t, "unet-s gradient of "+p.Name, p.Grad, r.Data)
+		close(t, "unet-s gradient of "+p.Name, p.Grad, r.Data, 1e-4)
 	}
 }
