@@ -1,0 +1,161 @@
+package attr
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"faithlab/core/engine"
+)
+
+// Input is a batch to explain.
+type Input struct {
+	X      []float32 // n×C×H×W
+	N      int
+	Shape  []int // C, H, W
+	Target []int // the class explained for each sample
+}
+
+// Dim is the number of values in one sample.
+func (in Input) Dim() int { return engine.Size(in.Shape) }
+
+// Sample returns sample i (a view).
+func (in Input) Sample(i int) []float32 { return in.X[i*in.Dim() : (i+1)*in.Dim()] }
+
+func (in Input) check(classes int) error {
+	if err := engine.CheckInput(in.X, in.N, in.Shape); err != nil {
+		return err
+	}
+	if len(in.Target) != in.N {
+		return fmt.Errorf("%d targets for %d samples", len(in.Target), in.N)
+	}
+	for i, t := range in.Target {
+		if t < 0 || t >= classes {
+			return fmt.Errorf("sample %d: target class %d outside [0, %d)", i, t, classes)
+		}
+	}
+	return nil
+}
+
+// Maps is a batch of attribution maps, Shape = [n, C or 1, H, W].
+type Maps struct {
+	Data  []float32
+	Shape []int
+}
+
+// N is the number of maps.
+func (m Maps) N() int { return m.Shape[0] }
+
+// Per is the number of values in one map.
+func (m Maps) Per() int { return engine.Size(m.Shape[1:]) }
+
+// Map returns map i (a view).
+func (m Maps) Map(i int) []float32 { return m.Data[i*m.Per() : (i+1)*m.Per()] }
+
+// Method is a feature-attribution method.
+type Method interface {
+	// Name is the method's name as in the literature, e.g. "IntegratedGradients".
+	Name() string
+	// Settings are the method's parameters, recorded with every map it makes.
+	Settings() map[string]any
+	// Attribute explains the batch's targets for net.
+	Attribute(ctx context.Context, net engine.Network, in Input) (Maps, error)
+}
+
+// Run checks the input, runs the method and checks that every value of the
+// result is finite.
+func Run(ctx context.Context, m Method, net engine.Network, in Input) (Maps, error) {
+	if !slices.Equal(in.Shape, net.InputShape()) {
+		return Maps{}, fmt.Errorf("%s: inputs of shape %v, %s expects %v", m.Name(), in.Shape, net.Arch(), net.InputShape())
+	}
+	if err := in.check(net.Classes()); err != nil {
+		return Maps{}, fmt.Errorf("%s: %w", m.Name(), err)
+	}
+	out, err := m.Attribute(ctx, net, in)
+	if err != nil {
+		return Maps{}, fmt.Errorf("%s: %w", m.Name(), err)
+	}
+	for i, v := range out.Data {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return Maps{}, fmt.Errorf("%s: map %d holds %g at offset %d", m.Name(), i/out.Per(), v, i%out.Per())
+		}
+	}
+	return out, nil
+}
+
+// Predicted returns each sample's predicted class (the argmax logit).
+func Predicted(ctx context.Context, net engine.Network, x []float32, n, chunk int) ([]int, error) {
+	if chunk <= 0 {
+		chunk = 256
+	}
+	dim := engine.Size(net.InputShape())
+	k := net.Classes()
+	out := make([]int, n)
+	for lo := 0; lo < n; lo += chunk {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		hi := min(lo+chunk, n)
+		logits, err := net.Forward(x[lo*dim:hi*dim], hi-lo)
+		if err != nil {
+			return nil, err
+		}
+		for i := lo; i < hi; i++ {
+			row := logits[(i-lo)*k : (i-lo+1)*k]
+			out[i] = argmax(row)
+		}
+	}
+	return out, nil
+}
+
+func argmax(row []float32) int {
+	a := 0
+	for j, v := range row {
+		if v > row[a] {
+			a = j
+		}
+	}
+	return a
+}
+
+// gradients computes, for m generated inputs, the gradient of each one's
+// target logit. fill(i, dst) writes input i into dst; the inputs are
+// generated and differentiated in chunks of at most chunk, so memory stays
+// bounded however many inputs (samples × steps) there are. Each gradient is
+// handed to use(i, grad), which must copy what it keeps.
+func gradients(ctx context.Context, net engine.Network, m, chunk int, fill func(i int, dst []float32), target func(i int) int, use func(i int, grad []float32)) error {
+	if chunk <= 0 {
+		chunk = 256
+	}
+	dim := engine.Size(net.InputShape())
+	k := net.Classes()
+	c := min(chunk, m)
+	xs := make([]float32, c*dim)
+	dl := make([]float32, c*k)
+	for lo := 0; lo < m; lo += chunk {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		hi := min(lo+chunk, m)
+		for i := lo; i < hi; i++ {
+			fill(i, xs[(i-lo)*dim:(i-lo+1)*dim])
+		}
+		if _, err := net.Forward(xs[:(hi-lo)*dim], hi-lo); err != nil {
+			return err
+		}
+		d := dl[:(hi-lo)*k]
+		clear(d)
+		for i := lo; i < hi; i++ {
+			d[(i-lo)*k+target(i)] = 1
+		}
+		g, err := net.Backward(d, engine.InputGrad)
+		if err != nil {
+			return err
+		}
+		for i := lo; i < hi; i++ {
+			use(i, g[(i-lo)*dim:(i-lo+1)*dim])
+		}
+	}
+	return nil
+}

@@ -1,0 +1,118 @@
+package attr
+
+import (
+	"context"
+	"fmt"
+
+	"faithlab/core/engine"
+)
+
+// GradCAM weights a convolutional layer's channels by the spatial mean of
+// the target logit's gradient, sums them, keeps the positive part and
+// upsamples bilinearly to the input (Selvaraju et al. 2017, Eqs. 1–2).
+// Maps have one channel. Layer defaults to the network's last
+// convolutional activation ("relu3" for goar-cnn, "layer4.1" for resnet18).
+type GradCAM struct {
+	Layer string
+	Chunk int
+}
+
+// Name implements Method.
+func (GradCAM) Name() string { return "GradCAM" }
+
+// Settings implements Method.
+func (g GradCAM) Settings() map[string]any { return map[string]any{"layer": g.Layer} }
+
+// DefaultCAMLayer is the last spatial layer of a built-in architecture.
+func DefaultCAMLayer(arch string) string {
+	switch arch {
+	case "goar-cnn":
+		return "relu3"
+	case "resnet18":
+		return "layer4.1"
+	}
+	return ""
+}
+
+// Attribute implements Method.
+func (g GradCAM) Attribute(ctx context.Context, net engine.Network, in Input) (Maps, error) {
+	layer := g.Layer
+	if layer == "" {
+		layer = DefaultCAMLayer(net.Arch())
+	}
+	if layer == "" {
+		return Maps{}, fmt.Errorf("%s has no default layer: name one", net.Arch())
+	}
+	chunk := g.Chunk
+	if chunk <= 0 {
+		chunk = 256
+	}
+	H, W := in.Shape[1], in.Shape[2]
+	out := Maps{Data: make([]float32, in.N*H*W), Shape: []int{in.N, 1, H, W}}
+	k := net.Classes()
+	dim := in.Dim()
+	for lo := 0; lo < in.N; lo += chunk {
+		if err := ctx.Err(); err != nil {
+			return Maps{}, err
+		}
+		hi := min(lo+chunk, in.N)
+		if _, err := net.Forward(in.X[lo*dim:hi*dim], hi-lo); err != nil {
+			return Maps{}, err
+		}
+		dl := make([]float32, (hi-lo)*k)
+		for i := lo; i < hi; i++ {
+			dl[(i-lo)*k+in.Target[i]] = 1
+		}
+		if _, err := net.Backward(dl, 0); err != nil {
+			return Maps{}, err
+		}
+		a, err := net.Activation(layer)
+		if err != nil {
+			return Maps{}, err
+		}
+		if len(a.Shape) != 4 || a.Grad == nil {
+			return Maps{}, fmt.Errorf("layer %s has shape %v: Grad-CAM needs a spatial (n×C×h×w) layer", layer, a.Shape)
+		}
+		C, h, w := a.Shape[1], a.Shape[2], a.Shape[3]
+		cam := make([]float32, h*w)
+		for s := 0; s < hi-lo; s++ {
+			clear(cam)
+			for c := 0; c < C; c++ {
+				base := (s*C + c) * h * w
+				var alpha float32
+				for _, v := range a.Grad[base : base+h*w] {
+					alpha += v
+				}
+				alpha /= float32(h * w)
+				for p := 0; p < h*w; p++ {
+					cam[p] += alpha * a.Values[base+p]
+				}
+			}
+			for p := range cam {
+				cam[p] = max(cam[p], 0)
+			}
+			Bilinear(out.Data[(lo+s)*H*W:(lo+s+1)*H*W], H, W, cam, h, w)
+		}
+	}
+	return out, nil
+}
+
+// Bilinear resizes src (h×w) into dst (H×W) with align-corners=false
+// sampling, as torch's F.interpolate(mode="bilinear").
+func Bilinear(dst []float32, H, W int, src []float32, h, w int) {
+	for y := 0; y < H; y++ {
+		sy := max((float64(y)+0.5)*float64(h)/float64(H)-0.5, 0)
+		y0 := min(int(sy), h-1)
+		y1 := min(y0+1, h-1)
+		fy := float32(sy - float64(y0))
+		for x := 0; x < W; x++ {
+			sx := max((float64(x)+0.5)*float64(w)/float64(W)-0.5, 0)
+			x0 := min(int(sx), w-1)
+			x1 := min(x0+1, w-1)
+			fx := float32(sx - float64(x0))
+			top := src[y0*w+x0]*(1-fx) + src[y0*w+x1]*fx
+			bot := src[y1*w+x0]*(1-fx) + src[y1*w+x1]*fx
+			dst[y*W+x] = top*(1-fy) + bot*fy
+		}
+	}
+}

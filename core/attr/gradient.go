@@ -1,0 +1,443 @@
+package attr
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"faithlab/core/engine"
+)
+
+// Gradient is the vanilla gradient ("saliency") of the target logit with
+// respect to the input (Simonyan et al. 2014).
+type Gradient struct {
+	Chunk int // inputs per engine call (default 256)
+}
+
+// Name implements Method.
+func (Gradient) Name() string { return "Gradient" }
+
+// Settings implements Method.
+func (g Gradient) Settings() map[string]any { return map[string]any{} }
+
+// Attribute implements Method.
+func (g Gradient) Attribute(ctx context.Context, net engine.Network, in Input) (Maps, error) {
+	out := Maps{Data: make([]float32, len(in.X)), Shape: append([]int{in.N}, in.Shape...)}
+	dim := in.Dim()
+	err := gradients(ctx, net, in.N, g.Chunk,
+		func(i int, dst []float32) { copy(dst, in.Sample(i)) },
+		func(i int) int { return in.Target[i] },
+		func(i int, grad []float32) { copy(out.Data[i*dim:(i+1)*dim], grad) })
+	return out, err
+}
+
+// GradientXInput multiplies the gradient by the input elementwise
+// (Shrikumar et al. 2016).
+type GradientXInput struct {
+	Chunk int
+}
+
+// Name implements Method.
+func (GradientXInput) Name() string { return "GradientXInput" }
+
+// Settings implements Method.
+func (GradientXInput) Settings() map[string]any { return map[string]any{} }
+
+// Attribute implements Method.
+func (g GradientXInput) Attribute(ctx context.Context, net engine.Network, in Input) (Maps, error) {
+	out, err := Gradient{Chunk: g.Chunk}.Attribute(ctx, net, in)
+	for i := range out.Data {
+		out.Data[i] *= in.X[i]
+	}
+	return out, err
+}
+
+// Baseline names the reference input of path methods.
+type Baseline string
+
+// Baselines: all zeros, the sample's own per-channel mean, or the sample
+// blurred with a Gaussian of standard deviation BlurSigma.
+const (
+	BaselineZero Baseline = "zero"
+	BaselineMean Baseline = "mean"
+	BaselineBlur Baseline = "blur"
+)
+
+// baseline writes the baseline of sample x (shape C,H,W) into dst.
+func baseline(kind Baseline, sigma float64, x, dst []float32, shape []int) error {
+	c, hw := shape[0], shape[1]*shape[2]
+	switch kind {
+	case BaselineZero, "":
+		clear(dst)
+	case BaselineMean:
+		for ch := 0; ch < c; ch++ {
+			var s float64
+			for _, v := range x[ch*hw : (ch+1)*hw] {
+				s += float64(v)
+			}
+			m := float32(s / float64(hw))
+			for j := ch * hw; j < (ch+1)*hw; j++ {
+				dst[j] = m
+			}
+		}
+	case BaselineBlur:
+		copy(dst, x)
+		for ch := 0; ch < c; ch++ {
+			GaussianBlur(dst[ch*hw:(ch+1)*hw], shape[1], shape[2], sigma)
+		}
+	default:
+		return fmt.Errorf("unknown baseline %q (zero, mean, blur)", kind)
+	}
+	return nil
+}
+
+// IntegratedGradients integrates the gradient along the straight path from a
+// baseline x' to the input x and multiplies by x − x' (Sundararajan et al.
+// 2017, Eq. 3). Defaults: 25 steps (as in the ROAR papers), the right
+// Riemann sum, a zero baseline. By completeness the attributions of a sample
+// add up to f(x) − f(x') as the step count grows.
+type IntegratedGradients struct {
+	Steps     int      // path points (default 25)
+	Rule      string   // "riemann-right" (default) or "trapezoid"
+	Baseline  Baseline // zero (default), mean or blur
+	BlurSigma float64  // for the blur baseline (default 5 pixels)
+	Chunk     int
+}
+
+func (ig IntegratedGradients) defaults() IntegratedGradients {
+	if ig.Steps == 0 {
+		ig.Steps = 25
+	}
+	if ig.Rule == "" {
+		ig.Rule = "riemann-right"
+	}
+	if ig.Baseline == "" {
+		ig.Baseline = BaselineZero
+	}
+	if ig.BlurSigma == 0 {
+		ig.BlurSigma = 5
+	}
+	return ig
+}
+
+// Name implements Method.
+func (IntegratedGradients) Name() string { return "IntegratedGradients" }
+
+// Settings implements Method.
+func (ig IntegratedGradients) Settings() map[string]any {
+	ig = ig.defaults()
+	return map[string]any{"steps": ig.Steps, "rule": ig.Rule, "baseline": string(ig.Baseline), "blur_sigma": ig.BlurSigma}
+}
+
+// alphas returns the path positions and quadrature weights.
+func (ig IntegratedGradients) alphas() ([]float64, []float64, error) {
+	s := ig.Steps
+	if s < 1 {
+		return nil, nil, fmt.Errorf("steps %d: need at least 1", s)
+	}
+	var a, w []float64
+	switch ig.Rule {
+	case "riemann-right":
+		for k := 1; k <= s; k++ {
+			a, w = append(a, float64(k)/float64(s)), append(w, 1/float64(s))
+		}
+	case "trapezoid":
+		for k := 0; k <= s; k++ {
+			wk := 1 / float64(s)
+			if k == 0 || k == s {
+				wk /= 2
+			}
+			a, w = append(a, float64(k)/float64(s)), append(w, wk)
+		}
+	default:
+		return nil, nil, fmt.Errorf("unknown rule %q (riemann-right, trapezoid)", ig.Rule)
+	}
+	return a, w, nil
+}
+
+// Attribute implements Method.
+func (ig IntegratedGradients) Attribute(ctx context.Context, net engine.Network, in Input) (Maps, error) {
+	ig = ig.defaults()
+	alpha, weight, err := ig.alphas()
+	if err != nil {
+		return Maps{}, err
+	}
+	dim := in.Dim()
+	base := make([]float32, len(in.X))
+	for i := 0; i < in.N; i++ {
+		if err := baseline(ig.Baseline, ig.BlurSigma, in.Sample(i), base[i*dim:(i+1)*dim], in.Shape); err != nil {
+			return Maps{}, err
+		}
+	}
+	S := len(alpha)
+	sum := make([]float64, len(in.X))
+	err = gradients(ctx, net, in.N*S, ig.Chunk,
+		func(r int, dst []float32) {
+			i, a := r/S, float32(alpha[r%S])
+			x, b := in.Sample(i), base[i*dim:(i+1)*dim]
+			for j := range dst {
+				dst[j] = b[j] + a*(x[j]-b[j])
+			}
+		},
+		func(r int) int { return in.Target[r/S] },
+		func(r int, g []float32) {
+			i, w := r/S, weight[r%S]
+			acc := sum[i*dim : (i+1)*dim]
+			for j, v := range g {
+				acc[j] += w * float64(v)
+			}
+		})
+	if err != nil {
+		return Maps{}, err
+	}
+	out := Maps{Data: make([]float32, len(in.X)), Shape: append([]int{in.N}, in.Shape...)}
+	for j := range out.Data {
+		out.Data[j] = float32(sum[j] * float64(in.X[j]-base[j]))
+	}
+	return out, nil
+}
+
+// SmoothGrad averages gradients over Gaussian-noised copies of the input
+// (Smilkov et al. 2017). Aggregate selects the statistic of the noisy
+// gradients: "mean" (SmoothGrad), "square" (SG-SQ, the mean of squared
+// gradients, Hooker et al. 2019) or "variance" (VarGrad, Adebayo et al. 2018).
+// Defaults: 15 samples, noise σ = 0.15 × (max − min of the input).
+type SmoothGrad struct {
+	Samples   int
+	NoiseFrac float64
+	Aggregate string
+	Seed      uint64
+	Chunk     int
+}
+
+func (sg SmoothGrad) defaults() SmoothGrad {
+	if sg.Samples == 0 {
+		sg.Samples = 15
+	}
+	if sg.NoiseFrac == 0 {
+		sg.NoiseFrac = 0.15
+	}
+	if sg.Aggregate == "" {
+		sg.Aggregate = "mean"
+	}
+	return sg
+}
+
+// Name implements Method.
+func (sg SmoothGrad) Name() string {
+	switch sg.Aggregate {
+	case "square":
+		return "SmoothGradSquare"
+	case "variance":
+		return "VarGrad"
+	}
+	return "SmoothGrad"
+}
+
+// Settings implements Method.
+func (sg SmoothGrad) Settings() map[string]any {
+	sg = sg.defaults()
+	return map[string]any{"samples": sg.Samples, "noise_frac": sg.NoiseFrac, "aggregate": sg.Aggregate, "seed": sg.Seed}
+}
+
+// Attribute implements Method.
+func (sg SmoothGrad) Attribute(ctx context.Context, net engine.Network, in Input) (Maps, error) {
+	sg = sg.defaults()
+	if sg.Samples < 1 || sg.NoiseFrac < 0 {
+		return Maps{}, fmt.Errorf("%d samples, noise %g: need ≥ 1 sample and non-negative noise", sg.Samples, sg.NoiseFrac)
+	}
+	switch sg.Aggregate {
+	case "mean", "square", "variance":
+	default:
+		return Maps{}, fmt.Errorf("unknown aggregate %q (mean, square, variance)", sg.Aggregate)
+	}
+	dim, S := in.Dim(), sg.Samples
+	sigma := make([]float32, in.N)
+	for i := 0; i < in.N; i++ {
+		lo, hi := float32(math.Inf(1)), float32(math.Inf(-1))
+		for _, v := range in.Sample(i) {
+			lo, hi = min(lo, v), max(hi, v)
+		}
+		sigma[i] = float32(sg.NoiseFrac) * (hi - lo)
+	}
+	s1 := make([]float64, len(in.X))
+	s2 := make([]float64, len(in.X))
+	err := gradients(ctx, net, in.N*S, sg.Chunk,
+		func(r int, dst []float32) {
+			// One stream per (sample, draw): maps do not depend on chunking.
+			rng := rand.New(rand.NewPCG(sg.Seed, uint64(r)))
+			i := r / S
+			for j, v := range in.Sample(i) {
+				dst[j] = v + sigma[i]*float32(rng.NormFloat64())
+			}
+		},
+		func(r int) int { return in.Target[r/S] },
+		func(r int, g []float32) {
+			i := r / S
+			a, b := s1[i*dim:(i+1)*dim], s2[i*dim:(i+1)*dim]
+			for j, v := range g {
+				a[j] += float64(v)
+				b[j] += float64(v) * float64(v)
+			}
+		})
+	if err != nil {
+		return Maps{}, err
+	}
+	out := Maps{Data: make([]float32, len(in.X)), Shape: append([]int{in.N}, in.Shape...)}
+	for j := range out.Data {
+		mean, sq := s1[j]/float64(S), s2[j]/float64(S)
+		switch sg.Aggregate {
+		case "mean":
+			out.Data[j] = float32(mean)
+		case "square":
+			out.Data[j] = float32(sq)
+		case "variance":
+			out.Data[j] = float32(math.Max(sq-mean*mean, 0))
+		}
+	}
+	return out, nil
+}
+
+// DeepLift propagates multipliers with the rescale rule (Shrikumar et al.
+// 2017, §3.5.1) through every ReLU and multiplies by x − x'. Max-pooling keeps
+// the gradient rule. On networks that are linear between ReLUs the
+// attributions of a sample add up to f(x) − f(x') exactly.
+type DeepLift struct {
+	Baseline  Baseline // zero (default), mean or blur
+	BlurSigma float64
+	Chunk     int
+}
+
+// Name implements Method.
+func (DeepLift) Name() string { return "DeepLift" }
+
+// Settings implements Method.
+func (d DeepLift) Settings() map[string]any {
+	b := d.Baseline
+	if b == "" {
+		b = BaselineZero
+	}
+	return map[string]any{"baseline": string(b), "rule": "rescale", "blur_sigma": d.BlurSigma}
+}
+
+// Attribute implements Method.
+func (d DeepLift) Attribute(ctx context.Context, net engine.Network, in Input) (Maps, error) {
+	if d.BlurSigma == 0 {
+		d.BlurSigma = 5
+	}
+	dim := in.Dim()
+	base := make([]float32, len(in.X))
+	for i := 0; i < in.N; i++ {
+		if err := baseline(d.Baseline, d.BlurSigma, in.Sample(i), base[i*dim:(i+1)*dim], in.Shape); err != nil {
+			return Maps{}, err
+		}
+	}
+	chunk := d.Chunk
+	if chunk <= 0 {
+		chunk = 256
+	}
+	defer net.SetRule(engine.Gradient, nil, 0)
+	out := Maps{Data: make([]float32, len(in.X)), Shape: append([]int{in.N}, in.Shape...)}
+	for lo := 0; lo < in.N; lo += chunk {
+		hi := min(lo+chunk, in.N)
+		if err := net.SetRule(engine.Rescale, base[lo*dim:hi*dim], hi-lo); err != nil {
+			return Maps{}, err
+		}
+		err := gradients(ctx, net, hi-lo, hi-lo,
+			func(i int, dst []float32) { copy(dst, in.Sample(lo+i)) },
+			func(i int) int { return in.Target[lo+i] },
+			func(i int, g []float32) {
+				o := (lo + i) * dim
+				for j, v := range g {
+					out.Data[o+j] = v * (in.X[o+j] - base[o+j])
+				}
+			})
+		if err != nil {
+			return Maps{}, err
+		}
+	}
+	return out, nil
+}
+
+// GradientSHAP approximates SHAP values by expected gradients (Lundberg and
+// Lee 2017; Erion et al. 2021): for random baselines b from a reference set
+// and α ~ U(0,1), the mean of (x − b) ⊙ ∇f(b + α(x − b)), optionally with
+// Gaussian noise of standard deviation Stdev on the input. Defaults: 25
+// samples; the reference set is a zero image when none is given.
+type GradientSHAP struct {
+	Samples    int
+	Stdev      float64
+	References []float32 // k reference inputs, k×C×H×W (e.g. training samples)
+	Seed       uint64
+	Chunk      int
+}
+
+// Name implements Method.
+func (GradientSHAP) Name() string { return "GradientSHAP" }
+
+// Settings implements Method.
+func (g GradientSHAP) Settings() map[string]any {
+	s := g.Samples
+	if s == 0 {
+		s = 25
+	}
+	return map[string]any{"samples": s, "stdev": g.Stdev, "references": len(g.References), "seed": g.Seed}
+}
+
+// Attribute implements Method.
+func (g GradientSHAP) Attribute(ctx context.Context, net engine.Network, in Input) (Maps, error) {
+	if g.Samples == 0 {
+		g.Samples = 25
+	}
+	dim, S := in.Dim(), g.Samples
+	refs := g.References
+	if len(refs) == 0 {
+		refs = make([]float32, dim)
+	}
+	if len(refs)%dim != 0 {
+		return Maps{}, fmt.Errorf("%d reference values are not whole inputs of %v", len(refs), in.Shape)
+	}
+	k := len(refs) / dim
+	// Draw every (reference, α) first, so that the result is independent of chunking.
+	type draw struct {
+		ref   int
+		alpha float32
+	}
+	draws := make([]draw, in.N*S)
+	rng := rand.New(rand.NewPCG(g.Seed, 0x5ab))
+	for r := range draws {
+		draws[r] = draw{rng.IntN(k), rng.Float32()}
+	}
+	acc := make([]float64, len(in.X))
+	err := gradients(ctx, net, in.N*S, g.Chunk,
+		func(r int, dst []float32) {
+			i, d := r/S, draws[r]
+			x, b := in.Sample(i), refs[d.ref*dim:(d.ref+1)*dim]
+			noise := rand.New(rand.NewPCG(g.Seed, uint64(r)+1))
+			for j := range dst {
+				xn := x[j]
+				if g.Stdev > 0 {
+					xn += float32(g.Stdev * noise.NormFloat64())
+				}
+				dst[j] = b[j] + d.alpha*(xn-b[j])
+			}
+		},
+		func(r int) int { return in.Target[r/S] },
+		func(r int, grad []float32) {
+			i, d := r/S, draws[r]
+			x, b := in.Sample(i), refs[d.ref*dim:(d.ref+1)*dim]
+			a := acc[i*dim : (i+1)*dim]
+			for j, v := range grad {
+				a[j] += float64(v) * float64(x[j]-b[j])
+			}
+		})
+	if err != nil {
+		return Maps{}, err
+	}
+	out := Maps{Data: make([]float32, len(in.X)), Shape: append([]int{in.N}, in.Shape...)}
+	for j := range out.Data {
+		out.Data[j] = float32(acc[j] / float64(S))
+	}
+	return out, nil
+}
