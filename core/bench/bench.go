@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"time"
 
+	"faithlab/core/attr"
 	"faithlab/core/data"
 	"faithlab/core/engine"
 	"faithlab/core/engine/gemm"
@@ -126,6 +127,39 @@ func CNN(ctx context.Context, ds *data.Dataset, opt Options, emit func(Result)) 
 		return fmt.Errorf("cnn_saliency: %w", err)
 	}
 	emit(result("cnn_saliency", v, "img/s", opt.Kernel))
+
+	// IG (25 right-Riemann steps, zero baseline) and SmoothGrad (15 draws,
+	// σ 0.15) of the predicted class for 16 images, all inner samples in
+	// one engine call, as the peer does.
+	const n = 16
+	explain := func(m attr.Method) func() error {
+		return func() error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			batch()
+			x := xb[:n*dim]
+			target, err := attr.Predicted(ctx, net, x, n, n)
+			if err != nil {
+				return err
+			}
+			_, err = m.Attribute(ctx, net, attr.Input{X: x, N: n, Shape: ds.Shape, Target: target})
+			return err
+		}
+	}
+	for _, f := range []struct {
+		name string
+		m    attr.Method
+	}{
+		{"cnn_ig25", attr.IntegratedGradients{Steps: 25, Chunk: 25 * n}},
+		{"cnn_smoothgrad15", attr.SmoothGrad{Samples: 15, NoiseFrac: 0.15, Chunk: 15 * n}},
+	} {
+		v, err := rate(explain(f.m), n, 2, opt.MinSeconds, 200)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.name, err)
+		}
+		emit(result(f.name, v, "img/s", opt.Kernel))
+	}
 	return nil
 }
 

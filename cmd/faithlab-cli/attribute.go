@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"faithlab/core/attr"
+	"faithlab/core/data"
+	"faithlab/core/model"
+)
+
+// mapRecord is written beside every maps file: what made the maps, enough
+// to make them again.
+type mapRecord struct {
+	Method   string         `json:"method"`
+	Settings map[string]any `json:"settings"`
+	Post     []string       `json:"post"`
+	Channels string         `json:"channels,omitempty"`
+	Target   string         `json:"target"`
+	Model    string         `json:"model"`
+	Arch     string         `json:"arch"`
+	Dataset  string         `json:"dataset"`
+	Split    string         `json:"split"`
+	Offset   int            `json:"offset"`
+	Count    int            `json:"count"`
+	Shape    []int          `json:"shape"`
+	Seconds  float64        `json:"seconds"`
+	Faithlab string         `json:"faithlab_version"`
+	Created  time.Time      `json:"created"`
+	Classes  []int          `json:"targets"`
+}
+
+func runAttribute(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("attribute", flag.ContinueOnError)
+	dsRef, dopt := dataFlags(fs)
+	path := fs.String("model", "", "model file (required)")
+	method := fs.String("method", "gradient", "method: "+strings.Join(attr.Names(), ", "))
+	out := fs.String("out", "", "maps .npy to write (required); settings go to OUT.json")
+	split := fs.String("split", "test", "train or test")
+	offset := fs.Int("offset", 0, "first sample")
+	count := fs.Int("n", 100, "number of samples (0: all from offset)")
+	target := fs.String("target", "predicted", "class to explain: predicted or label")
+	reduce := fs.String("reduce", "", "reduce colour channels to one: sum, mean or max (default: keep them)")
+	post := fs.String("post", "", "post-processing steps, e.g. abs,gaussian:1,normalize")
+	seed := fs.Uint64("seed", 0, "seed of random methods and of splits without a test set")
+	var p attr.Params
+	fs.IntVar(&p.Steps, "steps", 0, "IG steps (default 25)")
+	fs.StringVar(&p.Rule, "rule", "", "IG quadrature: riemann-right or trapezoid")
+	baseline := fs.String("baseline", "", "IG/DeepLift baseline: zero, mean or blur")
+	fs.IntVar(&p.Samples, "samples", 0, "SmoothGrad/GradientSHAP samples (default 15/25)")
+	fs.Float64Var(&p.NoiseFrac, "noise", 0, "SmoothGrad noise σ as a fraction of the input range (default 0.15)")
+	fs.Float64Var(&p.Stdev, "stdev", 0, "GradientSHAP input noise")
+	fs.StringVar(&p.Layer, "layer", "", "Grad-CAM layer (default: the last convolutional activation)")
+	fs.Float64Var(&p.DropRate, "drop-rate", 0, "BlockRandom: area of the rectangle")
+	fs.IntVar(&p.Chunk, "chunk", 256, "inputs per engine call (bounds memory)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *path == "" || *out == "" {
+		return errors.New("--model FILE and --out MAPS.npy are required")
+	}
+	p.Baseline, p.Seed = attr.Baseline(*baseline), *seed
+	steps, err := attr.ParseSteps(*post)
+	if err != nil {
+		return err
+	}
+	m, err := model.Load(*path, kernel())
+	if err != nil {
+		return err
+	}
+	dopt.Seed = *seed
+	trainSet, testSet, err := data.Open(*dsRef, *dopt)
+	if err != nil {
+		return err
+	}
+	ds := testSet
+	switch *split {
+	case "train":
+		ds = trainSet
+	case "test":
+	default:
+		return fmt.Errorf("--split %q: train or test", *split)
+	}
+	if err := m.Prepare(ds); err != nil {
+		return err
+	}
+	if *offset < 0 || *offset >= ds.Len() {
+		return fmt.Errorf("--offset %d outside the %d samples of %s", *offset, ds.Len(), ds.Name)
+	}
+	n := ds.Len() - *offset
+	if *count > 0 {
+		n = min(n, *count)
+	}
+	if p.References == nil && strings.EqualFold(*method, "gradientshap") {
+		// Expected gradients draw references from the training data.
+		p.References = trainSet.X[:min(100, trainSet.Len())*trainSet.Dim()]
+	}
+	meth, err := attr.New(*method, p)
+	if err != nil {
+		return err
+	}
+	dim := ds.Dim()
+	in := attr.Input{X: ds.X[*offset*dim : (*offset+n)*dim], N: n, Shape: ds.Shape}
+	switch *target {
+	case "predicted":
+		if in.Target, err = attr.Predicted(ctx, m.Net, in.X, n, p.Chunk); err != nil {
+			return err
+		}
+	case "label":
+		in.Target = ds.Y[*offset : *offset+n]
+	default:
+		return fmt.Errorf("--target %q: predicted or label", *target)
+	}
+	t0 := time.Now()
+	maps, err := attr.Run(ctx, meth, m.Net, in)
+	if err != nil {
+		return err
+	}
+	maps = attr.Apply(maps, steps)
+	if *reduce != "" {
+		if maps, err = attr.ReduceChannels(maps, *reduce); err != nil {
+			return err
+		}
+	}
+	shape := maps.Shape
+	if shape[1] == 1 {
+		shape = []int{shape[0], shape[2], shape[3]}
+	}
+	if err := data.SaveNPY(*out, shape, maps.Data); err != nil {
+		return err
+	}
+	rec := mapRecord{Method: meth.Name(), Settings: meth.Settings(), Channels: *reduce, Target: *target,
+		Model: *path, Arch: m.Arch, Dataset: ds.Name, Split: *split, Offset: *offset, Count: n, Shape: shape,
+		Seconds: time.Since(t0).Seconds(), Faithlab: model.Version, Created: time.Now().UTC(), Classes: in.Target}
+	for _, s := range steps {
+		rec.Post = append(rec.Post, s.String())
+	}
+	b, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(*out+".json", b, 0o644); err != nil {
+		return fmt.Errorf("save %s.json: %w", *out, err)
+	}
+	fmt.Fprintf(os.Stderr, "%s: %d maps of %v in %.2f s → %s\n", meth.Name(), n, shape[1:], rec.Seconds, *out)
+	return nil
+}
