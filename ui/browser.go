@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"image"
+	"slices"
 	"strings"
 	"sync"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
-	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -28,6 +28,7 @@ type Loaded struct {
 // counts, and lets the user pick another dataset or split.
 type Browser struct {
 	pick    *widget.Select
+	path    *widget.Entry
 	split   *widget.RadioGroup
 	status  *widget.Label
 	counts  *widget.Label
@@ -74,11 +75,16 @@ func NewBrowser(do func(func())) *Browser {
 			lbl.SetText(b.labels[id])
 		})
 	b.pick = widget.NewSelect(data.IDs(), func(id string) { b.Open(id) })
+	b.path = widget.NewEntry()
+	b.path.SetPlaceHolder("or a path: IDX or CIFAR folder, image folder, .csv, .npz")
+	b.path.OnSubmitted = func(p string) { b.Open(p) }
 	b.split = widget.NewRadioGroup([]string{"train", "test"}, func(string) { b.show() })
 	b.split.Horizontal = true
 	b.split.SetSelected("train")
 	pick := container.NewGridWrap(fyne.NewSize(170, b.pick.MinSize().Height), b.pick)
-	top := container.NewHBox(widget.NewLabel("Dataset"), pick, b.split, layout.NewSpacer(), b.status)
+	openPath := widget.NewButton("Open", func() { b.Open(b.path.Text) })
+	pathBox := container.NewBorder(nil, nil, nil, openPath, b.path)
+	top := container.NewBorder(nil, nil, container.NewHBox(widget.NewLabel("Dataset"), pick), container.NewHBox(b.split, b.status), pathBox)
 	side := container.NewVScroll(container.NewVBox(widget.NewLabelWithStyle("Class counts", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), b.counts))
 	split := container.NewHSplit(b.grid, side)
 	split.Offset = 0.78
@@ -109,7 +115,7 @@ func (b *Browser) Open(id string) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	b.cancel = cancel
-	if b.pick.Selected != id {
+	if slices.Contains(data.IDs(), id) && b.pick.Selected != id {
 		b.pick.SetSelected(id) // re-enters Open once, harmlessly cancelled above
 		return
 	}

@@ -143,6 +143,28 @@ func TestCancelSavesNothing(t *testing.T) {
 	}
 }
 
+func TestOpenPathAndBadPath(t *testing.T) {
+	wb, loop, _ := newTestWorkbench(t)
+	loop.run(func() {
+		wb.Browser.path.SetText(filepath.Join("..", "testdata", "cifar"))
+		wb.Browser.path.OnSubmitted(wb.Browser.path.Text)
+	})
+	loop.waitFor(t, "the CIFAR fixture", func() bool {
+		return strings.HasPrefix(wb.Browser.status.Text, filepath.Join("..", "testdata", "cifar")+":")
+	})
+	loop.run(func() {
+		if n := wb.Browser.grid.Length(); n != 4 {
+			t.Errorf("grid shows %d thumbnails, want the fixture's 4", n)
+		}
+		if !strings.Contains(wb.Browser.counts.Text, "airplane") {
+			t.Errorf("class counts %q lack the fixture's class names", wb.Browser.counts.Text)
+		}
+		wb.Browser.path.SetText("/no/such/dataset")
+		wb.Browser.path.OnSubmitted(wb.Browser.path.Text)
+	})
+	loop.waitFor(t, "the error", func() bool { return strings.HasPrefix(wb.Browser.status.Text, "error:") })
+}
+
 func TestBadFormInput(t *testing.T) {
 	wb, loop, dir := newTestWorkbench(t)
 	loop.run(func() {

@@ -1,0 +1,48 @@
+package native
+
+import (
+	"testing"
+
+	"faithlab/core/engine"
+	"faithlab/core/engine/gemm"
+)
+
+// benchNet is goar-cnn on a random batch of 256, as the peer's figures.
+func benchNet(b *testing.B) (*Net, []float32, []float32) {
+	k, err := gemm.Best()
+	if err != nil {
+		b.Log(err)
+	}
+	m, err := New("goar-cnn", []int{1, 28, 28}, 10, k)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m.Init(0)
+	x := randBatch(1, 256*784)
+	dl := make([]float32, 256*10)
+	for i := 0; i < 256; i++ {
+		dl[i*10+i%10] = 1
+	}
+	b.Logf("kernel %s", k.Name())
+	return m, x, dl
+}
+
+// BenchmarkForwardBackwardParams is the core of a training step (no optimiser).
+func BenchmarkForwardBackwardParams(b *testing.B) {
+	m, x, dl := benchNet(b)
+	for b.Loop() {
+		m.Forward(x, 256)
+		m.Backward(dl, engine.ParamGrad)
+	}
+	b.ReportMetric(256*float64(b.N)/b.Elapsed().Seconds(), "img/s")
+}
+
+// BenchmarkInputGradient is a saliency pass: forward and input gradient.
+func BenchmarkInputGradient(b *testing.B) {
+	m, x, dl := benchNet(b)
+	for b.Loop() {
+		m.Forward(x, 256)
+		m.Backward(dl, engine.InputGrad)
+	}
+	b.ReportMetric(256*float64(b.N)/b.Elapsed().Seconds(), "img/s")
+}
