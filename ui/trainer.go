@@ -140,7 +140,11 @@ func (t *Trainer) Start() {
 			var row string
 			if p.EpochDone {
 				e := p.Last
-				row = fmt.Sprintf("%5d %8.4f %8.4f %8.4f %8.4f %8.0f\n", e.Epoch, e.Loss, e.Accuracy, e.ValLoss, e.ValAcc, e.ImagesSec)
+				vl, va := "-", "-"
+				if e.ValLoss != 0 {
+					vl, va = fmt.Sprintf("%.4f", e.ValLoss), fmt.Sprintf("%.4f", e.ValAcc)
+				}
+				row = fmt.Sprintf("%5d %8.4f %8.4f %8s %8s %8.0f\n", e.Epoch, e.Loss, e.Accuracy, vl, va, e.ImagesSec)
 			}
 			t.do(func() {
 				t.bar.SetValue(frac)

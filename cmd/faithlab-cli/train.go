@@ -46,7 +46,7 @@ func runTrain(ctx context.Context, args []string) error {
 	fs.Float64Var(&cfg.Momentum, "momentum", 0, "SGD momentum")
 	fs.Float64Var(&cfg.WeightDecay, "weight-decay", 0, "L2 weight decay")
 	fs.StringVar(&cfg.Schedule, "schedule", "constant", "constant or cosine")
-	fs.Float64Var(&cfg.ValFraction, "val", 1.0/12, "validation fraction for early stopping (negative: none)")
+	fs.Float64Var(&cfg.ValFraction, "val", 0, "validation fraction for early stopping (0: 1/12 when early stopping can end the run, i.e. epochs > patience; negative: none)")
 	fs.IntVar(&cfg.Patience, "patience", 5, "early-stopping patience in epochs (negative: never)")
 	fs.Uint64Var(&cfg.Seed, "seed", 0, "seed of initialisation, shuffling and splits")
 	if err := fs.Parse(args); err != nil {
@@ -68,8 +68,11 @@ func runTrain(ctx context.Context, args []string) error {
 	rec, err := train.Train(ctx, m.Net, trainSet, cfg, func(p train.Progress) {
 		if p.EpochDone {
 			e := p.Last
-			fmt.Fprintf(os.Stderr, "epoch %3d  loss %.4f  acc %.4f  val_loss %.4f  val_acc %.4f  %.0f img/s\n",
-				e.Epoch, e.Loss, e.Accuracy, e.ValLoss, e.ValAcc, e.ImagesSec)
+			val := ""
+			if e.ValLoss != 0 {
+				val = fmt.Sprintf("  val_loss %.4f  val_acc %.4f", e.ValLoss, e.ValAcc)
+			}
+			fmt.Fprintf(os.Stderr, "epoch %3d  loss %.4f  acc %.4f%s  %.0f img/s\n", e.Epoch, e.Loss, e.Accuracy, val, e.ImagesSec)
 		}
 	})
 	if err != nil {

@@ -30,7 +30,7 @@ type Config struct {
 	Momentum    float64 `json:"momentum"`     // SGD momentum (default 0)
 	WeightDecay float64 `json:"weight_decay"` // L2 weight decay (default 0)
 	Schedule    string  `json:"schedule"`     // "constant" (default) or "cosine" over Epochs
-	ValFraction float64 `json:"val_fraction"` // held out for early stopping (default 1/12: Fashion-MNIST's usual 55k/5k; negative: none)
+	ValFraction float64 `json:"val_fraction"` // held out for early stopping; 0: 1/12 (Fashion-MNIST's usual 55k/5k) when early stopping can end the run, none when it cannot (Epochs ≤ Patience); negative: none
 	Patience    int     `json:"patience"`     // epochs without validation improvement before stopping (default 5; negative: never stop early)
 	Seed        uint64  `json:"seed"`
 }
@@ -52,11 +52,15 @@ func (c Config) Defaults() Config {
 	if c.Schedule == "" {
 		c.Schedule = "constant"
 	}
-	if c.ValFraction == 0 {
-		c.ValFraction = 1.0 / 12
-	}
 	if c.Patience == 0 {
 		c.Patience = 5
+	}
+	if c.ValFraction == 0 {
+		// A split that cannot stop training would only take data from it.
+		c.ValFraction = 1.0 / 12
+		if c.Patience < 0 || c.Epochs <= c.Patience {
+			c.ValFraction = -1
+		}
 	}
 	return c
 }

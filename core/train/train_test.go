@@ -127,3 +127,20 @@ func TestBadConfigAndData(t *testing.T) {
 		t.Errorf("shape mismatch: %v", err)
 	}
 }
+
+func TestValidationSplitOnlyWhenItCanStopTraining(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  Config
+		want float64
+	}{
+		{Config{Epochs: 5}, -1},                    // patience 5 can never trigger in 5 epochs
+		{Config{Epochs: 6}, 1.0 / 12},              // it can in 6
+		{Config{}, 1.0 / 12},                       // 100 epochs by default
+		{Config{Epochs: 50, Patience: -1}, -1},     // never stops early
+		{Config{Epochs: 5, ValFraction: 0.2}, 0.2}, // explicit
+	} {
+		if got := tc.cfg.Defaults().ValFraction; got != tc.want {
+			t.Errorf("%+v: validation fraction %g, want %g", tc.cfg, got, tc.want)
+		}
+	}
+}
