@@ -64,8 +64,8 @@ const (
 	BaselineBlur Baseline = "blur"
 )
 
-// baseline writes the baseline of sample x (shape C,H,W) into dst.
-func baseline(kind Baseline, sigma float64, x, dst []float32, shape []int) error {
+// BaselineOf writes the baseline of sample x (shape C,H,W) into dst.
+func BaselineOf(kind Baseline, sigma float64, x, dst []float32, shape []int) error {
 	c, hw := shape[0], shape[1]*shape[2]
 	switch kind {
 	case BaselineZero, "":
@@ -166,7 +166,7 @@ func (ig IntegratedGradients) Attribute(ctx context.Context, net engine.Network,
 	dim := in.Dim()
 	base := make([]float32, len(in.X))
 	for i := 0; i < in.N; i++ {
-		if err := baseline(ig.Baseline, ig.BlurSigma, in.Sample(i), base[i*dim:(i+1)*dim], in.Shape); err != nil {
+		if err := BaselineOf(ig.Baseline, ig.BlurSigma, in.Sample(i), base[i*dim:(i+1)*dim], in.Shape); err != nil {
 			return Maps{}, err
 		}
 	}
@@ -329,7 +329,7 @@ func (d DeepLift) Attribute(ctx context.Context, net engine.Network, in Input) (
 	dim := in.Dim()
 	base := make([]float32, len(in.X))
 	for i := 0; i < in.N; i++ {
-		if err := baseline(d.Baseline, d.BlurSigma, in.Sample(i), base[i*dim:(i+1)*dim], in.Shape); err != nil {
+		if err := BaselineOf(d.Baseline, d.BlurSigma, in.Sample(i), base[i*dim:(i+1)*dim], in.Shape); err != nil {
 			return Maps{}, err
 		}
 	}
