@@ -23,6 +23,7 @@ func commands() []command {
 		{"train", "train a built-in model on a dataset and save it", runTrain},
 		{"eval", "accuracy and per-class accuracy of a model on a dataset's test split", runEval},
 		{"attribute", "compute attribution maps for a model on a dataset and save them as .npy", runAttribute},
+		{"trace-compare", "score attribution methods and TRACE on the deletion metric (TRACE paper, Table 1)", runTraceCompare},
 		{"export", "write a model's weights to .npz with PyTorch's state_dict names", runExport},
 		{"import", "build a model file from PyTorch weights in .npz", runImport},
 		{"bench", "measure the engine on the PyTorch peer's workloads (JSON lines)", runBench},

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 )
 
@@ -380,4 +381,35 @@ func Heatmap(tau []int, alpha float64) []float32 {
 		psi[p] = float32(math.Pow(float64(rank+1)/float64(t), alpha))
 	}
 	return psi
+}
+
+// PatchScores sums an H×W map over the patches of a g×g grid, split as
+// NetScorer splits images.
+func PatchScores(m []float32, H, W, grid int) []float32 {
+	s := make([]float32, grid*grid)
+	for y := 0; y < H; y++ {
+		for x := 0; x < W; x++ {
+			s[(y*grid/H)*grid+x*grid/W] += m[y*W+x]
+		}
+	}
+	return s
+}
+
+// TrajectoryOf is σ(ψ): patches from least to most important, ties broken
+// by index, the lower index first (Appendix B.1).
+func TrajectoryOf(scores []float32) []int {
+	tau := make([]int, len(scores))
+	for i := range tau {
+		tau[i] = i
+	}
+	slices.SortStableFunc(tau, func(a, b int) int {
+		switch {
+		case scores[a] < scores[b]:
+			return -1
+		case scores[a] > scores[b]:
+			return 1
+		}
+		return 0
+	})
+	return tau
 }

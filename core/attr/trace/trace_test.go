@@ -199,3 +199,18 @@ func TestNetScorerEnds(t *testing.T) {
 		t.Error("a 30×30 grid on 28×28 images accepted")
 	}
 }
+
+func TestTrajectoryOfMaps(t *testing.T) {
+	// The paper's example: ψ = [0.1, 0.5, 0.3, 0.2] gives σ(ψ) = [1, 4, 3, 2] (1-based).
+	if got := TrajectoryOf([]float32{0.1, 0.5, 0.3, 0.2}); !slices.Equal(got, []int{0, 3, 2, 1}) {
+		t.Errorf("σ = %v", got)
+	}
+	if got := TrajectoryOf([]float32{1, 0, 1, 0}); !slices.Equal(got, []int{1, 3, 0, 2}) {
+		t.Errorf("ties: σ = %v, want lower indices first", got)
+	}
+	m := make([]float32, 16)
+	m[0], m[15] = 1, 2
+	if got := PatchScores(m, 4, 4, 2); !slices.Equal(got, []float32{1, 0, 0, 2}) {
+		t.Errorf("patch scores %v", got)
+	}
+}
