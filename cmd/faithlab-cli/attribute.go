@@ -62,20 +62,15 @@ func runAttribute(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *path == "" || *out == "" {
-		return errors.New("--model FILE and --out MAPS.npy are required")
+	if *out == "" {
+		return errors.New("--out MAPS.npy is required")
 	}
 	p.Baseline, p.Seed = attr.Baseline(*baseline), *seed
 	steps, err := attr.ParseSteps(*post)
 	if err != nil {
 		return err
 	}
-	m, err := model.Load(*path, kernel())
-	if err != nil {
-		return err
-	}
-	dopt.Seed = *seed
-	trainSet, testSet, err := data.Open(*dsRef, *dopt)
+	m, trainSet, testSet, err := openModelData(*path, *dsRef, dopt, *seed)
 	if err != nil {
 		return err
 	}
@@ -86,9 +81,6 @@ func runAttribute(ctx context.Context, args []string) error {
 	case "test":
 	default:
 		return fmt.Errorf("--split %q: train or test", *split)
-	}
-	if err := m.Prepare(ds); err != nil {
-		return err
 	}
 	if *offset < 0 || *offset >= ds.Len() {
 		return fmt.Errorf("--offset %d outside the %d samples of %s", *offset, ds.Len(), ds.Name)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -11,8 +10,6 @@ import (
 
 	"faithlab/core/attr"
 	"faithlab/core/attr/trace"
-	"faithlab/core/data"
-	"faithlab/core/model"
 )
 
 // runTraceCompare scores every attribution method and TRACE on the deletion
@@ -29,18 +26,8 @@ func runTraceCompare(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *path == "" {
-		return errors.New("--model FILE is required")
-	}
-	m, err := model.Load(*path, kernel())
+	m, _, ds, err := openModelData(*path, *dsRef, dopt, *seed)
 	if err != nil {
-		return err
-	}
-	_, ds, err := data.Open(*dsRef, *dopt)
-	if err != nil {
-		return err
-	}
-	if err := m.Prepare(ds); err != nil {
 		return err
 	}
 	N := min(*n, ds.Len())

@@ -98,6 +98,28 @@ func runTrain(ctx context.Context, args []string) error {
 	return nil
 }
 
+// openModelData loads a model file and a dataset's splits and checks that
+// they fit each other; seed splits datasets that have no test split (use the
+// training seed to get the same split).
+func openModelData(path, dsRef string, dopt *data.Options, seed uint64) (*model.Model, *data.Dataset, *data.Dataset, error) {
+	if path == "" {
+		return nil, nil, nil, errors.New("--model FILE is required")
+	}
+	m, err := model.Load(path, kernel())
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	dopt.Seed = seed
+	trainSet, testSet, err := data.Open(dsRef, *dopt)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := m.Prepare(testSet); err != nil {
+		return nil, nil, nil, err
+	}
+	return m, trainSet, testSet, nil
+}
+
 func runEval(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
 	dsRef, dopt := dataFlags(fs)
@@ -107,19 +129,8 @@ func runEval(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *path == "" {
-		return errors.New("--model FILE is required")
-	}
-	m, err := model.Load(*path, kernel())
+	m, _, testSet, err := openModelData(*path, *dsRef, dopt, *seed)
 	if err != nil {
-		return err
-	}
-	dopt.Seed = *seed
-	_, testSet, err := data.Open(*dsRef, *dopt)
-	if err != nil {
-		return err
-	}
-	if err := m.Prepare(testSet); err != nil {
 		return err
 	}
 	ev, err := train.Evaluate(ctx, m.Net, testSet, 512)

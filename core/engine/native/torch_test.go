@@ -18,13 +18,7 @@ import (
 // weights and batch, in evaluation and training mode. It runs where Debian's
 // python3-torch is installed (make deps installs it).
 func TestAgainstPyTorch(t *testing.T) {
-	peer, _ := filepath.Abs(filepath.Join("..", "..", "..", "..", "shared", "bench"))
-	if _, err := os.Stat(filepath.Join(peer, "torch_peer.py")); err != nil {
-		t.Skip("shared/bench/torch_peer.py not beside the repository")
-	}
-	if err := exec.Command("/usr/bin/python3", "-c", "import torch").Run(); err != nil {
-		t.Skip("Debian's python3-torch is not installed")
-	}
+	peer := requireTorch(t)
 	kern, _ := gemm.Best()
 	for _, tc := range []struct {
 		arch  string
@@ -72,11 +66,8 @@ func TestAgainstPyTorch(t *testing.T) {
 		if tc.train {
 			mode = "1"
 		}
-		cmd := exec.Command("/usr/bin/python3", filepath.Join("..", "..", "..", "testdata", "torch", "grads.py"), peer, tc.arch, mode,
+		pytorchReference(t, peer, tc.arch, mode,
 			filepath.Join(dir, "w.npz"), filepath.Join(dir, "x.npy"), filepath.Join(dir, "dl.npy"), filepath.Join(dir, "ref.npz"))
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("grads.py: %v\n%s", err, out)
-		}
 		ref, err := data.LoadNPZ(filepath.Join(dir, "ref.npz"))
 		must(t, err)
 		m.SetTraining(tc.train)
@@ -102,6 +93,30 @@ func TestAgainstPyTorch(t *testing.T) {
 			}
 			close(t, name+" "+key, got, r.Data, tc.tol)
 		}
+	}
+}
+
+// requireTorch skips the test unless Debian's python3-torch and the peer
+// script (shared/bench beside the repository) are there; it returns the
+// peer's folder.
+func requireTorch(t *testing.T) string {
+	t.Helper()
+	peer, _ := filepath.Abs(filepath.Join("..", "..", "..", "..", "shared", "bench"))
+	if _, err := os.Stat(filepath.Join(peer, "torch_peer.py")); err != nil {
+		t.Skip("shared/bench/torch_peer.py not beside the repository")
+	}
+	if err := exec.Command("/usr/bin/python3", "-c", "import torch").Run(); err != nil {
+		t.Skip("Debian's python3-torch is not installed")
+	}
+	return peer
+}
+
+// pytorchReference runs testdata/torch/grads.py with args after the peer folder.
+func pytorchReference(t *testing.T, peer string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("/usr/bin/python3", append([]string{filepath.Join("..", "..", "..", "testdata", "torch", "grads.py"), peer}, args...)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("grads.py: %v\n%s", err, out)
 	}
 }
 

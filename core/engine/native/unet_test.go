@@ -1,8 +1,6 @@
 package native
 
 import (
-	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -14,13 +12,7 @@ import (
 // TestUNetAgainstPyTorch compares unet-s's prediction, input gradient and
 // every parameter gradient with the peer's UNetS in float64.
 func TestUNetAgainstPyTorch(t *testing.T) {
-	peer, _ := filepath.Abs(filepath.Join("..", "..", "..", "..", "shared", "bench"))
-	if _, err := os.Stat(filepath.Join(peer, "torch_peer.py")); err != nil {
-		t.Skip("shared/bench/torch_peer.py not beside the repository")
-	}
-	if err := exec.Command("/usr/bin/python3", "-c", "import torch").Run(); err != nil {
-		t.Skip("Debian's python3-torch is not installed")
-	}
+	peer := requireTorch(t)
 	kern, _ := gemm.Best()
 	u, err := NewUNet([]int{1, 28, 28}, kern)
 	must(t, err)
@@ -46,11 +38,8 @@ func TestUNetAgainstPyTorch(t *testing.T) {
 	must(t, data.SaveNPY(filepath.Join(dir, "x.npy"), []int{n, 1, 28, 28}, x))
 	must(t, data.SaveNPY(filepath.Join(dir, "dl.npy"), []int{n, 1, 28, 28}, dl))
 	must(t, data.SaveNPY(filepath.Join(dir, "t.npy"), []int{n}, []float32{0, 499, 999}))
-	cmd := exec.Command("/usr/bin/python3", filepath.Join("..", "..", "..", "testdata", "torch", "grads.py"), peer, "unet-s", "0",
+	pytorchReference(t, peer, "unet-s", "0",
 		filepath.Join(dir, "w.npz"), filepath.Join(dir, "x.npy"), filepath.Join(dir, "dl.npy"), filepath.Join(dir, "ref.npz"), filepath.Join(dir, "t.npy"))
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("grads.py: %v\n%s", err, out)
-	}
 	ref, err := data.LoadNPZ(filepath.Join(dir, "ref.npz"))
 	must(t, err)
 	nGrads := 0
