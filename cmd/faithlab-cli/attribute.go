@@ -53,11 +53,12 @@ func runAttribute(ctx context.Context, args []string) error {
 	fs.IntVar(&p.Steps, "steps", 0, "IG steps (default 25)")
 	fs.StringVar(&p.Rule, "rule", "", "IG quadrature: riemann-right or trapezoid")
 	baseline := fs.String("baseline", "", "IG/DeepLift baseline: zero, mean or blur")
-	fs.IntVar(&p.Samples, "samples", 0, "SmoothGrad/GradientSHAP samples (default 15/25)")
+	fs.IntVar(&p.Samples, "samples", 0, "SmoothGrad/GradientSHAP/KernelSHAP samples (default 15/25/2048)")
 	fs.Float64Var(&p.NoiseFrac, "noise", 0, "SmoothGrad noise σ as a fraction of the input range (default 0.15)")
 	fs.Float64Var(&p.Stdev, "stdev", 0, "GradientSHAP input noise")
 	fs.StringVar(&p.Layer, "layer", "", "Grad-CAM layer (default: the last convolutional activation)")
 	fs.Float64Var(&p.DropRate, "drop-rate", 0, "BlockRandom: area of the rectangle")
+	fs.IntVar(&p.Grid, "grid", 0, "KernelSHAP: patch grid side (0: every input value is a feature)")
 	fs.IntVar(&p.Chunk, "chunk", 256, "inputs per engine call (bounds memory)")
 	if err := fs.Parse(args); err != nil {
 		return err

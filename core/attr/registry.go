@@ -17,6 +17,7 @@ type Params struct {
 	References []float32 // GradientSHAP: reference inputs
 	Layer      string    // GradCAM
 	DropRate   float64   // BlockRandom
+	Grid       int       // KernelSHAP: patch grid side (0: every input value is a feature)
 	Seed       uint64
 	Chunk      int // inputs per engine call
 }
@@ -24,7 +25,7 @@ type Params struct {
 // Names lists the short names New accepts.
 func Names() []string {
 	return []string{"gradient", "gradxinput", "ig", "smoothgrad", "sgsq", "vargrad", "deeplift",
-		"gradientshap", "gradcam", "sobel", "random", "pixelrandom", "blockrandom"}
+		"gradientshap", "kernelshap", "gradcam", "sobel", "random", "pixelrandom", "blockrandom"}
 }
 
 // New returns the method with a short name (see Names).
@@ -46,6 +47,8 @@ func New(name string, p Params) (Method, error) {
 		return DeepLift{Baseline: p.Baseline, Chunk: p.Chunk}, nil
 	case "gradientshap":
 		return GradientSHAP{Samples: p.Samples, Stdev: p.Stdev, References: p.References, Seed: p.Seed, Chunk: p.Chunk}, nil
+	case "kernelshap":
+		return KernelSHAP{Samples: p.Samples, Grid: p.Grid, Baseline: p.Baseline, Seed: p.Seed, Chunk: p.Chunk}, nil
 	case "gradcam":
 		return GradCAM{Layer: p.Layer, Chunk: p.Chunk}, nil
 	case "sobel":
