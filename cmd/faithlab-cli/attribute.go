@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"faithlab/core/attr"
+	"faithlab/core/attr/trace"
 	"faithlab/core/data"
+	"faithlab/core/engine"
 	"faithlab/core/model"
 )
 
@@ -34,13 +36,28 @@ type mapRecord struct {
 	Faithlab string         `json:"faithlab_version"`
 	Created  time.Time      `json:"created"`
 	Classes  []int          `json:"targets"`
+	Trace    []trace.Result `json:"trace,omitempty"` // per image: trajectory, objective, iterations, seconds
+}
+
+// newMethod builds a method of package attr or, for trace-sa and
+// trace-greedy, a TRACE explanation.
+func newMethod(name string, p attr.Params, tr trace.TRACE) (attr.Method, error) {
+	switch strings.ToLower(name) {
+	case "trace-sa":
+		tr.Algorithm = "sa"
+		return tr, nil
+	case "trace-greedy":
+		tr.Algorithm = "greedy"
+		return tr, nil
+	}
+	return attr.New(name, p)
 }
 
 func runAttribute(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("attribute", flag.ContinueOnError)
 	dsRef, dopt := dataFlags(fs)
 	path := fs.String("model", "", "model file (required)")
-	method := fs.String("method", "gradient", "method: "+strings.Join(attr.Names(), ", "))
+	method := fs.String("method", "gradient", "method: "+strings.Join(append(attr.Names(), "trace-sa", "trace-greedy"), ", "))
 	out := fs.String("out", "", "maps .npy to write (required); settings go to OUT.json")
 	split := fs.String("split", "test", "train or test")
 	offset := fs.Int("offset", 0, "first sample")
@@ -58,8 +75,16 @@ func runAttribute(ctx context.Context, args []string) error {
 	fs.Float64Var(&p.Stdev, "stdev", 0, "GradientSHAP input noise")
 	fs.StringVar(&p.Layer, "layer", "", "Grad-CAM layer (default: the last convolutional activation)")
 	fs.Float64Var(&p.DropRate, "drop-rate", 0, "BlockRandom: area of the rectangle")
-	fs.IntVar(&p.Grid, "grid", 0, "KernelSHAP: patch grid side (0: every input value is a feature)")
+	fs.IntVar(&p.Grid, "grid", 0, "KernelSHAP and TRACE: patch grid side (KernelSHAP 0: every input value is a feature; TRACE default 7)")
 	fs.IntVar(&p.Chunk, "chunk", 256, "inputs per engine call (bounds memory)")
+	var tr trace.TRACE
+	objective := fs.String("objective", "", "TRACE objective: le, mo or lemo (default lemo for SA, le for greedy)")
+	fs.IntVar(&tr.Iterations, "iterations", 0, "TRACE-SA iterations K (default 5000)")
+	fs.Float64Var(&tr.T0, "t0", 0, "TRACE-SA initial temperature (default 0.1, or 2 with --logit)")
+	fs.Float64Var(&tr.Cooling, "cooling", 0, "TRACE-SA cooling rate η (default 0.999)")
+	fs.BoolVar(&tr.GreedyInit, "greedy-init", false, "TRACE-SA: start from TRACE-Greedy-Le")
+	fs.BoolVar(&tr.Logit, "logit", false, "TRACE: score logits instead of probabilities")
+	fs.Float64Var(&tr.Alpha, "alpha", 0, "TRACE heatmap exponent α (default 1)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -67,6 +92,7 @@ func runAttribute(ctx context.Context, args []string) error {
 		return errors.New("--out MAPS.npy is required")
 	}
 	p.Baseline, p.Seed = attr.Baseline(*baseline), *seed
+	tr.Objective, tr.Grid, tr.Reference, tr.Seed, tr.Chunk = trace.Objective(*objective), p.Grid, p.Baseline, p.Seed, p.Chunk
 	steps, err := attr.ParseSteps(*post)
 	if err != nil {
 		return err
@@ -94,7 +120,7 @@ func runAttribute(ctx context.Context, args []string) error {
 		// Expected gradients draw references from the training data.
 		p.References = trainSet.X[:min(100, trainSet.Len())*trainSet.Dim()]
 	}
-	meth, err := attr.New(*method, p)
+	meth, err := newMethod(*method, p, tr)
 	if err != nil {
 		return err
 	}
@@ -111,6 +137,10 @@ func runAttribute(ctx context.Context, args []string) error {
 		return fmt.Errorf("--target %q: predicted or label", *target)
 	}
 	t0 := time.Now()
+	var traced []trace.Result
+	if t, ok := meth.(trace.TRACE); ok {
+		meth = recordTrace{t, &traced}
+	}
 	maps, err := attr.Run(ctx, meth, m.Net, in)
 	if err != nil {
 		return err
@@ -128,7 +158,7 @@ func runAttribute(ctx context.Context, args []string) error {
 	if err := data.SaveNPY(*out, shape, maps.Data); err != nil {
 		return err
 	}
-	rec := mapRecord{Method: meth.Name(), Settings: meth.Settings(), Channels: *reduce, Target: *target,
+	rec := mapRecord{Trace: traced, Method: meth.Name(), Settings: meth.Settings(), Channels: *reduce, Target: *target,
 		Model: *path, Arch: m.Arch, Dataset: ds.Name, Split: *split, Offset: *offset, Count: n, Shape: shape,
 		Seconds: time.Since(t0).Seconds(), Faithlab: model.Version, Created: time.Now().UTC(), Classes: in.Target}
 	for _, s := range steps {
@@ -143,4 +173,16 @@ func runAttribute(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(os.Stderr, "%s: %d maps of %v in %.2f s → %s\n", meth.Name(), n, shape[1:], rec.Seconds, *out)
 	return nil
+}
+
+// recordTrace runs a TRACE method and keeps its per-image results.
+type recordTrace struct {
+	trace.TRACE
+	results *[]trace.Result
+}
+
+func (r recordTrace) Attribute(ctx context.Context, net engine.Network, in attr.Input) (attr.Maps, error) {
+	maps, res, err := r.Explain(ctx, net, in)
+	*r.results = res
+	return maps, err
 }
