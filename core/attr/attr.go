@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
+	"sync"
 
 	"faithlab/core/engine"
 )
@@ -120,7 +122,8 @@ func argmax(row []float32) int {
 }
 
 // gradients computes, for m generated inputs, the gradient of each one's
-// target logit. fill(i, dst) writes input i into dst; the inputs are
+// target logit. fill(i, dst) writes input i into dst, and is called
+// concurrently for different i (it must only read shared state); the inputs are
 // generated and differentiated in chunks of at most chunk, so memory stays
 // bounded however many inputs (samples × steps) there are. Each gradient is
 // handed to use(i, grad), which must copy what it keeps.
@@ -138,9 +141,7 @@ func gradients(ctx context.Context, net engine.Network, m, chunk int, fill func(
 			return err
 		}
 		hi := min(lo+chunk, m)
-		for i := lo; i < hi; i++ {
-			fill(i, xs[(i-lo)*dim:(i-lo+1)*dim])
-		}
+		fillRows(xs, dim, lo, hi, fill)
 		if _, err := net.Forward(xs[:(hi-lo)*dim], hi-lo); err != nil {
 			return err
 		}
@@ -158,4 +159,23 @@ func gradients(ctx context.Context, net engine.Network, m, chunk int, fill func(
 		}
 	}
 	return nil
+}
+
+// fillRows generates inputs lo..hi−1 into xs on all cores: drawing noise
+// and interpolating paths is serial work that would otherwise idle a core
+// between engine calls.
+func fillRows(xs []float32, dim, lo, hi int, fill func(i int, dst []float32)) {
+	w := min(runtime.GOMAXPROCS(0), hi-lo)
+	var wg sync.WaitGroup
+	for p := 0; p < w; p++ {
+		a, b := lo+p*(hi-lo)/w, lo+(p+1)*(hi-lo)/w
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := a; i < b; i++ {
+				fill(i, xs[(i-lo)*dim:(i-lo+1)*dim])
+			}
+		}()
+	}
+	wg.Wait()
 }

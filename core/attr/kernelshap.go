@@ -233,9 +233,7 @@ func logitsOf(ctx context.Context, net engine.Network, m, chunk int, fill func(i
 			return err
 		}
 		hi := min(lo+chunk, m)
-		for i := lo; i < hi; i++ {
-			fill(i, xs[(i-lo)*dim:(i-lo+1)*dim])
-		}
+		fillRows(xs, dim, lo, hi, fill)
 		logits, err := net.Forward(xs[:(hi-lo)*dim], hi-lo)
 		if err != nil {
 			return err

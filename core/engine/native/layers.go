@@ -113,51 +113,75 @@ func (l *conv2d) kernelWeights() []float32 {
 }
 
 // im2col writes one row per output pixel with columns ordered (kernel row,
-// kernel column, input channel), so that each kernel tap is one contiguous
-// copy of a channels-last pixel.
+// kernel column, input channel). In channels-last memory the k taps of one
+// kernel row are k consecutive pixels, so each kernel row is a single copy of
+// k·C floats wherever the window lies inside the image.
 func (l *conv2d) im2col(x, cols []float32) {
-	K := l.i.c * l.k * l.k
-	c := l.i.c
+	c, k := l.i.c, l.k
+	K := c * k * k
+	run := k * c
 	for oy := 0; oy < l.o.h; oy++ {
 		for ox := 0; ox < l.o.w; ox++ {
 			row := cols[(oy*l.o.w+ox)*K : (oy*l.o.w+ox+1)*K]
-			for ky := 0; ky < l.k; ky++ {
+			ix0 := ox*l.stride - l.pad
+			inside := ix0 >= 0 && ix0+k <= l.i.w
+			for ky := 0; ky < k; ky++ {
 				iy := oy*l.stride - l.pad + ky
-				for kx := 0; kx < l.k; kx++ {
-					ix := ox*l.stride - l.pad + kx
-					dst := row[(ky*l.k+kx)*c : (ky*l.k+kx+1)*c]
-					if iy < 0 || iy >= l.i.h || ix < 0 || ix >= l.i.w {
-						clear(dst)
-						continue
+				dst := row[ky*run : (ky+1)*run]
+				switch {
+				case iy < 0 || iy >= l.i.h:
+					clear(dst)
+				case inside:
+					copy(dst, x[(iy*l.i.w+ix0)*c:(iy*l.i.w+ix0)*c+run])
+				default:
+					for kx := 0; kx < k; kx++ {
+						ix := ix0 + kx
+						tap := dst[kx*c : (kx+1)*c]
+						if ix < 0 || ix >= l.i.w {
+							clear(tap)
+							continue
+						}
+						copy(tap, x[(iy*l.i.w+ix)*c:(iy*l.i.w+ix+1)*c])
 					}
-					copy(dst, x[(iy*l.i.w+ix)*c:(iy*l.i.w+ix+1)*c])
 				}
 			}
 		}
 	}
 }
 
-// col2im adds the rows of dcols back onto the input pixels they came from.
+// col2im adds the rows of dcols back onto the input pixels they came from,
+// a kernel row (k·C contiguous floats) at a time where the window is inside.
 func (l *conv2d) col2im(dcols, dx []float32) {
-	K := l.i.c * l.k * l.k
-	c := l.i.c
+	c, k := l.i.c, l.k
+	K := c * k * k
+	run := k * c
 	clear(dx)
 	for oy := 0; oy < l.o.h; oy++ {
 		for ox := 0; ox < l.o.w; ox++ {
 			row := dcols[(oy*l.o.w+ox)*K : (oy*l.o.w+ox+1)*K]
-			for ky := 0; ky < l.k; ky++ {
+			ix0 := ox*l.stride - l.pad
+			inside := ix0 >= 0 && ix0+k <= l.i.w
+			for ky := 0; ky < k; ky++ {
 				iy := oy*l.stride - l.pad + ky
 				if iy < 0 || iy >= l.i.h {
 					continue
 				}
-				for kx := 0; kx < l.k; kx++ {
-					ix := ox*l.stride - l.pad + kx
+				src := row[ky*run : (ky+1)*run]
+				if inside {
+					dst := dx[(iy*l.i.w+ix0)*c : (iy*l.i.w+ix0)*c+run]
+					for j, v := range src {
+						dst[j] += v
+					}
+					continue
+				}
+				for kx := 0; kx < k; kx++ {
+					ix := ix0 + kx
 					if ix < 0 || ix >= l.i.w {
 						continue
 					}
 					dst := dx[(iy*l.i.w+ix)*c : (iy*l.i.w+ix+1)*c]
-					for ci, v := range row[(ky*l.k+kx)*c : (ky*l.k+kx+1)*c] {
-						dst[ci] += v
+					for j, v := range src[kx*c : (kx+1)*c] {
+						dst[j] += v
 					}
 				}
 			}
@@ -302,10 +326,16 @@ func (l *relu) clone(gemm.Kernel) layer { return &relu{nm: l.nm, d: l.d} }
 func (l *relu) forward(x []float32, n int, _ bool) []float32 {
 	l.x = x
 	y := grow(&l.y, len(x))
+	per := l.d.size()
 	parallel(n, func(lo, hi int) {
-		per := l.d.size()
-		for i := lo * per; i < hi*per; i++ {
-			y[i] = max(x[i], 0)
+		xs := x[lo*per : hi*per]
+		ys := y[lo*per : hi*per]
+		ys = ys[:len(xs)]
+		for i, v := range xs {
+			if v < 0 {
+				v = 0
+			}
+			ys[i] = v
 		}
 	})
 	return y
@@ -415,6 +445,42 @@ func (l *maxPool) forward(x []float32, n int, _ bool) []float32 {
 		}
 	})
 	return y
+}
+
+// forward2 is forward for 2×2 windows: four loads and three compares per
+// value, no inner window loop.
+func (l *maxPool) forward2(x, y []float32, arg []uint8, n int) {
+	c := l.i.c
+	rowLen := l.i.w * c
+	parallel(n, func(lo, hi int) {
+		for s := lo; s < hi; s++ {
+			xs := x[s*l.i.size() : (s+1)*l.i.size()]
+			for oy := 0; oy < l.o.h; oy++ {
+				for ox := 0; ox < l.o.w; ox++ {
+					o := s*l.o.size() + (oy*l.o.w+ox)*c
+					yo, ao := y[o:o+c], arg[o:o+c]
+					top := xs[2*oy*rowLen+2*ox*c:][:2*c]
+					bot := xs[(2*oy+1)*rowLen+2*ox*c:][:2*c]
+					a0, a1, b0, b1 := top[:c], top[c:2*c], bot[:c], bot[c:2*c]
+					a1, b0, b1 = a1[:len(a0)], b0[:len(a0)], b1[:len(a0)]
+					yo, ao = yo[:len(a0)], ao[:len(a0)]
+					for ch, m := range a0 {
+						t := uint8(0)
+						if v := a1[ch]; v > m {
+							m, t = v, 1
+						}
+						if v := b0[ch]; v > m {
+							m, t = v, 2
+						}
+						if v := b1[ch]; v > m {
+							m, t = v, 3
+						}
+						yo[ch], ao[ch] = m, t
+					}
+				}
+			}
+		}
+	})
 }
 
 func (l *maxPool) backward(dy []float32, n int, needDX, _ bool) []float32 {
