@@ -168,8 +168,8 @@ func runAttribute(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(*out+".json", b, 0o644); err != nil {
-		return fmt.Errorf("save %s.json: %w", *out, err)
+	if err := data.WriteFileAtomic(*out+".json", b); err != nil {
+		return err
 	}
 	fmt.Fprintf(os.Stderr, "%s: %d maps of %v in %.2f s → %s\n", meth.Name(), n, shape[1:], rec.Seconds, *out)
 	return nil

@@ -172,7 +172,7 @@ func SaveNPY(path string, shape []int, data []float32) error {
 	if err := EncodeNPY(&buf, shape, data); err != nil {
 		return fmt.Errorf("save %s: %w", path, err)
 	}
-	return writeAtomic(path, buf.Bytes())
+	return WriteFileAtomic(path, buf.Bytes())
 }
 
 // LoadNPZ reads every array of a .npz archive (stored or deflated).
@@ -243,12 +243,12 @@ func SaveNPZ(path string, arrays []NamedArray) error {
 	if err := zw.Close(); err != nil {
 		return fmt.Errorf("save %s: %w", path, err)
 	}
-	return writeAtomic(path, buf.Bytes())
+	return WriteFileAtomic(path, buf.Bytes())
 }
 
-// writeAtomic writes through a temporary file and a rename, so that a crash
-// never leaves a half-written file under path.
-func writeAtomic(path string, b []byte) error {
+// WriteFileAtomic writes b through a temporary file and a rename, so that a
+// crash never leaves a half-written file under path.
+func WriteFileAtomic(path string, b []byte) error {
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, b, 0o644); err != nil {
 		return fmt.Errorf("save %s: %w", path, err)

@@ -114,14 +114,7 @@ func (m *Model) Save(path string) error {
 	if err != nil {
 		return fmt.Errorf("save %s: %w", path, err)
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return fmt.Errorf("save %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("save %s: %w", path, err)
-	}
-	return nil
+	return data.WriteFileAtomic(path, b)
 }
 
 // Load reads a model file.

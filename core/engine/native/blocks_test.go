@@ -55,3 +55,48 @@ func TestBatchNormGradients(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxPool checks both max-pool paths (2×2 and general k) against the
+// definition: each output is its window's maximum, the first one on ties,
+// and the gradient goes to that element only.
+func TestMaxPool(t *testing.T) {
+	for _, k := range []int{2, 3} {
+		d := dims{6, 6, 3}
+		l := newMaxPool("p", d, k)
+		n := 2
+		x := randBatch(11, n*d.size())
+		x[0], x[3] = 0.5, 0.5 // a tie inside the first window of channel 0
+		y := l.forward(x, n, false)
+		dy := randBatch(12, len(y))
+		dx := l.backward(dy, n, true, false)
+		want := make([]float32, len(x))
+		o := l.out()
+		for s := 0; s < n; s++ {
+			for oy := 0; oy < o.h; oy++ {
+				for ox := 0; ox < o.w; ox++ {
+					for c := 0; c < d.c; c++ {
+						best, at := float32(-1), -1
+						for ky := 0; ky < k; ky++ {
+							for kx := 0; kx < k; kx++ {
+								i := s*d.size() + ((oy*k+ky)*d.w+ox*k+kx)*d.c + c
+								if at < 0 || x[i] > best {
+									best, at = x[i], i
+								}
+							}
+						}
+						j := s*o.size() + (oy*o.w+ox)*o.c + c
+						if y[j] != best {
+							t.Fatalf("k=%d: output %d = %g, want %g", k, j, y[j], best)
+						}
+						want[at] += dy[j]
+					}
+				}
+			}
+		}
+		for i := range want {
+			if dx[i] != want[i] {
+				t.Fatalf("k=%d: dx[%d] = %g, want %g", k, i, dx[i], want[i])
+			}
+		}
+	}
+}

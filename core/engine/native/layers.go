@@ -391,9 +391,11 @@ type maxPool struct {
 	i, o  dims
 	k     int
 	y, dx []float32
-	arg   []int32
+	arg   []uint8 // each output's argmax: its position t = ky·k + kx in the window
 }
 
+// newMaxPool builds a k×k max-pool with stride k; k ≤ 16, so that a window
+// position fits the uint8 argmax.
 func newMaxPool(name string, in dims, k int) *maxPool {
 	return &maxPool{nm: name, i: in, o: dims{in.h / k, in.w / k, in.c}, k: k}
 }
@@ -407,10 +409,14 @@ func (l *maxPool) clone(gemm.Kernel) layer { return newMaxPool(l.nm, l.i, l.k) }
 func (l *maxPool) forward(x []float32, n int, _ bool) []float32 {
 	y := grow(&l.y, n*l.o.size())
 	if cap(l.arg) < len(y) {
-		l.arg = make([]int32, len(y))
+		l.arg = make([]uint8, len(y))
 	}
 	arg := l.arg[:len(y)]
-	c := l.i.c
+	if l.k == 2 {
+		l.forward2(x, y, arg, n)
+		return y
+	}
+	c, k := l.i.c, l.k
 	parallel(n, func(lo, hi int) {
 		for s := lo; s < hi; s++ {
 			xs := x[s*l.i.size() : (s+1)*l.i.size()]
@@ -420,23 +426,14 @@ func (l *maxPool) forward(x []float32, n int, _ bool) []float32 {
 					yo, ao := y[o:o+c], arg[o:o+c]
 					// Start from the window's first pixel, then keep strict
 					// improvements: ties go to the first, as in PyTorch.
-					first := ((oy*l.k)*l.i.w + ox*l.k) * c
+					first := ((oy*k)*l.i.w + ox*k) * c
 					copy(yo, xs[first:first+c])
-					for ch := range ao {
-						ao[ch] = int32(first + ch)
-					}
-					for ky := 0; ky < l.k; ky++ {
-						for kx := 0; kx < l.k; kx++ {
-							if ky == 0 && kx == 0 {
-								continue
-							}
-							at := ((oy*l.k+ky)*l.i.w + ox*l.k + kx) * c
-							src := xs[at : at+c]
-							for ch, v := range src {
-								if v > yo[ch] {
-									yo[ch] = v
-									ao[ch] = int32(at + ch)
-								}
+					clear(ao)
+					for t := 1; t < k*k; t++ {
+						at := ((oy*k+t/k)*l.i.w + ox*k + t%k) * c
+						for ch, v := range xs[at : at+c] {
+							if v > yo[ch] {
+								yo[ch], ao[ch] = v, uint8(t)
 							}
 						}
 					}
@@ -488,12 +485,18 @@ func (l *maxPool) backward(dy []float32, n int, needDX, _ bool) []float32 {
 		return nil
 	}
 	dx := grow(&l.dx, n*l.i.size())
+	c, k := l.i.c, l.k
 	parallel(n, func(lo, hi int) {
 		for s := lo; s < hi; s++ {
 			d := dx[s*l.i.size() : (s+1)*l.i.size()]
 			clear(d)
-			for j := s * l.o.size(); j < (s+1)*l.o.size(); j++ {
-				d[l.arg[j]] += dy[j]
+			for oy := 0; oy < l.o.h; oy++ {
+				for ox := 0; ox < l.o.w; ox++ {
+					o := s*l.o.size() + (oy*l.o.w+ox)*c
+					for ch, t := range l.arg[o : o+c] {
+						d[((oy*k+int(t)/k)*l.i.w+ox*k+int(t)%k)*c+ch] += dy[o+ch]
+					}
+				}
 			}
 		}
 	})
