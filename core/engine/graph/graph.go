@@ -49,6 +49,9 @@ type compiled struct {
 type namedNode struct {
 	name string
 	node *G.Node
+	// overwritten: gorgonia's ReLU runs in place on this node's value, so
+	// after a forward pass it holds the ReLU's output, not the layer's.
+	overwritten bool
 }
 
 // New builds a gorgonia network for a built-in architecture; parameters are
@@ -88,7 +91,7 @@ func (m *Net) build(n int) (c *compiled, err error) {
 		return p
 	}
 	name := func(s string, nd *G.Node) *G.Node {
-		c.named = append(c.named, namedNode{s, nd})
+		c.named = append(c.named, namedNode{name: s, node: nd})
 		return nd
 	}
 	conv := func(mod string, in *G.Node, cout, k int) *G.Node {
@@ -106,7 +109,14 @@ func (m *Net) build(n int) (c *compiled, err error) {
 		b2 := G.Must(G.Reshape(b, tensor.Shape{1, out}))
 		return name(mod, G.Must(G.BroadcastAdd(y, b2, nil, []byte{0})))
 	}
-	relu := func(s string, in *G.Node) *G.Node { return name(s, G.Must(G.Rectify(in))) }
+	relu := func(s string, in *G.Node) *G.Node {
+		for i := range c.named {
+			if c.named[i].node == in {
+				c.named[i].overwritten = true
+			}
+		}
+		return name(s, G.Must(G.Rectify(in)))
+	}
 	pool := func(s string, in *G.Node) *G.Node {
 		return name(s, G.Must(G.MaxPool2D(in, tensor.Shape{2, 2}, []int{0, 0}, []int{2, 2})))
 	}
@@ -257,6 +267,9 @@ func (m *Net) Activation(name string) (engine.Activation, error) {
 	c := m.cur
 	for _, nn := range c.named {
 		if nn.name == name {
+			if nn.overwritten {
+				return engine.Activation{}, fmt.Errorf("%s: the gorgonia engine overwrites layer %s's output with the ReLU after it; use the native engine for pre-activation values", m.arch, name)
+			}
 			a := engine.Activation{Shape: []int(nn.node.Shape().Clone()), Values: slices.Clone(values(nn.node))}
 			if g, err := nn.node.Grad(); err == nil && g != nil {
 				a.Grad = slices.Clone(g.Data().([]float32))

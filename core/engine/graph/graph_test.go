@@ -73,16 +73,24 @@ func TestEnginesAgree(t *testing.T) {
 			agree(t, tc.arch+" "+np[i].Name+" gradient", np[i].Grad, gp[i].Grad)
 		}
 		if tc.arch == "goar-cnn" {
-			an, err := nat.Activation("relu3")
-			if err != nil {
-				t.Fatal(err)
+			// Every layer's output and its gradient, including the ReLUs
+			// whose gradient the native engine fuses into the max-pool.
+			// (gorgonia's in-place ReLU leaves no pre-activation values.)
+			if _, err := gr.Activation("c1"); err == nil {
+				t.Error("gorgonia engine returned c1 values that its ReLU overwrote")
 			}
-			ag, err := gr.Activation("relu3")
-			if err != nil {
-				t.Fatal(err)
+			for _, name := range []string{"relu1", "pool1", "relu2", "pool2", "relu3"} {
+				an, err := nat.Activation(name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ag, err := gr.Activation(name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				agree(t, name+" values", an.Values, ag.Values)
+				agree(t, name+" gradient", an.Grad, ag.Grad)
 			}
-			agree(t, "relu3 values", an.Values, ag.Values)
-			agree(t, "relu3 gradient", an.Grad, ag.Grad)
 		}
 	}
 }

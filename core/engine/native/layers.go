@@ -1,6 +1,8 @@
 package native
 
 import (
+	"math"
+
 	"faithlab/core/engine"
 	"faithlab/core/engine/gemm"
 )
@@ -331,11 +333,12 @@ func (l *relu) forward(x []float32, n int, _ bool) []float32 {
 		xs := x[lo*per : hi*per]
 		ys := y[lo*per : hi*per]
 		ys = ys[:len(xs)]
+		// Clearing the bits of negative values instead of branching on
+		// the sign: noisy inputs make the sign unpredictable, and a
+		// mispredicted branch per value cost more than the memory traffic.
 		for i, v := range xs {
-			if v < 0 {
-				v = 0
-			}
-			ys[i] = v
+			b := math.Float32bits(v)
+			ys[i] = math.Float32frombits(b &^ uint32(int32(b)>>31))
 		}
 	})
 	return y
@@ -353,12 +356,9 @@ func (l *relu) backward(dy []float32, n int, needDX, _ bool) []float32 {
 			return
 		}
 		xs, ds, out := l.x[lo*per:hi*per], dy[lo*per:hi*per], dx[lo*per:hi*per]
+		ds, out = ds[:len(xs)], out[:len(xs)]
 		for i, v := range xs {
-			if v > 0 {
-				out[i] = ds[i]
-			} else {
-				out[i] = 0
-			}
+			out[i] = math.Float32frombits(math.Float32bits(ds[i]) & positive(v))
 		}
 	})
 	return dx
@@ -382,6 +382,21 @@ func (l *relu) rescale(dx, dy []float32, lo, hi int) {
 			}
 		}
 	}
+}
+
+// positive is all ones where v > 0 (a positive, non-zero float: its bits
+// as int32 are > 0) and zero elsewhere, −0 included.
+func positive(v float32) uint32 {
+	b := int32(math.Float32bits(v))
+	return uint32(-b>>31) &^ uint32(b>>31)
+}
+
+// b2u is 1 for true and 0 for false; the compiler makes it a SETcc.
+func b2u(b bool) uint8 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // ---- MaxPool2d (kernel = stride, no padding, floor) ----
@@ -461,18 +476,14 @@ func (l *maxPool) forward2(x, y []float32, arg []uint8, n int) {
 					a0, a1, b0, b1 := top[:c], top[c:2*c], bot[:c], bot[c:2*c]
 					a1, b0, b1 = a1[:len(a0)], b0[:len(a0)], b1[:len(a0)]
 					yo, ao = yo[:len(a0)], ao[:len(a0)]
-					for ch, m := range a0 {
-						t := uint8(0)
-						if v := a1[ch]; v > m {
-							m, t = v, 1
-						}
-						if v := b0[ch]; v > m {
-							m, t = v, 2
-						}
-						if v := b1[ch]; v > m {
-							m, t = v, 3
-						}
-						yo[ch], ao[ch] = m, t
+					// Branch-free: the winner of each row, then of the
+					// two rows; strict comparisons keep the first maximum.
+					for ch, a := range a0 {
+						b, c, d := a1[ch], b0[ch], b1[ch]
+						top, ttop := max(a, b), b2u(b > a)
+						bot, tbot := max(c, d), 2+b2u(d > c)
+						sel := -b2u(bot > top)
+						yo[ch], ao[ch] = max(top, bot), ttop^((ttop^tbot)&sel)
 					}
 				}
 			}
@@ -484,7 +495,14 @@ func (l *maxPool) backward(dy []float32, n int, needDX, _ bool) []float32 {
 	if !needDX {
 		return nil
 	}
-	dx := grow(&l.dx, n*l.i.size())
+	return l.scatter(grow(&l.dx, n*l.i.size()), dy, n, false)
+}
+
+// scatter writes the input gradient of n samples into dx: each output's
+// gradient goes to its window's argmax. With gate, it goes there only where
+// the window's maximum is positive, which is the gradient through a ReLU
+// feeding the pool as well.
+func (l *maxPool) scatter(dx, dy []float32, n int, gate bool) []float32 {
 	c, k := l.i.c, l.k
 	parallel(n, func(lo, hi int) {
 		for s := lo; s < hi; s++ {
@@ -493,8 +511,13 @@ func (l *maxPool) backward(dy []float32, n int, needDX, _ bool) []float32 {
 			for oy := 0; oy < l.o.h; oy++ {
 				for ox := 0; ox < l.o.w; ox++ {
 					o := s*l.o.size() + (oy*l.o.w+ox)*c
+					ys, ds := l.y[o:o+c], dy[o:o+c]
 					for ch, t := range l.arg[o : o+c] {
-						d[((oy*k+int(t)/k)*l.i.w+ox*k+int(t)%k)*c+ch] += dy[o+ch]
+						g := ds[ch]
+						if gate {
+							g = math.Float32frombits(math.Float32bits(g) & positive(ys[ch]))
+						}
+						d[((oy*k+int(t)/k)*l.i.w+ox*k+int(t)%k)*c+ch] += g
 					}
 				}
 			}

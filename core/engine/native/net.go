@@ -18,12 +18,15 @@ type Net struct {
 	kern    gemm.Kernel
 	train   bool
 
-	n      int
-	xin    []float32   // the input batch, channels-last
-	outs   [][]float32 // each layer's output for the last Forward
-	grads  [][]float32 // gradient of each layer's output after the last Backward
-	dxin   []float32   // input gradient, NCHW
-	logits []float32
+	n     int
+	xin   []float32   // the input batch, channels-last
+	outs  [][]float32 // each layer's output for the last Forward
+	grads [][]float32 // gradient of each layer's output after the last Backward
+	// ungated marks the ReLU outputs whose gradient Backward skipped by
+	// fusing the ReLU with the max-pool after it (see reluPool).
+	ungated []bool
+	dxin    []float32 // input gradient, NCHW
+	logits  []float32
 }
 
 var _ engine.Network = (*Net)(nil)
@@ -43,7 +46,22 @@ func newNet(arch string, shape []int, classes int, kern gemm.Kernel, layers []la
 		return nil, fmt.Errorf("%s: last layer gives %d outputs, want %d classes", arch, in.size(), classes)
 	}
 	return &Net{arch: arch, shape: append([]int(nil), shape...), classes: classes, layers: layers, kern: kern,
-		outs: make([][]float32, len(layers)), grads: make([][]float32, len(layers))}, nil
+		outs: make([][]float32, len(layers)), grads: make([][]float32, len(layers)), ungated: make([]bool, len(layers))}, nil
+}
+
+// reluPool returns layer i as a max-pool when it pools the output of ReLU
+// layer i−1 and the pair can be differentiated as one (the ReLU under the
+// gradient rule, not DeepLift's rescale rule), or nil.
+func (m *Net) reluPool(i int) *maxPool {
+	if i < 1 {
+		return nil
+	}
+	p, ok := m.layers[i].(*maxPool)
+	r, ok2 := m.layers[i-1].(*relu)
+	if !ok || !ok2 || r.ref != nil {
+		return nil
+	}
+	return p
 }
 
 // Arch implements engine.Network.
@@ -75,6 +93,7 @@ func (m *Net) Forward(x []float32, n int) ([]float32, error) {
 		cur = l.forward(cur, n, m.train)
 		m.outs[i] = cur
 		m.grads[i] = nil
+		m.ungated[i] = false
 	}
 	// The last layer is flat, so its output is already n×classes.
 	for _, v := range cur {
@@ -96,6 +115,17 @@ func (m *Net) Backward(dLogits []float32, want engine.Want) ([]float32, error) {
 	dy := dLogits
 	for i := len(m.layers) - 1; i >= 0; i-- {
 		m.grads[i] = dy
+		if p := m.reluPool(i); p != nil {
+			// ReLU then max-pool: the pool routes each gradient to its
+			// window's argmax, where ReLU's derivative is 1 unless the
+			// window's maximum is 0, so one gated scatter does both layers'
+			// work. The gradient between them is computed on request.
+			dy = p.scatter(grow(&p.dx, m.n*p.i.size()), dy, m.n, true)
+			m.grads[i-1] = nil
+			m.ungated[i-1] = true
+			i--
+			continue
+		}
 		dy = m.layers[i].backward(dy, m.n, i > 0 || want&engine.InputGrad != 0, want&engine.ParamGrad != 0)
 	}
 	if want&engine.InputGrad == 0 {
@@ -142,9 +172,14 @@ func (m *Net) Activation(name string) (engine.Activation, error) {
 			a.Shape = []int{m.n, d.c}
 		}
 		hwcToCHW(a.Values, m.outs[i], m.n, d)
-		if m.grads[i] != nil {
+		g := m.grads[i]
+		if m.ungated[i] {
+			p := m.layers[i+1].(*maxPool)
+			g = p.scatter(make([]float32, m.n*d.size()), m.grads[i+1], m.n, false)
+		}
+		if g != nil {
 			a.Grad = make([]float32, len(a.Values))
-			hwcToCHW(a.Grad, m.grads[i], m.n, d)
+			hwcToCHW(a.Grad, g, m.n, d)
 		}
 		return a, nil
 	}
