@@ -2,81 +2,26 @@ package attr
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
 
 	"faithlab/core/engine"
+	"faithlab/core/engine/enginetest"
 	"faithlab/core/engine/gemm"
 	"faithlab/core/engine/native"
 )
 
-// linearNet is f(x) = W·x + b with K classes over D inputs, whose gradient
-// is W's row for every input: the model with exactly known attributions.
-type linearNet struct {
-	W, B  []float32 // K×D, K
-	D, K  int
-	x     []float32
-	n     int
-	shape []int
-}
+type linearNet = enginetest.Linear
 
-func (l *linearNet) Arch() string      { return "linear" }
-func (l *linearNet) InputShape() []int { return l.shape }
-func (l *linearNet) Classes() int      { return l.K }
-func (l *linearNet) Forward(x []float32, n int) ([]float32, error) {
-	l.x, l.n = x, n
-	y := make([]float32, n*l.K)
-	for s := 0; s < n; s++ {
-		for k := 0; k < l.K; k++ {
-			v := l.B[k]
-			for j := 0; j < l.D; j++ {
-				v += l.W[k*l.D+j] * x[s*l.D+j]
-			}
-			y[s*l.K+k] = v
-		}
-	}
-	return y, nil
-}
-func (l *linearNet) Backward(d []float32, _ engine.Want) ([]float32, error) {
-	g := make([]float32, l.n*l.D)
-	for s := 0; s < l.n; s++ {
-		for k := 0; k < l.K; k++ {
-			for j := 0; j < l.D; j++ {
-				g[s*l.D+j] += d[s*l.K+k] * l.W[k*l.D+j]
-			}
-		}
-	}
-	return g, nil
-}
-func (l *linearNet) Params() []engine.Param { return nil }
-func (l *linearNet) SetTraining(bool)       {}
-func (l *linearNet) Layers() []string       { return nil }
-func (l *linearNet) Activation(string) (engine.Activation, error) {
-	return engine.Activation{}, fmt.Errorf("no layers")
-}
-func (l *linearNet) SetRule(engine.Rule, []float32, int) error { return nil }
-func (l *linearNet) Clone() engine.Network                     { c := *l; return &c }
-
-func newLinear(seed uint64) *linearNet {
-	rng := rand.New(rand.NewPCG(seed, 1))
-	l := &linearNet{D: 6, K: 3, shape: []int{6, 1, 1}, W: make([]float32, 18), B: make([]float32, 3)}
-	for i := range l.W {
-		l.W[i] = float32(rng.NormFloat64())
-	}
-	for i := range l.B {
-		l.B[i] = float32(rng.NormFloat64())
-	}
-	return l
-}
+func newLinear(seed uint64) *linearNet { return enginetest.NewLinear(seed, []int{6, 1, 1}, 3) }
 
 func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol*math.Max(1, math.Abs(b)) }
 
 func TestLinearModelExactAnswers(t *testing.T) {
 	net := newLinear(1)
 	rng := rand.New(rand.NewPCG(2, 2))
-	in := Input{N: 4, Shape: net.shape, X: make([]float32, 24), Target: []int{0, 1, 2, 1}}
+	in := Input{N: 4, Shape: net.Shape, X: make([]float32, 24), Target: []int{0, 1, 2, 1}}
 	for i := range in.X {
 		in.X[i] = float32(rng.NormFloat64())
 	}
@@ -116,7 +61,7 @@ func TestGradientSHAPEfficiency(t *testing.T) {
 	net := newLinear(3)
 	ref := []float32{0.5, -1, 2, 0, 1, -0.5}
 	x := []float32{1, 2, 3, -1, 0, 0.25}
-	in := Input{N: 1, Shape: net.shape, X: x, Target: []int{2}}
+	in := Input{N: 1, Shape: net.Shape, X: x, Target: []int{2}}
 	got, err := Run(context.Background(), GradientSHAP{References: ref, Samples: 7, Seed: 9}, net, in)
 	if err != nil {
 		t.Fatal(err)
@@ -246,7 +191,7 @@ func TestDeterministicUnderSeed(t *testing.T) {
 
 func TestBadInputs(t *testing.T) {
 	net := newLinear(1)
-	ok := Input{N: 1, Shape: net.shape, X: make([]float32, 6), Target: []int{0}}
+	ok := Input{N: 1, Shape: net.Shape, X: make([]float32, 6), Target: []int{0}}
 	nan := ok
 	nan.X = []float32{0, float32(math.NaN()), 0, 0, 0, 0}
 	for _, tc := range []struct {
@@ -255,7 +200,7 @@ func TestBadInputs(t *testing.T) {
 		in   Input
 	}{
 		{"nan input", Gradient{}, nan},
-		{"target out of range", Gradient{}, Input{N: 1, Shape: net.shape, X: make([]float32, 6), Target: []int{3}}},
+		{"target out of range", Gradient{}, Input{N: 1, Shape: net.Shape, X: make([]float32, 6), Target: []int{3}}},
 		{"wrong shape", Gradient{}, Input{N: 1, Shape: []int{1, 2, 3}, X: make([]float32, 6), Target: []int{0}}},
 		{"bad rule", IntegratedGradients{Rule: "simpson"}, ok},
 		{"bad baseline", IntegratedGradients{Baseline: "noise"}, ok},

@@ -13,7 +13,7 @@ import (
 func TestKernelSHAPLinearExact(t *testing.T) {
 	net := newLinear(5)
 	rng := rand.New(rand.NewPCG(6, 6))
-	in := Input{N: 2, Shape: net.shape, X: make([]float32, 12), Target: []int{1, 2}}
+	in := Input{N: 2, Shape: net.Shape, X: make([]float32, 12), Target: []int{1, 2}}
 	for i := range in.X {
 		in.X[i] = float32(rng.NormFloat64())
 	}

@@ -33,6 +33,10 @@ type Config struct {
 	ValFraction float64 `json:"val_fraction"` // held out for early stopping; 0: 1/12 (Fashion-MNIST's usual 55k/5k) when early stopping can end the run, none when it cannot (Epochs ≤ Patience); negative: none
 	Patience    int     `json:"patience"`     // epochs without validation improvement before stopping (default 5; negative: never stop early)
 	Seed        uint64  `json:"seed"`
+	// MaskProb removes (sets to 0) each pixel of every training batch with
+	// this probability, drawn afresh per batch: the random masking that
+	// trains Eval-X's proxy model (Jethani et al. 2021 use 0.5).
+	MaskProb float64 `json:"mask_prob,omitempty"`
 }
 
 // Defaults fills the zero fields of c with the GOAR recipe.
@@ -164,6 +168,9 @@ func Train(ctx context.Context, net engine.Network, ds *data.Dataset, cfg Config
 				copy(xb[i*dim:(i+1)*dim], trainSet.Sample(j))
 				yb[i] = trainSet.Y[j]
 			}
+			if cfg.MaskProb > 0 {
+				maskPixels(xb[:n*dim], ds.Shape, cfg.MaskProb, rng)
+			}
 			logits, err := net.Forward(xb[:n*dim], n)
 			if err != nil {
 				return rec, fmt.Errorf("train epoch %d batch %d: %w", epoch+1, b+1, err)
@@ -223,8 +230,27 @@ func Train(ctx context.Context, net engine.Network, ds *data.Dataset, cfg Config
 	return rec, nil
 }
 
+// maskPixels sets each pixel (all its channels) of a batch to 0 with
+// probability p.
+func maskPixels(x []float32, shape []int, p float64, rng *rand.Rand) {
+	C, hw := shape[0], shape[1]*shape[2]
+	for s := 0; s < len(x)/(C*hw); s++ {
+		img := x[s*C*hw : (s+1)*C*hw]
+		for q := 0; q < hw; q++ {
+			if rng.Float64() < p {
+				for c := 0; c < C; c++ {
+					img[c*hw+q] = 0
+				}
+			}
+		}
+	}
+}
+
 func checkConfig(c Config) error {
 	var errs []error
+	if !(c.MaskProb >= 0 && c.MaskProb < 1) {
+		errs = append(errs, fmt.Errorf("mask probability %g outside [0, 1)", c.MaskProb))
+	}
 	if c.Epochs < 0 {
 		errs = append(errs, fmt.Errorf("epochs %d is negative", c.Epochs))
 	}

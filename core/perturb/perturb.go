@@ -1,0 +1,119 @@
+// Package perturb removes features from images: it ranks the pixels or
+// square patches of an attribution map, turns a ranking and a count into a
+// keep-mask, and fills the removed pixels from a reference (zero, channel
+// mean, dataset mean, Gaussian blur, or ROAD's noisy linear imputation).
+// The removal protocols and TRACE share it, so every protocol removes the
+// same features for the same map.
+package perturb
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Features partitions an H×W image into the units that are removed
+// together: single pixels (Grid 0) or the patches of a Grid×Grid grid, rows
+// and columns split as evenly as the size allows (TRACE's patches).
+type Features struct {
+	H, W, Grid int
+	of         []int // pixel → feature
+}
+
+// NewFeatures partitions an H×W image; grid 0 means one feature per pixel.
+func NewFeatures(H, W, grid int) (Features, error) {
+	if H < 1 || W < 1 {
+		return Features{}, fmt.Errorf("image %d×%d: need positive sides", H, W)
+	}
+	if grid < 0 || grid > H || grid > W {
+		return Features{}, fmt.Errorf("patch grid %d×%d does not fit %d×%d images", grid, grid, H, W)
+	}
+	f := Features{H: H, W: W, Grid: grid, of: make([]int, H*W)}
+	for y := 0; y < H; y++ {
+		for x := 0; x < W; x++ {
+			if grid == 0 {
+				f.of[y*W+x] = y*W + x
+			} else {
+				f.of[y*W+x] = (y*grid/H)*grid + x*grid/W
+			}
+		}
+	}
+	return f, nil
+}
+
+// N is the number of features.
+func (f Features) N() int {
+	if f.Grid == 0 {
+		return f.H * f.W
+	}
+	return f.Grid * f.Grid
+}
+
+// Of is the feature that pixel p (row-major) belongs to.
+func (f Features) Of(p int) int { return f.of[p] }
+
+// Scores sums an H×W map over each feature. A NaN or infinite value is an
+// error: it would rank arbitrarily.
+func (f Features) Scores(m []float32) ([]float32, error) {
+	if len(m) != f.H*f.W {
+		return nil, fmt.Errorf("map of %d values, want %d×%d", len(m), f.H, f.W)
+	}
+	s := make([]float32, f.N())
+	for p, v := range m {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return nil, fmt.Errorf("map value %g at pixel (%d, %d)", v, p/f.W, p%f.W)
+		}
+		s[f.of[p]] += v
+	}
+	return s, nil
+}
+
+// Order ranks features: the most important first when morf (MoRF), the
+// least important first otherwise (LeRF). Ties keep the lower index first in
+// both orders (TRACE, Appendix B.1), so the two orders are not reverses of
+// each other when scores tie.
+func Order(scores []float32, morf bool) []int {
+	idx := make([]int, len(scores))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		sa, sb := scores[a], scores[b]
+		if morf {
+			sa, sb = sb, sa
+		}
+		switch {
+		case sa < sb:
+			return -1
+		case sa > sb:
+			return 1
+		}
+		return 0
+	})
+	return idx
+}
+
+// Count is the number of the n features that a drop rate removes, rounded
+// to the nearest; the rate must lie in (0, 1).
+func Count(rate float64, n int) (int, error) {
+	if !(rate > 0 && rate < 1) {
+		return 0, fmt.Errorf("drop rate %g outside (0, 1)", rate)
+	}
+	return int(math.Round(rate * float64(n))), nil
+}
+
+// Keep writes the H×W keep-mask (1 kept, 0 removed: ROAD's convention) that
+// removes the first k features of order into dst.
+func (f Features) Keep(dst []float32, order []int, k int) {
+	removed := make([]bool, f.N())
+	for _, j := range order[:k] {
+		removed[j] = true
+	}
+	for p := range dst[:f.H*f.W] {
+		if removed[f.of[p]] {
+			dst[p] = 0
+		} else {
+			dst[p] = 1
+		}
+	}
+}

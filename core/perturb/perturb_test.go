@@ -1,0 +1,312 @@
+package perturb
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestOrderBreaksTiesByIndex(t *testing.T) {
+	s := []float32{1, 3, 3, 0, 1}
+	for _, tc := range []struct {
+		morf bool
+		want []int
+	}{
+		{true, []int{1, 2, 0, 4, 3}},
+		{false, []int{3, 0, 4, 1, 2}},
+	} {
+		if got := Order(s, tc.morf); !slices.Equal(got, tc.want) {
+			t.Errorf("morf=%v: order %v, want %v", tc.morf, got, tc.want)
+		}
+	}
+}
+
+func TestFeaturesAndKeep(t *testing.T) {
+	f, err := NewFeatures(4, 4, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := make([]float32, 16)
+	m[0], m[15] = 5, 2 // patch 0 (top-left) and patch 3 (bottom-right)
+	s, err := f.Scores(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(s, []float32{5, 0, 0, 2}) {
+		t.Fatalf("patch scores %v", s)
+	}
+	keep := make([]float32, 16)
+	f.Keep(keep, Order(s, true), 2) // remove patches 0 and 3
+	want := []float32{0, 0, 1, 1, 0, 0, 1, 1, 1, 1, 0, 0, 1, 1, 0, 0}
+	if !slices.Equal(keep, want) {
+		t.Fatalf("keep %v, want %v", keep, want)
+	}
+	if _, err := f.Scores([]float32{float32(math.NaN())}); err == nil {
+		t.Error("short map accepted")
+	}
+	m[3] = float32(math.NaN())
+	if _, err := f.Scores(m); err == nil || !strings.Contains(err.Error(), "NaN") {
+		t.Errorf("NaN map: %v", err)
+	}
+	for _, r := range []float64{0, 1, -0.1, math.NaN()} {
+		if _, err := Count(r, 10); err == nil {
+			t.Errorf("drop rate %g accepted", r)
+		}
+	}
+	if _, err := NewFeatures(4, 4, 5); err == nil {
+		t.Error("5×5 grid on 4×4 image accepted")
+	}
+}
+
+// neighbourMean is the ROAD definition: the renormalised weighted mean of
+// pixel p's in-image 8-neighbours in channel plane img.
+func neighbourMean(img []float32, H, W, p int) float64 {
+	var s, ws float64
+	y, x := p/W, p%W
+	for _, nb := range roadNeighbours {
+		yy, xx := y+nb.dy, x+nb.dx
+		if yy >= 0 && yy < H && xx >= 0 && xx < W {
+			s += nb.w * float64(img[yy*W+xx])
+			ws += nb.w
+		}
+	}
+	return s / ws
+}
+
+func randomImage(rng *rand.Rand, n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = rng.Float32()
+	}
+	return x
+}
+
+func randomMask(rng *rand.Rand, hw int, frac float64) []float32 {
+	k := make([]float32, hw)
+	for i := range k {
+		if rng.Float64() >= frac {
+			k[i] = 1
+		}
+	}
+	return k
+}
+
+// TestROADResidual checks every imputed pixel against the definition, on
+// random masks of every density (borders and corners included) and colour.
+func TestROADResidual(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, tc := range []struct {
+		C, H, W int
+		frac    float64
+	}{
+		{1, 28, 28, 0.1}, {1, 28, 28, 0.5}, {1, 28, 28, 0.9}, {1, 28, 28, 0.99},
+		{3, 32, 32, 0.5}, {3, 7, 11, 0.7}, {1, 1, 5, 0.5}, {2, 5, 1, 0.6},
+	} {
+		hw := tc.H * tc.W
+		img := randomImage(rng, tc.C*hw)
+		keep := randomMask(rng, hw, tc.frac)
+		keep[rng.IntN(hw)] = 1
+		out := slices.Clone(img)
+		if err := (ROAD{}).Fill(out, []int{tc.C, tc.H, tc.W}, keep, nil); err != nil {
+			t.Fatal(err)
+		}
+		worst := 0.0
+		for c := 0; c < tc.C; c++ {
+			plane := out[c*hw : (c+1)*hw]
+			for p, k := range keep {
+				if k == 1 {
+					if plane[p] != img[c*hw+p] {
+						t.Fatalf("%v: kept pixel %d changed", tc, p)
+					}
+					continue
+				}
+				worst = max(worst, math.Abs(float64(plane[p])-neighbourMean(plane, tc.H, tc.W, p)))
+			}
+		}
+		if worst > 1e-5 {
+			t.Errorf("%dx%dx%d at %.0f%% removed: worst residual %g > 1e-5", tc.C, tc.H, tc.W, 100*tc.frac, worst)
+		}
+	}
+}
+
+func TestROADHandSolved(t *testing.T) {
+	img := []float32{
+		1, 2, 3,
+		4, 5, 6,
+		7, 8, 9,
+	}
+	for _, tc := range []struct {
+		name    string
+		removed []int
+		want    map[int]float64
+	}{
+		// Centre: (1/6)(2+4+6+8) + (1/12)(1+3+7+9) = 20/6 + 20/12 = 5.
+		{"centre", []int{4}, map[int]float64{4: 5}},
+		// Corner: ((1/6)(2+4) + (1/12)·5) / (5/12) = (2·2 + 2·4 + 5)/5 = 17/5.
+		{"corner", []int{0}, map[int]float64{0: 17.0 / 5}},
+		// Edge: neighbours 1, 3 (direct), 5, 4 (5 direct, 4 and 6 diagonal).
+		// ((1/6)(1+3+5) + (1/12)(4+6)) / (3/6 + 2/12) = (18+10)/8 = 3.5.
+		{"edge", []int{1}, map[int]float64{1: 3.5}},
+		// Everything but pixel 4 removed: the only solution is constant.
+		{"one kept", []int{0, 1, 2, 3, 5, 6, 7, 8}, map[int]float64{0: 5, 1: 5, 2: 5, 3: 5, 5: 5, 6: 5, 7: 5, 8: 5}},
+	} {
+		keep := slices.Repeat([]float32{1}, 9)
+		for _, p := range tc.removed {
+			keep[p] = 0
+		}
+		out := slices.Clone(img)
+		if err := (ROAD{}).Fill(out, []int{1, 3, 3}, keep, nil); err != nil {
+			t.Fatal(err)
+		}
+		for p, v := range tc.want {
+			if math.Abs(float64(out[p])-v) > 1e-5 {
+				t.Errorf("%s: pixel %d = %g, want %g", tc.name, p, out[p], v)
+			}
+		}
+	}
+	if err := (ROAD{}).Fill(slices.Clone(img), []int{1, 3, 3}, make([]float32, 9), nil); err == nil {
+		t.Error("all pixels removed: no error")
+	}
+	if err := (ROAD{}).Fill(slices.Clone(img), []int{1, 3, 3}, make([]float32, 8), nil); err == nil {
+		t.Error("mask of the wrong size accepted")
+	}
+	bad := slices.Repeat([]float32{1}, 9)
+	bad[2] = 0.5
+	if err := (ROAD{}).Fill(slices.Clone(img), []int{1, 3, 3}, bad, nil); err == nil {
+		t.Error("mask value 0.5 accepted")
+	}
+}
+
+func TestROADNoise(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 2))
+	shape := []int{1, 28, 28}
+	img := randomImage(rng, 784)
+	keep := randomMask(rng, 784, 0.5)
+	clean, noisy := slices.Clone(img), slices.Clone(img)
+	if err := (ROAD{}).Fill(clean, shape, keep, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := (ROAD{Noise: 0.1}).Fill(noisy, shape, keep, rand.New(rand.NewPCG(3, 3))); err != nil {
+		t.Fatal(err)
+	}
+	var ss float64
+	n := 0
+	for p, k := range keep {
+		d := float64(noisy[p] - clean[p])
+		if k == 1 && d != 0 {
+			t.Fatalf("noise on kept pixel %d", p)
+		}
+		if k == 0 {
+			ss += d * d
+			n++
+		}
+	}
+	if sd := math.Sqrt(ss / float64(n)); math.Abs(sd-0.1) > 0.015 {
+		t.Errorf("noise sd %g, want 0.1", sd)
+	}
+}
+
+func TestFillAllDeterministic(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	shape := []int{3, 9, 9}
+	imgs := randomImage(rng, 20*243)
+	keeps := make([]float32, 0, 20*81)
+	for range 20 {
+		keeps = append(keeps, randomMask(rng, 81, 0.4)...)
+	}
+	for _, ref := range []Reference{Zero{}, ChannelMean{}, DatasetMean{Mean: []float32{1, 2, 3}}, Blur{Sigma: 1}, ROAD{Noise: 0.01}} {
+		a, b := slices.Clone(imgs), slices.Clone(imgs)
+		if err := FillAll(context.Background(), ref, a, shape, keeps, 7, 0); err != nil {
+			t.Fatal(ref.Name(), err)
+		}
+		if err := FillAll(context.Background(), ref, b, shape, keeps, 7, 0); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(a, b) {
+			t.Errorf("%s: two runs differ", ref.Name())
+		}
+		for i, k := range keeps {
+			for c := 0; c < 3; c++ {
+				j := (i/81)*243 + c*81 + i%81
+				if k == 1 && a[j] != imgs[j] {
+					t.Fatalf("%s changed a kept pixel", ref.Name())
+				}
+				if k == 0 && ref.Name() == "dataset-mean" && a[j] != float32(c+1) {
+					t.Fatalf("dataset-mean filled %g in channel %d", a[j], c)
+				}
+			}
+		}
+	}
+	if err := FillAll(context.Background(), Zero{}, imgs, shape, keeps[:10], 0, 0); err == nil {
+		t.Error("mask count mismatch accepted")
+	}
+}
+
+// TestROADMatchesPeer compares with the published algorithm as the PyTorch
+// peer script implements it (scipy spsolve), when Debian's python3 has it.
+func TestROADMatchesPeer(t *testing.T) {
+	peer, _ := filepath.Abs("../../../shared/bench/torch_peer.py")
+	if _, err := os.Stat(peer); err != nil {
+		t.Skip("no peer script:", err)
+	}
+	if exec.Command("/usr/bin/python3", "-c", "import scipy, numpy, torch").Run() != nil {
+		t.Skip("no scipy or torch in /usr/bin/python3")
+	}
+	rng := rand.New(rand.NewPCG(5, 5))
+	type tcase struct {
+		Img  []float32 `json:"img"`
+		Keep []float32 `json:"keep"`
+		C    int       `json:"c"`
+	}
+	var cases []tcase
+	for _, c := range []struct {
+		C    int
+		frac float64
+	}{{1, 0.1}, {1, 0.5}, {1, 0.9}, {3, 0.6}} {
+		cases = append(cases, tcase{randomImage(rng, c.C*28*28), randomMask(rng, 784, c.frac), c.C})
+	}
+	in, _ := json.Marshal(cases)
+	script := `
+import json, sys, importlib.util
+import numpy as np
+spec = importlib.util.spec_from_file_location("peer", sys.argv[1])
+peer = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(peer)
+out = []
+for c in json.load(sys.stdin):
+    img = np.array(c["img"], dtype=np.float32).reshape(c["c"], 28, 28)
+    mask = np.array(c["keep"], dtype=np.float32).reshape(28, 28)
+    out.append(peer.road_impute(img, mask).reshape(-1).tolist())
+json.dump(out, sys.stdout)
+`
+	cmd := exec.Command("/usr/bin/python3", "-c", script, peer)
+	cmd.Stdin = strings.NewReader(string(in))
+	raw, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("peer: %v", err)
+	}
+	var want [][]float64
+	if err := json.Unmarshal(raw, &want); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range cases {
+		got := slices.Clone(c.Img)
+		if err := (ROAD{}).Fill(got, []int{c.C, 28, 28}, c.Keep, nil); err != nil {
+			t.Fatal(err)
+		}
+		worst := 0.0
+		for j := range got {
+			worst = max(worst, math.Abs(float64(got[j])-want[i][j]))
+		}
+		if worst > 1e-5 {
+			t.Errorf("case %d: max difference from the peer %g > 1e-5", i, worst)
+		}
+	}
+}

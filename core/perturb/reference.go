@@ -1,0 +1,216 @@
+package perturb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"faithlab/core/attr"
+)
+
+// Reference fills the removed pixels of an image. Fill gets one (C, H, W)
+// image, changes it in place where keep (H×W, 1 kept, 0 removed) is 0, and
+// draws any randomness from rng. A Reference is safe for concurrent use.
+type Reference interface {
+	Name() string
+	Fill(img []float32, shape []int, keep []float32, rng *rand.Rand) error
+}
+
+// Zero fills removed pixels with 0 (ROAR's fixed value).
+type Zero struct{}
+
+// Name implements Reference.
+func (Zero) Name() string { return "zero" }
+
+// Fill implements Reference.
+func (Zero) Fill(img []float32, shape []int, keep []float32, _ *rand.Rand) error {
+	return fillFrom(img, nil, shape, keep)
+}
+
+// ChannelMean fills removed pixels with the mean of the image's own channel
+// over all its pixels, computed before removal.
+type ChannelMean struct{}
+
+// Name implements Reference.
+func (ChannelMean) Name() string { return "mean" }
+
+// Fill implements Reference.
+func (ChannelMean) Fill(img []float32, shape []int, keep []float32, _ *rand.Rand) error {
+	ref := make([]float32, len(img))
+	if err := attr.BaselineOf(attr.BaselineMean, 0, img, ref, shape); err != nil {
+		return err
+	}
+	return fillFrom(img, ref, shape, keep)
+}
+
+// DatasetMean fills removed pixels with a fixed per-channel value, usually
+// the training set's channel means.
+type DatasetMean struct{ Mean []float32 }
+
+// Name implements Reference.
+func (DatasetMean) Name() string { return "dataset-mean" }
+
+// Fill implements Reference.
+func (d DatasetMean) Fill(img []float32, shape []int, keep []float32, _ *rand.Rand) error {
+	if len(d.Mean) != shape[0] {
+		return fmt.Errorf("dataset mean has %d channels, image %d", len(d.Mean), shape[0])
+	}
+	ref := make([]float32, len(img))
+	hw := shape[1] * shape[2]
+	for c, m := range d.Mean {
+		for p := range hw {
+			ref[c*hw+p] = m
+		}
+	}
+	return fillFrom(img, ref, shape, keep)
+}
+
+// Blur fills removed pixels with the image blurred by a Gaussian of
+// standard deviation Sigma pixels (computed before removal).
+type Blur struct{ Sigma float64 }
+
+// Name implements Reference.
+func (b Blur) Name() string { return "blur:" + strconv.FormatFloat(b.Sigma, 'g', -1, 64) }
+
+// Fill implements Reference.
+func (b Blur) Fill(img []float32, shape []int, keep []float32, _ *rand.Rand) error {
+	if !(b.Sigma > 0) {
+		return fmt.Errorf("blur σ %g: must be positive", b.Sigma)
+	}
+	ref := make([]float32, len(img))
+	if err := attr.BaselineOf(attr.BaselineBlur, b.Sigma, img, ref, shape); err != nil {
+		return err
+	}
+	return fillFrom(img, ref, shape, keep)
+}
+
+// fillFrom copies ref (nil: zeros) into the removed pixels of img.
+func fillFrom(img, ref []float32, shape []int, keep []float32) error {
+	if err := checkShapes(img, shape, keep); err != nil {
+		return err
+	}
+	hw := shape[1] * shape[2]
+	for c := 0; c < shape[0]; c++ {
+		for p, k := range keep {
+			if k == 0 {
+				v := float32(0)
+				if ref != nil {
+					v = ref[c*hw+p]
+				}
+				img[c*hw+p] = v
+			}
+		}
+	}
+	return nil
+}
+
+func checkShapes(img []float32, shape []int, keep []float32) error {
+	if len(shape) != 3 || shape[0]*shape[1]*shape[2] != len(img) {
+		return fmt.Errorf("image of %d values does not have shape %v", len(img), shape)
+	}
+	if len(keep) != shape[1]*shape[2] {
+		return fmt.Errorf("mask of %d values for a %d×%d image", len(keep), shape[1], shape[2])
+	}
+	for p, k := range keep {
+		if k != 0 && k != 1 {
+			return fmt.Errorf("mask value %g at pixel (%d, %d): want 1 (kept) or 0 (removed)", k, p/shape[2], p%shape[2])
+		}
+	}
+	return nil
+}
+
+// ParseReference reads a reference name: zero, mean, dataset-mean (with
+// the given channel means), blur[:σ] (default σ 5, as attr's blur baseline)
+// or road[:noise] (default noise 0.01).
+func ParseReference(spec string, datasetMean []float32) (Reference, error) {
+	name, arg, hasArg := strings.Cut(strings.TrimSpace(spec), ":")
+	num := func(def float64) (float64, error) {
+		if !hasArg {
+			return def, nil
+		}
+		v, err := strconv.ParseFloat(arg, 64)
+		if err != nil || v < 0 {
+			return 0, fmt.Errorf("reference %s: parameter %q is not a non-negative number", name, arg)
+		}
+		return v, nil
+	}
+	switch name {
+	case "zero":
+		return Zero{}, nil
+	case "mean":
+		return ChannelMean{}, nil
+	case "dataset-mean":
+		if datasetMean == nil {
+			return nil, fmt.Errorf("reference dataset-mean needs the dataset's channel means")
+		}
+		return DatasetMean{Mean: datasetMean}, nil
+	case "blur":
+		s, err := num(5)
+		if err != nil {
+			return nil, err
+		}
+		return Blur{Sigma: s}, nil
+	case "road":
+		n, err := num(0.01)
+		if err != nil {
+			return nil, err
+		}
+		return ROAD{Noise: n}, nil
+	}
+	return nil, fmt.Errorf("unknown reference %q (zero, mean, dataset-mean, blur[:σ], road[:noise])", spec)
+}
+
+// FillAll fills the removed pixels of n images (n×C×H×W) given their masks
+// (n×H×W), on all cores. Image i draws its randomness from its own stream
+// (seed, first+i), so the result depends neither on the number of cores nor,
+// when a caller numbers its images with first, on how it batches them.
+func FillAll(ctx context.Context, ref Reference, imgs []float32, shape []int, keeps []float32, seed, first uint64) error {
+	if len(shape) != 3 {
+		return fmt.Errorf("image shape %v: want C, H, W", shape)
+	}
+	dim, hw := shape[0]*shape[1]*shape[2], shape[1]*shape[2]
+	if dim == 0 || len(imgs)%dim != 0 || len(keeps) != len(imgs)/dim*hw {
+		return fmt.Errorf("%d image values and %d mask values do not make images of shape %v with one H×W mask each", len(imgs), len(keeps), shape)
+	}
+	n := len(imgs) / dim
+	var next atomic.Int64
+	errs := make([]error, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for w := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var road roadSolver
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n || ctx.Err() != nil {
+					return
+				}
+				rng := rand.New(rand.NewPCG(seed, first+uint64(i)))
+				img, keep := imgs[i*dim:(i+1)*dim], keeps[i*hw:(i+1)*hw]
+				var err error
+				if r, ok := ref.(ROAD); ok {
+					err = road.fill(img, shape, keep, r.Noise, rng)
+				} else {
+					err = ref.Fill(img, shape, keep, rng)
+				}
+				if err != nil {
+					errs[w] = fmt.Errorf("image %d: %w", i, err)
+					next.Store(int64(n))
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return ctx.Err()
+}

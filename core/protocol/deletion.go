@@ -1,0 +1,286 @@
+package protocol
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"faithlab/core/attr"
+	"faithlab/core/data"
+	"faithlab/core/engine"
+	"faithlab/core/perturb"
+)
+
+// Deletion is the insertion/deletion protocol on a fixed model (Petsiuk et
+// al. 2018; TRACE §3): features are removed in the order of the map, most
+// relevant first (MoRF) or least relevant first (LeRF), and the target's
+// score is recorded after each step. Insertion curves need no separate run:
+// inserting the k most relevant features into the reference leaves the same
+// image as deleting the t−k least relevant ones, so the insertion curve is
+// the LeRF deletion curve read backwards (TRACE, Theorem 3.1), and
+// LeRF − MoRF is both insertion − deletion and the TRACE objective.
+type Deletion struct {
+	Samples   int    `json:"samples" doc:"test images evaluated: the first n of the test set (0: all)"`
+	Grid      int    `json:"grid" doc:"patch grid side t: features are the t×t patches (the image side: single pixels)"`
+	Steps     int    `json:"steps" doc:"removal steps per curve, evenly spaced in features; 0: one per feature"`
+	Reference string `json:"reference" doc:"value of removed pixels: zero, mean, dataset-mean, blur[:σ], road[:noise]"`
+	Output    string `json:"output" doc:"score: probability or logit of the target class"`
+	Target    string `json:"target" doc:"class explained: predicted or label"`
+	Chunk     int    `json:"chunk" doc:"inputs per forward pass"`
+}
+
+func (d Deletion) defaults() Deletion {
+	if d.Samples == 0 {
+		d.Samples = 500
+	}
+	if d.Grid == 0 {
+		d.Grid = 7
+	}
+	if d.Reference == "" {
+		d.Reference = "zero"
+	}
+	if d.Output == "" {
+		d.Output = "probability"
+	}
+	if d.Target == "" {
+		d.Target = "predicted"
+	}
+	if d.Chunk == 0 {
+		d.Chunk = 1024
+	}
+	return d
+}
+
+// Info implements Protocol.
+func (d Deletion) Info() Info {
+	return Info{Name: "Deletion", Category: "model", Data: []string{"image"},
+		Doc:    "MoRF and LeRF deletion curves on the trained model; insertion is the LeRF curve reversed",
+		Params: Params(d.defaults()),
+		Metrics: []Metric{
+			{"auc_morf", Lower, "area under the MoRF deletion curve (fraction removed 0…1)"},
+			{"auc_lerf", Higher, "area under the LeRF deletion curve"},
+			{"lerf_minus_morf", Higher, "AUC(LeRF) − AUC(MoRF), the TRACE objective"},
+			{"tau_morf", Higher, "mean Kendall τ of the MoRF curve against removal (1: strictly falling)"},
+			{"tau_lerf", Lower, "mean Kendall τ of the LeRF curve against removal"},
+		}}
+}
+
+// Run implements Protocol.
+func (d Deletion) Run(ctx context.Context, env *Env) (Result, error) {
+	d = d.defaults()
+	res := Result{Protocol: "Deletion", Method: env.Method, Config: config(d)}
+	if d.Output != "probability" && d.Output != "logit" {
+		return res, fmt.Errorf("deletion: output %q: want probability or logit", d.Output)
+	}
+	x, n, shape, err := testImages(env, d.Samples)
+	if err != nil {
+		return res, fmt.Errorf("deletion: %w", err)
+	}
+	maps, err := mapsFor(ctx, env, "test", n, shape)
+	if err != nil {
+		return res, fmt.Errorf("deletion: %w", err)
+	}
+	target, err := targets(ctx, env.Net, x, env.Test.Y[:n], n, d.Target)
+	if err != nil {
+		return res, fmt.Errorf("deletion: %w", err)
+	}
+	feats, err := perturb.NewFeatures(shape[1], shape[2], d.Grid)
+	if err != nil {
+		return res, fmt.Errorf("deletion: %w", err)
+	}
+	ref, err := perturb.ParseReference(d.Reference, datasetMean(env.Train))
+	if err != nil {
+		return res, fmt.Errorf("deletion: %w", err)
+	}
+	counts := stepCounts(feats.N(), d.Steps)
+	frac := make([]float64, len(counts))
+	for j, k := range counts {
+		frac[j] = float64(k) / float64(feats.N())
+	}
+	c := Curves{Net: env.Net, Shape: shape, Features: feats, Reference: ref, Counts: counts,
+		Prob: d.Output == "probability", Seed: env.Seed, Chunk: d.Chunk}
+	names := []string{"morf", "lerf"}
+	var auc, tau [2]float64
+	for o, morf := range []bool{true, false} {
+		orders, err := Orders(maps, n, feats, morf)
+		if err != nil {
+			return res, fmt.Errorf("deletion: %w", err)
+		}
+		env.report(Progress{Stage: "deletion " + names[o], Done: o, Total: 2})
+		curves, err := c.Run(ctx, x, target, orders)
+		if err != nil {
+			return res, fmt.Errorf("deletion %s: %w", names[o], err)
+		}
+		avg := make([]float64, len(counts))
+		aucs, taus := make([]float64, n), make([]float64, n)
+		neg := make([]float64, len(counts))
+		for i, cv := range curves {
+			for j, v := range cv {
+				avg[j] += v / float64(n)
+				neg[j] = -v
+			}
+			aucs[i] = AUC(frac, cv)
+			taus[i] = KendallTau(frac, neg)
+		}
+		auc[o], tau[o] = mean(aucs), mean(taus)
+		res.Curves = append(res.Curves, Curve{Name: names[o], XLabel: "fraction of features removed", YLabel: d.Output, X: frac, Y: avg})
+	}
+	res.Scalars = []Scalar{
+		{"auc_morf", auc[0], Lower}, {"auc_lerf", auc[1], Higher}, {"lerf_minus_morf", auc[1] - auc[0], Higher},
+		{"tau_morf", tau[0], Higher}, {"tau_lerf", tau[1], Lower},
+	}
+	env.report(Progress{Stage: "deletion", Done: 2, Total: 2})
+	return res, nil
+}
+
+// stepCounts is 0, then steps evenly spaced feature counts up to all n
+// (every count when steps is 0 or at least n).
+func stepCounts(n, steps int) []int {
+	if steps <= 0 || steps >= n {
+		steps = n
+	}
+	c := make([]int, 0, steps+1)
+	for j := 0; j <= steps; j++ {
+		k := int(math.Round(float64(j) * float64(n) / float64(steps)))
+		if len(c) == 0 || k != c[len(c)-1] {
+			c = append(c, k)
+		}
+	}
+	return c
+}
+
+// Orders ranks each of n H×W maps' features (MoRF or LeRF).
+func Orders(maps []float32, n int, feats perturb.Features, morf bool) ([][]int, error) {
+	hw := feats.H * feats.W
+	orders := make([][]int, n)
+	for i := range orders {
+		s, err := feats.Scores(maps[i*hw : (i+1)*hw])
+		if err != nil {
+			return nil, fmt.Errorf("map %d: %w", i, err)
+		}
+		orders[i] = perturb.Order(s, morf)
+	}
+	return orders, nil
+}
+
+// Curves scores images with growing sets of features removed: the
+// engine of the deletion protocol and of the cnn_deletion49 benchmark.
+type Curves struct {
+	Net       engine.Network
+	Shape     []int // C, H, W
+	Features  perturb.Features
+	Reference perturb.Reference
+	Counts    []int // features removed at each step
+	Prob      bool  // score the softmax probability, not the logit
+	Seed      uint64
+	Chunk     int // inputs per forward pass; whole images, so at least len(Counts)
+}
+
+// Run returns, per image, the target's score after removing the first
+// Counts[j] features of the image's order. All steps of as many images as
+// fit in a chunk run through the network as one batch.
+func (c Curves) Run(ctx context.Context, x []float32, target []int, orders [][]int) ([][]float64, error) {
+	n, steps := len(orders), len(c.Counts)
+	dim := engine.Size(c.Shape)
+	hw := c.Shape[1] * c.Shape[2]
+	per := max(1, c.Chunk/steps) // images per batch
+	k := c.Net.Classes()
+	batch := make([]float32, min(per, n)*steps*dim)
+	keeps := make([]float32, min(per, n)*steps*hw)
+	out := make([][]float64, n)
+	for lo := 0; lo < n; lo += per {
+		hi := min(lo+per, n)
+		m := (hi - lo) * steps
+		for i := lo; i < hi; i++ {
+			for j, cnt := range c.Counts {
+				r := (i-lo)*steps + j
+				copy(batch[r*dim:(r+1)*dim], x[i*dim:(i+1)*dim])
+				c.Features.Keep(keeps[r*hw:(r+1)*hw], orders[i], cnt)
+			}
+		}
+		if err := perturb.FillAll(ctx, c.Reference, batch[:m*dim], c.Shape, keeps[:m*hw], c.Seed, uint64(lo*steps)); err != nil {
+			return nil, err
+		}
+		logits, err := c.Net.Forward(batch[:m*dim], m)
+		if err != nil {
+			return nil, err
+		}
+		if c.Prob {
+			logits = engine.Softmax(nil, logits, k)
+		}
+		for i := lo; i < hi; i++ {
+			cv := make([]float64, steps)
+			for j := range cv {
+				cv[j] = float64(logits[((i-lo)*steps+j)*k+target[i]])
+			}
+			out[i] = cv
+		}
+	}
+	return out, nil
+}
+
+// testImages returns the first n images of the test set (all when n ≤ 0).
+func testImages(env *Env, n int) ([]float32, int, []int, error) {
+	if env.Test == nil || env.Test.Len() == 0 {
+		return nil, 0, nil, fmt.Errorf("no test images")
+	}
+	if n <= 0 || n > env.Test.Len() {
+		n = env.Test.Len()
+	}
+	return env.Test.X[:n*env.Test.Dim()], n, env.Test.Shape, nil
+}
+
+// mapsFor fetches the split's maps and checks there is one H×W map for
+// each of the first n samples, with finite values.
+func mapsFor(ctx context.Context, env *Env, split string, n int, shape []int) ([]float32, error) {
+	if env.Maps == nil {
+		return nil, fmt.Errorf("no attribution maps to evaluate")
+	}
+	m, err := env.Maps(ctx, split)
+	if err != nil {
+		return nil, fmt.Errorf("%s maps: %w", split, err)
+	}
+	hw := shape[1] * shape[2]
+	if len(m) < n*hw || len(m)%hw != 0 {
+		return nil, fmt.Errorf("%s maps: %d values are not %d maps of %d×%d", split, len(m), n, shape[1], shape[2])
+	}
+	for i, v := range m[:n*hw] {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return nil, fmt.Errorf("%s map %d: value %g at pixel %d", split, i/hw, v, i%hw)
+		}
+	}
+	return m[:n*hw], nil
+}
+
+// targets is the class explained for each of n samples.
+func targets(ctx context.Context, net engine.Network, x []float32, labels []int, n int, how string) ([]int, error) {
+	switch how {
+	case "label":
+		return labels[:n], nil
+	case "predicted":
+		return attr.Predicted(ctx, net, x, n, 1024)
+	}
+	return nil, fmt.Errorf("target %q: want predicted or label", how)
+}
+
+// datasetMean is the per-channel mean of a dataset (nil without one).
+func datasetMean(ds *data.Dataset) []float32 {
+	if ds == nil || ds.Len() == 0 {
+		return nil
+	}
+	C, hw := ds.Shape[0], ds.Shape[1]*ds.Shape[2]
+	sums := make([]float64, C)
+	for i := 0; i < ds.Len(); i++ {
+		s := ds.Sample(i)
+		for c := range C {
+			for _, v := range s[c*hw : (c+1)*hw] {
+				sums[c] += float64(v)
+			}
+		}
+	}
+	m := make([]float32, C)
+	for c := range m {
+		m[c] = float32(sums[c] / float64(ds.Len()*hw))
+	}
+	return m
+}

@@ -1,0 +1,235 @@
+// Package protocol evaluates attribution maps: the removal protocols (ROAR,
+// KAR, ROAD, Eval-X, insertion/deletion, Sensitivity-N, Infidelity), agreement
+// with known ground truth, and the diagnostics that expose their biases.
+//
+// Every protocol describes itself (Info: name, category, the data it
+// applies to, its parameters with defaults, and the direction of each
+// score), so a form or a spec file can be built from it, and every Result
+// carries the protocol's full configuration. Protocols take their inputs
+// from an Env, which the caller (the campaign runner, the CLI, a test)
+// fills: the model, the data, the maps of the method under evaluation, and
+// the training recipe for protocols that retrain.
+package protocol
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	"faithlab/core/data"
+	"faithlab/core/engine"
+	"faithlab/core/train"
+)
+
+// Better says which direction of a score means a better attribution.
+type Better string
+
+// Directions.
+const (
+	Higher Better = "higher"
+	Lower  Better = "lower"
+)
+
+// Param is one parameter of a protocol.
+type Param struct {
+	Name    string `json:"name"`
+	Kind    string `json:"kind"` // Go kind: int, float64, bool, string, []float64, []int
+	Default any    `json:"default"`
+	Doc     string `json:"doc"`
+}
+
+// Metric is one score a protocol reports.
+type Metric struct {
+	Name   string `json:"name"`
+	Better Better `json:"better"`
+	Doc    string `json:"doc"`
+}
+
+// Info describes a protocol.
+type Info struct {
+	Name     string   `json:"name"`
+	Category string   `json:"category"` // "retrain", "model" (fixed model) or "ground-truth"
+	Data     []string `json:"data"`     // "image", "tabular"
+	Doc      string   `json:"doc"`
+	Params   []Param  `json:"params"`
+	Metrics  []Metric `json:"metrics"`
+}
+
+// Protocol is one evaluation protocol. A Protocol value is its
+// configuration; the zero value of its fields means the documented default.
+type Protocol interface {
+	Info() Info
+	Run(ctx context.Context, env *Env) (Result, error)
+}
+
+// Env is what a protocol evaluates.
+type Env struct {
+	Net   engine.Network // the trained model the maps explain
+	Train *data.Dataset  // training set (retraining protocols)
+	Test  *data.Dataset  // evaluation set
+	// Method names the attribution method (and its post-processing) whose
+	// maps are evaluated; it is recorded in the Result.
+	Method string
+	// Maps returns one H×W map per sample of the named split ("train" or
+	// "test"), n×H×W, in the split's order. The caller computes or loads
+	// them (and caches them: ROAR asks for the training maps once per run).
+	Maps func(ctx context.Context, split string) ([]float32, error)
+	// Recipe trains the retraining protocols' models from scratch.
+	Recipe train.Config
+	// NewNet returns an untrained network of the evaluated architecture.
+	NewNet func() (engine.Network, error)
+	// Models, when set, caches trained models: Model(key, build) returns
+	// the model stored under key or builds and stores it. Keys name
+	// everything that determines the model.
+	Models interface {
+		Model(ctx context.Context, key string, build func() (engine.Network, error)) (engine.Network, error)
+	}
+	// Progress, when set, receives the protocol's own progress.
+	Progress func(Progress)
+	Seed     uint64
+}
+
+// Progress is a protocol's progress through its own steps.
+type Progress struct {
+	Stage       string // e.g. "retrain 30% MoRF"
+	Done, Total int
+	Train       *train.Progress // set during retraining
+}
+
+func (e *Env) report(p Progress) {
+	if e.Progress != nil {
+		e.Progress(p)
+	}
+}
+
+// Result is what one protocol run found for one method.
+type Result struct {
+	Protocol string         `json:"protocol"`
+	Method   string         `json:"method"`
+	Config   map[string]any `json:"config"`
+	Curves   []Curve        `json:"curves,omitempty"`
+	Scalars  []Scalar       `json:"scalars"`
+}
+
+// Curve is a score as a function of a removal parameter.
+type Curve struct {
+	Name   string    `json:"name"`
+	XLabel string    `json:"x_label"`
+	YLabel string    `json:"y_label"`
+	X      []float64 `json:"x"`
+	Y      []float64 `json:"y"`
+}
+
+// Scalar is one summary score.
+type Scalar struct {
+	Name   string  `json:"name"`
+	Value  float64 `json:"value"`
+	Better Better  `json:"better,omitempty"`
+}
+
+// Scalar returns the named scalar of r.
+func (r Result) Scalar(name string) (float64, bool) {
+	for _, s := range r.Scalars {
+		if s.Name == name {
+			return s.Value, true
+		}
+	}
+	return 0, false
+}
+
+// Params lists the parameters of a protocol value from its exported fields'
+// json and doc tags, with the value's (defaulted) fields as defaults.
+func Params(p any) []Param {
+	v := reflect.ValueOf(p)
+	t := v.Type()
+	var ps []Param
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !f.IsExported() || name == "" || name == "-" {
+			continue
+		}
+		ps = append(ps, Param{Name: name, Kind: f.Type.String(), Default: v.Field(i).Interface(), Doc: f.Tag.Get("doc")})
+	}
+	return ps
+}
+
+// Configure returns a copy of the protocol with the given parameters set;
+// an unknown parameter or a value of the wrong type is an error naming it.
+func Configure[P Protocol](p P, params map[string]any) (P, error) {
+	known := map[string]bool{}
+	for _, q := range Params(p) {
+		known[q.Name] = true
+	}
+	var unknown []string
+	for k := range params {
+		if !known[k] {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		names := make([]string, 0, len(known))
+		for k := range known {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		return p, fmt.Errorf("%s: unknown parameter(s) %s (known: %s)", p.Info().Name, strings.Join(unknown, ", "), strings.Join(names, ", "))
+	}
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return p, fmt.Errorf("%s: %w", p.Info().Name, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return p, fmt.Errorf("%s: parameters: %w", p.Info().Name, err)
+	}
+	return p, nil
+}
+
+// config is the protocol's parameters as recorded in a Result.
+func config(p any) map[string]any {
+	m := map[string]any{}
+	for _, q := range Params(p) {
+		m[q.Name] = q.Default
+	}
+	return m
+}
+
+// All returns every protocol with its defaults, by name.
+func All() []Protocol {
+	return []Protocol{
+		Deletion{}.defaults(), ROAR{}.defaults(), ROAR{Keep: true}.defaults(), ROAD{}.defaults(),
+		EvalX{}.defaults(), SensitivityN{}.defaults(), Infidelity{}.defaults(),
+	}
+}
+
+// New returns the named protocol configured with params.
+func New(name string, params map[string]any) (Protocol, error) {
+	var names []string
+	for _, p := range All() {
+		names = append(names, p.Info().Name)
+		if strings.EqualFold(p.Info().Name, name) {
+			switch q := p.(type) {
+			case Deletion:
+				return Configure(q, params)
+			case ROAR:
+				return Configure(q, params)
+			case ROAD:
+				return Configure(q, params)
+			case EvalX:
+				return Configure(q, params)
+			case SensitivityN:
+				return Configure(q, params)
+			case Infidelity:
+				return Configure(q, params)
+			}
+		}
+	}
+	return nil, fmt.Errorf("unknown protocol %q (%s)", name, strings.Join(names, ", "))
+}

@@ -1,0 +1,355 @@
+package protocol
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"faithlab/core/data"
+	"faithlab/core/engine"
+	"faithlab/core/engine/enginetest"
+	"faithlab/core/engine/gemm"
+	"faithlab/core/engine/native"
+	"faithlab/core/train"
+)
+
+// linearEnv is a linear model on 1×4×4 images with Grad×Input maps, whose
+// removal effects are exactly the sums of the removed attributions.
+func linearEnv(n int) (*Env, *enginetest.Linear) {
+	net := enginetest.NewLinear(1, []int{1, 4, 4}, 2)
+	rng := rand.New(rand.NewPCG(3, 3))
+	ds := &data.Dataset{Name: "lin", Shape: []int{1, 4, 4}, Classes: []string{"a", "b"}, X: make([]float32, n*16), Y: make([]int, n)}
+	for i := range ds.X {
+		ds.X[i] = rng.Float32()
+	}
+	maps := make([]float32, n*16)
+	env := &Env{Net: net, Test: ds, Method: "GradXInput",
+		Maps: func(context.Context, string) ([]float32, error) { return maps, nil }}
+	target, _ := targets(context.Background(), net, ds.X, ds.Y, n, "predicted")
+	for i := 0; i < n; i++ {
+		for p := 0; p < 16; p++ {
+			maps[i*16+p] = net.W[target[i]*16+p] * ds.X[i*16+p]
+		}
+	}
+	return env, net
+}
+
+func TestDeletionLinearExact(t *testing.T) {
+	env, net := linearEnv(5)
+	res, err := Deletion{Grid: 4, Output: "logit", Samples: 5}.Run(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// MoRF: the logit after removing k pixels is the full logit minus the k
+	// largest contributions; check image by image through the mean curve.
+	want := make([]float64, 17)
+	target, _ := targets(context.Background(), net, env.Test.X, env.Test.Y, 5, "predicted")
+	for i := 0; i < 5; i++ {
+		c := make([]float64, 16)
+		full := float64(net.B[target[i]])
+		for p := range c {
+			c[p] = float64(net.W[target[i]*16+p] * env.Test.X[i*16+p])
+			full += c[p]
+		}
+		slices.SortFunc(c, func(a, b float64) int { return cmp(b, a) })
+		v := full
+		for k := 0; k <= 16; k++ {
+			want[k] += v / 5
+			if k < 16 {
+				v -= c[k]
+			}
+		}
+	}
+	morf := res.Curves[0]
+	if morf.Name != "morf" || len(morf.Y) != 17 {
+		t.Fatalf("curve %s with %d points", morf.Name, len(morf.Y))
+	}
+	for k := range want {
+		if math.Abs(morf.Y[k]-want[k]) > 1e-4 {
+			t.Fatalf("MoRF step %d: %g, want %g", k, morf.Y[k], want[k])
+		}
+	}
+	// Exact maps: the MoRF curve falls monotonically (τ = 1) while the
+	// contributions are positive, and LeRF beats MoRF.
+	if v, _ := res.Scalar("lerf_minus_morf"); v <= 0 {
+		t.Errorf("LeRF−MoRF %g ≤ 0 for exact maps", v)
+	}
+	if v, _ := res.Scalar("auc_morf"); math.Abs(v-AUC(morf.X, morf.Y)) > 0.05*math.Abs(v)+1e-9 {
+		// The mean of per-image AUCs equals the AUC of the mean curve.
+		t.Errorf("auc_morf %g, AUC of the mean curve %g", v, AUC(morf.X, morf.Y))
+	}
+}
+
+func cmp(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func TestSensitivityNLinearIsOne(t *testing.T) {
+	env, _ := linearEnv(4)
+	res, err := SensitivityN{Samples: 4, Ns: []int{1, 3, 8}, Subsets: 20}.Run(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j, v := range res.Curves[0].Y {
+		if math.Abs(v-1) > 1e-4 {
+			t.Errorf("N=%g: correlation %g, want 1 for Grad×Input on a linear model", res.Curves[0].X[j], v)
+		}
+	}
+}
+
+func TestInfidelityLinearIsZero(t *testing.T) {
+	env, net := linearEnv(4)
+	// The gradient map: Iᵀw is exactly f(x) − f(x − I) for any I.
+	target, _ := targets(context.Background(), net, env.Test.X, env.Test.Y, 4, "predicted")
+	grad := make([]float32, 4*16)
+	for i := range 4 {
+		copy(grad[i*16:], net.W[target[i]*16:(target[i]+1)*16])
+	}
+	env.Maps = func(context.Context, string) ([]float32, error) { return grad, nil }
+	for _, p := range []string{"gaussian", "square"} {
+		res, err := Infidelity{Samples: 4, Perturbation: p, Patch: 2, Draws: 30}.Run(context.Background(), env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, _ := res.Scalar("infidelity"); v > 1e-8 {
+			t.Errorf("%s: infidelity %g, want 0", p, v)
+		}
+	}
+	// A wrong map is unfaithful; normalising removes only a scale error.
+	scaled := slices.Clone(grad)
+	for i := range scaled {
+		scaled[i] *= 3
+	}
+	env.Maps = func(context.Context, string) ([]float32, error) { return scaled, nil }
+	raw, _ := Infidelity{Samples: 4, Draws: 30}.Run(context.Background(), env)
+	norm, _ := Infidelity{Samples: 4, Draws: 30, Normalize: true}.Run(context.Background(), env)
+	if r, _ := raw.Scalar("infidelity"); r < 1e-3 {
+		t.Errorf("3× gradient: infidelity %g, want > 0", r)
+	}
+	if v, _ := norm.Scalar("infidelity"); v > 1e-8 {
+		t.Errorf("3× gradient normalised: infidelity %g, want 0", v)
+	}
+}
+
+func TestBadInputs(t *testing.T) {
+	env, _ := linearEnv(3)
+	nan := make([]float32, 3*16)
+	nan[7] = float32(math.NaN())
+	bad := *env
+	bad.Maps = func(context.Context, string) ([]float32, error) { return nan, nil }
+	empty := *env
+	empty.Test = &data.Dataset{Shape: []int{1, 4, 4}, Classes: []string{"a", "b"}}
+	short := *env
+	short.Maps = func(context.Context, string) ([]float32, error) { return make([]float32, 10), nil }
+	for _, tc := range []struct {
+		name string
+		p    Protocol
+		env  *Env
+		want string
+	}{
+		{"NaN map", Deletion{}, &bad, "NaN"},
+		{"empty test set", Deletion{}, &empty, "no test images"},
+		{"maps of the wrong size", Deletion{}, &short, "10 values"},
+		{"drop rate 1.5", ROAD{Rates: []float64{0.5, 1.5}}, env, "outside (0, 1)"},
+		{"drop rate 0", ROAR{Rates: []float64{0}}, env, "outside (0, 1)"},
+		{"unknown reference", Deletion{Grid: 4, Reference: "purple"}, env, "unknown reference"},
+		{"subset too large", SensitivityN{Ns: []int{16}}, env, "outside"},
+	} {
+		_, err := tc.p.Run(context.Background(), tc.env)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one mentioning %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestConfigureAndInfo(t *testing.T) {
+	p, err := New("deletion", map[string]any{"grid": 4, "reference": "road"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := p.(Deletion); d.Grid != 4 || d.Reference != "road" || d.Output != "probability" {
+		t.Errorf("configured %+v", d)
+	}
+	if _, err := New("deletion", map[string]any{"gird": 4}); err == nil || !strings.Contains(err.Error(), "gird") {
+		t.Errorf("misspelt parameter: %v", err)
+	}
+	if _, err := New("deletion", map[string]any{"grid": "seven"}); err == nil {
+		t.Error("string grid accepted")
+	}
+	if _, err := New("roar2", nil); err == nil {
+		t.Error("unknown protocol accepted")
+	}
+	for _, p := range All() {
+		info := p.Info()
+		if info.Name == "" || len(info.Params) == 0 || len(info.Metrics) == 0 || info.Category == "" {
+			t.Errorf("%T describes itself incompletely: %+v", p, info)
+		}
+		for _, q := range info.Params {
+			if q.Doc == "" {
+				t.Errorf("%s parameter %s has no doc", info.Name, q.Name)
+			}
+		}
+	}
+}
+
+// TestRetrainProtocols runs ROAR, KAR, ROAD (with retraining) and Eval-X on
+// a dataset whose class is written in one pixel: an oracle map that ranks
+// that pixel first must bring ROAR's accuracy to chance at once, while
+// ranking it last keeps KAR perfect; the runs are deterministic.
+func TestRetrainProtocols(t *testing.T) {
+	mk := func(n int, seed uint64) *data.Dataset {
+		rng := rand.New(rand.NewPCG(seed, 9))
+		ds := &data.Dataset{Name: "pixel", Shape: []int{1, 4, 4}, Classes: []string{"a", "b"}, X: make([]float32, n*16), Y: make([]int, n)}
+		for i := 0; i < n; i++ {
+			ds.Y[i] = i % 2
+			for p := 0; p < 16; p++ {
+				ds.X[i*16+p] = 0.5 * rng.Float32()
+			}
+			ds.X[i*16+5] = float32(ds.Y[i]) // the class pixel
+		}
+		return ds
+	}
+	oracle := func(n int) []float32 {
+		m := make([]float32, n*16)
+		for i := 0; i < n; i++ {
+			m[i*16+5] = 1
+		}
+		return m
+	}
+	trainSet, test := mk(400, 1), mk(200, 2)
+	env := &Env{Train: trainSet, Test: test, Method: "oracle",
+		Maps: func(_ context.Context, split string) ([]float32, error) {
+			if split == "train" {
+				return oracle(trainSet.Len()), nil
+			}
+			return oracle(test.Len()), nil
+		},
+		Recipe: train.Config{Epochs: 30, BatchSize: 32, LR: 1e-2, Seed: 1, ValFraction: -1},
+		NewNet: func() (engine.Network, error) {
+			n, err := native.New("mlp", []int{1, 4, 4}, 2, gemm.Gonum{})
+			if err == nil {
+				n.Init(1)
+			}
+			return n, err
+		},
+	}
+	var err error
+	if env.Net, err = env.NewNet(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := train.Train(context.Background(), env.Net, trainSet, env.Recipe, nil); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	roar, err := ROAR{Rates: []float64{0.1, 0.5}}.Run(ctx, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kar, err := ROAR{Rates: []float64{0.1, 0.5}, Keep: true}.Run(ctx, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j, a := range roar.Curves[0].Y {
+		if a > 0.65 {
+			t.Errorf("ROAR %g%%: accuracy %g with the class pixel removed", 100*roar.Curves[0].X[j], a)
+		}
+	}
+	for j, a := range kar.Curves[0].Y {
+		if a < 0.95 {
+			t.Errorf("KAR %g%%: accuracy %g with the class pixel kept", 100*kar.Curves[0].X[j], a)
+		}
+	}
+	road, err := ROAD{Rates: []float64{0.1}, Retrain: true}.Run(ctx, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := road.Scalar("lerf_minus_morf"); m < 0.3 {
+		t.Errorf("ROAD LeRF−MoRF %g for the oracle", m)
+	}
+	ex, err := EvalX{Rates: []float64{0.1}}.Run(ctx, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := ex.Curves[0].Y[0]; a > 0.65 {
+		t.Errorf("Eval-X accuracy %g with the class pixel removed", a)
+	}
+	again, _ := ROAR{Rates: []float64{0.1, 0.5}}.Run(ctx, env)
+	if !slices.Equal(again.Curves[0].Y, roar.Curves[0].Y) {
+		t.Errorf("ROAR not deterministic: %v then %v", roar.Curves[0].Y, again.Curves[0].Y)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := (ROAR{Rates: []float64{0.1}}).Run(cancelled, env); err == nil {
+		t.Error("cancelled ROAR returned no error")
+	}
+	// The DPI diagnostics read the curves back.
+	pts := TVPoints([]Result{roar}, "accuracy", "mask_tv")
+	if len(pts) != 2 || pts[0].TV <= 0 {
+		t.Errorf("TV points %+v", pts)
+	}
+}
+
+func TestStats(t *testing.T) {
+	x := []float64{1, 2, 3, 4, 5}
+	for _, tc := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"tau increasing", KendallTau(x, []float64{2, 4, 6, 8, 10}), 1},
+		{"tau decreasing", KendallTau(x, []float64{5, 4, 3, 2, 1}), -1},
+		{"tau one swap", KendallTau(x, []float64{1, 3, 2, 4, 5}), 0.8},
+		{"pearson", Pearson(x, []float64{2, 4, 6, 8, 10}), 1},
+		{"spearman monotone", Spearman(x, []float64{1, 8, 27, 64, 125}), 1},
+		{"auc", AUC([]float64{0, 0.5, 1}, []float64{1, 1, 0}), 0.75},
+	} {
+		if math.Abs(tc.got-tc.want) > 1e-12 {
+			t.Errorf("%s: %g, want %g", tc.name, tc.got, tc.want)
+		}
+	}
+	f, err := LinearFit(x, []float64{3, 5, 7, 9, 11})
+	if err != nil || math.Abs(f.Slope-2) > 1e-12 || math.Abs(f.Intercept-1) > 1e-12 || math.Abs(f.R2-1) > 1e-12 {
+		t.Errorf("fit %+v, %v", f, err)
+	}
+	if _, err := LinearFit([]float64{1, 1}, []float64{1, 2}); err == nil {
+		t.Error("fit on constant x accepted")
+	}
+	lower, total := PostCount(
+		[]TVPoint{{Method: "G", Rate: 0.1, Accuracy: 0.8}, {Method: "G", Rate: 0.5, Accuracy: 0.6}},
+		[]TVPoint{{Method: "G", Rate: 0.1, Accuracy: 0.7}, {Method: "G", Rate: 0.5, Accuracy: 0.65}, {Method: "IG", Rate: 0.1}})
+	if lower != 1 || total != 2 {
+		t.Errorf("post count %d of %d, want 1 of 2", lower, total)
+	}
+}
+
+func TestAgreementHandSolved(t *testing.T) {
+	g := []float32{4, -3, 2, 1, 0}
+	a := []float32{3, 4, -2, 0, 1} // by magnitude: features 1, 0, 2, 4, 3
+	r, err := Agree(a, g, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Truth's top 2: {0, 1}; a's: {1, 0}. Both found (FA 1); feature 1's
+	// sign differs (SA 1/2); no rank matches (RA 0, SRA 0); the one pair
+	// is ordered oppositely (PRA 0).
+	want := Agreement{K: 2, FA: 1, SA: 0.5, RA: 0, SRA: 0, PRA: 0}
+	r.RC = 0
+	if r != want {
+		t.Errorf("agreement %+v, want %+v", r, want)
+	}
+	same, _ := Agree(g, g, 3)
+	if same.FA != 1 || same.RA != 1 || same.SA != 1 || same.SRA != 1 || same.PRA != 1 || math.Abs(same.RC-1) > 1e-12 {
+		t.Errorf("self-agreement %+v", same)
+	}
+	if _, err := Agree(a, g[:3], 2); err == nil {
+		t.Error("length mismatch accepted")
+	}
+}

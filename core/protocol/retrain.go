@@ -1,0 +1,305 @@
+package protocol
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"faithlab/core/attr"
+	"faithlab/core/data"
+	"faithlab/core/engine"
+	"faithlab/core/perturb"
+	"faithlab/core/train"
+)
+
+// DefaultRates are the drop rates 10 %, 20 %, …, 90 %.
+var defaultRates = []float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9}
+
+// ROAR is RemOve-And-Retrain (Hooker et al. 2019): for each drop rate the
+// top fraction of each training and test image's pixels (by its map) is
+// replaced by the reference, a model is retrained from scratch on the
+// modified training set with the environment's recipe, and its accuracy on
+// the modified test set recorded. With Keep it is KAR (Keep-And-Retrain):
+// the least relevant fraction is removed instead. Lower ROAR accuracy
+// (higher KAR accuracy) means a better map.
+type ROAR struct {
+	Rates     []float64 `json:"rates" doc:"fractions of the pixels removed"`
+	Keep      bool      `json:"keep" doc:"KAR: remove the least relevant pixels, keeping the most relevant"`
+	Reference string    `json:"reference" doc:"value of removed pixels: zero, mean, dataset-mean, blur[:σ], road[:noise]"`
+}
+
+func (r ROAR) defaults() ROAR {
+	if len(r.Rates) == 0 {
+		r.Rates = slices.Clone(defaultRates)
+	}
+	if r.Reference == "" {
+		r.Reference = "zero"
+	}
+	return r
+}
+
+func (r ROAR) name() string {
+	if r.Keep {
+		return "KAR"
+	}
+	return "ROAR"
+}
+
+// Info implements Protocol.
+func (r ROAR) Info() Info {
+	better, doc := Lower, "RemOve-And-Retrain: retrain on images with the most relevant pixels removed"
+	if r.Keep {
+		better, doc = Higher, "Keep-And-Retrain: retrain on images with the least relevant pixels removed"
+	}
+	return Info{Name: r.name(), Category: "retrain", Data: []string{"image"}, Doc: doc, Params: Params(r.defaults()),
+		Metrics: []Metric{{"mean_accuracy", better, "retrained test accuracy averaged over the drop rates"}}}
+}
+
+// Run implements Protocol.
+func (r ROAR) Run(ctx context.Context, env *Env) (Result, error) {
+	r = r.defaults()
+	res := Result{Protocol: r.name(), Method: env.Method, Config: config(r)}
+	ref, err := perturb.ParseReference(r.Reference, datasetMean(env.Train))
+	if err != nil {
+		return res, fmt.Errorf("%s: %w", r.name(), err)
+	}
+	acc, tv, err := removeAndScore(ctx, env, r.name(), r.Rates, !r.Keep, ref, true)
+	if err != nil {
+		return res, err
+	}
+	better := Lower
+	if r.Keep {
+		better = Higher
+	}
+	res.Curves = []Curve{
+		{Name: "accuracy", XLabel: "fraction removed", YLabel: "test accuracy", X: r.Rates, Y: acc},
+		{Name: "mask_tv", XLabel: "fraction removed", YLabel: "mean total variation of the training masks", X: r.Rates, Y: tv},
+	}
+	res.Scalars = []Scalar{{"mean_accuracy", mean(acc), better}}
+	return res, nil
+}
+
+// ROAD is Remove-And-Debias (Rong et al. 2022): MoRF and LeRF removal with
+// noisy linear imputation, scored on the trained model (the authors'
+// default) or, with Retrain, on models retrained on the imputed sets.
+type ROAD struct {
+	Rates     []float64 `json:"rates" doc:"fractions of the pixels removed"`
+	Retrain   bool      `json:"retrain" doc:"retrain a model per rate and order instead of scoring the trained model"`
+	Reference string    `json:"reference" doc:"imputation; ROAD's own is road:0.01 (noise σ 0.01)"`
+}
+
+func (r ROAD) defaults() ROAD {
+	if len(r.Rates) == 0 {
+		r.Rates = slices.Clone(defaultRates)
+	}
+	if r.Reference == "" {
+		r.Reference = "road:0.01"
+	}
+	return r
+}
+
+// Info implements Protocol.
+func (r ROAD) Info() Info {
+	return Info{Name: "ROAD", Category: "model", Data: []string{"image"},
+		Doc:    "Remove-And-Debias: MoRF and LeRF accuracy with noisy linear imputation",
+		Params: Params(r.defaults()),
+		Metrics: []Metric{
+			{"mean_accuracy_morf", Lower, "test accuracy after MoRF removal, averaged over the rates"},
+			{"mean_accuracy_lerf", Higher, "test accuracy after LeRF removal, averaged over the rates"},
+			{"lerf_minus_morf", Higher, "the two averages' difference"},
+		}}
+}
+
+// Run implements Protocol.
+func (r ROAD) Run(ctx context.Context, env *Env) (Result, error) {
+	r = r.defaults()
+	res := Result{Protocol: "ROAD", Method: env.Method, Config: config(r)}
+	ref, err := perturb.ParseReference(r.Reference, datasetMean(env.Train))
+	if err != nil {
+		return res, fmt.Errorf("ROAD: %w", err)
+	}
+	var means [2]float64
+	for o, morf := range []bool{true, false} {
+		name := map[bool]string{true: "morf", false: "lerf"}[morf]
+		acc, tv, err := removeAndScore(ctx, env, "ROAD "+name, r.Rates, morf, ref, r.Retrain)
+		if err != nil {
+			return res, err
+		}
+		means[o] = mean(acc)
+		res.Curves = append(res.Curves,
+			Curve{Name: "accuracy_" + name, XLabel: "fraction removed", YLabel: "test accuracy", X: r.Rates, Y: acc},
+			Curve{Name: "mask_tv_" + name, XLabel: "fraction removed", YLabel: "mean total variation of the masks", X: r.Rates, Y: tv})
+	}
+	res.Scalars = []Scalar{{"mean_accuracy_morf", means[0], Lower}, {"mean_accuracy_lerf", means[1], Higher},
+		{"lerf_minus_morf", means[1] - means[0], Higher}}
+	return res, nil
+}
+
+// EvalX scores maps with a proxy model trained once with random masking
+// (each pixel removed with probability 0.5, redrawn per batch; Jethani et
+// al. 2021), on the test set with the most relevant pixels removed, without
+// retraining per rate.
+type EvalX struct {
+	Rates    []float64 `json:"rates" doc:"fractions of the pixels removed"`
+	MaskProb float64   `json:"mask_prob" doc:"probability that training masks a pixel"`
+}
+
+func (e EvalX) defaults() EvalX {
+	if len(e.Rates) == 0 {
+		e.Rates = slices.Clone(defaultRates)
+	}
+	if e.MaskProb == 0 {
+		e.MaskProb = 0.5
+	}
+	return e
+}
+
+// Info implements Protocol.
+func (e EvalX) Info() Info {
+	return Info{Name: "EvalX", Category: "model", Data: []string{"image", "tabular"},
+		Doc:     "Eval-X: accuracy of a randomly-masked-trained proxy on MoRF-masked test sets",
+		Params:  Params(e.defaults()),
+		Metrics: []Metric{{"mean_accuracy", Lower, "proxy accuracy averaged over the drop rates"}}}
+}
+
+// Run implements Protocol.
+func (e EvalX) Run(ctx context.Context, env *Env) (Result, error) {
+	e = e.defaults()
+	res := Result{Protocol: "EvalX", Method: env.Method, Config: config(e)}
+	recipe := env.Recipe
+	recipe.MaskProb = e.MaskProb
+	proxy, err := trainModel(ctx, env, "evalx-proxy", recipe, env.Train)
+	if err != nil {
+		return res, fmt.Errorf("Eval-X proxy: %w", err)
+	}
+	scored := *env
+	scored.Net = proxy
+	acc, tv, err := removeAndScore(ctx, &scored, "Eval-X", e.Rates, true, perturb.Zero{}, false)
+	if err != nil {
+		return res, err
+	}
+	res.Curves = []Curve{
+		{Name: "accuracy", XLabel: "fraction removed", YLabel: "proxy test accuracy", X: e.Rates, Y: acc},
+		{Name: "mask_tv", XLabel: "fraction removed", YLabel: "mean total variation of the masks", X: e.Rates, Y: tv},
+	}
+	res.Scalars = []Scalar{{"mean_accuracy", mean(acc), Lower}}
+	return res, nil
+}
+
+// removeAndScore removes, for each rate, the MoRF (or LeRF) fraction of
+// pixels of every test image (and training image, when retraining) and
+// returns the accuracy of the retrained (or the environment's) model on the
+// modified test set, with the mean total variation of the masks (training
+// masks when retraining, as in the DPI paper; test masks otherwise).
+func removeAndScore(ctx context.Context, env *Env, stage string, rates []float64, morf bool, ref perturb.Reference, retrain bool) ([]float64, []float64, error) {
+	for _, r := range rates {
+		if !(r > 0 && r < 1) {
+			return nil, nil, fmt.Errorf("%s: drop rate %g outside (0, 1)", stage, r)
+		}
+	}
+	if env.Test == nil || env.Test.Len() == 0 {
+		return nil, nil, fmt.Errorf("%s: empty test set", stage)
+	}
+	splits := []*data.Dataset{env.Test}
+	names := []string{"test"}
+	if retrain {
+		if env.Train == nil || env.Train.Len() == 0 {
+			return nil, nil, fmt.Errorf("%s: empty training set", stage)
+		}
+		splits, names = append(splits, env.Train), append(names, "train")
+	}
+	feats, err := perturb.NewFeatures(env.Test.Shape[1], env.Test.Shape[2], 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", stage, err)
+	}
+	orders := make([][][]int, len(splits))
+	for s, ds := range splits {
+		m, err := mapsFor(ctx, env, names[s], ds.Len(), ds.Shape)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", stage, err)
+		}
+		if orders[s], err = Orders(m, ds.Len(), feats, morf); err != nil {
+			return nil, nil, fmt.Errorf("%s %s maps: %w", stage, names[s], err)
+		}
+	}
+	acc := make([]float64, len(rates))
+	tv := make([]float64, len(rates))
+	for j, rate := range rates {
+		env.report(Progress{Stage: fmt.Sprintf("%s %.0f%%", stage, 100*rate), Done: j, Total: len(rates)})
+		k, err := perturb.Count(rate, feats.N())
+		if err != nil {
+			return nil, nil, err
+		}
+		mod := make([]*data.Dataset, len(splits))
+		for s, ds := range splits {
+			var tvs float64
+			if mod[s], tvs, err = removed(ctx, ds, feats, orders[s], k, ref, env.Seed+uint64(s)); err != nil {
+				return nil, nil, fmt.Errorf("%s %.0f%% %s set: %w", stage, 100*rate, names[s], err)
+			}
+			if s == len(splits)-1 {
+				tv[j] = tvs
+			}
+		}
+		net := env.Net
+		if retrain {
+			key := fmt.Sprintf("%s/%s/%s/%g/%s", stage, env.Method, ref.Name(), rate, recipeKey(env.Recipe))
+			if net, err = trainModel(ctx, env, key, env.Recipe, mod[1]); err != nil {
+				return nil, nil, fmt.Errorf("%s %.0f%%: %w", stage, 100*rate, err)
+			}
+		}
+		ev, err := train.Evaluate(ctx, net, mod[0], 1024)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s %.0f%%: %w", stage, 100*rate, err)
+		}
+		acc[j] = ev.Accuracy
+	}
+	env.report(Progress{Stage: stage, Done: len(rates), Total: len(rates)})
+	return acc, tv, nil
+}
+
+// removed returns a copy of ds with the first k features of each image's
+// order filled from ref, and the mean total variation of the masks.
+func removed(ctx context.Context, ds *data.Dataset, feats perturb.Features, orders [][]int, k int, ref perturb.Reference, seed uint64) (*data.Dataset, float64, error) {
+	out := *ds
+	out.X = slices.Clone(ds.X)
+	hw := feats.H * feats.W
+	keeps := make([]float32, ds.Len()*hw)
+	var tv float64
+	for i := range orders {
+		m := keeps[i*hw : (i+1)*hw]
+		feats.Keep(m, orders[i], k)
+		tv += attr.TotalVariation(m, feats.H, feats.W)
+	}
+	if err := perturb.FillAll(ctx, ref, out.X, ds.Shape, keeps, seed, 0); err != nil {
+		return nil, 0, err
+	}
+	return &out, tv / float64(ds.Len()), nil
+}
+
+// trainModel trains a fresh network on ds, through the environment's
+// model cache when it has one.
+func trainModel(ctx context.Context, env *Env, key string, recipe train.Config, ds *data.Dataset) (engine.Network, error) {
+	if env.NewNet == nil {
+		return nil, fmt.Errorf("retraining needs the architecture (no NewNet in the environment)")
+	}
+	build := func() (engine.Network, error) {
+		net, err := env.NewNet()
+		if err != nil {
+			return nil, err
+		}
+		_, err = train.Train(ctx, net, ds, recipe, func(p train.Progress) {
+			env.report(Progress{Stage: "retrain " + key, Train: &p})
+		})
+		return net, err
+	}
+	if env.Models != nil {
+		return env.Models.Model(ctx, key, build)
+	}
+	return build()
+}
+
+func recipeKey(c train.Config) string {
+	b, _ := json.Marshal(c.Defaults())
+	return string(b)
+}

@@ -1,0 +1,307 @@
+package protocol
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+
+	"faithlab/core/engine"
+	"faithlab/core/perturb"
+)
+
+// SensitivityN (Ancona et al. 2018): for each N, random subsets of N pixels
+// are removed; per image, the Pearson correlation between the subsets' sums
+// of attributions and the output drops they cause is computed, then averaged
+// over images. A map whose values add up to the effect of removing them
+// scores 1 at every N.
+type SensitivityN struct {
+	Samples   int    `json:"samples" doc:"test images evaluated: the first n"`
+	Ns        []int  `json:"ns" doc:"subset sizes N, in pixels"`
+	Subsets   int    `json:"subsets" doc:"random subsets per image and N"`
+	Reference string `json:"reference" doc:"value of removed pixels: zero, mean, dataset-mean, blur[:σ], road[:noise]"`
+	Output    string `json:"output" doc:"score: logit or probability of the target class"`
+	Target    string `json:"target" doc:"class explained: predicted or label"`
+}
+
+func (s SensitivityN) defaults() SensitivityN {
+	if s.Samples == 0 {
+		s.Samples = 100
+	}
+	if len(s.Ns) == 0 {
+		s.Ns = []int{1, 2, 5, 10, 20, 50, 100, 200, 500}
+	}
+	if s.Subsets == 0 {
+		s.Subsets = 100
+	}
+	if s.Reference == "" {
+		s.Reference = "zero"
+	}
+	if s.Output == "" {
+		s.Output = "logit"
+	}
+	if s.Target == "" {
+		s.Target = "predicted"
+	}
+	return s
+}
+
+// Info implements Protocol.
+func (s SensitivityN) Info() Info {
+	return Info{Name: "SensitivityN", Category: "model", Data: []string{"image"},
+		Doc:     "Sensitivity-N: correlation of attribution sums with output drops over random pixel subsets",
+		Params:  Params(s.defaults()),
+		Metrics: []Metric{{"mean_correlation", Higher, "Pearson correlation averaged over images and N"}}}
+}
+
+// Run implements Protocol.
+func (s SensitivityN) Run(ctx context.Context, env *Env) (Result, error) {
+	s = s.defaults()
+	res := Result{Protocol: "SensitivityN", Method: env.Method, Config: config(s)}
+	x, n, shape, err := testImages(env, s.Samples)
+	if err != nil {
+		return res, fmt.Errorf("sensitivity-n: %w", err)
+	}
+	hw := shape[1] * shape[2]
+	for _, N := range s.Ns {
+		if N < 1 || N >= hw {
+			return res, fmt.Errorf("sensitivity-n: subset size %d outside [1, %d)", N, hw)
+		}
+	}
+	if s.Subsets < 3 {
+		return res, fmt.Errorf("sensitivity-n: %d subsets are too few for a correlation", s.Subsets)
+	}
+	maps, err := mapsFor(ctx, env, "test", n, shape)
+	if err != nil {
+		return res, fmt.Errorf("sensitivity-n: %w", err)
+	}
+	target, err := targets(ctx, env.Net, x, env.Test.Y[:n], n, s.Target)
+	if err != nil {
+		return res, fmt.Errorf("sensitivity-n: %w", err)
+	}
+	ref, err := perturb.ParseReference(s.Reference, datasetMean(env.Train))
+	if err != nil {
+		return res, fmt.Errorf("sensitivity-n: %w", err)
+	}
+	prob := s.Output == "probability"
+	base, err := scores(env.Net, x, n, target, prob)
+	if err != nil {
+		return res, err
+	}
+	dim := engine.Size(shape)
+	m := len(s.Ns) * s.Subsets
+	batch := make([]float32, m*dim)
+	keeps := make([]float32, m*hw)
+	sums := make([]float64, m)
+	corr := make([][]float64, len(s.Ns)) // [N][image]
+	for i := 0; i < n; i++ {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		env.report(Progress{Stage: "sensitivity-n", Done: i, Total: n})
+		rng := rand.New(rand.NewPCG(env.Seed, uint64(i)))
+		img, mp := x[i*dim:(i+1)*dim], maps[i*hw:(i+1)*hw]
+		for a, N := range s.Ns {
+			for b := 0; b < s.Subsets; b++ {
+				r := a*s.Subsets + b
+				copy(batch[r*dim:(r+1)*dim], img)
+				keep := keeps[r*hw : (r+1)*hw]
+				for p := range keep {
+					keep[p] = 1
+				}
+				sums[r] = 0
+				for _, p := range rng.Perm(hw)[:N] {
+					keep[p] = 0
+					sums[r] += float64(mp[p])
+				}
+			}
+		}
+		if err := perturb.FillAll(ctx, ref, batch, shape, keeps, env.Seed, uint64(i*m)); err != nil {
+			return res, fmt.Errorf("sensitivity-n image %d: %w", i, err)
+		}
+		ts := slices.Repeat([]int{target[i]}, m)
+		out, err := scores(env.Net, batch, m, ts, prob)
+		if err != nil {
+			return res, err
+		}
+		for a := range s.Ns {
+			drop := make([]float64, s.Subsets)
+			for b := range drop {
+				drop[b] = base[i] - out[a*s.Subsets+b]
+			}
+			corr[a] = append(corr[a], Pearson(sums[a*s.Subsets:(a+1)*s.Subsets], drop))
+		}
+	}
+	xs, ys := make([]float64, len(s.Ns)), make([]float64, len(s.Ns))
+	for a, N := range s.Ns {
+		xs[a], ys[a] = float64(N), mean(corr[a])
+	}
+	res.Curves = []Curve{{Name: "correlation", XLabel: "N (pixels removed)", YLabel: "Pearson correlation", X: xs, Y: ys}}
+	res.Scalars = []Scalar{{"mean_correlation", mean(ys), Higher}}
+	return res, nil
+}
+
+// Infidelity (Yeh et al. 2019) is the expected squared difference between
+// Iᵀφ — the perturbation I weighted by the attribution φ (each pixel's
+// value applied to all its channels) — and the output change
+// f(x) − f(x − I), over random perturbations: Gaussian noise of standard
+// deviation Sigma, or square removal (I = x on a random Patch×Patch square,
+// 0 elsewhere). With Normalize the attribution is first scaled by the
+// least-squares factor β = E[Iᵀφ·Δf]/E[(Iᵀφ)²], so the score does not
+// depend on the map's scale (Captum's normalize option); the maps of
+// different methods are then comparable.
+type Infidelity struct {
+	Samples      int     `json:"samples" doc:"test images evaluated: the first n"`
+	Perturbation string  `json:"perturbation" doc:"gaussian or square"`
+	Sigma        float64 `json:"sigma" doc:"standard deviation of the Gaussian perturbation"`
+	Patch        int     `json:"patch" doc:"side of the removed square, in pixels"`
+	Draws        int     `json:"draws" doc:"perturbations per image"`
+	Normalize    bool    `json:"normalize" doc:"scale each map by its optimal factor first"`
+	Output       string  `json:"output" doc:"score: logit or probability of the target class"`
+	Target       string  `json:"target" doc:"class explained: predicted or label"`
+}
+
+func (f Infidelity) defaults() Infidelity {
+	if f.Samples == 0 {
+		f.Samples = 100
+	}
+	if f.Perturbation == "" {
+		f.Perturbation = "gaussian"
+	}
+	if f.Sigma == 0 {
+		f.Sigma = 0.1
+	}
+	if f.Patch == 0 {
+		f.Patch = 4
+	}
+	if f.Draws == 0 {
+		f.Draws = 100
+	}
+	if f.Output == "" {
+		f.Output = "logit"
+	}
+	if f.Target == "" {
+		f.Target = "predicted"
+	}
+	return f
+}
+
+// Info implements Protocol.
+func (f Infidelity) Info() Info {
+	return Info{Name: "Infidelity", Category: "model", Data: []string{"image", "tabular"},
+		Doc:     "Infidelity: squared error between attribution-weighted perturbations and output changes",
+		Params:  Params(f.defaults()),
+		Metrics: []Metric{{"infidelity", Lower, "mean over images of E[(Iᵀφ − Δf)²]"}}}
+}
+
+// Run implements Protocol.
+func (f Infidelity) Run(ctx context.Context, env *Env) (Result, error) {
+	f = f.defaults()
+	res := Result{Protocol: "Infidelity", Method: env.Method, Config: config(f)}
+	if f.Perturbation != "gaussian" && f.Perturbation != "square" {
+		return res, fmt.Errorf("infidelity: perturbation %q: want gaussian or square", f.Perturbation)
+	}
+	x, n, shape, err := testImages(env, f.Samples)
+	if err != nil {
+		return res, fmt.Errorf("infidelity: %w", err)
+	}
+	C, H, W := shape[0], shape[1], shape[2]
+	if f.Perturbation == "square" && (f.Patch < 1 || f.Patch > H || f.Patch > W) {
+		return res, fmt.Errorf("infidelity: %d-pixel square does not fit %d×%d images", f.Patch, H, W)
+	}
+	maps, err := mapsFor(ctx, env, "test", n, shape)
+	if err != nil {
+		return res, fmt.Errorf("infidelity: %w", err)
+	}
+	target, err := targets(ctx, env.Net, x, env.Test.Y[:n], n, f.Target)
+	if err != nil {
+		return res, fmt.Errorf("infidelity: %w", err)
+	}
+	prob := f.Output == "probability"
+	base, err := scores(env.Net, x, n, target, prob)
+	if err != nil {
+		return res, err
+	}
+	dim, hw := engine.Size(shape), H*W
+	batch := make([]float32, f.Draws*dim)
+	dot := make([]float64, f.Draws)
+	per := make([]float64, n)
+	for i := 0; i < n; i++ {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		env.report(Progress{Stage: "infidelity", Done: i, Total: n})
+		rng := rand.New(rand.NewPCG(env.Seed, uint64(i)))
+		img, mp := x[i*dim:(i+1)*dim], maps[i*hw:(i+1)*hw]
+		for d := 0; d < f.Draws; d++ {
+			dst := batch[d*dim : (d+1)*dim]
+			copy(dst, img)
+			var s float64
+			if f.Perturbation == "gaussian" {
+				for c := 0; c < C; c++ {
+					for p := 0; p < hw; p++ {
+						v := f.Sigma * rng.NormFloat64()
+						dst[c*hw+p] -= float32(v)
+						s += v * float64(mp[p])
+					}
+				}
+			} else {
+				y0, x0 := rng.IntN(H-f.Patch+1), rng.IntN(W-f.Patch+1)
+				for c := 0; c < C; c++ {
+					for y := y0; y < y0+f.Patch; y++ {
+						for xx := x0; xx < x0+f.Patch; xx++ {
+							j := c*hw + y*W + xx
+							s += float64(img[j]) * float64(mp[y*W+xx])
+							dst[j] = 0
+						}
+					}
+				}
+			}
+			dot[d] = s
+		}
+		out, err := scores(env.Net, batch, f.Draws, slices.Repeat([]int{target[i]}, f.Draws), prob)
+		if err != nil {
+			return res, err
+		}
+		beta := 1.0
+		if f.Normalize {
+			var num, den float64
+			for d := range dot {
+				num += dot[d] * (base[i] - out[d])
+				den += dot[d] * dot[d]
+			}
+			if den > 0 {
+				beta = num / den
+			}
+		}
+		var se float64
+		for d := range dot {
+			e := beta*dot[d] - (base[i] - out[d])
+			se += e * e
+		}
+		per[i] = se / float64(f.Draws)
+	}
+	res.Scalars = []Scalar{{"infidelity", mean(per), Lower}}
+	return res, nil
+}
+
+// scores is the target's logit (or probability) for each of n inputs.
+func scores(net engine.Network, x []float32, n int, target []int, prob bool) ([]float64, error) {
+	k := net.Classes()
+	dim := engine.Size(net.InputShape())
+	out := make([]float64, 0, n)
+	for lo := 0; lo < n; lo += 1024 {
+		hi := min(lo+1024, n)
+		logits, err := net.Forward(x[lo*dim:hi*dim], hi-lo)
+		if err != nil {
+			return nil, err
+		}
+		if prob {
+			logits = engine.Softmax(nil, logits, k)
+		}
+		for i := lo; i < hi; i++ {
+			out = append(out, float64(logits[(i-lo)*k+target[i]]))
+		}
+	}
+	return out, nil
+}
