@@ -37,7 +37,7 @@ bench: build
 	$(BIN)/faithlab-cli bench
 
 bench-compare: build
-	$(BIN)/faithlab-cli bench-compare --peer ../shared/bench/torch_peer.py --only cnn --rounds 2
+	$(BIN)/faithlab-cli bench-compare --peer ../shared/bench/torch_peer.py --only cnn,road --rounds 2
 
 fuzz: deps
 	$(GO) test -run '^$$' -fuzz FuzzParseIDX -fuzztime 30s ./core/data

@@ -29,7 +29,7 @@ func runBench(ctx context.Context, args []string) error {
 			json.NewEncoder(os.Stdout).Encode(r)
 			return
 		}
-		fmt.Printf("%-20s %10.1f %-12s %s\n", r.Bench, r.Value, r.Unit, r.Kernel)
+		fmt.Printf("%-24s %10.1f %-12s %s\n", r.Key(), r.Value, r.Unit, r.Kernel)
 	})
 }
 
@@ -42,8 +42,8 @@ func benchRun(ctx context.Context, only string, quick bool, emit func(bench.Resu
 	for _, g := range strings.Split(only, ",") {
 		groups[strings.TrimSpace(g)] = true
 	}
-	if !groups["cnn"] && !groups["unet"] {
-		return nil // road: the next issue's figures
+	if !groups["cnn"] && !groups["unet"] && !groups["road"] {
+		return nil
 	}
 	ds, _, err := data.Open("fashion-mnist", data.Options{})
 	if err != nil {
@@ -56,6 +56,11 @@ func benchRun(ctx context.Context, only string, quick bool, emit func(bench.Resu
 	}
 	if groups["unet"] {
 		if err := bench.UNet(ctx, ds, opt, emit); err != nil {
+			return err
+		}
+	}
+	if groups["road"] {
+		if err := bench.Road(ctx, ds, opt, emit); err != nil {
 			return err
 		}
 	}
@@ -91,7 +96,7 @@ func runBenchCompare(ctx context.Context, args []string) error {
 	ct := coreType()
 	for r := 0; r < *rounds; r++ {
 		err := benchRun(ctx, *only, *quick, func(b bench.Result) {
-			ours[b.Bench] = max(ours[b.Bench], b.Value)
+			ours[b.Key()] = max(ours[b.Key()], b.Value)
 			kern = b.Kernel
 		})
 		if err != nil {
@@ -115,12 +120,12 @@ func runBenchCompare(ctx context.Context, args []string) error {
 		for sc.Scan() {
 			var b bench.Result
 			if json.Unmarshal(sc.Bytes(), &b) == nil && b.Bench != "" {
-				theirs[b.Bench] = max(theirs[b.Bench], b.Value)
+				theirs[b.Key()] = max(theirs[b.Key()], b.Value)
 			}
 		}
 	}
 	fmt.Printf("faithlab kernel: %s; peer OPENBLAS_CORETYPE=%s; best of %d alternating rounds\n", kern, ct, *rounds)
-	fmt.Printf("%-20s %12s %12s %8s\n", "bench", "faithlab", "torch", "ratio")
+	fmt.Printf("%-24s %12s %12s %8s\n", "bench", "faithlab", "torch", "ratio")
 	var names []string
 	for n := range ours {
 		names = append(names, n)
@@ -128,9 +133,9 @@ func runBenchCompare(ctx context.Context, args []string) error {
 	sort.Strings(names)
 	for _, n := range names {
 		if t, ok := theirs[n]; ok && t > 0 {
-			fmt.Printf("%-20s %12.1f %12.1f %7.2f×\n", n, ours[n], t, ours[n]/t)
+			fmt.Printf("%-24s %12.1f %12.1f %7.2f×\n", n, ours[n], t, ours[n]/t)
 		} else {
-			fmt.Printf("%-20s %12.1f %12s %8s\n", n, ours[n], "-", "-")
+			fmt.Printf("%-24s %12.1f %12s %8s\n", n, ours[n], "-", "-")
 		}
 	}
 	return nil

@@ -23,6 +23,8 @@ func commands() []command {
 		{"train", "train a built-in model on a dataset and save it", runTrain},
 		{"eval", "accuracy and per-class accuracy of a model on a dataset's test split", runEval},
 		{"attribute", "compute attribution maps for a model on a dataset and save them as .npy", runAttribute},
+		{"evaluate", "evaluate attribution methods with removal protocols (ROAR, KAR, ROAD, Eval-X, deletion, Sensitivity-N, Infidelity)", runEvaluate},
+		{"impute", "fill the removed pixels of an image (.npy) from a reference, ROAD's noisy linear imputation included", runImpute},
 		{"trace-compare", "score attribution methods and TRACE on the deletion metric (TRACE paper, Table 1)", runTraceCompare},
 		{"export", "write a model's weights to .npz with PyTorch's state_dict names", runExport},
 		{"import", "build a model file from PyTorch weights in .npz", runImport},

@@ -18,6 +18,8 @@ import (
 	"faithlab/core/engine/gemm"
 	"faithlab/core/engine/native"
 	"faithlab/core/optim"
+	"faithlab/core/perturb"
+	"faithlab/core/protocol"
 )
 
 // Result is one figure, named as the peer names it.
@@ -28,7 +30,16 @@ type Result struct {
 	Peer    string         `json:"peer"`
 	Threads int            `json:"threads"`
 	Kernel  string         `json:"kernel"`
-	Extra   map[string]any `json:"-"`
+	Removed float64        `json:"removed,omitempty"` // road_impute: fraction of pixels removed
+}
+
+// Key names a figure uniquely: the bench name, and the removed fraction for
+// the imputation figures, which the peer reports once per fraction.
+func (r Result) Key() string {
+	if r.Removed > 0 {
+		return fmt.Sprintf("%s@%g", r.Bench, r.Removed)
+	}
+	return r.Bench
 }
 
 // Options say how long to time each figure.
@@ -159,6 +170,80 @@ func CNN(ctx context.Context, ds *data.Dataset, opt Options, emit func(Result)) 
 			return fmt.Errorf("%s: %w", f.name, err)
 		}
 		emit(result(f.name, v, "img/s", opt.Kernel))
+	}
+
+	// MoRF deletion curves over a 7×7 patch grid (4×4-pixel patches), zero
+	// reference, probability of the predicted class: 50 forward passes per
+	// image, all steps of the 16 images in one batch, random maps, as the peer.
+	feats, err := perturb.NewFeatures(ds.Shape[1], ds.Shape[2], 7)
+	if err != nil {
+		return err
+	}
+	counts := make([]int, feats.N()+1)
+	for j := range counts {
+		counts[j] = j
+	}
+	curves := protocol.Curves{Net: net, Shape: ds.Shape, Features: feats, Reference: perturb.Zero{},
+		Counts: counts, Prob: true, Chunk: n * len(counts)}
+	scores := make([]float32, feats.N())
+	deletion := func() error {
+		batch()
+		x := xb[:n*dim]
+		target, err := attr.Predicted(ctx, net, x, n, n)
+		if err != nil {
+			return err
+		}
+		orders := make([][]int, n)
+		for i := range orders {
+			for j := range scores {
+				scores[j] = rng.Float32()
+			}
+			orders[i] = perturb.Order(scores, true)
+		}
+		_, err = curves.Run(ctx, x, target, orders)
+		return err
+	}
+	v, err = rate(deletion, n, 2, opt.MinSeconds, 200)
+	if err != nil {
+		return fmt.Errorf("cnn_deletion49: %w", err)
+	}
+	emit(result("cnn_deletion49", v, "img/s", opt.Kernel))
+	return nil
+}
+
+// Road measures ROAD's noisy linear imputation (noise 0.01) of 28×28
+// Fashion-MNIST images under fresh random masks removing 10, 50 and 90 % of
+// the pixels, as the peer's road_impute_28x28; the peer solves one image at
+// a time on one core, Faithlab 256 at a time on all cores.
+func Road(ctx context.Context, ds *data.Dataset, opt Options, emit func(Result)) error {
+	const B, pool = 256, 64
+	dim, hw := ds.Dim(), ds.Shape[1]*ds.Shape[2]
+	imgs := make([]float32, B*dim)
+	keeps := make([]float32, B*hw)
+	rng := rand.New(rand.NewPCG(0, 0))
+	for _, frac := range []float64{0.1, 0.5, 0.9} {
+		call := uint64(0)
+		cut := uint64(frac * (1 << 63) * 2) // P(Uint64 < cut) = frac
+		impute := func() error {
+			for i := 0; i < B; i++ {
+				copy(imgs[i*dim:(i+1)*dim], ds.Sample(i%pool))
+				for p := 0; p < hw; p++ {
+					keeps[i*hw+p] = 0
+					if rng.Uint64() >= cut {
+						keeps[i*hw+p] = 1
+					}
+				}
+			}
+			call++
+			return perturb.FillAll(ctx, perturb.ROAD{Noise: 0.01}, imgs, ds.Shape, keeps, call, 0)
+		}
+		v, err := rate(impute, B, 1, opt.MinSeconds, 200)
+		if err != nil {
+			return fmt.Errorf("road_impute_28x28 at %g removed: %w", frac, err)
+		}
+		r := result("road_impute_28x28", v, "img/s", opt.Kernel)
+		r.Removed = frac
+		emit(r)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package perturb
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -309,4 +310,40 @@ json.dump(out, sys.stdout)
 			t.Errorf("case %d: max difference from the peer %g > 1e-5", i, worst)
 		}
 	}
+}
+
+// BenchmarkROAD imputes 28×28 images, one core, one image per iteration.
+func BenchmarkROAD(b *testing.B) {
+	for _, frac := range []float64{0.1, 0.5, 0.9} {
+		b.Run(fmt.Sprint(frac), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(6, 6))
+			img := randomImage(rng, 784)
+			keep := randomMask(rng, 784, frac)
+			buf := make([]float32, 784)
+			var s roadSolver
+			for b.Loop() {
+				copy(buf, img)
+				if err := s.fill(buf, []int{1, 28, 28}, keep, 0.01, rng); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkFillAllROAD50(b *testing.B) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	imgs := randomImage(rng, 256*784)
+	var keeps []float32
+	for range 256 {
+		keeps = append(keeps, randomMask(rng, 784, 0.5)...)
+	}
+	buf := make([]float32, len(imgs))
+	for b.Loop() {
+		copy(buf, imgs)
+		if err := FillAll(context.Background(), ROAD{Noise: 0.01}, buf, []int{1, 28, 28}, keeps, 1, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(256*float64(b.N)/b.Elapsed().Seconds(), "img/s")
 }

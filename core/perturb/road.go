@@ -42,6 +42,7 @@ type roadSolver struct {
 	first []int32   // unknown → first column of its factor row
 	off   []int     // unknown → start of its row in l
 	l     []float64 // factor rows, envelope storage
+	inv   []float64 // 1 / L[i][i]
 	b     []float64 // right-hand sides, channel-major
 }
 
@@ -80,12 +81,17 @@ func (s *roadSolver) fill(img []float32, shape []int, keep []float32, noise floa
 	if n == hw {
 		return fmt.Errorf("road: every pixel is removed, so there is nothing to impute from")
 	}
-	// Envelope: row i starts at its lowest-numbered earlier unknown
-	// neighbour (up-left, up, up-right or left).
 	s.first = resize(s.first, n)
 	s.off = resize(s.off, n+1)
+	s.inv = resize(s.inv, n)
+	s.b = resize(s.b, C*n)
+	clear(s.b)
+	// The envelope holds at most W+2 entries per row.
+	s.l = resize(s.l, n*min(n, W+2))
 	for i, p := range s.px {
 		y, x := int(p)/W, int(p)%W
+		// Row i's envelope starts at its lowest-numbered earlier unknown
+		// neighbour (up-left, up, up-right or left).
 		f := int32(i)
 		for _, nb := range roadNeighbours[:4] {
 			yy, xx := y+nb.dy, x+nb.dx
@@ -97,14 +103,8 @@ func (s *roadSolver) fill(img []float32, shape []int, keep []float32, noise floa
 		}
 		s.first[i] = f
 		s.off[i+1] = s.off[i] + i - int(f) + 1
-	}
-	s.l = resize(s.l, s.off[n])
-	clear(s.l)
-	s.b = resize(s.b, C*n)
-	clear(s.b)
-	for i, p := range s.px {
-		y, x := int(p)/W, int(p)%W
-		row := s.l[s.off[i]-int(s.first[i]):]
+		ri := s.l[s.off[i]-int(f) : s.off[i+1]] // ri[k] is row i's entry in column k
+		clear(ri[f:])
 		var diag float64
 		for _, nb := range roadNeighbours {
 			yy, xx := y+nb.dy, x+nb.dx
@@ -115,7 +115,7 @@ func (s *roadSolver) fill(img []float32, shape []int, keep []float32, noise floa
 			q := yy*W + xx
 			if j := s.idx[q]; j >= 0 {
 				if int(j) < i {
-					row[j] = -nb.w
+					ri[j] = -nb.w
 				}
 				continue
 			}
@@ -123,10 +123,12 @@ func (s *roadSolver) fill(img []float32, shape []int, keep []float32, noise floa
 				s.b[c*n+i] += nb.w * float64(img[c*hw+q])
 			}
 		}
-		row[i] = diag
-	}
-	if err := s.factor(n); err != nil {
-		return err
+		ri[i] = diag
+		// Factor the row now, while it is in cache: it needs only the rows
+		// above it.
+		if err := s.factorRow(i); err != nil {
+			return err
+		}
 	}
 	for c := 0; c < C; c++ {
 		x := s.b[c*n : (c+1)*n]
@@ -142,29 +144,41 @@ func (s *roadSolver) fill(img []float32, shape []int, keep []float32, noise floa
 	return nil
 }
 
-// factor overwrites the envelope rows with their Cholesky factor L (M = LLᵀ).
-func (s *roadSolver) factor(n int) error {
-	for i := 0; i < n; i++ {
-		fi := int(s.first[i])
-		ri := s.l[s.off[i]-fi : s.off[i+1]] // ri[k] is L[i][k] for k in [fi, i]
-		for j := fi; j < i; j++ {
-			fj := int(s.first[j])
-			rj := s.l[s.off[j]-fj : s.off[j+1]]
-			v := ri[j]
-			for k := max(fi, fj); k < j; k++ {
-				v -= ri[k] * rj[k]
-			}
-			ri[j] = v / rj[j]
+// factorRow overwrites row i of the envelope with row i of the Cholesky
+// factor L (M = LLᵀ), rows above it being factored already. Each entry is
+// a short dot product with an earlier row; two running sums halve the wait
+// on the latency of the additions, and the diagonal's reciprocal replaces a
+// division (the loop stays inline: a call per dot product cost more).
+func (s *roadSolver) factorRow(i int) error {
+	inv := s.inv
+	fi := int(s.first[i])
+	ri := s.l[s.off[i]-fi : s.off[i+1]]
+	for j := fi; j < i; j++ {
+		fj := int(s.first[j])
+		rj := s.l[s.off[j]-fj : s.off[j+1]]
+		k0 := max(fi, fj)
+		a, b := ri[k0:j], rj[k0:j]
+		b = b[:len(a)]
+		var s0, s1 float64
+		k := 0
+		for ; k+2 <= len(a); k += 2 {
+			s0 += a[k] * b[k]
+			s1 += a[k+1] * b[k+1]
 		}
-		d := ri[i]
-		for _, v := range ri[fi:i] {
-			d -= v * v
+		if k < len(a) {
+			s0 += a[k] * b[k]
 		}
-		if !(d > 0) {
-			return fmt.Errorf("road: imputation system is singular at removed pixel %d (pivot %g)", s.px[i], d)
-		}
-		ri[i] = math.Sqrt(d)
+		ri[j] = (ri[j] - s0 - s1) * inv[j]
 	}
+	d := ri[i]
+	for _, v := range ri[fi:i] {
+		d -= v * v
+	}
+	if !(d > 0) {
+		return fmt.Errorf("road: imputation system is singular at removed pixel %d (pivot %g)", s.px[i], d)
+	}
+	ri[i] = math.Sqrt(d)
+	inv[i] = 1 / ri[i]
 	return nil
 }
 
@@ -174,11 +188,7 @@ func (s *roadSolver) solve(b []float64) {
 	for i := 0; i < n; i++ {
 		fi := int(s.first[i])
 		ri := s.l[s.off[i]-fi : s.off[i+1]]
-		v := b[i]
-		for k := fi; k < i; k++ {
-			v -= ri[k] * b[k]
-		}
-		b[i] = v / ri[i]
+		b[i] = (b[i] - dot(ri[fi:i], b[fi:i])) / ri[i]
 	}
 	for i := n - 1; i >= 0; i-- {
 		fi := int(s.first[i])
@@ -189,6 +199,25 @@ func (s *roadSolver) solve(b []float64) {
 			b[k] -= ri[k] * v
 		}
 	}
+}
+
+// dot is Σ a[k]·b[k] with four running sums: the factorisation is a chain
+// of short dot products, and one accumulator would wait on the latency of
+// every addition.
+func dot(a, b []float64) float64 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float64
+	k := 0
+	for ; k+4 <= len(a); k += 4 {
+		s0 += a[k] * b[k]
+		s1 += a[k+1] * b[k+1]
+		s2 += a[k+2] * b[k+2]
+		s3 += a[k+3] * b[k+3]
+	}
+	for ; k < len(a); k++ {
+		s0 += a[k] * b[k]
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 func resize[T any](s []T, n int) []T {

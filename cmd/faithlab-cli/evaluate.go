@@ -1,0 +1,399 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"faithlab/core/attr"
+	"faithlab/core/data"
+	"faithlab/core/engine"
+	"faithlab/core/model"
+	"faithlab/core/perturb"
+	"faithlab/core/protocol"
+	"faithlab/core/train"
+)
+
+func runImpute(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("impute", flag.ContinueOnError)
+	method := fs.String("method", "road", "zero, mean, blur or road")
+	noise := fs.Float64("noise", 0.01, "road: standard deviation of the noise added to imputed pixels")
+	sigma := fs.Float64("sigma", 5, "blur: Gaussian σ in pixels")
+	seed := fs.Uint64("seed", 0, "seed of the road noise")
+	in := fs.String("image", "", "image .npy, float32 (C,H,W) or (H,W) (required)")
+	maskPath := fs.String("mask", "", "mask .npy (H,W): 1 kept, 0 removed (required)")
+	out := fs.String("out", "", "imputed image .npy to write (required)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *in == "" || *maskPath == "" || *out == "" {
+		return errors.New("--image, --mask and --out are required")
+	}
+	var ref perturb.Reference
+	switch *method {
+	case "zero":
+		ref = perturb.Zero{}
+	case "mean":
+		ref = perturb.ChannelMean{}
+	case "blur":
+		ref = perturb.Blur{Sigma: *sigma}
+	case "road":
+		ref = perturb.ROAD{Noise: *noise}
+	default:
+		return fmt.Errorf("--method %q: zero, mean, blur or road", *method)
+	}
+	img, err := data.LoadNPY(*in)
+	if err != nil {
+		return err
+	}
+	mask, err := data.LoadNPY(*maskPath)
+	if err != nil {
+		return err
+	}
+	shape := img.Shape
+	if len(shape) == 2 {
+		shape = []int{1, shape[0], shape[1]}
+	}
+	if len(shape) != 3 {
+		return fmt.Errorf("%s: shape %v, want (C,H,W) or (H,W)", *in, img.Shape)
+	}
+	if len(mask.Shape) != 2 || mask.Shape[0] != shape[1] || mask.Shape[1] != shape[2] {
+		return fmt.Errorf("%s: mask shape %v does not match the image's %d×%d (%s)", *maskPath, mask.Shape, shape[1], shape[2], *in)
+	}
+	for i, v := range img.Data {
+		if v != v {
+			return fmt.Errorf("%s: NaN at value %d", *in, i)
+		}
+	}
+	if err := perturb.FillAll(ctx, ref, img.Data, shape, mask.Data, *seed, 0); err != nil {
+		return fmt.Errorf("%s with %s: %w", *in, *maskPath, err)
+	}
+	return data.SaveNPY(*out, img.Shape, img.Data)
+}
+
+// evalRow is one line of results.jsonl: a protocol's result for a method,
+// with what made it.
+type evalRow struct {
+	protocol.Result
+	Dataset  string    `json:"dataset"`
+	Model    string    `json:"model"`
+	Post     string    `json:"post"`
+	Seed     uint64    `json:"seed"`
+	Seconds  float64   `json:"seconds"`
+	Faithlab string    `json:"faithlab_version"`
+	Finished time.Time `json:"finished"`
+}
+
+func runEvaluate(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("evaluate", flag.ContinueOnError)
+	dsRef, dopt := dataFlags(fs)
+	path := fs.String("model", "", "trained model file (required)")
+	methods := fs.String("methods", "gradient,ig,smoothgrad,gradxinput,random,sobel", "attribution methods (see attribute)")
+	protocols := fs.String("protocols", "deletion", "protocols: "+protocolNames())
+	rates := fs.String("rates", "", "drop rates for ROAR, KAR, ROAD, Eval-X (default 0.1,…,0.9)")
+	post := fs.String("post", "", "post-processing of every map, e.g. abs,gaussian:1")
+	reduce := fs.String("reduce", "sum", "colour channels to one map: sum, mean or max")
+	epochs := fs.Int("epochs", 5, "epochs of every retraining (the recipe is the model's own otherwise)")
+	trainN := fs.Int("train-samples", 0, "use the first n training images (0: all)")
+	testN := fs.Int("test-samples", 0, "use the first n test images (0: all)")
+	seed := fs.Uint64("seed", 0, "seed of retraining, random maps and noise")
+	out := fs.String("out", "", "folder for results.jsonl, results.csv and cached maps (required)")
+	var sets multiFlag
+	fs.Var(&sets, "set", "protocol parameter PROTOCOL.NAME=VALUE (JSON value), repeatable")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *out == "" {
+		return errors.New("--out DIR is required")
+	}
+	steps, err := attr.ParseSteps(*post)
+	if err != nil {
+		return err
+	}
+	params := map[string]map[string]any{}
+	for _, s := range sets {
+		key, val, ok := strings.Cut(s, "=")
+		pname, name, ok2 := strings.Cut(key, ".")
+		if !ok || !ok2 {
+			return fmt.Errorf("--set %q: want PROTOCOL.NAME=VALUE", s)
+		}
+		var v any
+		if json.Unmarshal([]byte(val), &v) != nil {
+			v = val // a bare string
+		}
+		pname = strings.ToLower(pname)
+		if params[pname] == nil {
+			params[pname] = map[string]any{}
+		}
+		params[pname][name] = v
+	}
+	var rateList []float64
+	if *rates != "" {
+		for _, f := range strings.Split(*rates, ",") {
+			r, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+			if err != nil || !(r > 0 && r < 1) {
+				return fmt.Errorf("--rates: %q is not a drop rate in (0, 1)", f)
+			}
+			rateList = append(rateList, r)
+		}
+	}
+	var protos []protocol.Protocol
+	for _, name := range strings.Split(*protocols, ",") {
+		name = strings.TrimSpace(name)
+		p := params[strings.ToLower(name)]
+		if p == nil {
+			p = map[string]any{}
+		}
+		switch strings.ToLower(name) {
+		case "roar", "kar", "road", "evalx":
+			if _, set := p["rates"]; !set && rateList != nil {
+				p["rates"] = rateList
+			}
+		}
+		if strings.EqualFold(name, "kar") {
+			p["keep"] = true
+			name = "ROAR"
+		}
+		pr, err := protocol.New(name, p)
+		if err != nil {
+			return err
+		}
+		protos = append(protos, pr)
+	}
+	m, trainSet, testSet, err := openModelData(*path, *dsRef, dopt, *seed)
+	if err != nil {
+		return err
+	}
+	if *trainN > 0 && *trainN < trainSet.Len() {
+		trainSet = trainSet.Subset(seq(*trainN))
+	}
+	if *testN > 0 && *testN < testSet.Len() {
+		testSet = testSet.Subset(seq(*testN))
+	}
+	if err := os.MkdirAll(filepath.Join(*out, "maps"), 0o755); err != nil {
+		return err
+	}
+	resultsPath := filepath.Join(*out, "results.jsonl")
+	done, err := finished(resultsPath)
+	if err != nil {
+		return err
+	}
+	var recipe train.Config
+	if m.Training != nil {
+		recipe = m.Training.Config
+	}
+	recipe.Epochs, recipe.Seed, recipe.ValFraction = *epochs, *seed, 0
+	env := &protocol.Env{Net: m.Net, Train: trainSet, Test: testSet, Recipe: recipe, Seed: *seed,
+		NewNet: func() (engine.Network, error) {
+			nm, err := model.New(m.Arch, trainSet, kernel(), *seed)
+			if err != nil {
+				return nil, err
+			}
+			return nm.Net, nil
+		},
+		Progress: progressPrinter()}
+	for _, name := range strings.Split(*methods, ",") {
+		meth, err := attr.New(strings.TrimSpace(name), attr.Params{Seed: *seed, Chunk: 256})
+		if err != nil {
+			return err
+		}
+		label := meth.Name()
+		if *post != "" {
+			label += "+" + *post
+		}
+		cache := map[string][]float32{}
+		env.Method = label
+		env.Maps = func(ctx context.Context, split string) ([]float32, error) {
+			if m, ok := cache[split]; ok {
+				return m, nil
+			}
+			ds := map[string]*data.Dataset{"train": trainSet, "test": testSet}[split]
+			file := filepath.Join(*out, "maps", fmt.Sprintf("%s_%s_%d.npy", strings.ReplaceAll(label, ":", "-"), split, ds.Len()))
+			maps, err := loadOrAttribute(ctx, file, meth, steps, *reduce, m.Net, ds)
+			if err == nil {
+				cache[split] = maps
+			}
+			return maps, err
+		}
+		for _, p := range protos {
+			pname := p.Info().Name
+			if done[label+"\x00"+pname] {
+				fmt.Fprintf(os.Stderr, "%s %s: already in %s\n", label, pname, resultsPath)
+				continue
+			}
+			t0 := time.Now()
+			fmt.Fprintf(os.Stderr, "%s %s …\n", label, pname)
+			res, err := p.Run(ctx, env)
+			if err != nil {
+				return fmt.Errorf("%s on %s: %w", pname, label, err)
+			}
+			row := evalRow{Result: res, Dataset: testSet.Name, Model: *path, Post: *post, Seed: *seed,
+				Seconds: time.Since(t0).Seconds(), Faithlab: model.Version, Finished: time.Now().UTC()}
+			if err := appendJSONL(resultsPath, row); err != nil {
+				return err
+			}
+			for _, s := range res.Scalars {
+				fmt.Fprintf(os.Stderr, "  %-20s %8.4f (%s is better)\n", s.Name, s.Value, s.Better)
+			}
+		}
+	}
+	return writeTidyCSV(resultsPath, filepath.Join(*out, "results.csv"))
+}
+
+// loadOrAttribute returns the H×W maps of ds from file, or computes them
+// (method, post-processing, channel reduction) and saves them there.
+func loadOrAttribute(ctx context.Context, file string, meth attr.Method, steps []attr.Step, reduce string, net engine.Network, ds *data.Dataset) ([]float32, error) {
+	hw := ds.Shape[1] * ds.Shape[2]
+	if a, err := data.LoadNPY(file); err == nil && len(a.Data) == ds.Len()*hw {
+		return a.Data, nil
+	}
+	t0 := time.Now()
+	fmt.Fprintf(os.Stderr, "  %s maps of %d %s images …", meth.Name(), ds.Len(), ds.Name)
+	in := attr.Input{X: ds.X, N: ds.Len(), Shape: ds.Shape}
+	var err error
+	if in.Target, err = attr.Predicted(ctx, net, in.X, in.N, 1024); err != nil {
+		return nil, err
+	}
+	maps, err := attr.Run(ctx, meth, net, in)
+	if err != nil {
+		return nil, err
+	}
+	maps = attr.Apply(maps, steps)
+	if maps.Shape[1] > 1 {
+		if maps, err = attr.ReduceChannels(maps, reduce); err != nil {
+			return nil, err
+		}
+	}
+	fmt.Fprintf(os.Stderr, " %.1f s\n", time.Since(t0).Seconds())
+	return maps.Data, data.SaveNPY(file, []int{ds.Len(), ds.Shape[1], ds.Shape[2]}, maps.Data)
+}
+
+// finished lists the (method, protocol) pairs already in results.jsonl, so
+// that a re-run after an interruption does only what is missing.
+func finished(path string) (map[string]bool, error) {
+	done := map[string]bool{}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return done, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(nil, 64<<20)
+	for line := 1; sc.Scan(); line++ {
+		var r evalRow
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return nil, fmt.Errorf("%s line %d: %w (delete the line to recompute it)", path, line, err)
+		}
+		done[r.Method+"\x00"+r.Protocol] = true
+	}
+	return done, sc.Err()
+}
+
+// appendJSONL appends one JSON line and syncs it to disk.
+func appendJSONL(path string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// writeTidyCSV writes every scalar and curve point of results.jsonl as one
+// row: dataset, model, method, post, protocol, metric, x, value, seed.
+func writeTidyCSV(jsonl, out string) error {
+	b, err := os.ReadFile(jsonl)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	w.Write([]string{"dataset", "model", "method", "post", "protocol", "metric", "x", "value", "seed"})
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		var r evalRow
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return fmt.Errorf("%s: %w", jsonl, err)
+		}
+		head := []string{r.Dataset, r.Model, r.Method, r.Post, r.Protocol}
+		seed := strconv.FormatUint(r.Seed, 10)
+		for _, s := range r.Scalars {
+			w.Write(append(slices.Clone(head), s.Name, "", f(s.Value), seed))
+		}
+		for _, c := range r.Curves {
+			for j := range c.X {
+				w.Write(append(slices.Clone(head), c.Name, f(c.X[j]), f(c.Y[j]), seed))
+			}
+		}
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		return err
+	}
+	return data.WriteFileAtomic(out, buf.Bytes())
+}
+
+// progressPrinter shows a protocol's progress on one rewritten stderr line.
+func progressPrinter() func(protocol.Progress) {
+	last := time.Time{}
+	return func(p protocol.Progress) {
+		if time.Since(last) < 500*time.Millisecond && p.Done != p.Total {
+			return
+		}
+		last = time.Now()
+		if p.Train != nil {
+			fmt.Fprintf(os.Stderr, "\r  %-40.40s epoch %d/%d batch %d/%d loss %.3f   ", p.Stage, p.Train.Epoch, p.Train.Epochs, p.Train.Batch, p.Train.Batches, p.Train.Loss)
+			return
+		}
+		fmt.Fprintf(os.Stderr, "\r  %-40.40s %d/%d%30s\r", p.Stage, p.Done, p.Total, "")
+	}
+}
+
+func protocolNames() string {
+	var n []string
+	for _, p := range protocol.All() {
+		n = append(n, strings.ToLower(p.Info().Name))
+	}
+	return strings.Join(n, ", ")
+}
+
+func seq(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}
+
+// multiFlag collects a repeatable flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, " ") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
