@@ -24,13 +24,13 @@ import (
 
 // Result is one figure, named as the peer names it.
 type Result struct {
-	Bench   string         `json:"bench"`
-	Value   float64        `json:"value"`
-	Unit    string         `json:"unit"`
-	Peer    string         `json:"peer"`
-	Threads int            `json:"threads"`
-	Kernel  string         `json:"kernel"`
-	Removed float64        `json:"removed,omitempty"` // road_impute: fraction of pixels removed
+	Bench   string  `json:"bench"`
+	Value   float64 `json:"value"`
+	Unit    string  `json:"unit"`
+	Peer    string  `json:"peer"`
+	Threads int     `json:"threads"`
+	Kernel  string  `json:"kernel"`
+	Removed float64 `json:"removed,omitempty"` // road_impute: fraction of pixels removed
 }
 
 // Key names a figure uniquely: the bench name, and the removed fraction for
