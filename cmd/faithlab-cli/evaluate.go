@@ -248,7 +248,66 @@ func runEvaluate(ctx context.Context, args []string) error {
 			}
 		}
 	}
-	return writeTidyCSV(resultsPath, filepath.Join(*out, "results.csv"))
+	if err := writeTidyCSV(resultsPath, filepath.Join(*out, "results.csv")); err != nil {
+		return err
+	}
+	return writeDiagnostics(resultsPath, filepath.Join(*out, "diagnostics.json"))
+}
+
+// diagnostic is the DPI paper's check of one retraining protocol: how much
+// of its accuracy the masks' total variation alone explains (Table 3).
+type diagnostic struct {
+	Protocol  string             `json:"protocol"`
+	Curve     string             `json:"curve"`
+	Fit       protocol.Fit       `json:"fit"`
+	Points    []protocol.TVPoint `json:"points"`
+	Explained string             `json:"explained"`
+}
+
+// writeDiagnostics fits accuracy against mask total variation over all
+// methods and rates of each protocol in results.jsonl, prints the R² and
+// writes the fits.
+func writeDiagnostics(jsonl, out string) error {
+	b, err := os.ReadFile(jsonl)
+	if err != nil {
+		return err
+	}
+	var results []protocol.Result
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		var r evalRow
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return fmt.Errorf("%s: %w", jsonl, err)
+		}
+		results = append(results, r.Result)
+	}
+	var diags []diagnostic
+	for _, c := range []struct{ proto, acc, tv string }{
+		{"ROAR", "accuracy", "mask_tv"}, {"KAR", "accuracy", "mask_tv"}, {"EvalX", "accuracy", "mask_tv"},
+		{"ROAD", "accuracy_morf", "mask_tv_morf"}, {"ROAD", "accuracy_lerf", "mask_tv_lerf"},
+	} {
+		var of []protocol.Result
+		for _, r := range results {
+			if r.Protocol == c.proto {
+				of = append(of, r)
+			}
+		}
+		pts := protocol.TVPoints(of, c.acc, c.tv)
+		fit, err := protocol.TVFit(pts)
+		if err != nil {
+			continue // fewer than two points, or one TV value
+		}
+		d := diagnostic{Protocol: c.proto, Curve: c.acc, Fit: fit, Points: pts,
+			Explained: fmt.Sprintf("mask total variation alone explains %.0f%% of the variance of %s %s", 100*fit.R2, c.proto, c.acc)}
+		fmt.Fprintf(os.Stderr, "%s: accuracy = %.4g·TV + %.4g, R² %.3f over %d (method, rate) points\n", c.proto+" "+c.acc, fit.Slope, fit.Intercept, fit.R2, fit.N)
+		diags = append(diags, d)
+	}
+	j, err := json.MarshalIndent(diags, "", "  ")
+	if err != nil {
+		return err
+	}
+	return data.WriteFileAtomic(out, j)
 }
 
 // loadOrAttribute returns the H×W maps of ds from file, or computes them

@@ -8,10 +8,10 @@ import (
 // TVPoint is one (method, drop rate) of a retraining protocol: the mean
 // total variation of its masks and the accuracy it reached.
 type TVPoint struct {
-	Method   string
-	Rate     float64
-	TV       float64
-	Accuracy float64
+	Method   string  `json:"method"`
+	Rate     float64 `json:"rate"`
+	TV       float64 `json:"tv"`
+	Accuracy float64 `json:"accuracy"`
 }
 
 // TVPoints collects the (mask TV, accuracy) pairs of results that carry

@@ -93,8 +93,10 @@ func ranks(v []float64) []float64 {
 // Fit is a least-squares line y = Slope·x + Intercept with its coefficient
 // of determination.
 type Fit struct {
-	Slope, Intercept, R2 float64
-	N                    int
+	Slope     float64 `json:"slope"`
+	Intercept float64 `json:"intercept"`
+	R2        float64 `json:"r2"`
+	N         int     `json:"n"`
 }
 
 // LinearFit fits y against x by least squares.
