@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"faithlab/core/perturb"
 )
 
 // Agreement is the OpenXAI comparison (Agarwal et al. 2022; GOAR Appendix
@@ -40,7 +42,7 @@ func Agree(a, g []float32, k int) (Agreement, error) {
 		}
 		return out
 	}
-	ra, rg := rankDesc(abs(a)), rankDesc(abs(g))
+	ra, rg := perturb.Order(abs(a), true), perturb.Order(abs(g), true)
 	ta, tg := ra[:k], rg[:k]
 	sign := func(x float32) int {
 		switch {
@@ -89,24 +91,6 @@ func Agree(a, g []float32, k int) (Agreement, error) {
 		r.PRA = agree / pairs
 	}
 	return r, nil
-}
-
-// rankDesc lists feature indices from the largest value down, ties by index.
-func rankDesc(v []float32) []int {
-	idx := make([]int, len(v))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		switch {
-		case v[a] > v[b]:
-			return -1
-		case v[a] < v[b]:
-			return 1
-		}
-		return 0
-	})
-	return idx
 }
 
 // MeanAgreement averages Agree over n samples' maps (n×d) against one

@@ -41,21 +41,25 @@ func KendallTau(x, y []float64) float64 {
 
 // Pearson is the sample correlation of x and y, NaN when either is constant.
 func Pearson(x, y []float64) float64 {
+	_, _, sxy, sxx, syy := moments(x, y)
+	return sxy / math.Sqrt(sxx*syy)
+}
+
+// moments returns the means of x and y and their centred sums of products.
+func moments(x, y []float64) (mx, my, sxy, sxx, syy float64) {
 	n := float64(len(x))
-	var mx, my float64
 	for i := range x {
 		mx += x[i]
 		my += y[i]
 	}
 	mx, my = mx/n, my/n
-	var sxy, sxx, syy float64
 	for i := range x {
 		dx, dy := x[i]-mx, y[i]-my
 		sxy += dx * dy
 		sxx += dx * dx
 		syy += dy * dy
 	}
-	return sxy / math.Sqrt(sxx*syy)
+	return mx, my, sxy, sxx, syy
 }
 
 // Spearman is Pearson's correlation of the ranks (ties get their mean rank).
@@ -104,20 +108,7 @@ func LinearFit(x, y []float64) (Fit, error) {
 	if len(x) != len(y) || len(x) < 2 {
 		return Fit{}, fmt.Errorf("linear fit needs at least two (x, y) pairs, got %d and %d values", len(x), len(y))
 	}
-	n := float64(len(x))
-	var mx, my float64
-	for i := range x {
-		mx += x[i]
-		my += y[i]
-	}
-	mx, my = mx/n, my/n
-	var sxy, sxx, syy float64
-	for i := range x {
-		dx, dy := x[i]-mx, y[i]-my
-		sxy += dx * dy
-		sxx += dx * dx
-		syy += dy * dy
-	}
+	mx, my, sxy, sxx, syy := moments(x, y)
 	if sxx == 0 {
 		return Fit{}, fmt.Errorf("linear fit: all x equal %g", mx)
 	}
