@@ -10,6 +10,7 @@ import (
 
 	"faithlab/core/attr"
 	"faithlab/core/attr/trace"
+	"faithlab/core/perturb"
 )
 
 // runTraceCompare scores every attribution method and TRACE on the deletion
@@ -52,6 +53,10 @@ func runTraceCompare(ctx context.Context, args []string) error {
 	}
 	var rows []row
 	H, W := ds.Shape[1], ds.Shape[2]
+	feats, err := perturb.NewFeatures(H, W, *grid)
+	if err != nil {
+		return err
+	}
 	for _, meth := range methods {
 		maps, err := attr.Run(ctx, meth, m.Net, in)
 		if err != nil {
@@ -66,7 +71,7 @@ func runTraceCompare(ctx context.Context, args []string) error {
 			if err != nil {
 				return err
 			}
-			c, err := trace.Evaluate(ctx, f, trace.TrajectoryOf(trace.PatchScores(maps.Map(i), H, W, *grid)))
+			c, err := trace.Evaluate(ctx, f, trace.TrajectoryOf(trace.PatchScores(maps.Map(i), feats)))
 			if err != nil {
 				return err
 			}

@@ -6,6 +6,7 @@ import (
 
 	"faithlab/core/attr"
 	"faithlab/core/engine"
+	"faithlab/core/perturb"
 )
 
 // NetScorer scores keep-sets of a g×g patch grid on one image: kept patches
@@ -20,12 +21,9 @@ func NetScorer(net engine.Network, x, ref []float32, shape []int, grid, target i
 		chunk = 256
 	}
 	t := grid * grid
-	// patchOf[pixel] is the pixel's patch: rows and columns split as evenly as the size allows.
-	patchOf := make([]int, H*W)
-	for y := 0; y < H; y++ {
-		for xx := 0; xx < W; xx++ {
-			patchOf[y*W+xx] = (y*grid/H)*grid + xx*grid/W
-		}
+	feats, err := perturb.NewFeatures(H, W, grid)
+	if err != nil {
+		return nil, err
 	}
 	dim, k := C*H*W, net.Classes()
 	buf := make([]float32, chunk*dim)
@@ -44,7 +42,7 @@ func NetScorer(net engine.Network, x, ref []float32, shape []int, grid, target i
 				for c := 0; c < C; c++ {
 					for p := 0; p < H*W; p++ {
 						j := c*H*W + p
-						if keep[i][patchOf[p]] {
+						if keep[i][feats.Of(p)] {
 							dst[j] = x[j]
 						} else {
 							dst[j] = ref[j]

@@ -22,8 +22,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"time"
+
+	"faithlab/core/perturb"
 )
 
 // Scorer evaluates f on a batch of keep-sets: keep[i][p] says whether patch p
@@ -383,33 +384,16 @@ func Heatmap(tau []int, alpha float64) []float32 {
 	return psi
 }
 
-// PatchScores sums an H×W map over the patches of a g×g grid, split as
-// NetScorer splits images.
-func PatchScores(m []float32, H, W, grid int) []float32 {
-	s := make([]float32, grid*grid)
-	for y := 0; y < H; y++ {
-		for x := 0; x < W; x++ {
-			s[(y*grid/H)*grid+x*grid/W] += m[y*W+x]
-		}
+// PatchScores sums an H×W map over the patches of a grid, the features
+// that NetScorer deletes.
+func PatchScores(m []float32, f perturb.Features) []float32 {
+	s := make([]float32, f.N())
+	for p, v := range m[:f.H*f.W] {
+		s[f.Of(p)] += v
 	}
 	return s
 }
 
 // TrajectoryOf is σ(ψ): patches from least to most important, ties broken
 // by index, the lower index first (Appendix B.1).
-func TrajectoryOf(scores []float32) []int {
-	tau := make([]int, len(scores))
-	for i := range tau {
-		tau[i] = i
-	}
-	slices.SortStableFunc(tau, func(a, b int) int {
-		switch {
-		case scores[a] < scores[b]:
-			return -1
-		case scores[a] > scores[b]:
-			return 1
-		}
-		return 0
-	})
-	return tau
-}
+func TrajectoryOf(scores []float32) []int { return perturb.Order(scores, false) }

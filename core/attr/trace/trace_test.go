@@ -9,6 +9,7 @@ import (
 
 	"faithlab/core/engine/gemm"
 	"faithlab/core/engine/native"
+	"faithlab/core/perturb"
 )
 
 // synthetic is a sigmoid of patch weights plus pairwise interactions: a
@@ -210,7 +211,11 @@ func TestTrajectoryOfMaps(t *testing.T) {
 	}
 	m := make([]float32, 16)
 	m[0], m[15] = 1, 2
-	if got := PatchScores(m, 4, 4, 2); !slices.Equal(got, []float32{1, 0, 0, 2}) {
+	f, err := perturb.NewFeatures(4, 4, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := PatchScores(m, f); !slices.Equal(got, []float32{1, 0, 0, 2}) {
 		t.Errorf("patch scores %v", got)
 	}
 }
