@@ -126,9 +126,10 @@ func checkShapes(img []float32, shape []int, keep []float32) error {
 }
 
 // ParseReference reads a reference name: zero, mean, dataset-mean (with
-// the given channel means), blur[:σ] (default σ 5, as attr's blur baseline)
+// the channel means that datasetMean returns; it is called only for this
+// reference, since it may scan a whole dataset), blur[:σ] (default σ 5, as attr's blur baseline)
 // or road[:noise] (default noise 0.01).
-func ParseReference(spec string, datasetMean []float32) (Reference, error) {
+func ParseReference(spec string, datasetMean func() []float32) (Reference, error) {
 	name, arg, hasArg := strings.Cut(strings.TrimSpace(spec), ":")
 	num := func(def float64) (float64, error) {
 		if !hasArg {
@@ -146,10 +147,14 @@ func ParseReference(spec string, datasetMean []float32) (Reference, error) {
 	case "mean":
 		return ChannelMean{}, nil
 	case "dataset-mean":
-		if datasetMean == nil {
+		var m []float32
+		if datasetMean != nil {
+			m = datasetMean()
+		}
+		if m == nil {
 			return nil, fmt.Errorf("reference dataset-mean needs the dataset's channel means")
 		}
-		return DatasetMean{Mean: datasetMean}, nil
+		return DatasetMean{Mean: m}, nil
 	case "blur":
 		s, err := num(5)
 		if err != nil {

@@ -6,7 +6,6 @@ import (
 	"math"
 
 	"faithlab/core/attr"
-	"faithlab/core/data"
 	"faithlab/core/engine"
 	"faithlab/core/perturb"
 )
@@ -88,7 +87,7 @@ func (d Deletion) Run(ctx context.Context, env *Env) (Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("deletion: %w", err)
 	}
-	ref, err := perturb.ParseReference(d.Reference, datasetMean(env.Train))
+	ref, err := perturb.ParseReference(d.Reference, env.datasetMean)
 	if err != nil {
 		return res, fmt.Errorf("deletion: %w", err)
 	}
@@ -263,8 +262,9 @@ func targets(ctx context.Context, net engine.Network, x []float32, labels []int,
 	return nil, fmt.Errorf("target %q: want predicted or label", how)
 }
 
-// datasetMean is the per-channel mean of a dataset (nil without one).
-func datasetMean(ds *data.Dataset) []float32 {
+// datasetMean is the per-channel mean of the training set (nil without one).
+func (e *Env) datasetMean() []float32 {
+	ds := e.Train
 	if ds == nil || ds.Len() == 0 {
 		return nil
 	}

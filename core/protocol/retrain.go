@@ -60,7 +60,7 @@ func (r ROAR) Info() Info {
 func (r ROAR) Run(ctx context.Context, env *Env) (Result, error) {
 	r = r.defaults()
 	res := Result{Protocol: r.name(), Method: env.Method, Config: config(r)}
-	ref, err := perturb.ParseReference(r.Reference, datasetMean(env.Train))
+	ref, err := perturb.ParseReference(r.Reference, env.datasetMean)
 	if err != nil {
 		return res, fmt.Errorf("%s: %w", r.name(), err)
 	}
@@ -115,7 +115,7 @@ func (r ROAD) Info() Info {
 func (r ROAD) Run(ctx context.Context, env *Env) (Result, error) {
 	r = r.defaults()
 	res := Result{Protocol: "ROAD", Method: env.Method, Config: config(r)}
-	ref, err := perturb.ParseReference(r.Reference, datasetMean(env.Train))
+	ref, err := perturb.ParseReference(r.Reference, env.datasetMean)
 	if err != nil {
 		return res, fmt.Errorf("ROAD: %w", err)
 	}

@@ -79,7 +79,7 @@ func (s SensitivityN) Run(ctx context.Context, env *Env) (Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("sensitivity-n: %w", err)
 	}
-	ref, err := perturb.ParseReference(s.Reference, datasetMean(env.Train))
+	ref, err := perturb.ParseReference(s.Reference, env.datasetMean)
 	if err != nil {
 		return res, fmt.Errorf("sensitivity-n: %w", err)
 	}
