@@ -161,10 +161,6 @@ func runEvaluate(ctx context.Context, args []string) error {
 				p["rates"] = rateList
 			}
 		}
-		if strings.EqualFold(name, "kar") {
-			p["keep"] = true
-			name = "ROAR"
-		}
 		pr, err := protocol.New(name, p)
 		if err != nil {
 			return err

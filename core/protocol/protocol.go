@@ -160,7 +160,7 @@ func Params(p any) []Param {
 
 // Configure returns a copy of the protocol with the given parameters set;
 // an unknown parameter or a value of the wrong type is an error naming it.
-func Configure[P Protocol](p P, params map[string]any) (P, error) {
+func Configure(p Protocol, params map[string]any) (Protocol, error) {
 	known := map[string]bool{}
 	for _, q := range Params(p) {
 		known[q.Name] = true
@@ -184,12 +184,16 @@ func Configure[P Protocol](p P, params map[string]any) (P, error) {
 	if err != nil {
 		return p, fmt.Errorf("%s: %w", p.Info().Name, err)
 	}
+	// Decode into a copy of p's own struct type, so the defaults stay where
+	// params is silent.
+	q := reflect.New(reflect.TypeOf(p))
+	q.Elem().Set(reflect.ValueOf(p))
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&p); err != nil {
+	if err := dec.Decode(q.Interface()); err != nil {
 		return p, fmt.Errorf("%s: parameters: %w", p.Info().Name, err)
 	}
-	return p, nil
+	return q.Elem().Interface().(Protocol), nil
 }
 
 // config is the protocol's parameters as recorded in a Result.
@@ -215,20 +219,7 @@ func New(name string, params map[string]any) (Protocol, error) {
 	for _, p := range All() {
 		names = append(names, p.Info().Name)
 		if strings.EqualFold(p.Info().Name, name) {
-			switch q := p.(type) {
-			case Deletion:
-				return Configure(q, params)
-			case ROAR:
-				return Configure(q, params)
-			case ROAD:
-				return Configure(q, params)
-			case EvalX:
-				return Configure(q, params)
-			case SensitivityN:
-				return Configure(q, params)
-			case Infidelity:
-				return Configure(q, params)
-			}
+			return Configure(p, params)
 		}
 	}
 	return nil, fmt.Errorf("unknown protocol %q (%s)", name, strings.Join(names, ", "))
