@@ -244,10 +244,14 @@ func runEvaluate(ctx context.Context, args []string) error {
 			}
 		}
 	}
-	if err := writeTidyCSV(resultsPath, filepath.Join(*out, "results.csv")); err != nil {
+	rows, err := readRows(resultsPath)
+	if err != nil {
 		return err
 	}
-	return writeDiagnostics(resultsPath, filepath.Join(*out, "diagnostics.json"))
+	if err := writeTidyCSV(rows, filepath.Join(*out, "results.csv")); err != nil {
+		return err
+	}
+	return writeDiagnostics(rows, filepath.Join(*out, "diagnostics.json"))
 }
 
 // diagnostic is the DPI paper's check of one retraining protocol: how much
@@ -261,22 +265,12 @@ type diagnostic struct {
 }
 
 // writeDiagnostics fits accuracy against mask total variation over all
-// methods and rates of each protocol in results.jsonl, prints the R² and
-// writes the fits.
-func writeDiagnostics(jsonl, out string) error {
-	b, err := os.ReadFile(jsonl)
-	if err != nil {
-		return err
-	}
-	var results []protocol.Result
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(nil, 64<<20)
-	for sc.Scan() {
-		var r evalRow
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			return fmt.Errorf("%s: %w", jsonl, err)
-		}
-		results = append(results, r.Result)
+// methods and rates of each protocol in the rows, prints the R² and writes
+// the fits.
+func writeDiagnostics(rows []evalRow, out string) error {
+	results := make([]protocol.Result, len(rows))
+	for i, r := range rows {
+		results[i] = r.Result
 	}
 	var diags []diagnostic
 	for _, c := range []struct{ proto, acc, tv string }{
@@ -334,17 +328,16 @@ func loadOrAttribute(ctx context.Context, file string, meth attr.Method, steps [
 	return maps.Data, data.SaveNPY(file, []int{ds.Len(), ds.Shape[1], ds.Shape[2]}, maps.Data)
 }
 
-// finished lists the (method, protocol) pairs already in results.jsonl, so
-// that a re-run after an interruption does only what is missing.
-func finished(path string) (map[string]bool, error) {
-	done := map[string]bool{}
+// readRows reads results.jsonl; a missing file has no rows.
+func readRows(path string) ([]evalRow, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return done, nil
+		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
+	var rows []evalRow
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(nil, 64<<20)
 	for line := 1; sc.Scan(); line++ {
@@ -352,9 +345,20 @@ func finished(path string) (map[string]bool, error) {
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			return nil, fmt.Errorf("%s line %d: %w (delete the line to recompute it)", path, line, err)
 		}
+		rows = append(rows, r)
+	}
+	return rows, sc.Err()
+}
+
+// finished lists the (method, protocol) pairs already in results.jsonl, so
+// that a re-run after an interruption does only what is missing.
+func finished(path string) (map[string]bool, error) {
+	rows, err := readRows(path)
+	done := map[string]bool{}
+	for _, r := range rows {
 		done[r.Method+"\x00"+r.Protocol] = true
 	}
-	return done, sc.Err()
+	return done, err
 }
 
 // appendJSONL appends one JSON line and syncs it to disk.
@@ -378,24 +382,14 @@ func appendJSONL(path string, v any) error {
 	return f.Close()
 }
 
-// writeTidyCSV writes every scalar and curve point of results.jsonl as one
+// writeTidyCSV writes every scalar and curve point of the rows as one CSV
 // row: dataset, model, method, post, protocol, metric, x, value, seed.
-func writeTidyCSV(jsonl, out string) error {
-	b, err := os.ReadFile(jsonl)
-	if err != nil {
-		return err
-	}
+func writeTidyCSV(rows []evalRow, out string) error {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
 	w.Write([]string{"dataset", "model", "method", "post", "protocol", "metric", "x", "value", "seed"})
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(nil, 64<<20)
-	for sc.Scan() {
-		var r evalRow
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			return fmt.Errorf("%s: %w", jsonl, err)
-		}
+	for _, r := range rows {
 		head := []string{r.Dataset, r.Model, r.Method, r.Post, r.Protocol}
 		seed := strconv.FormatUint(r.Seed, 10)
 		for _, s := range r.Scalars {
