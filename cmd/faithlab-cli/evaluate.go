@@ -40,18 +40,16 @@ func runImpute(ctx context.Context, args []string) error {
 	if *in == "" || *maskPath == "" || *out == "" {
 		return errors.New("--image, --mask and --out are required")
 	}
-	var ref perturb.Reference
-	switch *method {
-	case "zero":
-		ref = perturb.Zero{}
-	case "mean":
-		ref = perturb.ChannelMean{}
-	case "blur":
-		ref = perturb.Blur{Sigma: *sigma}
+	spec := *method
+	switch spec {
 	case "road":
-		ref = perturb.ROAD{Noise: *noise}
-	default:
-		return fmt.Errorf("--method %q: zero, mean, blur or road", *method)
+		spec += ":" + strconv.FormatFloat(*noise, 'g', -1, 64)
+	case "blur":
+		spec += ":" + strconv.FormatFloat(*sigma, 'g', -1, 64)
+	}
+	ref, err := perturb.ParseReference(spec, nil)
+	if err != nil {
+		return fmt.Errorf("--method: %w", err)
 	}
 	img, err := data.LoadNPY(*in)
 	if err != nil {
@@ -71,10 +69,8 @@ func runImpute(ctx context.Context, args []string) error {
 	if len(mask.Shape) != 2 || mask.Shape[0] != shape[1] || mask.Shape[1] != shape[2] {
 		return fmt.Errorf("%s: mask shape %v does not match the image's %d×%d (%s)", *maskPath, mask.Shape, shape[1], shape[2], *in)
 	}
-	for i, v := range img.Data {
-		if v != v {
-			return fmt.Errorf("%s: NaN at value %d", *in, i)
-		}
+	if err := engine.CheckInput(img.Data, 1, shape); err != nil {
+		return fmt.Errorf("%s: %w", *in, err)
 	}
 	if err := perturb.FillAll(ctx, ref, img.Data, shape, mask.Data, *seed, 0); err != nil {
 		return fmt.Errorf("%s with %s: %w", *in, *maskPath, err)
