@@ -183,8 +183,8 @@ func (c Curves) Run(ctx context.Context, x []float32, target []int, orders [][]i
 	dim := engine.Size(c.Shape)
 	hw := c.Shape[1] * c.Shape[2]
 	per := max(1, c.Chunk/steps) // images per batch
-	k := c.Net.Classes()
 	batch := make([]float32, min(per, n)*steps*dim)
+	ts := make([]int, min(per, n)*steps)
 	keeps := make([]float32, min(per, n)*steps*hw)
 	out := make([][]float64, n)
 	for lo := 0; lo < n; lo += per {
@@ -200,19 +200,17 @@ func (c Curves) Run(ctx context.Context, x []float32, target []int, orders [][]i
 		if err := perturb.FillAll(ctx, c.Reference, batch[:m*dim], c.Shape, keeps[:m*hw], c.Seed, uint64(lo*steps)); err != nil {
 			return nil, err
 		}
-		logits, err := c.Net.Forward(batch[:m*dim], m)
+		for i := lo; i < hi; i++ {
+			for j := range steps {
+				ts[(i-lo)*steps+j] = target[i]
+			}
+		}
+		v, err := scores(c.Net, batch[:m*dim], m, ts, c.Prob)
 		if err != nil {
 			return nil, err
 		}
-		if c.Prob {
-			logits = engine.Softmax(nil, logits, k)
-		}
 		for i := lo; i < hi; i++ {
-			cv := make([]float64, steps)
-			for j := range cv {
-				cv[j] = float64(logits[((i-lo)*steps+j)*k+target[i]])
-			}
-			out[i] = cv
+			out[i] = v[(i-lo)*steps : (i-lo+1)*steps]
 		}
 	}
 	return out, nil
