@@ -9,6 +9,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -195,6 +196,24 @@ func runEvaluate(ctx context.Context, args []string) error {
 			return nm.Net, nil
 		},
 		Progress: progressPrinter()}
+	if perClass, err := knownTruth(m, testSet); err == nil {
+		truths := map[string][]float32{}
+		env.Truth = func(ctx context.Context, split string) ([]float32, error) {
+			if t, ok := truths[split]; ok {
+				return t, nil
+			}
+			ds := map[string]*data.Dataset{"train": trainSet, "test": testSet}[split]
+			target, err := attr.Predicted(ctx, m.Net, ds.X, ds.Len(), 1024)
+			if err != nil {
+				return nil, err
+			}
+			t, err := protocol.ClassTruth(perClass, target)
+			truths[split] = t
+			return t, err
+		}
+	} else if wantsTruth(protos) {
+		return fmt.Errorf("GroundTruth: %w", err)
+	}
 	for _, name := range strings.Split(*methods, ",") {
 		meth, err := attr.New(strings.TrimSpace(name), attr.Params{Seed: *seed, Chunk: 256})
 		if err != nil {
@@ -262,7 +281,8 @@ type diagnostic struct {
 
 // writeDiagnostics fits accuracy against mask total variation over all
 // methods and rates of each protocol in the rows, prints the R² and writes
-// the fits.
+// the fits, with every protocol score's correlation across methods with
+// ground-truth agreement where the rows have GroundTruth results.
 func writeDiagnostics(rows []evalRow, out string) error {
 	results := make([]protocol.Result, len(rows))
 	for i, r := range rows {
@@ -289,7 +309,20 @@ func writeDiagnostics(rows []evalRow, out string) error {
 		fmt.Fprintf(os.Stderr, "%s: accuracy = %.4g·TV + %.4g, R² %.3f over %d (method, rate) points\n", c.proto+" "+c.acc, fit.Slope, fit.Intercept, fit.R2, fit.N)
 		diags = append(diags, d)
 	}
-	j, err := json.MarshalIndent(diags, "", "  ")
+	var corr []protocol.TruthCorrelation
+	for _, c := range protocol.CorrelateWithTruth(results) {
+		if math.IsNaN(c.R) {
+			continue // a constant score or agreement: no correlation
+		}
+		corr = append(corr, c)
+		if c.Truth == "fa" || c.Truth == "rc" {
+			fmt.Fprintf(os.Stderr, "%s %s vs ground-truth %s: Pearson r %+.2f over %d methods\n", c.Protocol, c.Score, c.Truth, c.R, c.Methods)
+		}
+	}
+	j, err := json.MarshalIndent(struct {
+		TVFits []diagnostic                `json:"tv_fits"`
+		Truth  []protocol.TruthCorrelation `json:"truth_correlations"`
+	}{diags, corr}, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -299,7 +332,8 @@ func writeDiagnostics(rows []evalRow, out string) error {
 // loadOrAttribute returns the H×W maps of ds from file, or computes them
 // (method, post-processing, channel reduction) and saves them there.
 func loadOrAttribute(ctx context.Context, file string, meth attr.Method, steps []attr.Step, reduce string, net engine.Network, ds *data.Dataset) ([]float32, error) {
-	hw := ds.Shape[1] * ds.Shape[2]
+	fs := protocol.FeatureShape(ds.Shape)
+	hw := fs[1] * fs[2]
 	if a, err := data.LoadNPY(file); err == nil && len(a.Data) == ds.Len()*hw {
 		return a.Data, nil
 	}
@@ -315,13 +349,13 @@ func loadOrAttribute(ctx context.Context, file string, meth attr.Method, steps [
 		return nil, err
 	}
 	maps = attr.Apply(maps, steps)
-	if maps.Shape[1] > 1 {
+	if maps.Shape[1] > 1 && fs[2] == ds.Shape[2] { // colour images; tabular features stay apart
 		if maps, err = attr.ReduceChannels(maps, reduce); err != nil {
 			return nil, err
 		}
 	}
 	fmt.Fprintf(os.Stderr, " %.1f s\n", time.Since(t0).Seconds())
-	return maps.Data, data.SaveNPY(file, []int{ds.Len(), ds.Shape[1], ds.Shape[2]}, maps.Data)
+	return maps.Data, data.SaveNPY(file, []int{ds.Len(), fs[1], fs[2]}, maps.Data)
 }
 
 // readRows reads results.jsonl; a missing file has no rows.
@@ -441,3 +475,23 @@ type multiFlag []string
 
 func (m *multiFlag) String() string     { return strings.Join(*m, " ") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+// knownTruth is the ground-truth attribution of each class when the problem
+// has one: a linear model's weights (what the model does, exactly), else
+// the data generator's (what tells the classes apart).
+func knownTruth(m *model.Model, ds *data.Dataset) ([][]float32, error) {
+	t, err := protocol.LinearTruth(m.Net)
+	if err != nil && ds.Truth != nil {
+		return ds.Truth, nil
+	}
+	return t, err
+}
+
+func wantsTruth(protos []protocol.Protocol) bool {
+	for _, p := range protos {
+		if p.Info().Category == "ground-truth" {
+			return true
+		}
+	}
+	return false
+}

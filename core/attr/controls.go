@@ -22,6 +22,9 @@ func (Sobel) Settings() map[string]any { return map[string]any{} }
 // Attribute implements Method.
 func (Sobel) Attribute(_ context.Context, _ engine.Network, in Input) (Maps, error) {
 	H, W := in.Shape[1], in.Shape[2]
+	if H < 3 || W < 3 {
+		return Maps{}, fmt.Errorf("Sobel: edges need images of at least 3×3 pixels, not samples of shape %v (tabular data has no edges)", in.Shape)
+	}
 	out := Maps{Data: make([]float32, len(in.X)), Shape: append([]int{in.N}, in.Shape...)}
 	at := func(img []float32, y, x int) float32 {
 		if y < 0 || y >= H || x < 0 || x >= W {

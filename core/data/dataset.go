@@ -16,6 +16,10 @@ type Dataset struct {
 	Classes []string
 	// Standardization, when set, was applied to X: x = (raw − Mean)/Std per feature.
 	Standardization *Standardization
+	// Truth, when the generator knows it, is the ground-truth attribution
+	// of each class (one value per value of a sample): the features that
+	// tell that class from the others, signed toward it.
+	Truth [][]float32
 }
 
 // Standardization is a per-feature affine normalisation.
@@ -62,7 +66,7 @@ func (d *Dataset) Validate() error {
 
 // Subset returns the samples at idx, copied, in that order.
 func (d *Dataset) Subset(idx []int) *Dataset {
-	s := &Dataset{Name: d.Name, Shape: d.Shape, Classes: d.Classes, Standardization: d.Standardization,
+	s := &Dataset{Name: d.Name, Shape: d.Shape, Classes: d.Classes, Standardization: d.Standardization, Truth: d.Truth,
 		X: make([]float32, 0, len(idx)*d.Dim()), Y: make([]int, 0, len(idx))}
 	for _, i := range idx {
 		s.X = append(s.X, d.Sample(i)...)

@@ -28,6 +28,12 @@ func (g GaussianMixture) Generate() (*Dataset, error) {
 	sd := math.Sqrt(g.Variance)
 	d := &Dataset{Name: "gmm", Shape: []int{g.Dim, 1, 1}, Classes: []string{"minus", "plus"},
 		X: make([]float32, g.Samples*g.Dim), Y: make([]int, g.Samples)}
+	dir := g.Direction()
+	minus := make([]float32, len(dir))
+	for i, v := range dir {
+		minus[i] = -v
+	}
+	d.Truth = [][]float32{minus, dir}
 	for i := 0; i < g.Samples; i++ {
 		y := i % 2
 		mu := float64(2*y - 1)

@@ -20,7 +20,7 @@ import (
 // LeRF − MoRF is both insertion − deletion and the TRACE objective.
 type Deletion struct {
 	Samples   int    `json:"samples" doc:"test images evaluated: the first n of the test set (0: all)"`
-	Grid      int    `json:"grid" doc:"patch grid side t: features are the t×t patches (the image side: single pixels)"`
+	Grid      int    `json:"grid" doc:"patch grid side t: features are the t×t patches (the image side: single pixels; tabular data: always single features)"`
 	Steps     int    `json:"steps" doc:"removal steps per curve, evenly spaced in features; 0: one per feature"`
 	Reference string `json:"reference" doc:"value of removed pixels: zero, mean, dataset-mean, blur[:σ], road[:noise]"`
 	Output    string `json:"output" doc:"score: probability or logit of the target class"`
@@ -52,7 +52,7 @@ func (d Deletion) defaults() Deletion {
 
 // Info implements Protocol.
 func (d Deletion) Info() Info {
-	return Info{Name: "Deletion", Category: "model", Data: []string{"image"},
+	return Info{Name: "Deletion", Category: "model", Data: []string{"image", "tabular"},
 		Doc:    "MoRF and LeRF deletion curves on the trained model; insertion is the LeRF curve reversed",
 		Params: Params(d.defaults()),
 		Metrics: []Metric{
@@ -83,7 +83,11 @@ func (d Deletion) Run(ctx context.Context, env *Env) (Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("deletion: %w", err)
 	}
-	feats, err := perturb.NewFeatures(shape[1], shape[2], d.Grid)
+	grid := d.Grid
+	if shape[1] == 1 {
+		grid = 0 // tabular: every feature on its own
+	}
+	feats, err := perturb.NewFeatures(shape[1], shape[2], grid)
 	if err != nil {
 		return res, fmt.Errorf("deletion: %w", err)
 	}
@@ -224,11 +228,24 @@ func testImages(env *Env, n int) ([]float32, int, []int, error) {
 	if n <= 0 || n > env.Test.Len() {
 		n = env.Test.Len()
 	}
-	return env.Test.X[:n*env.Test.Dim()], n, env.Test.Shape, nil
+	return env.Test.X[:n*env.Test.Dim()], n, FeatureShape(env.Test.Shape), nil
+}
+
+// FeatureShape is the layout (C, H, W) in which maps and removal masks see
+// a sample of the given shape: an image as it is, one map value per pixel
+// shared by its channels, and a tabular sample (D×1×1) as one channel of D
+// features, so that every feature has its own attribution and is removed
+// on its own. Both layouts hold the values in the same order.
+func FeatureShape(shape []int) []int {
+	if len(shape) == 3 && shape[1] == 1 && shape[2] == 1 {
+		return []int{1, 1, shape[0]}
+	}
+	return shape
 }
 
 // mapsFor fetches the split's maps and checks there is one H×W map for
-// each of the first n samples, with finite values.
+// each of the first n samples, with finite values; shape is the samples'
+// FeatureShape.
 func mapsFor(ctx context.Context, env *Env, split string, n int, shape []int) ([]float32, error) {
 	if env.Maps == nil {
 		return nil, fmt.Errorf("no attribution maps to evaluate")
@@ -266,7 +283,8 @@ func (e *Env) datasetMean() []float32 {
 	if ds == nil || ds.Len() == 0 {
 		return nil
 	}
-	C, hw := ds.Shape[0], ds.Shape[1]*ds.Shape[2]
+	shape := FeatureShape(ds.Shape)
+	C, hw := shape[0], shape[1]*shape[2]
 	sums := make([]float64, C)
 	for i := 0; i < ds.Len(); i++ {
 		s := ds.Sample(i)

@@ -1,10 +1,12 @@
 package protocol
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
 
+	"faithlab/core/engine"
 	"faithlab/core/perturb"
 )
 
@@ -18,8 +20,12 @@ type Agreement struct {
 	RA  float64 `json:"ra"`  // rank agreement: share of ranks 1…K held by the same feature
 	SA  float64 `json:"sa"`  // sign agreement: share of the top-K found in both with the same sign
 	SRA float64 `json:"sra"` // signed rank agreement: same feature, same rank, same sign
-	RC  float64 `json:"rc"`  // rank correlation: Spearman's ρ of all features' magnitudes
+	RC  float64 `json:"rc"`  // rank correlation: Spearman's ρ of all features' magnitudes, NaN when either is constant
 	PRA float64 `json:"pra"` // pairwise rank agreement: share of pairs among the truth's top K ordered alike
+	// Cos is the cosine of the angle between attribution and truth, in
+	// [−1, 1]: GOAR §5.1's closeness to the ground-truth direction, defined
+	// also where the truth weighs every feature alike and RC is not.
+	Cos float64 `json:"cos"`
 }
 
 // Agree compares attribution a with ground truth g at the top k features.
@@ -71,11 +77,26 @@ func Agree(a, g []float32, k int) (Agreement, error) {
 		}
 	}
 	r.FA, r.SA, r.RA, r.SRA = r.FA/float64(k), r.SA/float64(k), r.RA/float64(k), r.SRA/float64(k)
+	// Where the truth ties within its top k+1 magnitudes, its top-k set or
+	// ranks are not unique (the Gaussian mixture's truth weighs every feature
+	// alike): these four would measure the tie-break, not the map.
+	for j := 1; j < min(k+1, len(g)); j++ {
+		if abs32(g[rg[j]]) == abs32(g[rg[j-1]]) {
+			r.FA, r.SA, r.RA, r.SRA = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+			break
+		}
+	}
 	fa, fg := make([]float64, len(a)), make([]float64, len(a))
 	for i := range a {
 		fa[i], fg[i] = math.Abs(float64(a[i])), math.Abs(float64(g[i]))
 	}
 	r.RC = Spearman(fa, fg)
+	var ag, aa, gg float64
+	for i := range a {
+		x, y := float64(a[i]), float64(g[i])
+		ag, aa, gg = ag+x*y, aa+x*x, gg+y*y
+	}
+	r.Cos = ag / math.Sqrt(aa*gg) // NaN for a zero vector
 	var pairs, agree float64
 	for i := 0; i < k; i++ {
 		for j := i + 1; j < k; j++ {
@@ -92,6 +113,8 @@ func Agree(a, g []float32, k int) (Agreement, error) {
 	}
 	return r, nil
 }
+
+func abs32(x float32) float32 { return float32(math.Abs(float64(x))) }
 
 // MeanAgreement averages Agree over n samples' maps (n×d) against one
 // ground truth per sample (n×d) or one shared by all (d).
@@ -120,7 +143,164 @@ func MeanAgreement(maps, truth []float32, n, k int) (Agreement, error) {
 		m.SRA += a.SRA / float64(n)
 		m.RC += a.RC / float64(n)
 		m.PRA += a.PRA / float64(n)
+		m.Cos += a.Cos / float64(n)
 	}
 	m.K = k
 	return m, nil
+}
+
+// GroundTruth scores maps by their agreement with a known ground truth
+// (OpenXAI; GOAR Appendix B): the weights of a linear model for the class
+// explained, or the discriminative direction of a synthetic problem. It
+// needs the environment's Truth, and a problem that has one.
+type GroundTruth struct {
+	Samples int     `json:"samples" doc:"test samples evaluated: the first n (0: all)"`
+	TopK    float64 `json:"top_k" doc:"fraction of the features compared by FA, RA, SA, SRA and PRA (k = ⌈fraction·features⌉)"`
+}
+
+func (g GroundTruth) defaults() GroundTruth {
+	if g.TopK == 0 {
+		g.TopK = 0.25
+	}
+	return g
+}
+
+// Info implements Protocol.
+func (g GroundTruth) Info() Info {
+	return Info{Name: "GroundTruth", Category: "ground-truth", Data: []string{"image", "tabular"},
+		Doc:    "OpenXAI agreement of each map with the known ground-truth attribution (linear models, synthetic data)",
+		Params: Params(g.defaults()),
+		Metrics: []Metric{
+			{"fa", Higher, "feature agreement: share of the top-k features found in both"},
+			{"ra", Higher, "rank agreement: share of the top-k ranks held by the same feature"},
+			{"sa", Higher, "sign agreement: top-k features found in both with the same sign"},
+			{"sra", Higher, "signed rank agreement: same feature, rank and sign"},
+			{"rc", Higher, "rank correlation: Spearman's ρ of all features' magnitudes"},
+			{"pra", Higher, "pairwise rank agreement over the truth's top-k pairs"},
+			{"cos", Higher, "cosine similarity with the truth (GOAR §5.1)"},
+		}}
+}
+
+// Run implements Protocol.
+func (g GroundTruth) Run(ctx context.Context, env *Env) (Result, error) {
+	g = g.defaults()
+	res := Result{Protocol: "GroundTruth", Method: env.Method, Config: config(g)}
+	if !(g.TopK > 0 && g.TopK <= 1) {
+		return res, fmt.Errorf("GroundTruth: top_k %g outside (0, 1]", g.TopK)
+	}
+	if env.Truth == nil {
+		return res, fmt.Errorf("GroundTruth: this problem has no known ground truth (a linear model, arch logreg, or the synthetic Gaussian mixture has one)")
+	}
+	_, n, shape, err := testImages(env, g.Samples)
+	if err != nil {
+		return res, fmt.Errorf("GroundTruth: %w", err)
+	}
+	maps, err := mapsFor(ctx, env, "test", n, shape)
+	if err != nil {
+		return res, fmt.Errorf("GroundTruth: %w", err)
+	}
+	truth, err := env.Truth(ctx, "test")
+	if err != nil {
+		return res, fmt.Errorf("GroundTruth: %w", err)
+	}
+	d := shape[1] * shape[2]
+	if len(truth) < n*d {
+		return res, fmt.Errorf("GroundTruth: %d truth values for %d samples of %d features", len(truth), n, d)
+	}
+	k := int(math.Ceil(g.TopK * float64(d)))
+	a, err := MeanAgreement(maps, truth[:n*d], n, k)
+	if err != nil {
+		return res, fmt.Errorf("GroundTruth: %w", err)
+	}
+	res.Scalars = []Scalar{{"fa", a.FA, Higher}, {"ra", a.RA, Higher}, {"sa", a.SA, Higher},
+		{"sra", a.SRA, Higher}, {"rc", a.RC, Higher}, {"pra", a.PRA, Higher}, {"cos", a.Cos, Higher}}
+	return res, nil
+}
+
+// ClassTruth lays out one ground-truth vector per sample: perClass[c] is
+// the truth for class c, and sample i gets that of the class its map
+// explains, targets[i].
+func ClassTruth(perClass [][]float32, targets []int) ([]float32, error) {
+	if len(perClass) == 0 {
+		return nil, fmt.Errorf("no ground truth per class")
+	}
+	d := len(perClass[0])
+	out := make([]float32, 0, len(targets)*d)
+	for i, c := range targets {
+		if c < 0 || c >= len(perClass) || len(perClass[c]) != d {
+			return nil, fmt.Errorf("sample %d explains class %d: no %d-feature ground truth for it", i, c, d)
+		}
+		out = append(out, perClass[c]...)
+	}
+	return out, nil
+}
+
+// LinearTruth is the ground truth of a linear model (arch "logreg"): the
+// weights of each class's logit, the exact effect of every feature on it.
+func LinearTruth(net engine.Network) ([][]float32, error) {
+	if net.Arch() != "logreg" {
+		return nil, fmt.Errorf("a %s model has no known ground truth (only logreg, a linear model, has one)", net.Arch())
+	}
+	for _, p := range net.Params() {
+		if p.Name == "f1.weight" && len(p.Shape) == 2 && p.Shape[0] == net.Classes() {
+			d := p.Shape[1]
+			out := make([][]float32, p.Shape[0])
+			for c := range out {
+				out[c] = p.Data[c*d : (c+1)*d]
+			}
+			return out, nil
+		}
+	}
+	return nil, fmt.Errorf("logreg model without its f1.weight (classes×features) parameter")
+}
+
+// TruthCorrelation is, for one score of one protocol, its Pearson
+// correlation across methods with one ground-truth agreement metric (GOAR
+// Table 1): how well the protocol ranks methods as the truth does.
+type TruthCorrelation struct {
+	Protocol string  `json:"protocol"`
+	Score    string  `json:"score"`
+	Truth    string  `json:"truth"`
+	R        float64 `json:"r"`
+	Methods  int     `json:"methods"`
+}
+
+// CorrelateWithTruth pairs each method's protocol scores with its
+// GroundTruth result and correlates every score with every agreement
+// metric across the methods that have both (at least three).
+func CorrelateWithTruth(results []Result) []TruthCorrelation {
+	truth := map[string]Result{}
+	for _, r := range results {
+		if r.Protocol == "GroundTruth" {
+			truth[r.Method] = r
+		}
+	}
+	type key struct{ proto, score, truth string }
+	xs, ys := map[key][]float64{}, map[key][]float64{}
+	var order []key
+	for _, r := range results {
+		g, ok := truth[r.Method]
+		if !ok || r.Protocol == "GroundTruth" {
+			continue
+		}
+		for _, s := range r.Scalars {
+			for _, t := range g.Scalars {
+				k := key{r.Protocol, s.Name, t.Name}
+				if _, seen := xs[k]; !seen {
+					order = append(order, k)
+				}
+				xs[k] = append(xs[k], s.Value)
+				ys[k] = append(ys[k], t.Value)
+			}
+		}
+	}
+	var out []TruthCorrelation
+	for _, k := range order {
+		if len(xs[k]) < 3 {
+			continue
+		}
+		out = append(out, TruthCorrelation{Protocol: k.proto, Score: k.score, Truth: k.truth,
+			R: Pearson(xs[k], ys[k]), Methods: len(xs[k])})
+	}
+	return out
 }

@@ -16,8 +16,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 
 	"faithlab/core/data"
@@ -74,10 +76,15 @@ type Env struct {
 	// Method names the attribution method (and its post-processing) whose
 	// maps are evaluated; it is recorded in the Result.
 	Method string
-	// Maps returns one H×W map per sample of the named split ("train" or
-	// "test"), n×H×W, in the split's order. The caller computes or loads
-	// them (and caches them: ROAR asks for the training maps once per run).
+	// Maps returns one map per sample of the named split ("train" or
+	// "test") in the split's order, laid out as FeatureShape says: n×H×W
+	// for images, n×D for tabular data. The caller computes or loads them
+	// (and caches them: ROAR asks for the training maps once per run).
 	Maps func(ctx context.Context, split string) ([]float32, error)
+	// Truth, when the problem has one, returns the known ground-truth
+	// attribution of each sample of the split for the class its map
+	// explains, laid out as Maps (see ClassTruth).
+	Truth func(ctx context.Context, split string) ([]float32, error)
 	// Recipe trains the retraining protocols' models from scratch.
 	Recipe train.Config
 	// NewNet returns an untrained network of the evaluated architecture.
@@ -117,18 +124,103 @@ type Result struct {
 
 // Curve is a score as a function of a removal parameter.
 type Curve struct {
-	Name   string    `json:"name"`
-	XLabel string    `json:"x_label"`
-	YLabel string    `json:"y_label"`
-	X      []float64 `json:"x"`
-	Y      []float64 `json:"y"`
+	Name   string `json:"name"`
+	XLabel string `json:"x_label"`
+	YLabel string `json:"y_label"`
+	X      Values `json:"x"`
+	Y      Values `json:"y"`
+}
+
+// Values are a curve's coordinates. JSON has no NaN, so an undefined value
+// (Kendall's τ of a constant curve, say) is written as null and read back
+// as NaN.
+type Values []float64
+
+// MarshalJSON implements json.Marshaler.
+func (v Values) MarshalJSON() ([]byte, error) {
+	if v == nil {
+		return []byte("null"), nil
+	}
+	b := []byte{'['}
+	for i, x := range v {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendNumber(b, x)
+	}
+	return append(b, ']'), nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (v *Values) UnmarshalJSON(b []byte) error {
+	var ps []*float64
+	if err := json.Unmarshal(b, &ps); err != nil {
+		return err
+	}
+	if ps == nil {
+		*v = nil
+		return nil
+	}
+	*v = make(Values, len(ps))
+	for i, p := range ps {
+		(*v)[i] = math.NaN()
+		if p != nil {
+			(*v)[i] = *p
+		}
+	}
+	return nil
+}
+
+// appendNumber writes x as JSON: null for NaN (±Inf are written as
+// ±1.7976931348623157e308, the largest float64, so the file stays valid).
+func appendNumber(b []byte, x float64) []byte {
+	switch {
+	case math.IsNaN(x):
+		return append(b, "null"...)
+	case math.IsInf(x, 1):
+		x = math.MaxFloat64
+	case math.IsInf(x, -1):
+		x = -math.MaxFloat64
+	}
+	return strconv.AppendFloat(b, x, 'g', -1, 64)
 }
 
 // Scalar is one summary score.
 type Scalar struct {
 	Name   string  `json:"name"`
-	Value  float64 `json:"value"`
+	Value  float64 `json:"value"` // NaN where undefined, null in JSON
 	Better Better  `json:"better,omitempty"`
+}
+
+// MarshalJSON implements json.Marshaler, writing an undefined value as null.
+func (s Scalar) MarshalJSON() ([]byte, error) {
+	type plain Scalar
+	v, err := json.Marshal(Values{s.Value})
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(struct {
+		plain
+		Value json.RawMessage `json:"value"`
+	}{plain(s), v[1 : len(v)-1]})
+}
+
+// UnmarshalJSON implements json.Unmarshaler, reading null as NaN.
+func (s *Scalar) UnmarshalJSON(b []byte) error {
+	type plain Scalar
+	var v struct {
+		plain
+		Value *float64 `json:"value"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*s = Scalar(v.plain)
+	s.Value = math.NaN()
+	if v.Value != nil {
+		s.Value = *v.Value
+	}
+	return nil
 }
 
 // Scalar returns the named scalar of r.
@@ -209,7 +301,7 @@ func config(p any) map[string]any {
 func All() []Protocol {
 	return []Protocol{
 		Deletion{}.defaults(), ROAR{}.defaults(), ROAR{Keep: true}.defaults(), ROAD{}.defaults(),
-		EvalX{}.defaults(), SensitivityN{}.defaults(), Infidelity{}.defaults(),
+		EvalX{}.defaults(), SensitivityN{}.defaults(), Infidelity{}.defaults(), GroundTruth{}.defaults(),
 	}
 }
 

@@ -18,10 +18,14 @@ import (
 
 // linearEnv is a linear model on 1×4×4 images with Grad×Input maps, whose
 // removal effects are exactly the sums of the removed attributions.
-func linearEnv(n int) (*Env, *enginetest.Linear) {
-	net := enginetest.NewLinear(1, []int{1, 4, 4}, 2)
+func linearEnv(n int) (*Env, *enginetest.Linear) { return linearEnvShape(n, []int{1, 4, 4}) }
+
+// linearEnvShape is linearEnv on samples of 16 values in the given shape:
+// 1×4×4 images or 16×1×1 tabular rows.
+func linearEnvShape(n int, shape []int) (*Env, *enginetest.Linear) {
+	net := enginetest.NewLinear(1, shape, 2)
 	rng := rand.New(rand.NewPCG(3, 3))
-	ds := &data.Dataset{Name: "lin", Shape: []int{1, 4, 4}, Classes: []string{"a", "b"}, X: make([]float32, n*16), Y: make([]int, n)}
+	ds := &data.Dataset{Name: "lin", Shape: shape, Classes: []string{"a", "b"}, X: make([]float32, n*16), Y: make([]int, n)}
 	for i := range ds.X {
 		ds.X[i] = rng.Float32()
 	}
@@ -38,8 +42,21 @@ func linearEnv(n int) (*Env, *enginetest.Linear) {
 }
 
 func TestDeletionLinearExact(t *testing.T) {
-	env, net := linearEnv(5)
-	res, err := Deletion{Grid: 4, Output: "logit", Samples: 5}.Run(context.Background(), env)
+	for _, tc := range []struct {
+		name  string
+		shape []int
+		grid  int
+	}{
+		{"image 4×4, pixels as a 4×4 grid", []int{1, 4, 4}, 4},
+		{"tabular, 16 features (grid ignored)", []int{16, 1, 1}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testDeletionLinearExact(t, tc.shape, tc.grid) })
+	}
+}
+
+func testDeletionLinearExact(t *testing.T, shape []int, grid int) {
+	env, net := linearEnvShape(5, shape)
+	res, err := Deletion{Grid: grid, Output: "logit", Samples: 5}.Run(context.Background(), env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,7 +358,11 @@ func TestAgreementHandSolved(t *testing.T) {
 	// sign differs (SA 1/2); no rank matches (RA 0, SRA 0); the one pair
 	// is ordered oppositely (PRA 0).
 	want := Agreement{K: 2, FA: 1, SA: 0.5, RA: 0, SRA: 0, PRA: 0}
-	r.RC = 0
+	// a·g = 12 − 12 − 4 = −4 and |a|² = |g|² = 30.
+	if math.Abs(r.Cos+4.0/30) > 1e-12 {
+		t.Errorf("cos %g, want −4/30", r.Cos)
+	}
+	r.RC, r.Cos = 0, 0
 	if r != want {
 		t.Errorf("agreement %+v, want %+v", r, want)
 	}

@@ -209,13 +209,14 @@ func removeAndScore(ctx context.Context, env *Env, stage string, rates []float64
 		}
 		splits, names = append(splits, env.Train), append(names, "train")
 	}
-	feats, err := perturb.NewFeatures(env.Test.Shape[1], env.Test.Shape[2], 0)
+	shape := FeatureShape(env.Test.Shape)
+	feats, err := perturb.NewFeatures(shape[1], shape[2], 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", stage, err)
 	}
 	orders := make([][][]int, len(splits))
 	for s, ds := range splits {
-		m, err := mapsFor(ctx, env, names[s], ds.Len(), ds.Shape)
+		m, err := mapsFor(ctx, env, names[s], ds.Len(), shape)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", stage, err)
 		}
@@ -271,7 +272,7 @@ func removed(ctx context.Context, ds *data.Dataset, feats perturb.Features, orde
 		feats.Keep(m, orders[i], k)
 		tv += attr.TotalVariation(m, feats.H, feats.W)
 	}
-	if err := perturb.FillAll(ctx, ref, out.X, ds.Shape, keeps, seed, 0); err != nil {
+	if err := perturb.FillAll(ctx, ref, out.X, FeatureShape(ds.Shape), keeps, seed, 0); err != nil {
 		return nil, 0, err
 	}
 	return &out, tv / float64(ds.Len()), nil

@@ -8,7 +8,7 @@ import (
 )
 
 // Architectures lists the built-in architectures New builds.
-func Architectures() []string { return []string{"goar-cnn", "mlp", "resnet18"} }
+func Architectures() []string { return []string{"goar-cnn", "mlp", "resnet18", "logreg"} }
 
 // New builds a built-in architecture for inputs of shape (C, H, W) and the
 // given number of classes, with zero weights; call Init or load weights.
@@ -24,6 +24,9 @@ func Architectures() []string { return []string{"goar-cnn", "mlp", "resnet18"} }
 //     linear, as the widely used pytorch-cifar ResNet18.
 //   - mlp: flatten → three hidden Linear(·,128)+ReLU → Linear(128,classes).
 //     Modules f1 f2 f3 f4, i.e. PyTorch's nn.Linear layers under those names.
+//   - logreg: flatten → Linear(·,classes) (module f1): multinomial logistic
+//     regression, the interpretable model whose weights are OpenXAI's ground
+//     truth.
 func New(arch string, shape []int, classes int, kern gemm.Kernel) (*Net, error) {
 	if len(shape) != 3 || slices.Min(shape) <= 0 {
 		return nil, fmt.Errorf("%s: input shape %v: want C, H, W, all positive", arch, shape)
@@ -89,6 +92,9 @@ func New(arch string, shape []int, classes int, kern gemm.Kernel) (*Net, error) 
 			add(&relu{nm: fmt.Sprintf("relu%d", i+1), d: in})
 		}
 		add(newLinear("f4", 128, classes, kern))
+	case "logreg":
+		add(&flatten{nm: "flatten", i: in})
+		add(newLinear("f1", in.size(), classes, kern))
 	default:
 		return nil, fmt.Errorf("unknown architecture %q (built-in: %v)", arch, Architectures())
 	}
