@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	fyne.io/fyne/v2 v2.7.4
 	github.com/disintegration/imaging v1.6.2
+	go.yaml.in/yaml/v3 v3.0.4
 	gonum.org/v1/gonum v0.16.0
 	gorgonia.org/gorgonia v0.9.18
 	gorgonia.org/tensor v0.9.23

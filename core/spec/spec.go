@@ -1,0 +1,505 @@
+// Package spec reads campaign specs: the YAML file that says what a
+// campaign evaluates (datasets, the model, attribution methods with their
+// parameters, post-processings, protocols with theirs, seeds) and where its
+// results go. The GUI writes it, the CLI reads it, and Parse checks all of
+// it before any work starts, reporting every problem with its line and
+// column, not just the first.
+package spec
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"faithlab/core/attr"
+	"faithlab/core/data"
+	"faithlab/core/engine/native"
+	"faithlab/core/protocol"
+)
+
+// Spec is one campaign.
+type Spec struct {
+	Name      string
+	Output    string // run folder (absolute, or relative to the spec file)
+	Cache     string // artefact cache that campaigns may share ("": Output/cache)
+	Datasets  []Dataset
+	Model     Model
+	Methods   []Method
+	Post      []string // post-processings, each as attr.ParseSteps reads it ("": none)
+	Protocols []Protocol
+	Seeds     []uint64
+	Retrain   Retrain
+	Workers   int // concurrent tasks (0: as many as the machine has cores)
+}
+
+// Dataset is one dataset of the campaign.
+type Dataset struct {
+	Ref          string // id (data.IDs) or path
+	TrainSamples int    // the first n training samples (0: all)
+	TestSamples  int    // the first n test samples (0: all)
+	Options      data.Options
+}
+
+// Model is the classifier under explanation: a model file, or a recipe the
+// campaign trains (once per dataset and seed).
+type Model struct {
+	File     string
+	Arch     string
+	Epochs   int
+	Patience int
+	LR       float64
+	Batch    int
+}
+
+// Method is an attribution method with its parameters.
+type Method struct {
+	Name   string
+	Params MethodParams
+}
+
+// MethodParams are the attribution methods' parameters (attr.Params) as the
+// spec names them; zero means the method's default.
+type MethodParams struct {
+	Steps     int     `yaml:"steps"`
+	Rule      string  `yaml:"rule"`
+	Baseline  string  `yaml:"baseline"`
+	Samples   int     `yaml:"samples"`
+	NoiseFrac float64 `yaml:"noise_frac"`
+	Stdev     float64 `yaml:"stdev"`
+	Layer     string  `yaml:"layer"`
+	DropRate  float64 `yaml:"drop_rate"`
+	Grid      int     `yaml:"grid"`
+}
+
+// Protocol is an evaluation protocol with its parameters.
+type Protocol struct {
+	Name   string
+	Params map[string]any
+}
+
+// Retrain is the recipe of every retraining protocol's models.
+type Retrain struct {
+	Epochs int // default 5
+}
+
+// Problem is one mistake in a spec, where it is.
+type Problem struct {
+	File      string
+	Line, Col int
+	Path      string // e.g. methods[2].params
+	Msg       string
+}
+
+func (p Problem) Error() string {
+	if p.Path == "" {
+		return fmt.Sprintf("%s:%d:%d: %s", p.File, p.Line, p.Col, p.Msg)
+	}
+	return fmt.Sprintf("%s:%d:%d: %s: %s", p.File, p.Line, p.Col, p.Path, p.Msg)
+}
+
+// Problems are all the mistakes found in a spec.
+type Problems []Problem
+
+func (ps Problems) Error() string {
+	lines := make([]string, len(ps))
+	for i, p := range ps {
+		lines[i] = p.Error()
+	}
+	return fmt.Sprintf("%d problem(s) in the spec:\n%s", len(ps), strings.Join(lines, "\n"))
+}
+
+// Load reads and checks a spec file. Relative paths in it are taken from
+// the file's folder.
+func Load(path string) (*Spec, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, b)
+}
+
+// Parse reads and checks a spec; name is the file it came from, for the
+// locations of problems and for relative paths. On a mistake it returns
+// Problems, every one it found.
+func Parse(name string, b []byte) (*Spec, error) {
+	p := &parser{file: name, dir: filepath.Dir(name)}
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&doc); err != nil {
+		var te *yaml.TypeError
+		if errors.As(err, &te) || strings.Contains(err.Error(), "EOF") {
+			return nil, Problems{{File: name, Line: 1, Col: 1, Msg: "not a YAML mapping: " + err.Error()}}
+		}
+		return nil, Problems{{File: name, Line: lineOf(err.Error()), Col: 1, Msg: err.Error()}}
+	}
+	s := p.spec(&doc)
+	if len(p.problems) > 0 {
+		slices.SortStableFunc(p.problems, func(a, b Problem) int {
+			if a.Line != b.Line {
+				return a.Line - b.Line
+			}
+			return a.Col - b.Col
+		})
+		return nil, p.problems
+	}
+	return s, nil
+}
+
+// lineOf reads the line from a YAML syntax error ("yaml: line 3: …").
+func lineOf(msg string) int {
+	var n int
+	if i := strings.Index(msg, "line "); i >= 0 {
+		fmt.Sscanf(msg[i+5:], "%d", &n)
+	}
+	return max(n, 1)
+}
+
+type parser struct {
+	file, dir string
+	problems  Problems
+}
+
+func (p *parser) errorf(n *yaml.Node, path, format string, args ...any) {
+	p.problems = append(p.problems, Problem{File: p.file, Line: n.Line, Col: n.Column, Path: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+// fields walks a mapping node: each key in known gets its value node; an
+// unknown key, a repeated one or a non-mapping is a problem.
+func (p *parser) fields(n *yaml.Node, path string, known ...string) map[string]*yaml.Node {
+	out := map[string]*yaml.Node{}
+	if n.Kind != yaml.MappingNode {
+		p.errorf(n, path, "want a mapping (key: value lines), not %s", kind(n))
+		return out
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		switch {
+		case !slices.Contains(known, k.Value):
+			p.errorf(k, path, "unknown key %q (known: %s)", k.Value, strings.Join(known, ", "))
+		case out[k.Value] != nil:
+			p.errorf(k, path, "key %q given twice", k.Value)
+		default:
+			out[k.Value] = v
+		}
+	}
+	return out
+}
+
+func kind(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		return fmt.Sprintf("the value %q", n.Value)
+	}
+	return "an alias"
+}
+
+// decode sets *v from a scalar node, or records why it cannot.
+func (p *parser) decode(n *yaml.Node, path string, v any) bool {
+	if n.Kind != yaml.ScalarNode {
+		p.errorf(n, path, "want a single value, not %s", kind(n))
+		return false
+	}
+	if err := n.Decode(v); err != nil {
+		p.errorf(n, path, "want %s, not %q", goKind(v), n.Value)
+		return false
+	}
+	return true
+}
+
+func goKind(v any) string {
+	switch v.(type) {
+	case *int:
+		return "an integer"
+	case *uint64:
+		return "a non-negative integer"
+	case *float64:
+		return "a number"
+	case *string:
+		return "text"
+	}
+	return reflect.TypeOf(v).Elem().String()
+}
+
+// list returns a sequence's items; a single value stands for a list of one.
+func (p *parser) list(n *yaml.Node, path string) []*yaml.Node {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		if len(n.Content) == 0 {
+			p.errorf(n, path, "empty list")
+		}
+		return n.Content
+	case yaml.ScalarNode, yaml.MappingNode:
+		return []*yaml.Node{n}
+	}
+	p.errorf(n, path, "want a list, not %s", kind(n))
+	return nil
+}
+
+func (p *parser) spec(doc *yaml.Node) *Spec {
+	root := doc
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
+		root = doc.Content[0]
+	}
+	f := p.fields(root, "", "name", "output", "cache", "datasets", "model", "methods", "post", "protocols", "seeds", "retrain", "workers")
+	s := &Spec{Name: strings.TrimSuffix(filepath.Base(p.file), filepath.Ext(p.file)), Post: []string{""}, Seeds: []uint64{1}, Retrain: Retrain{Epochs: 5}}
+	if n := f["name"]; n != nil {
+		p.decode(n, "name", &s.Name)
+	}
+	if n := f["output"]; n != nil {
+		if p.decode(n, "output", &s.Output) {
+			s.Output = p.path(s.Output)
+		}
+	} else {
+		p.errorf(root, "", "missing key \"output\": the run folder")
+	}
+	if n := f["cache"]; n != nil {
+		if p.decode(n, "cache", &s.Cache) {
+			s.Cache = p.path(s.Cache)
+		}
+	}
+	if n := f["workers"]; n != nil {
+		if p.decode(n, "workers", &s.Workers) && s.Workers < 0 {
+			p.errorf(n, "workers", "%d workers: want 0 (all cores) or more", s.Workers)
+		}
+	}
+	required := func(key, what string) *yaml.Node {
+		n := f[key]
+		if n == nil {
+			p.errorf(root, "", "missing key %q: %s", key, what)
+		}
+		return n
+	}
+	if n := required("datasets", "the datasets evaluated"); n != nil {
+		for i, d := range p.list(n, "datasets") {
+			s.Datasets = append(s.Datasets, p.dataset(d, fmt.Sprintf("datasets[%d]", i)))
+		}
+	}
+	if n := required("model", "a model file or a training recipe"); n != nil {
+		s.Model = p.model(n)
+	}
+	if n := required("methods", "the attribution methods evaluated"); n != nil {
+		seen := map[string]bool{}
+		for i, m := range p.list(n, "methods") {
+			path := fmt.Sprintf("methods[%d]", i)
+			meth := p.method(m, path)
+			if l := meth.Label(); seen[l] {
+				p.errorf(m, path, "method %s listed twice", l)
+			} else if meth.Name != "" {
+				seen[l] = true
+				s.Methods = append(s.Methods, meth)
+			}
+		}
+	}
+	if n := f["post"]; n != nil {
+		s.Post = nil
+		for i, v := range p.list(n, "post") {
+			path := fmt.Sprintf("post[%d]", i)
+			var spec string
+			if p.decode(v, path, &spec) {
+				if _, err := attr.ParseSteps(spec); err != nil {
+					p.errorf(v, path, "%v", err)
+				}
+				s.Post = append(s.Post, spec)
+			}
+		}
+	}
+	if n := required("protocols", "the evaluation protocols"); n != nil {
+		for i, v := range p.list(n, "protocols") {
+			s.Protocols = append(s.Protocols, p.protocol(v, fmt.Sprintf("protocols[%d]", i)))
+		}
+	}
+	if n := f["seeds"]; n != nil {
+		s.Seeds = nil
+		for i, v := range p.list(n, "seeds") {
+			var seed uint64
+			if p.decode(v, fmt.Sprintf("seeds[%d]", i), &seed) {
+				s.Seeds = append(s.Seeds, seed)
+			}
+		}
+	}
+	if n := f["retrain"]; n != nil {
+		r := p.fields(n, "retrain", "epochs")
+		if e := r["epochs"]; e != nil && p.decode(e, "retrain.epochs", &s.Retrain.Epochs) && s.Retrain.Epochs < 1 {
+			p.errorf(e, "retrain.epochs", "%d epochs: want at least 1", s.Retrain.Epochs)
+		}
+	}
+	return s
+}
+
+// path resolves a path of the spec against the spec file's folder.
+func (p *parser) path(v string) string {
+	if v == "" || filepath.IsAbs(v) {
+		return v
+	}
+	return filepath.Join(p.dir, v)
+}
+
+func (p *parser) dataset(n *yaml.Node, path string) Dataset {
+	var d Dataset
+	if n.Kind == yaml.ScalarNode {
+		p.decode(n, path, &d.Ref)
+	} else {
+		f := p.fields(n, path, "id", "train_samples", "test_samples", "label", "image_size", "channels")
+		if v := f["id"]; v != nil {
+			p.decode(v, path+".id", &d.Ref)
+		} else {
+			p.errorf(n, path, "missing key \"id\": a dataset id (%s) or path", strings.Join(data.IDs(), ", "))
+		}
+		for key, dst := range map[string]*int{"train_samples": &d.TrainSamples, "test_samples": &d.TestSamples, "image_size": &d.Options.ImageSize, "channels": &d.Options.Channels} {
+			if v := f[key]; v != nil && p.decode(v, path+"."+key, dst) && *dst < 0 {
+				p.errorf(v, path+"."+key, "%d: want 0 or more", *dst)
+			}
+		}
+		if v := f["label"]; v != nil {
+			p.decode(v, path+".label", &d.Options.Label)
+		}
+	}
+	if d.Ref != "" && !slices.Contains(data.IDs(), d.Ref) {
+		d.Ref = p.path(d.Ref)
+		if _, err := os.Stat(d.Ref); err != nil {
+			p.errorf(n, path, "dataset %q is neither a known id (%s) nor a readable path", d.Ref, strings.Join(data.IDs(), ", "))
+		}
+	}
+	return d
+}
+
+func (p *parser) model(n *yaml.Node) Model {
+	f := p.fields(n, "model", "file", "arch", "epochs", "patience", "lr", "batch")
+	var m Model
+	if v := f["file"]; v != nil && p.decode(v, "model.file", &m.File) {
+		m.File = p.path(m.File)
+		if _, err := os.Stat(m.File); err != nil {
+			p.errorf(v, "model.file", "cannot read model file %s", m.File)
+		}
+	}
+	if v := f["arch"]; v != nil && p.decode(v, "model.arch", &m.Arch) && !slices.Contains(native.Architectures(), m.Arch) {
+		p.errorf(v, "model.arch", "unknown architecture %q (known: %s)", m.Arch, strings.Join(native.Architectures(), ", "))
+	}
+	switch {
+	case m.File != "" && m.Arch != "":
+		p.errorf(n, "model", "give either a model file or an architecture to train, not both")
+	case f["file"] == nil && f["arch"] == nil:
+		p.errorf(n, "model", "give a model file (file:) or an architecture to train (arch:)")
+	}
+	for key, dst := range map[string]*int{"epochs": &m.Epochs, "patience": &m.Patience, "batch": &m.Batch} {
+		if v := f[key]; v != nil && p.decode(v, "model."+key, dst) && *dst < 0 {
+			p.errorf(v, "model."+key, "%d: want 0 (the default) or more", *dst)
+		}
+	}
+	if v := f["lr"]; v != nil && p.decode(v, "model.lr", &m.LR) && !(m.LR >= 0) {
+		p.errorf(v, "model.lr", "learning rate %g: want a positive number", m.LR)
+	}
+	if m.File != "" && (f["epochs"] != nil || f["lr"] != nil || f["batch"] != nil || f["patience"] != nil) {
+		p.errorf(n, "model", "training settings given with a model file, which is already trained")
+	}
+	return m
+}
+
+func (p *parser) method(n *yaml.Node, path string) Method {
+	var m Method
+	var params *yaml.Node
+	if n.Kind == yaml.ScalarNode {
+		p.decode(n, path, &m.Name)
+	} else {
+		f := p.fields(n, path, "name", "params")
+		if v := f["name"]; v != nil {
+			p.decode(v, path+".name", &m.Name)
+		} else {
+			p.errorf(n, path, "missing key \"name\"")
+		}
+		params = f["params"]
+	}
+	if m.Name != "" {
+		if _, err := attr.New(m.Name, attr.Params{}); err != nil {
+			p.errorf(n, path, "unknown method %q (known: %s)", m.Name, strings.Join(attr.Names(), ", "))
+			m.Name = ""
+		}
+	}
+	if params != nil {
+		var known []string
+		t := reflect.TypeOf(m.Params)
+		for i := range t.NumField() {
+			known = append(known, t.Field(i).Tag.Get("yaml"))
+		}
+		v := reflect.ValueOf(&m.Params).Elem()
+		for key, val := range p.fields(params, path+".params", known...) {
+			i := slices.Index(known, key)
+			p.decode(val, path+".params."+key, v.Field(i).Addr().Interface())
+		}
+		if m.Params.Baseline != "" && !slices.Contains([]string{"zero", "mean", "blur"}, m.Params.Baseline) {
+			p.errorf(params, path+".params.baseline", "unknown baseline %q (zero, mean, blur)", m.Params.Baseline)
+		}
+	}
+	return m
+}
+
+func (p *parser) protocol(n *yaml.Node, path string) Protocol {
+	var pr Protocol
+	var params *yaml.Node
+	if n.Kind == yaml.ScalarNode {
+		p.decode(n, path, &pr.Name)
+	} else {
+		f := p.fields(n, path, "name", "params")
+		if v := f["name"]; v != nil {
+			p.decode(v, path+".name", &pr.Name)
+		} else {
+			p.errorf(n, path, "missing key \"name\"")
+		}
+		params = f["params"]
+	}
+	if params != nil {
+		if params.Kind != yaml.MappingNode {
+			p.errorf(params, path+".params", "want a mapping, not %s", kind(params))
+		} else if err := params.Decode(&pr.Params); err != nil {
+			p.errorf(params, path+".params", "%v", err)
+		}
+	}
+	if pr.Name != "" {
+		if _, err := protocol.New(pr.Name, pr.Params); err != nil {
+			at := n
+			if params != nil {
+				at = params
+			}
+			p.errorf(at, path, "%v", err)
+		}
+	}
+	return pr
+}
+
+// Label names a method with the parameters it sets, e.g.
+// "smoothgrad{samples=30}": what results are filed under.
+func (m Method) Label() string {
+	var parts []string
+	v := reflect.ValueOf(m.Params)
+	for i := range v.NumField() {
+		if f := v.Field(i); !f.IsZero() {
+			parts = append(parts, fmt.Sprintf("%s=%v", v.Type().Field(i).Tag.Get("yaml"), f.Interface()))
+		}
+	}
+	if len(parts) == 0 {
+		return m.Name
+	}
+	return m.Name + "{" + strings.Join(parts, ",") + "}"
+}
+
+// New returns the attribution method, seeded.
+func (m Method) New(seed uint64, chunk int) (attr.Method, error) {
+	q := m.Params
+	return attr.New(m.Name, attr.Params{Steps: q.Steps, Rule: q.Rule, Baseline: attr.Baseline(q.Baseline),
+		Samples: q.Samples, NoiseFrac: q.NoiseFrac, Stdev: q.Stdev, Layer: q.Layer, DropRate: q.DropRate,
+		Grid: q.Grid, Seed: seed, Chunk: chunk})
+}
+
+// New returns the configured protocol.
+func (p Protocol) New() (protocol.Protocol, error) { return protocol.New(p.Name, p.Params) }

@@ -1,0 +1,114 @@
+package spec
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestExampleSpec(t *testing.T) {
+	s, err := Load(filepath.Join("..", "..", "testdata", "campaigns", "fmnist-roar.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Name != "fmnist-roar" || len(s.Datasets) != 1 || s.Datasets[0].Ref != "fashion-mnist" || s.Model.Arch != "goar-cnn" || s.Model.Epochs != 10 {
+		t.Errorf("spec %+v", s)
+	}
+	var labels []string
+	for _, m := range s.Methods {
+		labels = append(labels, m.Label())
+	}
+	if got := strings.Join(labels, " "); got != "gradient ig smoothgrad{samples=15,noise_frac=0.15} gradxinput random" {
+		t.Errorf("methods %s", got)
+	}
+	if len(s.Protocols) != 1 || s.Protocols[0].Name != "roar" || s.Retrain.Epochs != 5 || len(s.Seeds) != 1 || s.Seeds[0] != 1 {
+		t.Errorf("protocols %+v retrain %+v seeds %v", s.Protocols, s.Retrain, s.Seeds)
+	}
+	if !filepath.IsAbs(s.Output) && !strings.HasSuffix(s.Output, filepath.Join("runs", "fmnist-roar")) {
+		t.Errorf("output %s", s.Output)
+	}
+}
+
+// Every mistake is reported, each at its own line.
+func TestFiveMistakes(t *testing.T) {
+	const src = `output: out
+datasets: [fashion-mnist]
+model: {arch: goar-cnn, epochs: -3}
+methods:
+  - gradient
+  - name: smoothgrad
+    params: {samples: many}
+  - gradiant
+protocols:
+  - name: roar
+    params: {rates: [0.1], retrain_epochs: 2}
+seeds: [1]
+colour: blue
+`
+	_, err := Parse("bad.yaml", []byte(src))
+	var ps Problems
+	if !errors.As(err, &ps) {
+		t.Fatalf("error %v, want Problems", err)
+	}
+	want := []struct {
+		line int
+		has  string
+	}{
+		{3, "model.epochs: -3"},
+		{7, `methods[1].params.samples: want an integer, not "many"`},
+		{8, `unknown method "gradiant"`},
+		{11, "unknown parameter(s) retrain_epochs"},
+		{13, `unknown key "colour"`},
+	}
+	if len(ps) != len(want) {
+		t.Fatalf("%d problems, want %d:\n%v", len(ps), len(want), err)
+	}
+	for i, w := range want {
+		if ps[i].Line != w.line || !strings.Contains(ps[i].Error(), w.has) {
+			t.Errorf("problem %d: %v, want line %d with %q", i, ps[i], w.line, w.has)
+		}
+	}
+	if !strings.Contains(err.Error(), "bad.yaml:8:5:") {
+		t.Errorf("no file:line:col in\n%v", err)
+	}
+}
+
+func TestSpecErrors(t *testing.T) {
+	for _, tc := range []struct{ name, src, has string }{
+		{"empty", "", "not a YAML mapping"},
+		{"syntax", "output: [a\n", "bad.yaml:"},
+		{"list at top", "- a\n- b\n", "want a mapping"},
+		{"missing all", "name: x\n", `missing key "output"`},
+		{"file and arch", "output: o\ndatasets: [iris]\nmodel: {arch: mlp, file: x.flm}\nmethods: [gradient]\nprotocols: [deletion]\n", "cannot read model file"},
+		{"unknown arch", "output: o\ndatasets: [iris]\nmodel: {arch: vgg}\nmethods: [gradient]\nprotocols: [deletion]\n", `unknown architecture "vgg"`},
+		{"unknown dataset", "output: o\ndatasets: [nowhere]\nmodel: {arch: mlp}\nmethods: [gradient]\nprotocols: [deletion]\n", "neither a known id"},
+		{"bad post", "output: o\ndatasets: [iris]\nmodel: {arch: mlp}\nmethods: [gradient]\npost: [blur]\nprotocols: [deletion]\n", "post[0]"},
+		{"unknown protocol", "output: o\ndatasets: [iris]\nmodel: {arch: mlp}\nmethods: [gradient]\nprotocols: [goar2]\n", `unknown protocol "goar2"`},
+		{"twice", "output: o\ndatasets: [iris]\nmodel: {arch: mlp}\nmethods: [gradient, gradient]\nprotocols: [deletion]\n", "listed twice"},
+		{"bad rate type", "output: o\ndatasets: [iris]\nmodel: {arch: mlp}\nmethods: [gradient]\nprotocols: [{name: roar, params: {rates: fast}}]\n", "protocols[0]"},
+		{"negative seed", "output: o\ndatasets: [iris]\nmodel: {arch: mlp}\nmethods: [gradient]\nprotocols: [deletion]\nseeds: [-1]\n", "seeds[0]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("bad.yaml", []byte(tc.src))
+			if err == nil || !strings.Contains(err.Error(), tc.has) {
+				t.Errorf("error %v, want %q", err, tc.has)
+			}
+		})
+	}
+}
+
+// FuzzParse: no input makes Parse panic, and a failure is always Problems.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte("output: o\ndatasets: [iris]\nmodel: {arch: mlp}\nmethods: [gradient]\nprotocols: [deletion]\n"))
+	f.Add([]byte("a: &x [*x]\n"))
+	f.Add([]byte("methods: [{name: ig, params: {steps: 1e99}}]\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if _, err := Parse("f.yaml", b); err != nil {
+			var ps Problems
+			if !errors.As(err, &ps) || len(ps) == 0 {
+				t.Fatalf("error %T %v", err, err)
+			}
+		}
+	})
+}
