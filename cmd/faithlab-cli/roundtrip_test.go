@@ -43,7 +43,7 @@ func TestPyTorchRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if err := runExport(ctx, []string{"--model", p("ours.flm"), "--out", p("w.npz")}); err != nil {
+	if err := runWeightsExport(ctx, []string{"--model", p("ours.flm"), "--out", p("w.npz")}); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command("/usr/bin/python3", filepath.Join("..", "..", "testdata", "torch", "roundtrip.py"),
@@ -51,7 +51,7 @@ func TestPyTorchRoundTrip(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("roundtrip.py: %v\n%s", err, out)
 	}
-	if err := runImport(ctx, []string{"--arch", "goar-cnn", "--weights", p("torch_w.npz"), "--out", p("back.flm")}); err != nil {
+	if err := runWeightsImport(ctx, []string{"--arch", "goar-cnn", "--weights", p("torch_w.npz"), "--out", p("back.flm")}); err != nil {
 		t.Fatal(err)
 	}
 	ours, err := m.Net.Forward(x, n)

@@ -13,8 +13,8 @@ import (
 	"faithlab/core/model"
 )
 
-func runExport(_ context.Context, args []string) error {
-	fs := flag.NewFlagSet("export", flag.ContinueOnError)
+func runWeightsExport(_ context.Context, args []string) error {
+	fs := flag.NewFlagSet("weights-export", flag.ContinueOnError)
 	path := fs.String("model", "", "model file (required)")
 	out := fs.String("out", "", ".npz to write (required)")
 	if err := fs.Parse(args); err != nil {
@@ -34,8 +34,8 @@ func runExport(_ context.Context, args []string) error {
 	return data.SaveNPZ(*out, arrs)
 }
 
-func runImport(_ context.Context, args []string) error {
-	fs := flag.NewFlagSet("import", flag.ContinueOnError)
+func runWeightsImport(_ context.Context, args []string) error {
+	fs := flag.NewFlagSet("weights-import", flag.ContinueOnError)
 	arch := fs.String("arch", "goar-cnn", "architecture the weights belong to")
 	weights := fs.String("weights", "", ".npz of PyTorch state_dict arrays (required)")
 	out := fs.String("out", "", "model file to write (required)")

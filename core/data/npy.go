@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -249,11 +250,25 @@ func SaveNPZ(path string, arrays []NamedArray) error {
 // WriteFileAtomic writes b through a temporary file and a rename, so that a
 // crash never leaves a half-written file under path.
 func WriteFileAtomic(path string, b []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
 		return fmt.Errorf("save %s: %w", path, err)
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	defer os.Remove(f.Name())
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
 		return fmt.Errorf("save %s: %w", path, err)
 	}
 	return nil

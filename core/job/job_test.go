@@ -1,0 +1,169 @@
+package job
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"faithlab/core/engine/gemm"
+	"faithlab/core/report"
+	"faithlab/core/spec"
+	"faithlab/core/store"
+)
+
+const gmmSpec = `name: t
+output: run
+datasets: [{id: gmm, train_samples: 600, test_samples: 120}]
+model: {arch: mlp, epochs: 2}
+methods: [gradient, random, {name: smoothgrad, params: {samples: 4}}]
+protocols:
+  - {name: roar, params: {rates: [0.3, 0.7]}}
+  - {name: deletion, params: {samples: 40}}
+  - groundtruth
+retrain: {epochs: 1}
+`
+
+func newRunner(t *testing.T, dir, src string) *Runner {
+	t.Helper()
+	path := filepath.Join(dir, "spec.yaml")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := spec.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := store.Open(s.Output, []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Runner{Spec: s, Run: run, Cache: &store.Cache{Dir: filepath.Join(dir, "cache")}, Kernel: gemm.Gonum{}}
+}
+
+// csvOf is the run's tidy CSV, in plan order.
+func csvOf(t *testing.T, r *Runner) string {
+	t.Helper()
+	recs, err := r.Run.Records()
+	if err != nil {
+		t.Fatal(err)
+	}
+	latest := store.Latest(recs)
+	var ok []store.Record
+	for _, task := range Plan(r.Spec) {
+		if rec, found := latest[task.Key]; found && rec.Error == "" {
+			ok = append(ok, rec)
+		}
+	}
+	var buf bytes.Buffer
+	if err := report.WriteCSV(&buf, "id", ok); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+// A run cancelled part-way and resumed (with a cold cache, as a new
+// machine would have) ends with the same results as one never stopped.
+func TestCancelThenResume(t *testing.T) {
+	whole := newRunner(t, t.TempDir(), gmmSpec)
+	events := make(chan Event, 1000)
+	whole.Events = events
+	if failed, err := whole.Execute(context.Background()); err != nil || failed != 0 {
+		t.Fatalf("uninterrupted run: %d failed, %v", failed, err)
+	}
+	close(events)
+	var kinds []Kind
+	for e := range events {
+		kinds = append(kinds, e.Kind)
+	}
+	if kinds[len(kinds)-1] != Done || !strings.Contains(string(kinds[0]), "started") {
+		t.Errorf("events %v", kinds)
+	}
+	want := csvOf(t, whole)
+	if strings.Count(want, "\n") < 50 {
+		t.Fatalf("CSV of %d lines", strings.Count(want, "\n"))
+	}
+
+	dir := t.TempDir()
+	r := newRunner(t, dir, gmmSpec)
+	ctx, cancel := context.WithCancel(context.Background())
+	ev := make(chan Event)
+	r.Events = ev
+	go func() {
+		for e := range ev {
+			if e.Kind == Finished && e.Done == 4 {
+				cancel()
+			}
+		}
+	}()
+	if _, err := r.Execute(ctx); err != context.Canceled {
+		t.Fatalf("cancelled run: %v", err)
+	}
+	close(ev)
+	recs, _ := r.Run.Records()
+	if len(recs) < 4 || len(recs) >= len(Plan(r.Spec)) {
+		t.Fatalf("%d of %d tasks stored after the cancel", len(recs), len(Plan(r.Spec)))
+	}
+	os.RemoveAll(filepath.Join(dir, "cache"))
+	again := newRunner(t, dir, gmmSpec)
+	if failed, err := again.Execute(context.Background()); err != nil || failed != 0 {
+		t.Fatalf("resumed run: %d failed, %v", failed, err)
+	}
+	if got := csvOf(t, again); got != want {
+		t.Errorf("resumed CSV differs from the uninterrupted one")
+	}
+	recs, _ = again.Run.Records()
+	if len(recs) != len(Plan(r.Spec)) {
+		t.Errorf("%d records for %d tasks: finished tasks ran again", len(recs), len(Plan(r.Spec)))
+	}
+}
+
+// A task that fails records its error; the others run.
+func TestFailedTaskDoesNotStopTheCampaign(t *testing.T) {
+	src := strings.Replace(gmmSpec, "id: gmm,", "id: digits,", 1)
+	r := newRunner(t, t.TempDir(), src) // digits has no ground truth: GroundTruth fails
+	failed, err := r.Execute(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, _ := r.Run.Records()
+	if failed != 3 || len(recs) != 9 {
+		t.Fatalf("%d failed of %d records, want 3 of 9", failed, len(recs))
+	}
+	for _, rec := range recs {
+		if (rec.Protocol == "GroundTruth") != (rec.Error != "") {
+			t.Errorf("%s: error %q", rec.Label, rec.Error)
+		}
+	}
+	// Resuming retries only the failed tasks.
+	if failed, _ := r.Execute(context.Background()); failed != 3 {
+		t.Errorf("resume: %d failed", failed)
+	}
+	if recs2, _ := r.Run.Records(); len(recs2) != 12 {
+		t.Errorf("%d records after resuming, want 12", len(recs2))
+	}
+}
+
+// Shards split the plan without overlap, and their union is the plan.
+func TestShardsPartitionThePlan(t *testing.T) {
+	r := newRunner(t, t.TempDir(), gmmSpec)
+	plan := Plan(r.Spec)
+	seen := map[string]int{}
+	for i := range 4 {
+		for _, task := range plan {
+			if (Shard{I: i, Of: 4}).Has(task) {
+				seen[task.Key]++
+			}
+		}
+	}
+	if len(seen) != len(plan) {
+		t.Fatalf("%d tasks covered of %d", len(seen), len(plan))
+	}
+	for k, n := range seen {
+		if n != 1 {
+			t.Errorf("task %s in %d shards", k[:8], n)
+		}
+	}
+}

@@ -1,0 +1,248 @@
+// Package store keeps a campaign's run folder and the artefact cache that
+// campaigns share, with no server to install:
+//
+//	RUN/spec.yaml       the spec, as given
+//	RUN/manifest.json   versions, machine, seeds, shard, start and end
+//	RUN/results.jsonl   one Record per finished task, appended and synced
+//	                    to disk before the next task starts
+//	CACHE/ab/abcd….ext  artefacts (models, maps) under the SHA-256 of what
+//	                    determines them, written whole or not at all
+//
+// The results file is the results database. A campaign has hundreds of
+// records, read whole and filtered in memory; an append-only JSON-lines
+// file is crash-safe with one fsync per record (a record cut short by a
+// kill is detected and dropped on the next open), merges by
+// concatenation, diffs as text and needs no cgo or 10 MB dependency, which
+// an SQL engine would bring for queries the campaign never asks.
+package store
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"faithlab/core/data"
+	"faithlab/core/protocol"
+)
+
+// Record is one finished task: a protocol's result for one method on one
+// dataset, model and seed, or the error that stopped it.
+type Record struct {
+	Task     string           `json:"task"` // content address of the task
+	Label    string           `json:"label"`
+	Dataset  string           `json:"dataset"`
+	Model    string           `json:"model"`
+	Method   string           `json:"method"`
+	Post     string           `json:"post"`
+	Protocol string           `json:"protocol"`
+	Seed     uint64           `json:"seed"`
+	Result   *protocol.Result `json:"result,omitempty"`
+	Error    string           `json:"error,omitempty"`
+	Seconds  float64          `json:"seconds"`
+	Finished time.Time        `json:"finished"`
+	Faithlab string           `json:"faithlab_version"`
+}
+
+// Manifest describes a run: what made it, where and when.
+type Manifest struct {
+	ID       string    `json:"id"`
+	Spec     string    `json:"spec"` // SHA-256 of the spec file
+	Faithlab string    `json:"faithlab_version"`
+	Go       string    `json:"go_version"`
+	Kernel   string    `json:"kernel"`
+	Host     string    `json:"host"`
+	CPUs     int       `json:"cpus"`
+	Seeds    []uint64  `json:"seeds"`
+	Shard    string    `json:"shard,omitempty"` // "I/N" of a shard's run
+	Started  time.Time `json:"started"`
+	Ended    time.Time `json:"ended,omitzero"`
+	Tasks    int       `json:"tasks"`
+	Failed   int       `json:"failed"`
+}
+
+// Run is an open run folder.
+type Run struct {
+	Dir string
+}
+
+// Paths of a run folder's files.
+func (r *Run) specPath() string     { return filepath.Join(r.Dir, "spec.yaml") }
+func (r *Run) manifestPath() string { return filepath.Join(r.Dir, "manifest.json") }
+
+// ResultsPath is the run's results file.
+func (r *Run) ResultsPath() string { return filepath.Join(r.Dir, "results.jsonl") }
+
+// Open opens the run folder dir for the spec, creating it; a folder that
+// holds another spec is an error (a new campaign needs its own folder),
+// the same spec resumes.
+func Open(dir string, spec []byte) (*Run, error) {
+	r := &Run{Dir: dir}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	old, err := os.ReadFile(r.specPath())
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := data.WriteFileAtomic(r.specPath(), spec); err != nil {
+			return nil, err
+		}
+	case err != nil:
+		return nil, err
+	case !bytes.Equal(old, spec):
+		return nil, fmt.Errorf("run folder %s holds another campaign's spec (%s): give this one its own output folder", dir, r.specPath())
+	}
+	return r, nil
+}
+
+// OpenExisting opens a run folder that a campaign wrote.
+func OpenExisting(dir string) (*Run, []byte, error) {
+	r := &Run{Dir: dir}
+	spec, err := os.ReadFile(r.specPath())
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s is not a run folder: %w", dir, err)
+	}
+	return r, spec, nil
+}
+
+// Manifest reads the run's manifest (the zero Manifest before the first).
+func (r *Run) Manifest() (Manifest, error) {
+	var m Manifest
+	b, err := os.ReadFile(r.manifestPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return m, nil
+	}
+	if err != nil {
+		return m, err
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, fmt.Errorf("%s: %w", r.manifestPath(), err)
+	}
+	return m, nil
+}
+
+// SetManifest replaces the manifest.
+func (r *Run) SetManifest(m Manifest) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return data.WriteFileAtomic(r.manifestPath(), append(b, '\n'))
+}
+
+// Records reads the results file. A last line cut short (the process was
+// killed while writing it) is dropped from the file, so that the next
+// append starts on a line of its own; a damaged line before the last is an
+// error naming it.
+func (r *Run) Records() ([]Record, error) {
+	b, err := os.ReadFile(r.ResultsPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if n := bytes.LastIndexByte(b, '\n'); n+1 < len(b) {
+		if err := os.Truncate(r.ResultsPath(), int64(n+1)); err != nil {
+			return nil, fmt.Errorf("%s: dropping a record cut short: %w", r.ResultsPath(), err)
+		}
+		b = b[:n+1]
+	}
+	var recs []Record
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(nil, 256<<20)
+	for line := 1; sc.Scan(); line++ {
+		var rec Record
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			return nil, fmt.Errorf("%s line %d: %w", r.ResultsPath(), line, err)
+		}
+		recs = append(recs, rec)
+	}
+	return recs, sc.Err()
+}
+
+// Append adds a record to the results file and syncs it to disk.
+func (r *Run) Append(rec Record) error {
+	return AppendRecords(r.ResultsPath(), rec)
+}
+
+// AppendRecords appends records, one JSON line each, and syncs the file.
+func AppendRecords(path string, recs ...Record) error {
+	var buf bytes.Buffer
+	for _, rec := range recs {
+		b, err := json.Marshal(rec)
+		if err != nil {
+			return fmt.Errorf("record %s: %w", rec.Label, err)
+		}
+		buf.Write(append(b, '\n'))
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(buf.Bytes()); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// Latest keeps each task's last record: a task that failed and then
+// succeeded on a resume counts as succeeded.
+func Latest(recs []Record) map[string]Record {
+	m := make(map[string]Record, len(recs))
+	for _, rec := range recs {
+		m[rec.Task] = rec
+	}
+	return m
+}
+
+// Cache holds artefacts under content addresses.
+type Cache struct {
+	Dir string
+}
+
+// Key is the content address of what a task's output depends on: the
+// SHA-256 of the JSON of parts.
+func Key(parts ...any) string {
+	b, err := json.Marshal(parts)
+	if err != nil {
+		panic(fmt.Sprintf("store.Key: %v", err)) // parts are plain values; a failure is a bug
+	}
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// Path is where the artefact with key and extension (".npy", ".flm") lives.
+func (c *Cache) Path(key, ext string) string {
+	return filepath.Join(c.Dir, key[:2], key+ext)
+}
+
+// Get returns the artefact's bytes, or ok false when it is not stored.
+func (c *Cache) Get(key, ext string) (b []byte, ok bool, err error) {
+	b, err = os.ReadFile(c.Path(key, ext))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	return b, err == nil, err
+}
+
+// Put stores an artefact whole or not at all.
+func (c *Cache) Put(key, ext string, b []byte) error {
+	p := c.Path(key, ext)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	return data.WriteFileAtomic(p, b)
+}
