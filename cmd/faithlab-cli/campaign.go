@@ -324,10 +324,12 @@ func runStatus(_ context.Context, args []string) error {
 	return nil
 }
 
-// runExportResults is `faithlab-cli export RUN --csv FILE`.
+// runExportResults is `faithlab-cli export RUN --csv FILE --figures DIR`.
 func runExportResults(_ context.Context, args []string) error {
 	fs := flag.NewFlagSet("export", flag.ContinueOnError)
 	out := fs.String("csv", "", "tidy CSV to write (\"-\": standard output; default RUN/results.csv)")
+	figDir := fs.String("figures", "", "folder for the figures (PNG at 300 dpi, SVG and PDF)")
+	formats := fs.String("formats", "png,svg,pdf", "figure formats")
 	dir, err := parseWithArg(fs, args, "RUN")
 	if err != nil {
 		return err
@@ -343,6 +345,17 @@ func runExportResults(_ context.Context, args []string) error {
 	}
 	if len(failed)+len(missing) > 0 {
 		fmt.Fprintf(os.Stderr, "note: %d task(s) failed and %d not run are not in the CSV\n", len(failed), len(missing))
+	}
+	if *figDir != "" {
+		figs, err := report.Figures(ok)
+		if err != nil {
+			return err
+		}
+		files, err := report.Save(*figDir, figs, strings.Split(*formats, ",")...)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "%d figures, %d files in %s\n", len(figs), len(files), *figDir)
 	}
 	switch *out {
 	case "-":
