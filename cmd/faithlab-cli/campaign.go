@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -90,6 +91,9 @@ func runCampaign(ctx context.Context, args []string) error {
 		return rerr
 	}
 	if werr := writeRunCSV(run, s, raw, recs); werr != nil && err == nil {
+		err = werr
+	}
+	if werr := writeDiagnostics(run, s, recs); werr != nil && err == nil {
 		err = werr
 	}
 	man.Ended, man.Tasks, man.Failed = time.Now().UTC(), countShard(s, shard), failed
@@ -208,6 +212,21 @@ func writeRunCSV(run *store.Run, s *spec.Spec, raw []byte, recs []store.Record) 
 		return err
 	}
 	return data.WriteFileAtomic(filepath.Join(run.Dir, "results.csv"), buf.Bytes())
+}
+
+// writeDiagnostics writes RUN/diagnostics.json (mask-TV fits, ground-truth
+// correlations) and prints its findings.
+func writeDiagnostics(run *store.Run, s *spec.Spec, recs []store.Record) error {
+	ok, _, _ := ordered(s, recs)
+	d := report.Diagnose(ok)
+	for _, line := range d.Summary() {
+		fmt.Fprintln(os.Stderr, line)
+	}
+	b, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return err
+	}
+	return data.WriteFileAtomic(filepath.Join(run.Dir, "diagnostics.json"), append(b, '\n'))
 }
 
 // printEvents shows the runner's progress on stderr: one line per task

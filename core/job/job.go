@@ -341,10 +341,10 @@ func (r *Runner) evaluate(ctx context.Context, t Task) (protocol.Result, string,
 	splits := map[string]*data.Dataset{"train": trainSet, "test": testSet}
 	env.Maps = func(ctx context.Context, split string) ([]float32, error) {
 		ds := splits[split]
-		key := store.Key("maps", base, label, t.Seed, split, ds.Len())
+		key := store.Key("maps", base, label, s.Reduce, t.Seed, split, ds.Len())
 		b, err := r.artefact(key, ".npy", func() ([]byte, error) {
 			progress(fmt.Sprintf("%s maps of %d %s samples", label, ds.Len(), split), 0, 1)
-			maps, err := attribute(ctx, method, steps, m.Net, ds)
+			maps, err := attribute(ctx, method, steps, s.Reduce, m.Net, ds)
 			if err != nil {
 				return nil, err
 			}
@@ -504,8 +504,8 @@ func (c *models) Model(ctx context.Context, key string, build func() (engine.Net
 }
 
 // attribute computes a split's maps for the classes the model predicts,
-// post-processed and, for colour images, summed over channels.
-func attribute(ctx context.Context, meth attr.Method, steps []attr.Step, net engine.Network, ds *data.Dataset) ([]float32, error) {
+// post-processed and, for colour images, reduced over channels.
+func attribute(ctx context.Context, meth attr.Method, steps []attr.Step, reduce string, net engine.Network, ds *data.Dataset) ([]float32, error) {
 	in := attr.Input{X: ds.X, N: ds.Len(), Shape: ds.Shape}
 	var err error
 	if in.Target, err = attr.Predicted(ctx, net, in.X, in.N, 1024); err != nil {
@@ -517,7 +517,7 @@ func attribute(ctx context.Context, meth attr.Method, steps []attr.Step, net eng
 	}
 	maps = attr.Apply(maps, steps)
 	if fs := protocol.FeatureShape(ds.Shape); maps.Shape[1] > 1 && fs[2] == ds.Shape[2] {
-		if maps, err = attr.ReduceChannels(maps, "sum"); err != nil {
+		if maps, err = attr.ReduceChannels(maps, reduce); err != nil {
 			return nil, err
 		}
 	}

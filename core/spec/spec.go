@@ -33,6 +33,7 @@ type Spec struct {
 	Model     Model
 	Methods   []Method
 	Post      []string // post-processings, each as attr.ParseSteps reads it ("": none)
+	Reduce    string   // colour channels to one map: sum (default), mean or max
 	Protocols []Protocol
 	Seeds     []uint64
 	Retrain   Retrain
@@ -251,8 +252,8 @@ func (p *parser) spec(doc *yaml.Node) *Spec {
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
 		root = doc.Content[0]
 	}
-	f := p.fields(root, "", "name", "output", "cache", "datasets", "model", "methods", "post", "protocols", "seeds", "retrain", "workers")
-	s := &Spec{Name: strings.TrimSuffix(filepath.Base(p.file), filepath.Ext(p.file)), Post: []string{""}, Seeds: []uint64{1}, Retrain: Retrain{Epochs: 5}}
+	f := p.fields(root, "", "name", "output", "cache", "datasets", "model", "methods", "post", "reduce", "protocols", "seeds", "retrain", "workers")
+	s := &Spec{Name: strings.TrimSuffix(filepath.Base(p.file), filepath.Ext(p.file)), Post: []string{""}, Reduce: "sum", Seeds: []uint64{1}, Retrain: Retrain{Epochs: 5}}
 	if n := f["name"]; n != nil {
 		p.decode(n, "name", &s.Name)
 	}
@@ -313,6 +314,9 @@ func (p *parser) spec(doc *yaml.Node) *Spec {
 				s.Post = append(s.Post, spec)
 			}
 		}
+	}
+	if n := f["reduce"]; n != nil && p.decode(n, "reduce", &s.Reduce) && !slices.Contains([]string{"sum", "mean", "max"}, s.Reduce) {
+		p.errorf(n, "reduce", "channel reduction %q: sum, mean or max", s.Reduce)
 	}
 	if n := required("protocols", "the evaluation protocols"); n != nil {
 		for i, v := range p.list(n, "protocols") {

@@ -1,0 +1,86 @@
+package report
+
+import (
+	"fmt"
+	"math"
+
+	"faithlab/core/protocol"
+	"faithlab/core/store"
+)
+
+// TVDiagnostic is the DPI paper's check of one retraining or imputation
+// protocol on one dataset: how much of its accuracy the masks' total
+// variation alone explains (Table 3).
+type TVDiagnostic struct {
+	Dataset   string             `json:"dataset"`
+	Protocol  string             `json:"protocol"`
+	Curve     string             `json:"curve"`
+	Fit       protocol.Fit       `json:"fit"`
+	Points    []protocol.TVPoint `json:"points"`
+	Explained string             `json:"explained"`
+}
+
+// Diagnostics are a campaign's bias checks: the TV fits, and each score's
+// correlation across methods with ground-truth agreement (GOAR Table 1).
+type Diagnostics struct {
+	TVFits []TVDiagnostic               `json:"tv_fits"`
+	Truth  []protocol.TruthCorrelation `json:"truth_correlations"`
+}
+
+// Diagnose computes the diagnostics the records support.
+func Diagnose(recs []store.Record) Diagnostics {
+	var d Diagnostics
+	byDataset := map[string][]protocol.Result{}
+	var order []string
+	for _, r := range recs {
+		if r.Result == nil {
+			continue
+		}
+		if _, ok := byDataset[r.Dataset]; !ok {
+			order = append(order, r.Dataset)
+		}
+		byDataset[r.Dataset] = append(byDataset[r.Dataset], *r.Result)
+	}
+	for _, ds := range order {
+		results := byDataset[ds]
+		for _, c := range []struct{ proto, acc, tv string }{
+			{"ROAR", "accuracy", "mask_tv"}, {"KAR", "accuracy", "mask_tv"}, {"EvalX", "accuracy", "mask_tv"},
+			{"ROAD", "accuracy_morf", "mask_tv_morf"}, {"ROAD", "accuracy_lerf", "mask_tv_lerf"},
+		} {
+			var of []protocol.Result
+			for _, r := range results {
+				if r.Protocol == c.proto {
+					of = append(of, r)
+				}
+			}
+			pts := protocol.TVPoints(of, c.acc, c.tv)
+			fit, err := protocol.TVFit(pts)
+			if err != nil {
+				continue // fewer than two points, or one TV value
+			}
+			d.TVFits = append(d.TVFits, TVDiagnostic{Dataset: ds, Protocol: c.proto, Curve: c.acc, Fit: fit, Points: pts,
+				Explained: fmt.Sprintf("mask total variation alone explains %.0f%% of the variance of %s %s on %s", 100*fit.R2, c.proto, c.acc, ds)})
+		}
+		for _, c := range protocol.CorrelateWithTruth(results) {
+			if !math.IsNaN(c.R) { // a constant score or agreement has no correlation
+				d.Truth = append(d.Truth, c)
+			}
+		}
+	}
+	return d
+}
+
+// Summary is one line per finding, for a terminal.
+func (d Diagnostics) Summary() []string {
+	var out []string
+	for _, f := range d.TVFits {
+		out = append(out, fmt.Sprintf("%s %s on %s: accuracy = %.4g·TV + %.4g, R² %.3f over %d (method, rate) points",
+			f.Protocol, f.Curve, f.Dataset, f.Fit.Slope, f.Fit.Intercept, f.Fit.R2, f.Fit.N))
+	}
+	for _, c := range d.Truth {
+		if c.Truth == "fa" || c.Truth == "rc" || c.Truth == "cos" {
+			out = append(out, fmt.Sprintf("%s %s vs ground-truth %s: Pearson r %+.2f over %d methods", c.Protocol, c.Score, c.Truth, c.R, c.Methods))
+		}
+	}
+	return out
+}
