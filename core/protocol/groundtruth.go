@@ -258,6 +258,8 @@ func LinearTruth(net engine.Network) ([][]float32, error) {
 // correlation across methods with one ground-truth agreement metric (GOAR
 // Table 1): how well the protocol ranks methods as the truth does.
 type TruthCorrelation struct {
+	Dataset  string  `json:"dataset,omitempty"` // set by callers that pool datasets or seeds
+	Seed     string  `json:"seed,omitempty"`
 	Protocol string  `json:"protocol"`
 	Score    string  `json:"score"`
 	Truth    string  `json:"truth"`

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"faithlab/core/protocol"
 	"faithlab/core/store"
@@ -61,8 +62,26 @@ func Diagnose(recs []store.Record) Diagnostics {
 			d.TVFits = append(d.TVFits, TVDiagnostic{Dataset: ds, Protocol: c.proto, Curve: c.acc, Fit: fit, Points: pts,
 				Explained: fmt.Sprintf("mask total variation alone explains %.0f%% of the variance of %s %s on %s", 100*fit.R2, c.proto, c.acc, ds)})
 		}
-		for _, c := range protocol.CorrelateWithTruth(results) {
+	}
+	// Ground-truth correlations pair a method's scores with its agreement
+	// on the same dataset and seed.
+	bySeed := map[string][]protocol.Result{}
+	var seeds []string
+	for _, r := range recs {
+		if r.Result == nil {
+			continue
+		}
+		k := fmt.Sprintf("%s\x00%d", r.Dataset, r.Seed)
+		if _, ok := bySeed[k]; !ok {
+			seeds = append(seeds, k)
+		}
+		bySeed[k] = append(bySeed[k], *r.Result)
+	}
+	for _, k := range seeds {
+		ds, seed, _ := strings.Cut(k, "\x00")
+		for _, c := range protocol.CorrelateWithTruth(bySeed[k]) {
 			if !math.IsNaN(c.R) { // a constant score or agreement has no correlation
+				c.Dataset, c.Seed = ds, seed
 				d.Truth = append(d.Truth, c)
 			}
 		}
