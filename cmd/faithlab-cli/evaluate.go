@@ -11,9 +11,8 @@ import (
 	"strconv"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
-
 	"faithlab/core/protocol"
+	"faithlab/core/spec"
 )
 
 // runEvaluate is the one-command campaign: it writes the spec its flags
@@ -68,37 +67,33 @@ func runEvaluate(ctx context.Context, args []string) error {
 			rateList = append(rateList, r)
 		}
 	}
-	var protos []map[string]any
+	s := &spec.Spec{Name: "evaluate", Output: ".", Post: []string{*post}, Reduce: *reduce, Seeds: []uint64{*seed},
+		Retrain: spec.Retrain{Epochs: *epochs}}
 	for _, name := range strings.Split(*protocols, ",") {
 		name = strings.ToLower(strings.TrimSpace(name))
 		p := params[name]
-		if p == nil {
-			p = map[string]any{}
-		}
 		if _, set := p["rates"]; !set && rateList != nil && hasParam(name, "rates") {
+			if p == nil {
+				p = map[string]any{}
+			}
 			p["rates"] = rateList
 		}
-		protos = append(protos, map[string]any{"name": name, "params": p})
+		s.Protocols = append(s.Protocols, spec.Protocol{Name: name, Params: p})
 	}
-	modelPath, err := filepath.Abs(*path)
-	if err != nil {
+	for _, m := range strings.Split(*methods, ",") {
+		s.Methods = append(s.Methods, spec.Method{Name: strings.TrimSpace(m)})
+	}
+	var err error
+	if s.Model.File, err = filepath.Abs(*path); err != nil {
 		return err
 	}
-	ds := map[string]any{"id": *dsRef, "train_samples": *trainN, "test_samples": *testN}
+	ds := spec.Dataset{Ref: *dsRef, TrainSamples: *trainN, TestSamples: *testN}
 	if _, err := os.Stat(*dsRef); err == nil {
-		abs, _ := filepath.Abs(*dsRef)
-		ds["id"] = abs
-		ds["label"], ds["image_size"], ds["channels"] = dopt.Label, dopt.ImageSize, dopt.Channels
+		ds.Ref, _ = filepath.Abs(*dsRef)
+		ds.Options = *dopt
 	}
-	var meths []string
-	for _, m := range strings.Split(*methods, ",") {
-		meths = append(meths, strings.TrimSpace(m))
-	}
-	spec, err := yaml.Marshal(map[string]any{
-		"name": "evaluate", "output": ".", "datasets": []any{ds}, "model": map[string]any{"file": modelPath},
-		"methods": meths, "post": []string{*post}, "reduce": *reduce, "protocols": protos,
-		"seeds": []uint64{*seed}, "retrain": map[string]any{"epochs": *epochs},
-	})
+	s.Datasets = []spec.Dataset{ds}
+	text, err := spec.Format(s)
 	if err != nil {
 		return err
 	}
@@ -106,10 +101,10 @@ func runEvaluate(ctx context.Context, args []string) error {
 		return err
 	}
 	specPath := filepath.Join(*out, "campaign.yaml")
-	if old, err := os.ReadFile(specPath); err == nil && string(old) != string(spec) {
+	if old, err := os.ReadFile(specPath); err == nil && string(old) != string(text) {
 		return fmt.Errorf("%s holds another evaluation (%s): give this one its own --out folder", *out, specPath)
 	}
-	if err := os.WriteFile(specPath, spec, 0o644); err != nil {
+	if err := os.WriteFile(specPath, text, 0o644); err != nil {
 		return err
 	}
 	return runCampaign(ctx, []string{specPath})

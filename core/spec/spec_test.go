@@ -3,6 +3,7 @@ package spec
 import (
 	"errors"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -111,4 +112,25 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Format writes what Parse reads back unchanged.
+func TestFormatRoundTrip(t *testing.T) {
+	s, err := Load(filepath.Join("..", "..", "testdata", "campaigns", "fmnist-roar.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Output, s.Reduce, s.Workers = "out", "max", 2
+	s.Datasets = append(s.Datasets, Dataset{Ref: "iris", TestSamples: 30})
+	b, err := Format(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Parse("again.yaml", b)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	if !reflect.DeepEqual(back, s) {
+		t.Errorf("round trip:\n%+v\nwant\n%+v\nYAML:\n%s", back, s, b)
+	}
 }
