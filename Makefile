@@ -30,7 +30,7 @@ test: deps
 	$(GO) vet ./...
 	CGO_ENABLED=0 $(GO) build ./core/... ./cmd/faithlab-cli
 	$(GO) test -timeout 20m ./...
-	$(GO) test -race -timeout 10m ./core/engine/... ./core/train/... ./ui/...
+	$(GO) test -race -timeout 10m ./core/engine/... ./core/train/... ./core/job/... ./core/store/... ./ui/...
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./core/...
@@ -45,6 +45,7 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz FuzzParseCSV -fuzztime 30s ./core/data
 	$(GO) test -run '^$$' -fuzz FuzzParseCIFAR -fuzztime 30s ./core/data
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./core/model
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./core/spec
 
 screenshots: build
 	mkdir -p screenshots

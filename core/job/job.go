@@ -17,6 +17,7 @@ package job
 import (
 	"bytes"
 	"context"
+	"errors"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -150,6 +151,7 @@ type Runner struct {
 	total   int
 	elapsed time.Duration // of the tasks finished in this session
 	ran     int
+	workers int
 }
 
 type build struct {
@@ -194,11 +196,12 @@ func (r *Runner) Execute(ctx context.Context) (failed int, err error) {
 	if workers <= 0 {
 		workers = max(1, runtime.NumCPU()/8) // each task's engine already uses up to 8 cores
 	}
+	r.workers = min(workers, max(1, len(todo)))
 	queue := make(chan Task)
 	var wg sync.WaitGroup
 	var failures int
 	var storeErr error
-	for range min(workers, max(1, len(todo))) {
+	for range r.workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -252,7 +255,7 @@ func (r *Runner) emit(e Event) {
 	r.mu.Lock()
 	e.Time, e.Done, e.Total = time.Now(), r.done, r.total
 	if r.ran > 0 {
-		e.ETA = r.elapsed / time.Duration(r.ran) * time.Duration(r.total-r.done)
+		e.ETA = r.elapsed / time.Duration(r.ran) * time.Duration(r.total-r.done) / time.Duration(r.workers)
 	}
 	r.mu.Unlock()
 	r.Events <- e
@@ -432,8 +435,11 @@ func (r *Runner) artefact(key, ext string, make func() ([]byte, error)) ([]byte,
 			b.err = r.Cache.Put(key, ext, b.b)
 		}
 	})
-	if b.err != nil {
-		// Let a later task try again (a cancel, a full disk).
+	if b.err != nil && errors.Is(b.err, context.Canceled) {
+		// A cancelled build is not a failure: let a later call try again.
+		// Other failures stay, so that the tasks depending on the artefact
+		// fail at once instead of each building it again; a resumed run
+		// retries them.
 		r.mu.Lock()
 		delete(r.builds, key)
 		r.mu.Unlock()

@@ -167,3 +167,26 @@ func TestShardsPartitionThePlan(t *testing.T) {
 		}
 	}
 }
+
+// A base model that cannot be built fails every task that needs it, at
+// once: it is not rebuilt for each.
+func TestFailedBaseModelFailsItsTasksOnce(t *testing.T) {
+	src := strings.Replace(gmmSpec, "model: {arch: mlp, epochs: 2}", "model: {arch: goar-cnn, epochs: 2}", 1)
+	r := newRunner(t, t.TempDir(), src) // a CNN cannot take 20×1×1 samples
+	events := make(chan Event, 100)
+	r.Events = events
+	failed, err := r.Execute(context.Background())
+	close(events)
+	if err != nil || failed != 9 {
+		t.Fatalf("%d failed, %v; want all 9", failed, err)
+	}
+	recs, _ := r.Run.Records()
+	for _, rec := range recs {
+		if !strings.Contains(rec.Error, "base model") || !strings.Contains(rec.Error, "too small") {
+			t.Errorf("%s: %q", rec.Label, rec.Error)
+		}
+	}
+	if len(r.builds) != 1 {
+		t.Errorf("%d artefacts attempted, want the one base model", len(r.builds))
+	}
+}
