@@ -158,3 +158,33 @@ func far(a, b image.Image, x, y int) bool {
 	return d(r1, r2) || d(g1, g2) || d(b1, b2)
 }
 
+
+// The DPI paper's comparison: smoothed maps against the plain ones, point
+// by point.
+func TestDiagnosePostComparison(t *testing.T) {
+	recs := records()
+	for _, r := range records() {
+		if r.Result == nil || r.Protocol != "ROAR" {
+			continue
+		}
+		res := *r.Result
+		acc := slicesClone(res.Curves[0].Y)
+		for i := range acc {
+			if i%2 == 0 {
+				acc[i] -= 0.05 // lower at 3 of the 5 rates
+			}
+		}
+		res.Curves = []protocol.Curve{{Name: "accuracy", X: res.Curves[0].X, Y: acc}, res.Curves[1]}
+		r.Post, r.Result = "gaussian:1", &res
+		recs = append(recs, r)
+	}
+	d := Diagnose(recs)
+	if len(d.Post) != 1 || d.Post[0].Lower != 9 || d.Post[0].Total != 15 || d.Post[0].Post != "gaussian:1" {
+		t.Errorf("post comparisons %+v, want 9 lower of 15", d.Post)
+	}
+	if len(d.TVFits) == 0 || len(d.Summary()) < 2 {
+		t.Errorf("fits %d, summary %q", len(d.TVFits), d.Summary())
+	}
+}
+
+func slicesClone(v protocol.Values) protocol.Values { return append(protocol.Values(nil), v...) }
