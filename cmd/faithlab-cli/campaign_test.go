@@ -144,3 +144,24 @@ func TestShardsMergeToOneRun(t *testing.T) {
 		t.Error("merged shards' CSV differs from the single run's")
 	}
 }
+
+func TestSlurmScript(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "c.sbatch")
+	if err := runSlurm(context.Background(), []string{writeSpec(t, dir), "--shards", "4", "--out", out}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"#!/bin/bash", "#SBATCH --array=0-3", "run " + filepath.Join(dir, "campaign.yaml") + " --shard /4",
+		"merge --out " + filepath.Join(dir, "run", "merged"), filepath.Join(dir, "run", "shards", "3-of-4")} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("script lacks %q:\n%s", want, b)
+		}
+	}
+	if err := runSlurm(context.Background(), []string{writeSpec(t, dir)}); err == nil {
+		t.Error("no --shards accepted")
+	}
+}
