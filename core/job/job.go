@@ -22,6 +22,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"time"
@@ -89,7 +90,8 @@ func (s Shard) String() string {
 	return fmt.Sprintf("%d/%d", s.I, s.Of)
 }
 
-func dsName(d spec.Dataset) string { return d.Ref }
+// dsName is how results name a dataset: its id, or its file or folder name.
+func dsName(d spec.Dataset) string { return filepath.Base(d.Ref) }
 
 // baseKey addresses the base model of dataset d trained with seed: the
 // model file's content, or the recipe and the data it is trained on.
@@ -265,7 +267,7 @@ func (r *Runner) emit(e Event) {
 func (r *Runner) task(ctx context.Context, t Task) store.Record {
 	s := r.Spec
 	ds, meth, post, pr := s.Datasets[t.Dataset], s.Methods[t.Method], s.Post[t.Post], s.Protocols[t.Protocol]
-	rec := store.Record{Task: t.Key, Label: t.Label, Dataset: ds.Ref, Method: meth.Label(), Post: post,
+	rec := store.Record{Task: t.Key, Label: t.Label, Dataset: dsName(ds), Method: meth.Label(), Post: post,
 		Protocol: pr.Name, Seed: t.Seed, Faithlab: model.Version}
 	if p, err := pr.New(); err == nil {
 		rec.Protocol = p.Info().Name
