@@ -410,20 +410,26 @@ func (p *parser) model(n *yaml.Node) Model {
 	return m
 }
 
+// named reads a list item that is a bare name or {name, params}, and
+// returns the name and the params node (nil when absent).
+func (p *parser) named(n *yaml.Node, path string) (name string, params *yaml.Node) {
+	if n.Kind == yaml.ScalarNode {
+		p.decode(n, path, &name)
+		return name, nil
+	}
+	f := p.fields(n, path, "name", "params")
+	if v := f["name"]; v != nil {
+		p.decode(v, path+".name", &name)
+	} else {
+		p.errorf(n, path, "missing key \"name\"")
+	}
+	return name, f["params"]
+}
+
 func (p *parser) method(n *yaml.Node, path string) Method {
 	var m Method
 	var params *yaml.Node
-	if n.Kind == yaml.ScalarNode {
-		p.decode(n, path, &m.Name)
-	} else {
-		f := p.fields(n, path, "name", "params")
-		if v := f["name"]; v != nil {
-			p.decode(v, path+".name", &m.Name)
-		} else {
-			p.errorf(n, path, "missing key \"name\"")
-		}
-		params = f["params"]
-	}
+	m.Name, params = p.named(n, path)
 	if m.Name != "" {
 		if _, err := attr.New(m.Name, attr.Params{}); err != nil {
 			p.errorf(n, path, "unknown method %q (known: %s)", m.Name, strings.Join(attr.Names(), ", "))
@@ -451,17 +457,7 @@ func (p *parser) method(n *yaml.Node, path string) Method {
 func (p *parser) protocol(n *yaml.Node, path string) Protocol {
 	var pr Protocol
 	var params *yaml.Node
-	if n.Kind == yaml.ScalarNode {
-		p.decode(n, path, &pr.Name)
-	} else {
-		f := p.fields(n, path, "name", "params")
-		if v := f["name"]; v != nil {
-			p.decode(v, path+".name", &pr.Name)
-		} else {
-			p.errorf(n, path, "missing key \"name\"")
-		}
-		params = f["params"]
-	}
+	pr.Name, params = p.named(n, path)
 	if params != nil {
 		if params.Kind != yaml.MappingNode {
 			p.errorf(params, path+".params", "want a mapping, not %s", kind(params))
