@@ -39,8 +39,8 @@ type PostComparison struct {
 // post-processing comparisons, and each score's correlation across methods
 // with ground-truth agreement (GOAR Table 1).
 type Diagnostics struct {
-	TVFits []TVDiagnostic               `json:"tv_fits"`
-	Post   []PostComparison             `json:"post_comparisons,omitempty"`
+	TVFits []TVDiagnostic              `json:"tv_fits"`
+	Post   []PostComparison            `json:"post_comparisons,omitempty"`
 	Truth  []protocol.TruthCorrelation `json:"truth_correlations"`
 }
 

@@ -158,7 +158,6 @@ func far(a, b image.Image, x, y int) bool {
 	return d(r1, r2) || d(g1, g2) || d(b1, b2)
 }
 
-
 // The DPI paper's comparison: smoothed maps against the plain ones, point
 // by point.
 func TestDiagnosePostComparison(t *testing.T) {
