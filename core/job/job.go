@@ -49,6 +49,7 @@ type Task struct {
 	Post     int
 	Protocol int
 	Seed     uint64
+	Base     string // content address of the base model the task explains
 }
 
 // Plan expands a spec into its tasks, in a fixed order (datasets, seeds,
@@ -66,7 +67,7 @@ func Plan(s *spec.Spec) []Task {
 							label += "+" + post
 						}
 						label += " · " + pr.Name
-						tasks = append(tasks, Task{Index: len(tasks), Dataset: d, Method: m, Post: p, Protocol: q, Seed: seed, Label: label,
+						tasks = append(tasks, Task{Index: len(tasks), Dataset: d, Method: m, Post: p, Protocol: q, Seed: seed, Label: label, Base: base,
 							Key: store.Key("result", base, ds.TrainSamples, ds.TestSamples, meth.Label(), post, pr.Name, pr.Params, s.Retrain, seed)})
 					}
 				}
@@ -269,13 +270,15 @@ func (r *Runner) task(ctx context.Context, t Task) store.Record {
 	ds, meth, post, pr := s.Datasets[t.Dataset], s.Methods[t.Method], s.Post[t.Post], s.Protocols[t.Protocol]
 	rec := store.Record{Task: t.Key, Label: t.Label, Dataset: dsName(ds), Method: meth.Label(), Post: post,
 		Protocol: pr.Name, Seed: t.Seed, Faithlab: model.Version}
-	if p, err := pr.New(); err == nil {
-		rec.Protocol = p.Info().Name
-	}
 	r.emit(Event{Kind: Started, Task: t.Label})
 	t0 := time.Now()
-	res, modelName, err := r.evaluate(ctx, t)
-	rec.Model, rec.Seconds, rec.Finished = modelName, time.Since(t0).Seconds(), time.Now().UTC()
+	prot, err := pr.New()
+	var res protocol.Result
+	if err == nil {
+		rec.Protocol = prot.Info().Name
+		res, rec.Model, err = r.evaluate(ctx, t, prot)
+	}
+	rec.Seconds, rec.Finished = time.Since(t0).Seconds(), time.Now().UTC()
 	if err != nil {
 		rec.Error = err.Error()
 		return rec
@@ -284,13 +287,11 @@ func (r *Runner) task(ctx context.Context, t Task) store.Record {
 	return rec
 }
 
-func (r *Runner) evaluate(ctx context.Context, t Task) (protocol.Result, string, error) {
+// evaluate runs the task's protocol and returns its result and the name of
+// the model it explained.
+func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol) (protocol.Result, string, error) {
 	s := r.Spec
 	meth, post := s.Methods[t.Method], s.Post[t.Post]
-	prot, err := s.Protocols[t.Protocol].New()
-	if err != nil {
-		return protocol.Result{}, "", err
-	}
 	trainSet, testSet, err := r.data(t.Dataset, t.Seed)
 	if err != nil {
 		return protocol.Result{}, "", err
@@ -298,7 +299,7 @@ func (r *Runner) evaluate(ctx context.Context, t Task) (protocol.Result, string,
 	progress := func(stage string, step, steps int) {
 		r.emit(Event{Kind: Progress, Task: t.Label, Stage: stage, Step: step, Steps: steps})
 	}
-	base := baseKey(s, t.Dataset, t.Seed)
+	base := t.Base
 	m, err := r.baseModel(ctx, base, t, trainSet, progress)
 	if err != nil {
 		return protocol.Result{}, "", fmt.Errorf("base model: %w", err)
