@@ -110,19 +110,34 @@ func fillFrom(img, ref []float32, shape []int, keep []float32) error {
 	return nil
 }
 
+// checkShapes checks that img has the shape C×H×W and keep is one H×W mask
+// of 1 (kept) and 0 (removed).
 func checkShapes(img []float32, shape []int, keep []float32) error {
+	if err := checkSizes(img, shape, keep); err != nil {
+		return err
+	}
+	for p, k := range keep {
+		if k != 0 && k != 1 {
+			return maskValueError(k, p/shape[2], p%shape[2])
+		}
+	}
+	return nil
+}
+
+// checkSizes is checkShapes without the pass over the mask's values, for a
+// caller that reads them anyway.
+func checkSizes(img []float32, shape []int, keep []float32) error {
 	if len(shape) != 3 || shape[0]*shape[1]*shape[2] != len(img) {
 		return fmt.Errorf("image of %d values does not have shape %v", len(img), shape)
 	}
 	if len(keep) != shape[1]*shape[2] {
 		return fmt.Errorf("mask of %d values for a %d×%d image", len(keep), shape[1], shape[2])
 	}
-	for p, k := range keep {
-		if k != 0 && k != 1 {
-			return fmt.Errorf("mask value %g at pixel (%d, %d): want 1 (kept) or 0 (removed)", k, p/shape[2], p%shape[2])
-		}
-	}
 	return nil
+}
+
+func maskValueError(k float32, y, x int) error {
+	return fmt.Errorf("mask value %g at pixel (%d, %d): want 1 (kept) or 0 (removed)", k, y, x)
 }
 
 // ParseReference reads a reference name: zero, mean, dataset-mean (with
