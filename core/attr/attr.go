@@ -135,22 +135,18 @@ func gradients(ctx context.Context, net engine.Network, m, chunk int, fill func(
 	k := net.Classes()
 	c := min(chunk, m)
 	xs := make([]float32, c*dim)
-	dl := make([]float32, c*k)
 	for lo := 0; lo < m; lo += chunk {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		hi := min(lo+chunk, m)
 		fillRows(xs, dim, lo, hi, fill)
-		if _, err := net.Forward(xs[:(hi-lo)*dim], hi-lo); err != nil {
-			return err
-		}
-		d := dl[:(hi-lo)*k]
-		clear(d)
-		for i := lo; i < hi; i++ {
-			d[(i-lo)*k+target(i)] = 1
-		}
-		g, err := net.Backward(d, engine.InputGrad)
+		g, err := engine.Differentiate(net, xs[:(hi-lo)*dim], hi-lo, engine.InputGrad, func(first int, _, d []float32) {
+			clear(d)
+			for r := range len(d) / k {
+				d[r*k+target(lo+first+r)] = 1
+			}
+		})
 		if err != nil {
 			return err
 		}

@@ -93,7 +93,6 @@ func CNN(ctx context.Context, ds *data.Dataset, opt Options, emit func(Result)) 
 		}
 	}
 	k := net.Classes()
-	dl := make([]float32, B*k)
 	adam := optim.NewAdam(0)
 	params := net.Params()
 	train := func() error {
@@ -101,15 +100,13 @@ func CNN(ctx context.Context, ds *data.Dataset, opt Options, emit func(Result)) 
 			return err
 		}
 		batch()
-		logits, err := net.Forward(xb, B)
-		if err != nil {
-			return err
-		}
-		softmaxCE(dl, logits, yb, k)
 		for _, p := range params {
 			clear(p.Grad)
 		}
-		if _, err := net.Backward(dl, engine.ParamGrad); err != nil {
+		_, err := engine.Differentiate(net, xb, B, engine.ParamGrad, func(first int, logits, d []float32) {
+			softmaxCE(d, logits, yb[first:first+len(logits)/k], k, B)
+		})
+		if err != nil {
 			return err
 		}
 		adam.Step(params, 3e-4)
@@ -125,12 +122,9 @@ func CNN(ctx context.Context, ds *data.Dataset, opt Options, emit func(Result)) 
 			return err
 		}
 		batch()
-		logits, err := net.Forward(xb, B)
-		if err != nil {
-			return err
-		}
-		topLogitGrad(dl, logits, k)
-		_, err = net.Backward(dl, engine.InputGrad)
+		_, err := engine.Differentiate(net, xb, B, engine.InputGrad, func(_ int, logits, d []float32) {
+			topLogitGrad(d, logits, k)
+		})
 		return err
 	}
 	v, err = rate(saliency, B, 2, opt.MinSeconds, 200)
@@ -269,10 +263,11 @@ func topLogitGrad(d, logits []float32, k int) {
 	}
 }
 
-// softmaxCE writes the gradient of the mean cross-entropy into d.
-func softmaxCE(d, logits []float32, y []int, k int) {
+// softmaxCE writes into d the gradient of the mean cross-entropy over a
+// batch of n samples with respect to the logits of some of its rows.
+func softmaxCE(d, logits []float32, y []int, k, batch int) {
 	engine.Softmax(d, logits, k)
-	n := float32(len(y))
+	n := float32(batch)
 	for i, c := range y {
 		for j := 0; j < k; j++ {
 			d[i*k+j] /= n

@@ -85,6 +85,39 @@ type Network interface {
 	Clone() Network
 }
 
+// OutputGrad writes into dLogits the gradient to backpropagate for rows
+// first, first+1, … of a batch, given those rows' logits. Gradient may call it
+// concurrently for disjoint rows, so it must write only to its own rows of
+// whatever it shares.
+type OutputGrad func(first int, logits, dLogits []float32)
+
+// Gradienter is a Network that runs a forward and backward pass as one call,
+// which lets it cut the batch into pieces and spread them over cores.
+// Gradient adds the same parameter gradients and returns the same input
+// gradients as Forward, outGrad and Backward on the whole batch would, up to
+// float rounding; afterwards the network holds no forward pass to
+// differentiate.
+type Gradienter interface {
+	Network
+	Gradient(x []float32, n int, want Want, outGrad OutputGrad) ([]float32, error)
+}
+
+// Differentiate runs x (n inputs) forward, asks outGrad for the output
+// gradient and backpropagates it: through net's own Gradient when it has one,
+// else through Forward and Backward.
+func Differentiate(net Network, x []float32, n int, want Want, outGrad OutputGrad) ([]float32, error) {
+	if g, ok := net.(Gradienter); ok {
+		return g.Gradient(x, n, want, outGrad)
+	}
+	logits, err := net.Forward(x, n)
+	if err != nil {
+		return nil, err
+	}
+	dl := make([]float32, len(logits))
+	outGrad(0, logits, dl)
+	return net.Backward(dl, want)
+}
+
 // CheckInput returns an error when x does not hold n finite inputs of shape.
 func CheckInput(x []float32, n int, shape []int) error {
 	per := Size(shape)

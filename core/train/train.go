@@ -145,7 +145,8 @@ func Train(ctx context.Context, net engine.Network, ds *data.Dataset, cfg Config
 	bs := min(cfg.BatchSize, trainSet.Len())
 	xb := make([]float32, bs*dim)
 	yb := make([]int, bs)
-	dl := make([]float32, bs*k)
+	lossAt := make([]float64, bs)
+	hitAt := make([]bool, bs)
 	start := time.Now()
 	rec.Stopped = "epochs"
 	for epoch := 0; epoch < cfg.Epochs; epoch++ {
@@ -171,20 +172,23 @@ func Train(ctx context.Context, net engine.Network, ds *data.Dataset, cfg Config
 			if cfg.MaskProb > 0 {
 				maskPixels(xb[:n*dim], ds.Shape, cfg.MaskProb, rng)
 			}
-			logits, err := net.Forward(xb[:n*dim], n)
-			if err != nil {
-				return rec, fmt.Errorf("train epoch %d batch %d: %w", epoch+1, b+1, err)
-			}
-			l, c := crossEntropy(dl[:n*k], logits, yb[:n], k)
-			lossSum += l * float64(n)
-			correct += float64(c)
-			seen += n
 			for _, p := range params {
 				clear(p.Grad)
 			}
-			if _, err := net.Backward(dl[:n*k], engine.ParamGrad); err != nil {
+			_, err := engine.Differentiate(net, xb[:n*dim], n, engine.ParamGrad, func(first int, logits, dl []float32) {
+				rows := len(logits) / k
+				softmaxCE(dl, logits, yb[first:first+rows], k, n, lossAt[first:first+rows], hitAt[first:first+rows])
+			})
+			if err != nil {
 				return rec, fmt.Errorf("train epoch %d batch %d: %w", epoch+1, b+1, err)
 			}
+			for i := range n {
+				lossSum += lossAt[i]
+				if hitAt[i] {
+					correct++
+				}
+			}
+			seen += n
 			opt.Step(params, lr)
 			if progress != nil {
 				progress(Progress{Epoch: epoch + 1, Epochs: cfg.Epochs, Batch: b + 1, Batches: batches,
@@ -298,9 +302,26 @@ func equal(a, b []int) bool {
 // softmax cross-entropy and the number of correct argmax predictions.
 func crossEntropy(grad, logits []float32, y []int, k int) (float64, int) {
 	n := len(y)
-	var loss float64
+	loss, hit := make([]float64, n), make([]bool, n)
+	softmaxCE(grad, logits, y, k, n, loss, hit)
+	var sum float64
 	correct := 0
-	for i := 0; i < n; i++ {
+	for i := range n {
+		sum += loss[i]
+		if hit[i] {
+			correct++
+		}
+	}
+	return sum / float64(n), correct
+}
+
+// softmaxCE does crossEntropy's work for some rows of a batch of batch
+// samples: it writes each row's softmax cross-entropy into loss, whether its
+// argmax is its label into hit, and the row's share of d(mean loss)/d(logits)
+// into grad.
+func softmaxCE(grad, logits []float32, y []int, k, batch int, loss []float64, hit []bool) {
+	inv := 1 / float32(batch)
+	for i := range y {
 		row := logits[i*k : (i+1)*k]
 		mx, arg := row[0], 0
 		for j, v := range row {
@@ -308,21 +329,18 @@ func crossEntropy(grad, logits []float32, y []int, k int) (float64, int) {
 				mx, arg = v, j
 			}
 		}
-		if arg == y[i] {
-			correct++
-		}
+		hit[i] = arg == y[i]
 		var s float64
 		for _, v := range row {
 			s += math.Exp(float64(v - mx))
 		}
-		loss += math.Log(s) - float64(row[y[i]]-mx)
+		loss[i] = math.Log(s) - float64(row[y[i]]-mx)
 		g := grad[i*k : (i+1)*k]
 		for j, v := range row {
-			g[j] = float32(math.Exp(float64(v-mx))/s) / float32(n)
+			g[j] = float32(math.Exp(float64(v-mx))/s) * inv
 		}
-		g[y[i]] -= 1 / float32(n)
+		g[y[i]] -= inv
 	}
-	return loss / float64(n), correct
 }
 
 // Evaluation is a model's loss and accuracy on a dataset.

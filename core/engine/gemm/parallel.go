@@ -110,3 +110,13 @@ func (p Parallel) get(size int) []float32 {
 	}
 	return make([]float32, size)
 }
+
+// Serial returns the single-threaded kernel under k: the kernel a Parallel
+// splits its work over, or k itself. Callers that already keep every core
+// busy with their own goroutines run on it.
+func Serial(k Kernel) Kernel {
+	if p, ok := k.(Parallel); ok {
+		return p.Kernel
+	}
+	return k
+}

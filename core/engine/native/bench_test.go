@@ -37,6 +37,27 @@ func BenchmarkForwardBackwardParams(b *testing.B) {
 	b.ReportMetric(256*float64(b.N)/b.Elapsed().Seconds(), "img/s")
 }
 
+// BenchmarkGradientParams is a training step's gradient through Gradient:
+// pieces of the batch on one replica per core.
+func BenchmarkGradientParams(b *testing.B) {
+	m, x, dl := benchNet(b)
+	g := func(first int, _, d []float32) { copy(d, dl[first*10:]) }
+	for b.Loop() {
+		m.Gradient(x, 256, engine.ParamGrad, g)
+	}
+	b.ReportMetric(256*float64(b.N)/b.Elapsed().Seconds(), "img/s")
+}
+
+// BenchmarkGradientInput is a saliency pass through Gradient.
+func BenchmarkGradientInput(b *testing.B) {
+	m, x, dl := benchNet(b)
+	g := func(first int, _, d []float32) { copy(d, dl[first*10:]) }
+	for b.Loop() {
+		m.Gradient(x, 256, engine.InputGrad, g)
+	}
+	b.ReportMetric(256*float64(b.N)/b.Elapsed().Seconds(), "img/s")
+}
+
 // BenchmarkInputGradient is a saliency pass: forward and input gradient.
 func BenchmarkInputGradient(b *testing.B) {
 	m, x, dl := benchNet(b)

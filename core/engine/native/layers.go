@@ -36,6 +36,7 @@ type conv2d struct {
 	cols, y, dcols, dx []float32
 	x                  []float32
 	wk, gk             []float32 // weights and their gradient in the GEMM's layout (see permuted)
+	ones               []float32 // for colSums
 	noBias             bool      // the layer has no bias parameter (convolutions before batch norm)
 }
 
@@ -215,7 +216,7 @@ func (l *conv2d) backward(dy []float32, n int, needDX, paramGrad bool) []float32
 			l.kern.Sgemm(true, false, l.o.c, K, M, 1, dy, l.o.c, cols, K, 1, l.w.Grad, K)
 		}
 		if !l.noBias {
-			colSums(l.b.Grad, dy, M, l.o.c)
+			colSums(l.kern, &l.ones, l.b.Grad, dy, M, l.o.c)
 		}
 	}
 	if !needDX {
@@ -226,8 +227,12 @@ func (l *conv2d) backward(dy []float32, n int, needDX, paramGrad bool) []float32
 		l.kern.Sgemm(false, false, M, K, l.o.c, 1, dy, l.o.c, l.w.Data, K, 0, dx, K)
 		return dx
 	}
+	w := l.w.Data
+	if l.permuted() {
+		w = l.wk // permuted by the forward pass this one differentiates
+	}
 	dcols := grow(&l.dcols, M*K)
-	l.kern.Sgemm(false, false, M, K, l.o.c, 1, dy, l.o.c, l.kernelWeights(), K, 0, dcols, K)
+	l.kern.Sgemm(false, false, M, K, l.o.c, 1, dy, l.o.c, w, K, 0, dcols, K)
 	dx := grow(&l.dx, n*l.i.size())
 	per := l.o.h * l.o.w * K
 	parallel(n, func(lo, hi int) {
@@ -238,26 +243,16 @@ func (l *conv2d) backward(dy []float32, n int, needDX, paramGrad bool) []float32
 	return dx
 }
 
-// colSums adds the column sums of the m×k matrix a to dst, splitting rows over
-// cores and combining the partial sums in a fixed order.
-func colSums(dst, a []float32, m, k int) {
-	if m < 256 {
-		colSumsInto(dst, a, m, k)
-		return
-	}
-	const parts = 8
-	partial := make([]float32, parts*k)
-	parallel(parts, func(lo, hi int) {
-		for p := lo; p < hi; p++ {
-			r0, r1 := p*m/parts, (p+1)*m/parts
-			colSumsInto(partial[p*k:(p+1)*k], a[r0*k:r1*k], r1-r0, k)
-		}
-	})
-	for p := 0; p < parts; p++ {
-		for j := 0; j < k; j++ {
-			dst[j] += partial[p*k+j]
+// colSums adds the column sums of the m×k matrix a to dst as a product with
+// a row of m ones (kept in *ones), which the GEMM vectorises.
+func colSums(kern gemm.Kernel, ones *[]float32, dst, a []float32, m, k int) {
+	if len(*ones) < m {
+		*ones = make([]float32, m)
+		for i := range *ones {
+			(*ones)[i] = 1
 		}
 	}
+	kern.Sgemm(false, false, 1, k, m, 1, (*ones)[:m], m, a, k, 1, dst, k)
 }
 
 // ---- Linear ----
@@ -268,6 +263,7 @@ type linear struct {
 	w, b     engine.Param
 	kern     gemm.Kernel
 	x, y, dx []float32
+	ones     []float32 // for colSums
 }
 
 func newLinear(name string, in, out int, kern gemm.Kernel) *linear {
@@ -297,7 +293,7 @@ func (l *linear) forward(x []float32, n int, _ bool) []float32 {
 func (l *linear) backward(dy []float32, n int, needDX, paramGrad bool) []float32 {
 	if paramGrad {
 		l.kern.Sgemm(true, false, l.o.c, l.i.c, n, 1, dy, l.o.c, l.x, l.i.c, 1, l.w.Grad, l.i.c)
-		colSums(l.b.Grad, dy, n, l.o.c)
+		colSums(l.kern, &l.ones, l.b.Grad, dy, n, l.o.c)
 	}
 	if !needDX {
 		return nil
@@ -407,12 +403,17 @@ type maxPool struct {
 	k     int
 	y, dx []float32
 	arg   []uint8 // each output's argmax: its position t = ky·k + kx in the window
+	at    []int   // window position t's offset in the input from the window's first value
 }
 
 // newMaxPool builds a k×k max-pool with stride k; k ≤ 16, so that a window
 // position fits the uint8 argmax.
 func newMaxPool(name string, in dims, k int) *maxPool {
-	return &maxPool{nm: name, i: in, o: dims{in.h / k, in.w / k, in.c}, k: k}
+	at := make([]int, k*k)
+	for t := range at {
+		at[t] = ((t/k)*in.w + t%k) * in.c
+	}
+	return &maxPool{nm: name, i: in, o: dims{in.h / k, in.w / k, in.c}, k: k, at: at}
 }
 
 func (l *maxPool) name() string            { return l.nm }
@@ -422,13 +423,25 @@ func (l *maxPool) params() []*engine.Param { return nil }
 func (l *maxPool) clone(gemm.Kernel) layer { return newMaxPool(l.nm, l.i, l.k) }
 
 func (l *maxPool) forward(x []float32, n int, _ bool) []float32 {
+	return l.pool(x, n, false)
+}
+
+// pool max-pools x; with relu it pools max(x, 0) instead, which is ReLU
+// followed by the pool in one pass over the ReLU's input (ReLU is monotone,
+// so it commutes with the max), with PyTorch's argmax: among equal values,
+// zeros included, the first.
+func (l *maxPool) pool(x []float32, n int, relu bool) []float32 {
 	y := grow(&l.y, n*l.o.size())
 	if cap(l.arg) < len(y) {
 		l.arg = make([]uint8, len(y))
 	}
 	arg := l.arg[:len(y)]
+	floor := float32(math.Inf(-1))
+	if relu {
+		floor = 0
+	}
 	if l.k == 2 {
-		l.forward2(x, y, arg, n)
+		l.forward2(x, y, arg, n, floor)
 		return y
 	}
 	c, k := l.i.c, l.k
@@ -442,10 +455,12 @@ func (l *maxPool) forward(x []float32, n int, _ bool) []float32 {
 					// Start from the window's first pixel, then keep strict
 					// improvements: ties go to the first, as in PyTorch.
 					first := ((oy*k)*l.i.w + ox*k) * c
-					copy(yo, xs[first:first+c])
+					for ch, v := range xs[first : first+c] {
+						yo[ch] = max(v, floor)
+					}
 					clear(ao)
 					for t := 1; t < k*k; t++ {
-						at := ((oy*k+t/k)*l.i.w + ox*k + t%k) * c
+						at := first + l.at[t]
 						for ch, v := range xs[at : at+c] {
 							if v > yo[ch] {
 								yo[ch], ao[ch] = v, uint8(t)
@@ -459,9 +474,9 @@ func (l *maxPool) forward(x []float32, n int, _ bool) []float32 {
 	return y
 }
 
-// forward2 is forward for 2×2 windows: four loads and three compares per
+// forward2 is pool for 2×2 windows: four loads and three compares per
 // value, no inner window loop.
-func (l *maxPool) forward2(x, y []float32, arg []uint8, n int) {
+func (l *maxPool) forward2(x, y []float32, arg []uint8, n int, floor float32) {
 	c := l.i.c
 	rowLen := l.i.w * c
 	parallel(n, func(lo, hi int) {
@@ -479,7 +494,7 @@ func (l *maxPool) forward2(x, y []float32, arg []uint8, n int) {
 					// Branch-free: the winner of each row, then of the
 					// two rows; strict comparisons keep the first maximum.
 					for ch, a := range a0 {
-						b, c, d := a1[ch], b0[ch], b1[ch]
+						a, b, c, d := max(a, floor), max(a1[ch], floor), max(b0[ch], floor), max(b1[ch], floor)
 						top, ttop := max(a, b), b2u(b > a)
 						bot, tbot := max(c, d), 2+b2u(d > c)
 						sel := -b2u(bot > top)
@@ -517,7 +532,7 @@ func (l *maxPool) scatter(dx, dy []float32, n int, gate bool) []float32 {
 						if gate {
 							g = math.Float32frombits(math.Float32bits(g) & positive(ys[ch]))
 						}
-						d[((oy*k+int(t)/k)*l.i.w+ox*k+int(t)%k)*c+ch] += g
+						d[((oy*k)*l.i.w+ox*k)*c+l.at[t]+ch] += g
 					}
 				}
 			}

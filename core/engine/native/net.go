@@ -27,6 +27,11 @@ type Net struct {
 	ungated []bool
 	dxin    []float32 // input gradient, NCHW
 	logits  []float32
+
+	// For Gradient: replicas sharing the weights, the pieces' parameter
+	// gradients, their sum, and a replica's output gradient.
+	replicas                []*Net
+	slots, gradSum, dlogits []float32
 }
 
 var _ engine.Network = (*Net)(nil)
@@ -53,7 +58,7 @@ func newNet(arch string, shape []int, classes int, kern gemm.Kernel, layers []la
 // layer i−1 and the pair can be differentiated as one (the ReLU under the
 // gradient rule, not DeepLift's rescale rule), or nil.
 func (m *Net) reluPool(i int) *maxPool {
-	if i < 1 {
+	if i < 1 || i >= len(m.layers) {
 		return nil
 	}
 	p, ok := m.layers[i].(*maxPool)
@@ -86,14 +91,29 @@ func (m *Net) Forward(x []float32, n int) ([]float32, error) {
 	if err := engine.CheckInput(x, n, m.shape); err != nil {
 		return nil, fmt.Errorf("%s forward: %w", m.arch, err)
 	}
+	return m.forward(x, n)
+}
+
+// forward is Forward on inputs already checked.
+func (m *Net) forward(x []float32, n int) ([]float32, error) {
 	m.n = n
 	cur := grow(&m.xin, len(x))
 	chwToHWC(cur, x, n, m.inDims())
-	for i, l := range m.layers {
-		cur = l.forward(cur, n, m.train)
-		m.outs[i] = cur
+	for i := 0; i < len(m.layers); i++ {
 		m.grads[i] = nil
 		m.ungated[i] = false
+		if p := m.reluPool(i + 1); p != nil {
+			// The pool takes the ReLU's input and applies it as it goes;
+			// the ReLU's own output is made only if Activation asks.
+			m.layers[i].(*relu).x = cur
+			m.outs[i] = nil
+			cur = p.pool(cur, n, true)
+			i++
+			m.grads[i], m.ungated[i] = nil, false
+		} else {
+			cur = m.layers[i].forward(cur, n, m.train)
+		}
+		m.outs[i] = cur
 	}
 	// The last layer is flat, so its output is already n×classes.
 	for _, v := range cur {
@@ -163,7 +183,7 @@ func (m *Net) Activation(name string) (engine.Activation, error) {
 		if l.name() != name {
 			continue
 		}
-		if m.outs[i] == nil {
+		if m.n == 0 {
 			return engine.Activation{}, fmt.Errorf("%s: layer %s has no activation before a forward pass", m.arch, name)
 		}
 		d := l.out()
@@ -171,7 +191,15 @@ func (m *Net) Activation(name string) (engine.Activation, error) {
 		if d.h == 1 && d.w == 1 {
 			a.Shape = []int{m.n, d.c}
 		}
-		hwcToCHW(a.Values, m.outs[i], m.n, d)
+		out := m.outs[i]
+		if r, ok := l.(*relu); ok && out == nil {
+			// Fused into the pool after it: apply it now.
+			out = make([]float32, len(r.x))
+			for j, v := range r.x {
+				out[j] = max(v, 0)
+			}
+		}
+		hwcToCHW(a.Values, out, m.n, d)
 		g := m.grads[i]
 		if m.ungated[i] {
 			p := m.layers[i+1].(*maxPool)

@@ -38,16 +38,6 @@ func grow(buf *[]float32, n int) []float32 {
 	return *buf
 }
 
-// colSumsInto adds the column sums of the m×k row-major matrix a to dst.
-func colSumsInto(dst, a []float32, m, k int) {
-	for r := 0; r < m; r++ {
-		row := a[r*k : r*k+k]
-		for j, v := range row {
-			dst[j] += v
-		}
-	}
-}
-
 // fillRows sets every row of the m×k matrix dst to row.
 func fillRows(dst, row []float32, m int) {
 	k := len(row)

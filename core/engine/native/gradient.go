@@ -1,0 +1,212 @@
+package native
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"faithlab/core/engine"
+	"faithlab/core/engine/gemm"
+)
+
+// piece is how many samples one replica takes through forward and backward
+// at a time. Sixteen 28×28 images keep a goar-cnn pass's activations and
+// im2col buffers within a core's cache; a whole batch of 256 spills them to
+// memory, and the elementwise layers then wait on it. The piece size, not
+// the core count, fixes the order of every sum, so a gradient is the same
+// bit for bit on any number of cores.
+const piece = 16
+
+var _ engine.Gradienter = (*Net)(nil)
+
+// Gradient implements engine.Gradienter. The batch is cut into pieces of
+// 16 samples that replicas of the network — one per core, sharing its
+// weights, each on a single-threaded GEMM — take through forward, outGrad and
+// backward while the piece is still in cache. Each piece's parameter
+// gradient lands in its own slot and the slots are added in piece order.
+// Batch statistics (batch norm in training) and DeepLift's rescale rule, whose
+// reference is per batch, need the whole batch in one pass: those networks
+// run Forward and Backward as usual.
+func (m *Net) Gradient(x []float32, n int, want engine.Want, outGrad engine.OutputGrad) ([]float32, error) {
+	if err := engine.CheckInput(x, n, m.shape); err != nil {
+		return nil, fmt.Errorf("%s gradient: %w", m.arch, err)
+	}
+	if !m.pieceable() {
+		logits, err := m.Forward(x, n)
+		if err != nil {
+			return nil, err
+		}
+		dl := make([]float32, len(logits))
+		outGrad(0, logits, dl)
+		return m.Backward(dl, want)
+	}
+	m.n = 0 // what the replicas run leaves nothing here to differentiate
+	pieces := (n + piece - 1) / piece
+	reps := m.replicasFor(min(runtime.GOMAXPROCS(0), pieces))
+	dim := engine.Size(m.shape)
+	var dx []float32
+	if want&engine.InputGrad != 0 {
+		dx = grow(&m.dxin, n*dim)
+	}
+	var slots []float32
+	if want&engine.ParamGrad != 0 {
+		slots = grow(&m.slots, pieces*m.paramSize())
+	}
+	var next atomic.Int64
+	errs := make([]error, len(reps))
+	var wg sync.WaitGroup
+	for r, rep := range reps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				p := int(next.Add(1)) - 1
+				if p >= pieces || errs[r] != nil {
+					return
+				}
+				lo, hi := p*piece, min((p+1)*piece, n)
+				errs[r] = rep.piece(x[lo*dim:hi*dim], hi-lo, lo, want, outGrad, dx, slots, p)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("%s gradient: %w", m.arch, err)
+		}
+	}
+	if slots != nil {
+		m.addSlots(slots, pieces)
+	}
+	return dx, nil
+}
+
+// piece runs samples lo… of a batch (x holds them) forward and back on a
+// replica: the input gradient goes to its rows of dx, the parameter gradient
+// to slot p of slots.
+func (m *Net) piece(x []float32, n, lo int, want engine.Want, outGrad engine.OutputGrad, dx, slots []float32, p int) error {
+	logits, err := m.forward(x, n)
+	if err != nil {
+		return err
+	}
+	dl := grow(&m.dlogits, len(logits))
+	outGrad(lo, logits, dl)
+	if slots != nil {
+		size := m.paramSize()
+		slot := slots[p*size : (p+1)*size]
+		clear(slot)
+		for _, q := range m.gradParams() {
+			q.Grad, slot = slot[:len(q.Grad):len(q.Grad)], slot[len(q.Grad):]
+		}
+	}
+	g, err := m.Backward(dl, want)
+	if err != nil {
+		return err
+	}
+	if dx != nil {
+		copy(dx[lo*len(x)/n:], g)
+	}
+	return nil
+}
+
+// pieceable says whether a pass over part of a batch gives that part's share
+// of the whole batch's pass.
+func (m *Net) pieceable() bool {
+	ok := true
+	walk(m.layers, func(l layer) {
+		switch l := l.(type) {
+		case *batchNorm:
+			ok = ok && !m.train
+		case *relu:
+			ok = ok && l.ref == nil
+		}
+	})
+	return ok
+}
+
+// replicasFor returns k replicas: networks with m's layers on m's
+// single-threaded kernel, sharing m's weights and nothing else.
+func (m *Net) replicasFor(k int) []*Net {
+	for len(m.replicas) < k {
+		ls := make([]layer, len(m.layers))
+		for i, l := range m.layers {
+			ls[i] = l.clone(gemm.Serial(m.kern))
+		}
+		r, _ := newNet(m.arch, m.shape, m.classes, gemm.Serial(m.kern), ls) // m's shapes: cannot fail
+		m.replicas = append(m.replicas, r)
+	}
+	reps := m.replicas[:k]
+	own := m.paramPtrs()
+	for _, r := range reps {
+		// Point at m's weights on every call: loading weights may have
+		// replaced the slices since the replica was made.
+		for i, q := range r.paramPtrs() {
+			q.Data = own[i].Data
+		}
+		r.train = m.train
+	}
+	return reps
+}
+
+// addSlots adds the pieces' parameter gradients to m's, in piece order.
+func (m *Net) addSlots(slots []float32, pieces int) {
+	size := m.paramSize()
+	sum := grow(&m.gradSum, size)
+	parallel(size, func(lo, hi int) {
+		acc := sum[lo:hi]
+		copy(acc, slots[lo:hi])
+		for p := 1; p < pieces; p++ {
+			for j, v := range slots[p*size+lo : p*size+hi] {
+				acc[j] += v
+			}
+		}
+	})
+	for _, q := range m.gradParams() {
+		for j := range q.Grad {
+			q.Grad[j] += sum[j]
+		}
+		sum = sum[len(q.Grad):]
+	}
+}
+
+// paramPtrs lists the parameters in Params' order, as pointers into the layers.
+func (m *Net) paramPtrs() []*engine.Param {
+	var ps []*engine.Param
+	for _, l := range m.layers {
+		ps = append(ps, l.params()...)
+	}
+	return ps
+}
+
+// gradParams lists the parameters that have gradients (not batch norm's
+// running statistics) in Params' order.
+func (m *Net) gradParams() []*engine.Param {
+	var ps []*engine.Param
+	for _, q := range m.paramPtrs() {
+		if q.Grad != nil {
+			ps = append(ps, q)
+		}
+	}
+	return ps
+}
+
+// paramSize is the number of values gradParams hold.
+func (m *Net) paramSize() int {
+	s := 0
+	for _, q := range m.gradParams() {
+		s += len(q.Grad)
+	}
+	return s
+}
+
+// walk calls f on every layer, descending into residual blocks.
+func walk(ls []layer, f func(layer)) {
+	for _, l := range ls {
+		f(l)
+		if r, ok := l.(*residual); ok {
+			walk(r.main, f)
+			walk(r.shortcut, f)
+		}
+	}
+}

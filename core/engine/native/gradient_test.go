@@ -1,0 +1,168 @@
+package native
+
+import (
+	"math"
+	"runtime"
+	"slices"
+	"testing"
+
+	"faithlab/core/engine"
+	"faithlab/core/engine/gemm"
+)
+
+// outGrad is the output gradient of the loss Σ logits·w for fixed w.
+func outGrad(w []float32, k int) engine.OutputGrad {
+	return func(first int, logits, dl []float32) {
+		copy(dl, w[first*k:first*k+len(logits)])
+	}
+}
+
+// TestGradientMatchesForwardBackward checks Gradient, which runs pieces of
+// the batch on replicas, against one Forward and Backward of the whole batch:
+// batches that are and are not a multiple of the piece size, and the
+// networks that must not be cut (batch statistics, the rescale rule).
+func TestGradientMatchesForwardBackward(t *testing.T) {
+	k, err := gemm.Best()
+	if err != nil {
+		t.Log(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		arch    string
+		shape   []int
+		n       int
+		train   bool
+		rescale bool
+	}{
+		{"goar-cnn 37", "goar-cnn", []int{1, 28, 28}, 37, false, false},
+		{"goar-cnn 64 colour", "goar-cnn", []int{3, 32, 32}, 64, false, false},
+		{"goar-cnn 5", "goar-cnn", []int{1, 28, 28}, 5, false, false},
+		{"mlp 40", "mlp", []int{6, 1, 1}, 40, false, false},
+		{"resnet18 eval", "resnet18", []int{3, 8, 8}, 20, false, false},
+		{"resnet18 train", "resnet18", []int{3, 8, 8}, 20, true, false},
+		{"goar-cnn rescale", "goar-cnn", []int{1, 28, 28}, 20, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ref, err := New(tc.arch, tc.shape, 10, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref.Init(7)
+			ref.SetTraining(tc.train)
+			dim := engine.Size(tc.shape)
+			x := randBatch(2, tc.n*dim)
+			w := randBatch(3, tc.n*10)
+			if tc.rescale {
+				if err := ref.SetRule(engine.Rescale, make([]float32, dim), 1); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := ref.Clone().(*Net)
+			if tc.rescale {
+				if err := got.SetRule(engine.Rescale, make([]float32, dim), 1); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := ref.Forward(x, tc.n); err != nil {
+				t.Fatal(err)
+			}
+			wantDX, err := ref.Backward(w, engine.InputGrad|engine.ParamGrad)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Twice: the second call reuses the replicas and must add to
+			// the gradients, not replace them.
+			for range 2 {
+				dx, err := got.Gradient(x, tc.n, engine.InputGrad|engine.ParamGrad, outGrad(w, 10))
+				if err != nil {
+					t.Fatal(err)
+				}
+				close(t, "input gradient", dx, wantDX, 1e-5)
+			}
+			for i, p := range ref.Params() {
+				q := got.Params()[i]
+				if p.Grad == nil {
+					continue
+				}
+				twice := make([]float32, len(p.Grad))
+				for j, g := range p.Grad {
+					twice[j] = 2 * g
+				}
+				close(t, p.Name, q.Grad, twice, 1e-5)
+			}
+			if _, err := got.Backward(w, engine.InputGrad); tc.train || tc.rescale {
+				// Uncut networks keep their forward pass.
+				if err != nil {
+					t.Error(err)
+				}
+			} else if err == nil {
+				t.Error("Backward after Gradient differentiated a stale pass")
+			}
+		})
+	}
+}
+
+// TestGradientIndependentOfCores checks that Gradient gives the same bits on
+// one core as on all of them.
+func TestGradientIndependentOfCores(t *testing.T) {
+	k, _ := gemm.Best()
+	run := func(procs int) ([]float32, []float32) {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		m, err := New("goar-cnn", []int{1, 28, 28}, 10, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Init(1)
+		x := randBatch(4, 100*784)
+		dx, err := m.Gradient(x, 100, engine.InputGrad|engine.ParamGrad, outGrad(randBatch(5, 1000), 10))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var g []float32
+		for _, p := range m.Params() {
+			g = append(g, p.Grad...)
+		}
+		return slices.Clone(dx), g
+	}
+	dx1, g1 := run(1)
+	dx4, g4 := run(4)
+	if !slices.Equal(dx1, dx4) || !slices.Equal(g1, g4) {
+		t.Error("gradients differ between 1 and 4 cores")
+	}
+}
+
+// TestGradientSeesNewWeights checks that replicas made by one call see the
+// weights as a later call finds them (an optimiser writes them in place).
+func TestGradientSeesNewWeights(t *testing.T) {
+	m, err := New("mlp", []int{3, 1, 1}, 2, gemm.Gonum{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Init(1)
+	x := randBatch(1, 3*20)
+	grab := func(int, []float32, []float32) {}
+	var logits []float32
+	keep := func(first int, l, dl []float32) {
+		logits = append(logits, l...)
+	}
+	if _, err := m.Gradient(x, 20, engine.ParamGrad, grab); err != nil {
+		t.Fatal(err)
+	}
+	m.Init(2)
+	if _, err := m.Gradient(x, 20, engine.ParamGrad, keep); err != nil {
+		t.Fatal(err)
+	}
+	want, err := m.Forward(x, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Pieces may finish in any order; compare as sets of rows via sums.
+	var a, b float64
+	for i := range want {
+		a += float64(want[i])
+		b += float64(logits[i])
+	}
+	if math.Abs(a-b) > 1e-4 {
+		t.Errorf("replica logits sum %g, network's %g", b, a)
+	}
+}
