@@ -70,8 +70,11 @@ func runCampaign(ctx context.Context, args []string) error {
 	if man.Started.IsZero() {
 		man.Started = time.Now().UTC()
 	}
-	man.ID, man.Spec, man.Faithlab, man.Go, man.Kernel, man.Host, man.CPUs, man.Seeds, man.Shard, man.Ended =
-		runID(raw), hash(raw), model.Version, runtime.Version(), k.Name(), host, runtime.NumCPU(), s.Seeds, shard.String(), time.Time{}
+	if cache, err = filepath.Abs(cache); err != nil {
+		return err
+	}
+	man.ID, man.Spec, man.Faithlab, man.Go, man.Kernel, man.Host, man.CPUs, man.Seeds, man.Shard, man.Cache, man.Ended =
+		runID(raw), hash(raw), model.Version, runtime.Version(), k.Name(), host, runtime.NumCPU(), s.Seeds, shard.String(), cache, time.Time{}
 	if err := run.SetManifest(man); err != nil {
 		return err
 	}
@@ -299,6 +302,32 @@ func openRuns(dir string) (*spec.Spec, []byte, []store.Record, error) {
 	return s, raw, recs, nil
 }
 
+// runCaches lists the caches a run folder's artefacts may be in: the one
+// its manifest names, its shards' ones, and its own cache subfolder (the
+// default).
+func runCaches(dir string) []*store.Cache {
+	var caches []*store.Cache
+	seen := map[string]bool{}
+	add := func(d string) {
+		if d != "" && !seen[d] {
+			seen[d] = true
+			caches = append(caches, &store.Cache{Dir: d})
+		}
+	}
+	shards, _ := filepath.Glob(filepath.Join(dir, "shards", "*"))
+	for _, d := range append([]string{dir}, shards...) {
+		if run, _, err := store.OpenExisting(d); err == nil {
+			if m, err := run.Manifest(); err == nil {
+				add(m.Cache)
+			}
+		}
+	}
+	if d, err := filepath.Abs(filepath.Join(dir, "cache")); err == nil {
+		add(d)
+	}
+	return caches
+}
+
 // runStatus is `faithlab-cli status RUN`.
 func runStatus(_ context.Context, args []string) error {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
@@ -370,6 +399,14 @@ func runExportResults(_ context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
+		grids, missing, err := report.SampleFigures(ok, runCaches(dir)...)
+		if err != nil {
+			return err
+		}
+		if missing > 0 {
+			fmt.Fprintf(os.Stderr, "note: %d perturbed sample(s) are in no cache this run names: left out of the figures\n", missing)
+		}
+		figs = append(figs, grids...)
 		files, err := report.Save(*figDir, figs, strings.Split(*formats, ",")...)
 		if err != nil {
 			return err
@@ -426,8 +463,37 @@ func runMerge(_ context.Context, args []string) error {
 	if err := store.AppendRecords(run.ResultsPath(), append(ok, failed...)...); err != nil {
 		return err
 	}
+	// The perturbed samples come along into the merged run's own cache,
+	// so that it stands alone when the shards' caches were node-local.
+	var caches []*store.Cache
+	for _, d := range dirs {
+		caches = append(caches, runCaches(d)...)
+	}
+	cache, err := filepath.Abs(filepath.Join(*out, "cache"))
+	if err != nil {
+		return err
+	}
+	lost := 0
+	for _, rec := range ok {
+		for _, sm := range rec.Result.Samples {
+			b, _, err := report.Fetch(sm.Key, ".npy", caches)
+			if err != nil {
+				return err
+			}
+			if b == nil {
+				lost++
+				continue
+			}
+			if err := (&store.Cache{Dir: cache}).Put(sm.Key, ".npy", b); err != nil {
+				return err
+			}
+		}
+	}
+	if lost > 0 {
+		fmt.Fprintf(os.Stderr, "note: %d perturbed sample(s) were in none of the runs' caches\n", lost)
+	}
 	if err := run.SetManifest(store.Manifest{ID: runID(raw), Spec: hash(raw), Faithlab: model.Version, Go: runtime.Version(),
-		Seeds: s.Seeds, Tasks: len(ok) + len(failed) + len(missing), Failed: len(failed), Ended: time.Now().UTC()}); err != nil {
+		Seeds: s.Seeds, Cache: cache, Tasks: len(ok) + len(failed) + len(missing), Failed: len(failed), Ended: time.Now().UTC()}); err != nil {
 		return err
 	}
 	if err := writeRunCSV(run, s, raw, append(ok, failed...)); err != nil {

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"faithlab/core/store"
 )
 
 // TestMain lets a test run this binary as faithlab-cli itself, so that it
@@ -142,6 +144,32 @@ func TestShardsMergeToOneRun(t *testing.T) {
 	}
 	if !bytes.Equal(got, readCSV(t, one)) {
 		t.Error("merged shards' CSV differs from the single run's")
+	}
+	// The shards' caches (one per machine) stay behind: the merged run
+	// carries the perturbed samples in its own.
+	for _, d := range shardDirs {
+		os.RemoveAll(filepath.Join(filepath.Dir(filepath.Dir(d)), "cache"))
+	}
+	run, _, err := store.OpenExisting(merged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := run.Records()
+	if err != nil {
+		t.Fatal(err)
+	}
+	man, _ := run.Manifest()
+	kept := 0
+	for _, rec := range recs {
+		for _, sm := range rec.Result.Samples {
+			if _, ok, err := (&store.Cache{Dir: man.Cache}).Get(sm.Key, ".npy"); !ok || err != nil {
+				t.Errorf("%s: sample %s not in the merged run's cache %s (%v)", rec.Label, sm.Name, man.Cache, err)
+			}
+			kept++
+		}
+	}
+	if kept != 3*(5+6) {
+		t.Errorf("%d samples in the merged run", kept)
 	}
 }
 

@@ -278,6 +278,9 @@ func (r *Runner) task(ctx context.Context, t Task) store.Record {
 		rec.Protocol = prot.Info().Name
 		res, rec.Model, err = r.evaluate(ctx, t, prot)
 	}
+	if err == nil {
+		err = r.keepSamples(t, res.Samples)
+	}
 	rec.Seconds, rec.Finished = time.Since(t0).Seconds(), time.Now().UTC()
 	if err != nil {
 		rec.Error = err.Error()
@@ -285,6 +288,23 @@ func (r *Runner) task(ctx context.Context, t Task) store.Record {
 	}
 	rec.Result = &res
 	return rec
+}
+
+// keepSamples stores each sample's values in the cache as .npy under a key
+// of the task and the sample's name, and records the key in the sample.
+func (r *Runner) keepSamples(t Task, samples []protocol.Sample) error {
+	for i, sm := range samples {
+		var buf bytes.Buffer
+		if err := data.EncodeNPY(&buf, sm.Shape, sm.Values); err != nil {
+			return fmt.Errorf("sample %s: %w", sm.Name, err)
+		}
+		key := store.Key("sample", t.Key, sm.Name)
+		if err := r.Cache.Put(key, ".npy", buf.Bytes()); err != nil {
+			return fmt.Errorf("sample %s: %w", sm.Name, err)
+		}
+		samples[i].Key = key
+	}
+	return nil
 }
 
 // evaluate runs the task's protocol and returns its result and the name of

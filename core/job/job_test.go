@@ -85,6 +85,20 @@ func TestCancelThenResume(t *testing.T) {
 	if strings.Count(want, "\n") < 50 {
 		t.Fatalf("CSV of %d lines", strings.Count(want, "\n"))
 	}
+	// Perturbed samples are in the cache under the keys their records name.
+	recs, _ := whole.Run.Records()
+	kept := 0
+	for _, rec := range recs {
+		for _, sm := range rec.Result.Samples {
+			if _, ok, err := whole.Cache.Get(sm.Key, ".npy"); !ok || err != nil {
+				t.Errorf("%s: sample %s not in the cache (%v)", rec.Label, sm.Name, err)
+			}
+			kept++
+		}
+	}
+	if kept != 3*(2+6) { // three methods: ROAR at two rates, Deletion at three fractions in two orders
+		t.Errorf("%d samples kept", kept)
+	}
 
 	dir := t.TempDir()
 	r := newRunner(t, dir, gmmSpec)
@@ -102,7 +116,7 @@ func TestCancelThenResume(t *testing.T) {
 		t.Fatalf("cancelled run: %v", err)
 	}
 	close(ev)
-	recs, _ := r.Run.Records()
+	recs, _ = r.Run.Records()
 	if len(recs) < 4 || len(recs) >= len(Plan(r.Spec)) {
 		t.Fatalf("%d of %d tasks stored after the cancel", len(recs), len(Plan(r.Spec)))
 	}

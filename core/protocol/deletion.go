@@ -104,6 +104,12 @@ func (d Deletion) Run(ctx context.Context, env *Env) (Result, error) {
 		Prob: d.Output == "probability", Seed: env.Seed, Chunk: d.Chunk}
 	names := []string{"morf", "lerf"}
 	var auc, tau [2]float64
+	images := env.Test.Subset(seq(n))
+	cleanEnergy, err := energies(ctx, env.Net, x, n)
+	if err != nil {
+		return res, fmt.Errorf("deletion: %w", err)
+	}
+	var shifts []Scalar
 	for o, morf := range []bool{true, false} {
 		orders, err := Orders(maps, n, feats, morf)
 		if err != nil {
@@ -127,13 +133,46 @@ func (d Deletion) Run(ctx context.Context, env *Env) (Result, error) {
 		}
 		auc[o], tau[o] = mean(aucs), mean(taus)
 		res.Curves = append(res.Curves, Curve{Name: names[o], XLabel: "fraction of features removed", YLabel: d.Output, X: frac, Y: avg})
+		// What the model saw on the way, at a quarter, half and three
+		// quarters of the features removed: how far from the data (Shift)
+		// and the first few images.
+		var rm removal
+		for _, f := range shiftFractions {
+			k := int(math.Round(f * float64(feats.N())))
+			mod, _, err := removed(ctx, images, feats, orders, k, ref, env.Seed)
+			if err != nil {
+				return res, fmt.Errorf("deletion %s: %w", names[o], err)
+			}
+			sh, err := measureShift(ctx, env.Net, cleanEnergy, x, mod.X, n, env.Test.Shape)
+			if err != nil {
+				return res, fmt.Errorf("deletion %s: %w", names[o], err)
+			}
+			rm.shift = append(rm.shift, sh)
+			res.Samples = append(res.Samples, preview(fmt.Sprintf("Deletion %s %.0f%% test", names[o], 100*f), mod))
+		}
+		cs, ss := rm.shiftCurves(shiftFractions, "_"+names[o])
+		res.Curves, shifts = append(res.Curves, cs...), append(shifts, ss...)
 	}
 	res.Scalars = []Scalar{
 		{"auc_morf", auc[0], Lower}, {"auc_lerf", auc[1], Higher}, {"lerf_minus_morf", auc[1] - auc[0], Higher},
 		{"tau_morf", tau[0], Higher}, {"tau_lerf", tau[1], Lower},
 	}
+	res.Scalars = append(res.Scalars, shifts...)
 	env.report(Progress{Stage: "deletion", Done: 2, Total: 2})
 	return res, nil
+}
+
+// shiftFractions are the fractions removed at which Deletion measures
+// its perturbed images' Shift and keeps samples.
+var shiftFractions = []float64{0.25, 0.5, 0.75}
+
+// seq is 0, 1, …, n−1.
+func seq(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
 }
 
 // stepCounts is 0, then steps evenly spaced feature counts up to all n

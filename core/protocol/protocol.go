@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -120,6 +121,28 @@ type Result struct {
 	Config   map[string]any `json:"config"`
 	Curves   []Curve        `json:"curves,omitempty"`
 	Scalars  []Scalar       `json:"scalars"`
+	// Samples are a few inputs as the protocol perturbed them, for a
+	// person to look at. Results records carry only their names and
+	// shapes; whoever stores a Result stores the values apart (the
+	// campaign runner: as .npy artefacts under Key).
+	Samples []Sample `json:"samples,omitempty"`
+}
+
+// Sample is a small batch of perturbed inputs, n×C×H×W as Shape says.
+type Sample struct {
+	Name   string    `json:"name"` // what was done to them, e.g. "ROAR 30% test"
+	Shape  []int     `json:"shape"`
+	Values []float32 `json:"-"`
+	Key    string    `json:"key,omitempty"` // content address of the stored values
+}
+
+// previewCount is how many inputs a Sample keeps.
+const previewCount = 8
+
+// preview returns the first previewCount inputs of ds as a Sample.
+func preview(name string, ds *data.Dataset) Sample {
+	n := min(previewCount, ds.Len())
+	return Sample{Name: name, Shape: append([]int{n}, ds.Shape...), Values: slices.Clone(ds.X[:n*ds.Dim()])}
 }
 
 // Curve is a score as a function of a removal parameter.

@@ -13,6 +13,7 @@ import (
 	"faithlab/core/engine/enginetest"
 	"faithlab/core/engine/gemm"
 	"faithlab/core/engine/native"
+	"faithlab/core/perturb"
 	"faithlab/core/train"
 )
 
@@ -79,6 +80,17 @@ func testDeletionLinearExact(t *testing.T, shape []int, grid int) {
 				v -= c[k]
 			}
 		}
+	}
+	var names []string
+	for _, sm := range res.Samples {
+		names = append(names, sm.Name)
+		if want := append([]int{5}, shape...); !slices.Equal(sm.Shape, want) {
+			t.Errorf("%s: shape %v, want %v", sm.Name, sm.Shape, want)
+		}
+	}
+	if got := strings.Join(names, ", "); got != "Deletion morf 25% test, Deletion morf 50% test, Deletion morf 75% test, "+
+		"Deletion lerf 25% test, Deletion lerf 50% test, Deletion lerf 75% test" {
+		t.Errorf("samples %s", got)
 	}
 	morf := res.Curves[0]
 	if morf.Name != "morf" || len(morf.Y) != 17 {
@@ -274,6 +286,48 @@ func TestRetrainProtocols(t *testing.T) {
 	kar, err := ROAR{Rates: []float64{0.1, 0.5}, Keep: true}.Run(ctx, env)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The kept samples are the first test images as the model saw them:
+	// the oracle's pixel (ranked first) and k−1 more zeroed at each rate.
+	if len(roar.Samples) != 2 || roar.Samples[1].Name != "ROAR 50% test" {
+		t.Fatalf("ROAR samples %+v", roar.Samples)
+	}
+	for j, sm := range roar.Samples {
+		k, _ := perturb.Count(roar.Curves[0].X[j], 16)
+		if !slices.Equal(sm.Shape, []int{8, 1, 4, 4}) || len(sm.Values) != 8*16 {
+			t.Fatalf("%s: shape %v, %d values", sm.Name, sm.Shape, len(sm.Values))
+		}
+		for i := range 8 {
+			img := sm.Values[i*16 : (i+1)*16]
+			zeros := 0
+			for p, v := range img {
+				if v == 0 {
+					zeros++
+				} else if v != test.X[i*16+p] {
+					t.Fatalf("%s image %d pixel %d: %g, originally %g", sm.Name, i, p, v, test.X[i*16+p])
+				}
+			}
+			if img[5] != 0 || zeros != k {
+				t.Errorf("%s image %d: class pixel %g, %d zeros, want 0 and %d", sm.Name, i, img[5], zeros, k)
+			}
+		}
+	}
+	// Zero-filling is seen: removing the class pixel (and more) moves
+	// the images off the data, more at 50 % than at 10 %.
+	for _, name := range []string{"ood_auroc", "psnr", "ssim"} {
+		v, ok := roar.Scalar(name)
+		if !ok || math.IsNaN(v) {
+			t.Errorf("ROAR %s %g (%v)", name, v, ok)
+		}
+	}
+	var psnr []float64
+	for _, c := range roar.Curves {
+		if c.Name == "psnr" {
+			psnr = c.Y
+		}
+	}
+	if len(psnr) != 2 || !(psnr[0] > psnr[1]) {
+		t.Errorf("PSNR at 10%% and 50%% removed: %v", psnr)
 	}
 	for j, a := range roar.Curves[0].Y {
 		if a > 0.65 {

@@ -64,10 +64,12 @@ func (r ROAR) Run(ctx context.Context, env *Env) (Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("%s: %w", r.name(), err)
 	}
-	acc, tv, err := removeAndScore(ctx, env, r.name(), r.Rates, !r.Keep, ref, true)
+	rm, err := removeAndScore(ctx, env, r.name(), r.Rates, !r.Keep, ref, true)
 	if err != nil {
 		return res, err
 	}
+	acc, tv := rm.acc, rm.tv
+	res.Samples = rm.samples
 	better := Lower
 	if r.Keep {
 		better = Higher
@@ -77,6 +79,8 @@ func (r ROAR) Run(ctx context.Context, env *Env) (Result, error) {
 		{Name: "mask_tv", XLabel: "fraction removed", YLabel: "mean total variation of the training masks", X: r.Rates, Y: tv},
 	}
 	res.Scalars = []Scalar{{"mean_accuracy", mean(acc), better}}
+	cs, ss := rm.shiftCurves(r.Rates, "")
+	res.Curves, res.Scalars = append(res.Curves, cs...), append(res.Scalars, ss...)
 	return res, nil
 }
 
@@ -120,19 +124,23 @@ func (r ROAD) Run(ctx context.Context, env *Env) (Result, error) {
 		return res, fmt.Errorf("ROAD: %w", err)
 	}
 	var means [2]float64
+	var shifts []Scalar
 	for o, morf := range []bool{true, false} {
 		name := map[bool]string{true: "morf", false: "lerf"}[morf]
-		acc, tv, err := removeAndScore(ctx, env, "ROAD "+name, r.Rates, morf, ref, r.Retrain)
+		rm, err := removeAndScore(ctx, env, "ROAD "+name, r.Rates, morf, ref, r.Retrain)
 		if err != nil {
 			return res, err
 		}
-		means[o] = mean(acc)
+		res.Samples = append(res.Samples, rm.samples...)
+		means[o] = mean(rm.acc)
 		res.Curves = append(res.Curves,
-			Curve{Name: "accuracy_" + name, XLabel: "fraction removed", YLabel: "test accuracy", X: r.Rates, Y: acc},
-			Curve{Name: "mask_tv_" + name, XLabel: "fraction removed", YLabel: "mean total variation of the masks", X: r.Rates, Y: tv})
+			Curve{Name: "accuracy_" + name, XLabel: "fraction removed", YLabel: "test accuracy", X: r.Rates, Y: rm.acc},
+			Curve{Name: "mask_tv_" + name, XLabel: "fraction removed", YLabel: "mean total variation of the masks", X: r.Rates, Y: rm.tv})
+		cs, ss := rm.shiftCurves(r.Rates, "_"+name)
+		res.Curves, shifts = append(res.Curves, cs...), append(shifts, ss...)
 	}
-	res.Scalars = []Scalar{{"mean_accuracy_morf", means[0], Lower}, {"mean_accuracy_lerf", means[1], Higher},
-		{"lerf_minus_morf", means[1] - means[0], Higher}}
+	res.Scalars = append([]Scalar{{"mean_accuracy_morf", means[0], Lower}, {"mean_accuracy_lerf", means[1], Higher},
+		{"lerf_minus_morf", means[1] - means[0], Higher}}, shifts...)
 	return res, nil
 }
 
@@ -175,15 +183,19 @@ func (e EvalX) Run(ctx context.Context, env *Env) (Result, error) {
 	}
 	scored := *env
 	scored.Net = proxy
-	acc, tv, err := removeAndScore(ctx, &scored, "Eval-X", e.Rates, true, perturb.Zero{}, false)
+	rm, err := removeAndScore(ctx, &scored, "Eval-X", e.Rates, true, perturb.Zero{}, false)
 	if err != nil {
 		return res, err
 	}
+	acc, tv := rm.acc, rm.tv
+	res.Samples = rm.samples
 	res.Curves = []Curve{
 		{Name: "accuracy", XLabel: "fraction removed", YLabel: "proxy test accuracy", X: e.Rates, Y: acc},
 		{Name: "mask_tv", XLabel: "fraction removed", YLabel: "mean total variation of the masks", X: e.Rates, Y: tv},
 	}
 	res.Scalars = []Scalar{{"mean_accuracy", mean(acc), Lower}}
+	cs, ss := rm.shiftCurves(e.Rates, "")
+	res.Curves, res.Scalars = append(res.Curves, cs...), append(res.Scalars, ss...)
 	return res, nil
 }
 
@@ -191,72 +203,114 @@ func (e EvalX) Run(ctx context.Context, env *Env) (Result, error) {
 // pixels of every test image (and training image, when retraining) and
 // returns the accuracy of the retrained (or the environment's) model on the
 // modified test set, with the mean total variation of the masks (training
-// masks when retraining, as in the DPI paper; test masks otherwise).
-func removeAndScore(ctx context.Context, env *Env, stage string, rates []float64, morf bool, ref perturb.Reference, retrain bool) ([]float64, []float64, error) {
+// masks when retraining, as in the DPI paper; test masks otherwise), how far
+// the modified test images lie from the clean ones, and the first few of
+// them, at each rate.
+func removeAndScore(ctx context.Context, env *Env, stage string, rates []float64, morf bool, ref perturb.Reference, retrain bool) (removal, error) {
+	var out removal
 	for _, r := range rates {
 		if !(r > 0 && r < 1) {
-			return nil, nil, fmt.Errorf("%s: drop rate %g outside (0, 1)", stage, r)
+			return out, fmt.Errorf("%s: drop rate %g outside (0, 1)", stage, r)
 		}
 	}
 	if env.Test == nil || env.Test.Len() == 0 {
-		return nil, nil, fmt.Errorf("%s: empty test set", stage)
+		return out, fmt.Errorf("%s: empty test set", stage)
 	}
 	splits := []*data.Dataset{env.Test}
 	names := []string{"test"}
 	if retrain {
 		if env.Train == nil || env.Train.Len() == 0 {
-			return nil, nil, fmt.Errorf("%s: empty training set", stage)
+			return out, fmt.Errorf("%s: empty training set", stage)
 		}
 		splits, names = append(splits, env.Train), append(names, "train")
 	}
 	shape := FeatureShape(env.Test.Shape)
 	feats, err := perturb.NewFeatures(shape[1], shape[2], 0)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", stage, err)
+		return out, fmt.Errorf("%s: %w", stage, err)
 	}
 	orders := make([][][]int, len(splits))
 	for s, ds := range splits {
 		m, err := mapsFor(ctx, env, names[s], ds.Len(), shape)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", stage, err)
+			return out, fmt.Errorf("%s: %w", stage, err)
 		}
 		if orders[s], err = Orders(m, ds.Len(), feats, morf); err != nil {
-			return nil, nil, fmt.Errorf("%s %s maps: %w", stage, names[s], err)
+			return out, fmt.Errorf("%s %s maps: %w", stage, names[s], err)
 		}
 	}
-	acc := make([]float64, len(rates))
-	tv := make([]float64, len(rates))
+	cleanEnergy, err := energies(ctx, env.Net, env.Test.X, env.Test.Len())
+	if err != nil {
+		return out, fmt.Errorf("%s: %w", stage, err)
+	}
 	for j, rate := range rates {
 		env.report(Progress{Stage: fmt.Sprintf("%s %.0f%%", stage, 100*rate), Done: j, Total: len(rates)})
 		k, err := perturb.Count(rate, feats.N())
 		if err != nil {
-			return nil, nil, err
+			return out, err
 		}
 		mod := make([]*data.Dataset, len(splits))
 		for s, ds := range splits {
 			var tvs float64
 			if mod[s], tvs, err = removed(ctx, ds, feats, orders[s], k, ref, env.Seed+uint64(s)); err != nil {
-				return nil, nil, fmt.Errorf("%s %.0f%% %s set: %w", stage, 100*rate, names[s], err)
+				return out, fmt.Errorf("%s %.0f%% %s set: %w", stage, 100*rate, names[s], err)
 			}
 			if s == len(splits)-1 {
-				tv[j] = tvs
+				out.tv = append(out.tv, tvs)
 			}
 		}
 		net := env.Net
 		if retrain {
 			key := fmt.Sprintf("%s/%s/%s/%g/%s", stage, env.Method, ref.Name(), rate, recipeKey(env.Recipe))
 			if net, err = trainModel(ctx, env, key, env.Recipe, mod[1]); err != nil {
-				return nil, nil, fmt.Errorf("%s %.0f%%: %w", stage, 100*rate, err)
+				return out, fmt.Errorf("%s %.0f%%: %w", stage, 100*rate, err)
 			}
 		}
 		ev, err := train.Evaluate(ctx, net, mod[0], 1024)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s %.0f%%: %w", stage, 100*rate, err)
+			return out, fmt.Errorf("%s %.0f%%: %w", stage, 100*rate, err)
 		}
-		acc[j] = ev.Accuracy
+		sh, err := measureShift(ctx, env.Net, cleanEnergy, env.Test.X, mod[0].X, env.Test.Len(), env.Test.Shape)
+		if err != nil {
+			return out, fmt.Errorf("%s %.0f%%: %w", stage, 100*rate, err)
+		}
+		out.acc = append(out.acc, ev.Accuracy)
+		out.shift = append(out.shift, sh)
+		out.samples = append(out.samples, preview(fmt.Sprintf("%s %.0f%% test", stage, 100*rate), mod[0]))
 	}
 	env.report(Progress{Stage: stage, Done: len(rates), Total: len(rates)})
-	return acc, tv, nil
+	return out, nil
+}
+
+// removal is what removeAndScore found, a value per rate.
+type removal struct {
+	acc, tv []float64
+	shift   []Shift
+	samples []Sample
+}
+
+// shiftCurves are the removal's Shift per rate as curves, their names
+// suffixed (e.g. "_morf"), and their means as scalars without a better
+// direction: they judge the protocol, not the method.
+func (r removal) shiftCurves(rates []float64, suffix string) ([]Curve, []Scalar) {
+	var cs []Curve
+	var ss []Scalar
+	for _, m := range []struct {
+		name, label string
+		get         func(Shift) float64
+	}{
+		{"ood_auroc", "energy OOD AUROC, perturbed vs clean test images", func(s Shift) float64 { return s.AUROC }},
+		{"psnr", "PSNR against the clean test images (dB)", func(s Shift) float64 { return s.PSNR }},
+		{"ssim", "SSIM against the clean test images", func(s Shift) float64 { return s.SSIM }},
+	} {
+		y := make([]float64, len(r.shift))
+		for i, s := range r.shift {
+			y[i] = m.get(s)
+		}
+		cs = append(cs, Curve{Name: m.name + suffix, XLabel: "fraction removed", YLabel: m.label, X: rates, Y: y})
+		ss = append(ss, Scalar{Name: m.name + suffix, Value: mean(y)})
+	}
+	return cs, ss
 }
 
 // removed returns a copy of ds with the first k features of each image's

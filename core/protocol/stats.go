@@ -136,3 +136,20 @@ func mean(v []float64) float64 {
 	}
 	return s / float64(n)
 }
+
+// AUROC is the area under the ROC curve of a score that should be higher
+// for pos than for neg: the probability that a random positive outscores a
+// random negative, ties counting half (the Mann–Whitney U over |pos|·|neg|).
+// 0.5 means the score cannot tell them apart.
+func AUROC(pos, neg []float64) float64 {
+	if len(pos) == 0 || len(neg) == 0 {
+		return math.NaN()
+	}
+	r := ranks(append(slices.Clone(pos), neg...))
+	var sum float64
+	for _, v := range r[:len(pos)] {
+		sum += v
+	}
+	np, nn := float64(len(pos)), float64(len(neg))
+	return (sum - np*(np+1)/2) / (np * nn)
+}

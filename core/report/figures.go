@@ -26,8 +26,9 @@ import (
 
 // Figure is one plot of a campaign's results, named for its file.
 type Figure struct {
-	Name string
-	Plot *plot.Plot
+	Name   string
+	Plot   *plot.Plot
+	Height vg.Length // 0: Height
 }
 
 // Paper column width, and a height that leaves the curves room.
@@ -107,7 +108,8 @@ func methodName(r store.Record) string {
 // Figures builds every figure the records support: accuracy against drop
 // rate for the retraining and imputation protocols, deletion curves with
 // their AUC in the legend, Kendall's τ of the deletion curves per method,
-// and accuracy against mask total variation with the fitted line and R².
+// accuracy against mask total variation with the fitted line and R², and
+// the OOD and image-quality bars of the perturbed test images.
 func Figures(recs []store.Record) ([]Figure, error) {
 	var datasets []string
 	methods := map[string]int{} // colour index, in first-seen order
@@ -162,7 +164,8 @@ func Figures(recs []store.Record) ([]Figure, error) {
 			}
 			figs = append(figs, Figure{Name: fmt.Sprintf("%s_deletion_%s", short, curve), Plot: p})
 		}
-		if f, ok, err := tauBars(recs, ds, methods); err != nil {
+		if f, ok, err := scalarBars(recs, ds, []bar{{"Deletion", "tau_morf", "MoRF", 0}, {"Deletion", "tau_lerf", "LeRF", 4}},
+			"Monotonicity of deletion curves — "+ds, "Kendall's τ (mean over images)", "deletion_tau"); err != nil {
 			return nil, err
 		} else if ok {
 			figs = append(figs, f)
@@ -179,6 +182,11 @@ func Figures(recs []store.Record) ([]Figure, error) {
 				figs = append(figs, f)
 			}
 		}
+		bars, err := shiftBars(recs, ds)
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, bars...)
 	}
 	return figs, nil
 }
@@ -245,64 +253,102 @@ func addLines(p *plot.Plot, ss []*series, methods map[string]int, label func(*se
 	return nil
 }
 
-// tauBars is Kendall's τ of the deletion curves per method (FUD paper,
-// Table 4): how monotonically each method's curves fall (MoRF) or stay
-// (LeRF).
-func tauBars(recs []store.Record, ds string, methods map[string]int) (Figure, bool, error) {
-	type bar struct {
-		method     string
-		morf, lerf []float64
-	}
-	var bars []*bar
+// bar is one group of a bar chart: a protocol's scalar, its legend label
+// and its colour index in the palette.
+type bar struct {
+	proto, scalar, label string
+	colour               int
+}
+
+// scalarBars draws, per method, one bar per group: the group's scalar
+// averaged over seeds. Groups no record has are left out; ok is false when
+// none is left.
+func scalarBars(recs []store.Record, ds string, groups []bar, title, ylabel, name string) (Figure, bool, error) {
+	var methods []string
+	vals := map[bar]map[string][]float64{}
 	for _, r := range recs {
-		if r.Result == nil || r.Dataset != ds || r.Protocol != "Deletion" {
+		if r.Result == nil || r.Dataset != ds {
 			continue
 		}
-		i := slices.IndexFunc(bars, func(b *bar) bool { return b.method == methodName(r) })
-		if i < 0 {
-			bars = append(bars, &bar{method: methodName(r)})
-			i = len(bars) - 1
-		}
-		if v, ok := r.Result.Scalar("tau_morf"); ok {
-			bars[i].morf = append(bars[i].morf, v)
-		}
-		if v, ok := r.Result.Scalar("tau_lerf"); ok {
-			bars[i].lerf = append(bars[i].lerf, v)
+		for _, g := range groups {
+			v, ok := r.Result.Scalar(g.scalar)
+			if !ok || r.Protocol != g.proto {
+				continue
+			}
+			if !slices.Contains(methods, methodName(r)) {
+				methods = append(methods, methodName(r))
+			}
+			if vals[g] == nil {
+				vals[g] = map[string][]float64{}
+			}
+			vals[g][methodName(r)] = append(vals[g][methodName(r)], v)
 		}
 	}
-	if len(bars) == 0 {
+	var present []bar
+	for _, g := range groups {
+		if vals[g] != nil {
+			present = append(present, g)
+		}
+	}
+	if len(present) == 0 {
 		return Figure{}, false, nil
 	}
-	p := newPlot("Monotonicity of deletion curves — "+ds, "", "Kendall's τ (mean over images)")
-	w := vg.Points(8)
-	var names []string
-	for k, which := range []string{"MoRF", "LeRF"} {
-		var vals plotter.Values
-		for _, b := range bars {
-			v := b.morf
-			if k == 1 {
-				v = b.lerf
-			}
-			vals = append(vals, meanNaN(v))
+	p := newPlot(title, "", ylabel)
+	w := min(vg.Points(8), vg.Points(180)/vg.Length(len(methods)*len(present)))
+	for k, g := range present {
+		var vs plotter.Values
+		for _, m := range methods {
+			vs = append(vs, meanNaN(vals[g][m]))
 		}
-		bc, err := plotter.NewBarChart(vals, w)
+		bc, err := plotter.NewBarChart(vs, w)
 		if err != nil {
-			return Figure{}, false, err
+			return Figure{}, false, fmt.Errorf("%s: %w", name, err)
 		}
-		bc.Color = palette[k*4]
+		bc.Color = palette[g.colour%len(palette)]
 		bc.LineStyle.Width = 0
-		bc.Offset = vg.Length(2*k-1) * w / 2
+		bc.Offset = (vg.Length(k) - vg.Length(len(present)-1)/2) * w
 		p.Add(bc)
-		p.Legend.Add(which, bc)
+		p.Legend.Add(g.label, bc)
 	}
-	for _, b := range bars {
-		names = append(names, b.method)
-	}
-	headroom(p, len(bars)+1)
-	p.NominalX(names...)
+	headroom(p, len(present)+1)
+	p.NominalX(methods...)
 	p.X.Tick.Label.Rotation = math.Pi / 6
 	p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
-	return Figure{Name: fileName(ds) + "_deletion_tau", Plot: p}, true, nil
+	return Figure{Name: fileName(ds) + "_" + name, Plot: p}, true, nil
+}
+
+// shiftGroups are the protocol runs whose perturbed test images have a
+// Shift, for the OOD and image-quality bars.
+var shiftGroups = []bar{
+	{"ROAR", "", "ROAR", 0}, {"KAR", "", "KAR", 1}, {"EvalX", "", "Eval-X", 2},
+	{"ROAD", "_morf", "ROAD MoRF", 3}, {"ROAD", "_lerf", "ROAD LeRF", 4},
+	{"Deletion", "_morf", "Deletion MoRF", 5}, {"Deletion", "_lerf", "Deletion LeRF", 6},
+}
+
+// shiftBars are the OOD and image-quality bars of the protocols' perturbed
+// test images (FUD paper, Tables 2 and 6): the energy-score AUROC, PSNR and
+// SSIM per method and protocol, averaged over the rates.
+func shiftBars(recs []store.Record, ds string) ([]Figure, error) {
+	var figs []Figure
+	for _, m := range []struct{ scalar, title, y string }{
+		{"ood_auroc", "OOD detection of perturbed images", "energy AUROC (0.5: in distribution)"},
+		{"psnr", "Image quality of perturbed images", "PSNR (dB)"},
+		{"ssim", "Image quality of perturbed images", "SSIM"},
+	} {
+		groups := make([]bar, len(shiftGroups))
+		for i, g := range shiftGroups {
+			g.scalar = m.scalar + g.scalar
+			groups[i] = g
+		}
+		f, ok, err := scalarBars(recs, ds, groups, m.title+" — "+ds, m.y, m.scalar)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			figs = append(figs, f)
+		}
+	}
+	return figs, nil
 }
 
 // headroom raises the y axis so that a legend of n entries in the top
@@ -384,15 +430,19 @@ func tvFit(recs []store.Record, ds, proto, acc, tv string, methods map[string]in
 func Render(w io.Writer, f Figure, format string, dpi int) error {
 	var c draw.Canvas
 	var out io.WriterTo
+	height := f.Height
+	if height == 0 {
+		height = Height
+	}
 	switch format {
 	case "png":
-		img := vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(Width, Height), vgimg.UseDPI(dpi))}
+		img := vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(Width, height), vgimg.UseDPI(dpi))}
 		c, out = draw.New(img), img
 	case "svg":
-		s := vgsvg.New(Width, Height)
+		s := vgsvg.New(Width, height)
 		c, out = draw.New(s), s
 	case "pdf":
-		p := vgpdf.New(Width, Height)
+		p := vgpdf.New(Width, height)
 		p.EmbedFonts(true)
 		c, out = draw.New(p), p
 	default:

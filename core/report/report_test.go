@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"flag"
+	"fmt"
 	"image"
 	"image/png"
 	"math"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"faithlab/core/data"
 	"faithlab/core/protocol"
 	"faithlab/core/store"
 )
@@ -187,3 +189,84 @@ func TestDiagnosePostComparison(t *testing.T) {
 }
 
 func slicesClone(v protocol.Values) protocol.Values { return append(protocol.Values(nil), v...) }
+
+// TestSampleFiguresGolden draws a record's perturbed samples, read from the
+// second of two caches, as one grid, and counts a sample no cache holds.
+func TestSampleFiguresGolden(t *testing.T) {
+	empty, cache := &store.Cache{Dir: t.TempDir()}, &store.Cache{Dir: t.TempDir()}
+	var samples []protocol.Sample
+	for r, rate := range []int{25, 50, 75} {
+		// Four 8×8 ramps with the first rate% of their rows zeroed.
+		vals := make([]float32, 4*64)
+		for k := range 4 {
+			for y := range 8 {
+				for x := range 8 {
+					if y >= 8*rate/100 {
+						vals[k*64+y*8+x] = float32(x+y+k) / 17
+					}
+				}
+			}
+		}
+		var buf bytes.Buffer
+		if err := data.EncodeNPY(&buf, []int{4, 1, 8, 8}, vals); err != nil {
+			t.Fatal(err)
+		}
+		key := store.Key("sample", r)
+		if err := cache.Put(key, ".npy", buf.Bytes()); err != nil {
+			t.Fatal(err)
+		}
+		samples = append(samples, protocol.Sample{Name: fmt.Sprintf("ROAR %d%% test", rate), Shape: []int{4, 1, 8, 8}, Key: key})
+	}
+	samples = append(samples, protocol.Sample{Name: "ROAR 90% test", Shape: []int{4, 1, 8, 8}, Key: store.Key("not stored")})
+	recs := []store.Record{{Dataset: "fashion-mnist", Method: "gradient", Protocol: "ROAR",
+		Result: &protocol.Result{Protocol: "ROAR", Method: "gradient", Samples: samples}}}
+	figs, missing, err := SampleFigures(recs, empty, cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(figs) != 1 || missing != 1 || figs[0].Name != "fashion-mnist_roar_gradient_samples" {
+		t.Fatalf("%d figures (%v), %d missing", len(figs), figs, missing)
+	}
+	var buf bytes.Buffer
+	if err := Render(&buf, figs[0], "png", 100); err != nil {
+		t.Fatal(err)
+	}
+	g := golden(t, figs[0].Name+".png", buf.Bytes())
+	if d := pixelDiff(t, buf.Bytes(), g); d > 0.002 {
+		t.Errorf("%.2f%% of pixels differ from testdata/%s.png", 100*d, figs[0].Name)
+	}
+}
+
+// TestShiftBarsGolden draws the OOD and image-quality bars of protocols'
+// perturbed images, one group per protocol and order present.
+func TestShiftBarsGolden(t *testing.T) {
+	var recs []store.Record
+	for m, name := range []string{"gradient", "ig", "random"} {
+		f := float64(m)
+		recs = append(recs,
+			store.Record{Dataset: "fashion-mnist", Method: name, Protocol: "ROAR", Result: &protocol.Result{Protocol: "ROAR",
+				Scalars: []protocol.Scalar{{Name: "ood_auroc", Value: 0.9 - 0.05*f}, {Name: "psnr", Value: 12 + f}, {Name: "ssim", Value: 0.5}}}},
+			store.Record{Dataset: "fashion-mnist", Method: name, Protocol: "ROAD", Result: &protocol.Result{Protocol: "ROAD",
+				Scalars: []protocol.Scalar{{Name: "ood_auroc_morf", Value: 0.6}, {Name: "ood_auroc_lerf", Value: 0.55 + 0.02*f},
+					{Name: "psnr_morf", Value: 20}, {Name: "psnr_lerf", Value: 22}, {Name: "ssim_morf", Value: 0.8}, {Name: "ssim_lerf", Value: 0.85}}}})
+	}
+	figs, err := Figures(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range figs {
+		names = append(names, f.Name)
+	}
+	if got := strings.Join(names, " "); got != "fashion-mnist_ood_auroc fashion-mnist_psnr fashion-mnist_ssim" {
+		t.Fatalf("figures %s", got)
+	}
+	var buf bytes.Buffer
+	if err := Render(&buf, figs[0], "png", 100); err != nil {
+		t.Fatal(err)
+	}
+	g := golden(t, figs[0].Name+".png", buf.Bytes())
+	if d := pixelDiff(t, buf.Bytes(), g); d > 0.002 {
+		t.Errorf("%.2f%% of pixels differ from testdata/%s.png", 100*d, figs[0].Name)
+	}
+}

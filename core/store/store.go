@@ -62,6 +62,7 @@ type Manifest struct {
 	CPUs     int       `json:"cpus"`
 	Seeds    []uint64  `json:"seeds"`
 	Shard    string    `json:"shard,omitempty"` // "I/N" of a shard's run
+	Cache    string    `json:"cache,omitempty"` // the artefact cache's folder, absolute
 	Started  time.Time `json:"started"`
 	Ended    time.Time `json:"ended,omitzero"`
 	Tasks    int       `json:"tasks"`

@@ -1,9 +1,13 @@
 // Package native is Faithlab's fast CPU engine for its built-in
 // architectures: hand-written float32 layers over preallocated buffers, with
-// every convolution lowered to one im2col + GEMM over the whole batch and the
-// GEMM delegated to a gemm.Kernel (OpenBLAS where it loads). Elementwise work
-// is split over cores by image. In steady state (same or smaller batch) a
-// forward or backward pass allocates nothing.
+// every convolution lowered to one im2col + GEMM and the GEMM delegated to a
+// gemm.Kernel (OpenBLAS where it loads). Forward and Backward take the whole
+// batch, the GEMMs and elementwise work split over cores. Gradient — what
+// training and gradient attributions use — instead cuts the batch into
+// pieces small enough for a core's cache and runs each piece's forward and
+// backward on one replica per core: the elementwise layers, bound by memory
+// on a whole batch, then run from cache. In steady state (same or smaller
+// batch) a pass allocates nothing.
 //
 // Activations are kept channels-last (NHWC) inside the network so that one
 // GEMM per layer writes its output in place without a transpose; inputs,

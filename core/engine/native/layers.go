@@ -171,10 +171,7 @@ func (l *conv2d) col2im(dcols, dx []float32) {
 				}
 				src := row[ky*run : (ky+1)*run]
 				if inside {
-					dst := dx[(iy*l.i.w+ix0)*c : (iy*l.i.w+ix0)*c+run]
-					for j, v := range src {
-						dst[j] += v
-					}
+					addTo(dx[(iy*l.i.w+ix0)*c:(iy*l.i.w+ix0)*c+run], src)
 					continue
 				}
 				for kx := 0; kx < k; kx++ {
@@ -182,10 +179,7 @@ func (l *conv2d) col2im(dcols, dx []float32) {
 					if ix < 0 || ix >= l.i.w {
 						continue
 					}
-					dst := dx[(iy*l.i.w+ix)*c : (iy*l.i.w+ix+1)*c]
-					for j, v := range src[kx*c : (kx+1)*c] {
-						dst[j] += v
-					}
+					addTo(dx[(iy*l.i.w+ix)*c:(iy*l.i.w+ix+1)*c], src[kx*c:(kx+1)*c])
 				}
 			}
 		}
@@ -397,17 +391,21 @@ func b2u(b bool) uint8 {
 
 // ---- MaxPool2d (kernel = stride, no padding, floor) ----
 
+// maxPool keeps no argmax: backward finds each window's maximum again as
+// the first value in it equal to the output, which is PyTorch's choice
+// (the first maximum) and spares the forward pass writing an index per
+// output.
 type maxPool struct {
 	nm    string
 	i, o  dims
 	k     int
+	x     []float32 // the input of the last forward pass
+	floor float32   // what that pass took values below as: −∞, or 0 with a ReLU fused in
 	y, dx []float32
-	arg   []uint8 // each output's argmax: its position t = ky·k + kx in the window
-	at    []int   // window position t's offset in the input from the window's first value
+	at    []int // window position t's offset in the input from the window's first value
 }
 
-// newMaxPool builds a k×k max-pool with stride k; k ≤ 16, so that a window
-// position fits the uint8 argmax.
+// newMaxPool builds a k×k max-pool with stride k.
 func newMaxPool(name string, in dims, k int) *maxPool {
 	at := make([]int, k*k)
 	for t := range at {
@@ -428,43 +426,32 @@ func (l *maxPool) forward(x []float32, n int, _ bool) []float32 {
 
 // pool max-pools x; with relu it pools max(x, 0) instead, which is ReLU
 // followed by the pool in one pass over the ReLU's input (ReLU is monotone,
-// so it commutes with the max), with PyTorch's argmax: among equal values,
-// zeros included, the first.
+// so it commutes with the max).
 func (l *maxPool) pool(x []float32, n int, relu bool) []float32 {
-	y := grow(&l.y, n*l.o.size())
-	if cap(l.arg) < len(y) {
-		l.arg = make([]uint8, len(y))
-	}
-	arg := l.arg[:len(y)]
-	floor := float32(math.Inf(-1))
+	l.x, l.floor = x, float32(math.Inf(-1))
 	if relu {
-		floor = 0
+		l.floor = 0
 	}
-	if l.k == 2 {
-		l.forward2(x, y, arg, n, floor)
-		return y
-	}
-	c, k := l.i.c, l.k
+	y := grow(&l.y, n*l.o.size())
+	c := l.i.c
+	rowLen := l.i.w * c
 	parallel(n, func(lo, hi int) {
 		for s := lo; s < hi; s++ {
 			xs := x[s*l.i.size() : (s+1)*l.i.size()]
 			for oy := 0; oy < l.o.h; oy++ {
+				if l.k == 2 {
+					pool2(y[s*l.o.size()+oy*l.o.w*c:], xs[2*oy*rowLen:], xs[(2*oy+1)*rowLen:], l.o.w, c, l.floor)
+					continue
+				}
 				for ox := 0; ox < l.o.w; ox++ {
-					o := s*l.o.size() + (oy*l.o.w+ox)*c
-					yo, ao := y[o:o+c], arg[o:o+c]
-					// Start from the window's first pixel, then keep strict
-					// improvements: ties go to the first, as in PyTorch.
-					first := ((oy*k)*l.i.w + ox*k) * c
+					yo := y[s*l.o.size()+(oy*l.o.w+ox)*c:][:c]
+					first := ((oy*l.k)*l.i.w + ox*l.k) * c
 					for ch, v := range xs[first : first+c] {
-						yo[ch] = max(v, floor)
+						yo[ch] = max(v, l.floor)
 					}
-					clear(ao)
-					for t := 1; t < k*k; t++ {
-						at := first + l.at[t]
-						for ch, v := range xs[at : at+c] {
-							if v > yo[ch] {
-								yo[ch], ao[ch] = v, uint8(t)
-							}
+					for _, at := range l.at[1:] {
+						for ch, v := range xs[first+at : first+at+c] {
+							yo[ch] = max(yo[ch], v)
 						}
 					}
 				}
@@ -472,38 +459,6 @@ func (l *maxPool) pool(x []float32, n int, relu bool) []float32 {
 		}
 	})
 	return y
-}
-
-// forward2 is pool for 2×2 windows: four loads and three compares per
-// value, no inner window loop.
-func (l *maxPool) forward2(x, y []float32, arg []uint8, n int, floor float32) {
-	c := l.i.c
-	rowLen := l.i.w * c
-	parallel(n, func(lo, hi int) {
-		for s := lo; s < hi; s++ {
-			xs := x[s*l.i.size() : (s+1)*l.i.size()]
-			for oy := 0; oy < l.o.h; oy++ {
-				for ox := 0; ox < l.o.w; ox++ {
-					o := s*l.o.size() + (oy*l.o.w+ox)*c
-					yo, ao := y[o:o+c], arg[o:o+c]
-					top := xs[2*oy*rowLen+2*ox*c:][:2*c]
-					bot := xs[(2*oy+1)*rowLen+2*ox*c:][:2*c]
-					a0, a1, b0, b1 := top[:c], top[c:2*c], bot[:c], bot[c:2*c]
-					a1, b0, b1 = a1[:len(a0)], b0[:len(a0)], b1[:len(a0)]
-					yo, ao = yo[:len(a0)], ao[:len(a0)]
-					// Branch-free: the winner of each row, then of the
-					// two rows; strict comparisons keep the first maximum.
-					for ch, a := range a0 {
-						a, b, c, d := max(a, floor), max(a1[ch], floor), max(b0[ch], floor), max(b1[ch], floor)
-						top, ttop := max(a, b), b2u(b > a)
-						bot, tbot := max(c, d), 2+b2u(d > c)
-						sel := -b2u(bot > top)
-						yo[ch], ao[ch] = max(top, bot), ttop^((ttop^tbot)&sel)
-					}
-				}
-			}
-		}
-	})
 }
 
 func (l *maxPool) backward(dy []float32, n int, needDX, _ bool) []float32 {
@@ -514,25 +469,41 @@ func (l *maxPool) backward(dy []float32, n int, needDX, _ bool) []float32 {
 }
 
 // scatter writes the input gradient of n samples into dx: each output's
-// gradient goes to its window's argmax. With gate, it goes there only where
-// the window's maximum is positive, which is the gradient through a ReLU
-// feeding the pool as well.
+// gradient goes to its window's first maximum. With gate, it goes there only
+// where the window's maximum is positive, which is the gradient through a
+// ReLU feeding the pool as well.
 func (l *maxPool) scatter(dx, dy []float32, n int, gate bool) []float32 {
 	c, k := l.i.c, l.k
+	rowLen := l.i.w * c
 	parallel(n, func(lo, hi int) {
 		for s := lo; s < hi; s++ {
+			xs := l.x[s*l.i.size() : (s+1)*l.i.size()]
 			d := dx[s*l.i.size() : (s+1)*l.i.size()]
-			clear(d)
+			if k != 2 || l.i.h%2 != 0 || l.i.w%2 != 0 {
+				clear(d) // windows that do not tile the input leave some of it untouched
+			}
 			for oy := 0; oy < l.o.h; oy++ {
+				if k == 2 {
+					o := s*l.o.size() + oy*l.o.w*c
+					top, bot := 2*oy*rowLen, (2*oy+1)*rowLen
+					route2(d[top:], d[bot:], xs[top:], xs[bot:], l.y[o:], dy[o:], l.o.w, c, l.floor, gate)
+					continue
+				}
 				for ox := 0; ox < l.o.w; ox++ {
 					o := s*l.o.size() + (oy*l.o.w+ox)*c
-					ys, ds := l.y[o:o+c], dy[o:o+c]
-					for ch, t := range l.arg[o : o+c] {
-						g := ds[ch]
-						if gate {
-							g = math.Float32frombits(math.Float32bits(g) & positive(ys[ch]))
+					ys, gs := l.y[o:o+c], dy[o:o+c]
+					first := ((oy*k)*l.i.w + ox*k) * c
+					for ch, y := range ys {
+						g := gs[ch]
+						if gate && !(y > 0) {
+							continue
 						}
-						d[((oy*k)*l.i.w+ox*k)*c+l.at[t]+ch] += g
+						for _, at := range l.at {
+							if max(xs[first+at+ch], l.floor) == y {
+								d[first+at+ch] = g
+								break
+							}
+						}
 					}
 				}
 			}

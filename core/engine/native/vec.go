@@ -1,0 +1,59 @@
+package native
+
+import "math"
+
+// The elementwise kernels of the hot layers. vec_simd.go runs them on vector
+// registers when the build has GOEXPERIMENT=simd and the CPU has AVX2; these
+// scalar versions do the rest and give the same results.
+
+// pool2Scalar max-pools one row of 2×2 windows: top and bot are the two
+// input rows (w pixels of c channels, channels-last), y the row of w
+// outputs; values below floor count as floor.
+func pool2Scalar(y, top, bot []float32, w, c int, floor float32) {
+	for ox := range w {
+		a, b := top[2*ox*c:][:c], top[(2*ox+1)*c:][:c]
+		p, q := bot[2*ox*c:][:c], bot[(2*ox+1)*c:][:c]
+		out := y[ox*c:][:c]
+		for i, v := range a {
+			out[i] = max(max(v, b[i]), max(p[i], q[i]), floor)
+		}
+	}
+}
+
+// route2Scalar is the backward pass of pool2Scalar: each output's gradient
+// g goes to the first of its window's four inputs (top left, top right,
+// bottom left, bottom right), raised to floor, that equals the output y, and
+// zero to the other three (dtop and dbot are the input rows' gradients);
+// with gate, zero everywhere where y is not positive.
+func route2Scalar(dtop, dbot, top, bot, y, g []float32, w, c int, floor float32, gate bool) {
+	for ox := range w {
+		i, j := 2*ox*c, (2*ox+1)*c
+		a, b, p := top[i:][:c], top[j:][:c], bot[i:][:c] // the fourth input takes what the three leave
+		da, db, dp, dq := dtop[i:][:c], dtop[j:][:c], dbot[i:][:c], dbot[j:][:c]
+		ys, gs := y[ox*c:][:c], g[ox*c:][:c]
+		for ch, m := range ys {
+			v := math.Float32bits(gs[ch])
+			if gate {
+				v &= positive(m)
+			}
+			// Branch-free: which input is the first maximum is as
+			// unpredictable as the data.
+			h0 := b2u(max(a[ch], floor) == m)
+			h1 := b2u(max(b[ch], floor) == m) &^ h0
+			h2 := b2u(max(p[ch], floor) == m) &^ (h0 | h1)
+			h3 := 1 &^ (h0 | h1 | h2)
+			da[ch] = math.Float32frombits(v & -uint32(h0))
+			db[ch] = math.Float32frombits(v & -uint32(h1))
+			dp[ch] = math.Float32frombits(v & -uint32(h2))
+			dq[ch] = math.Float32frombits(v & -uint32(h3))
+		}
+	}
+}
+
+// addToScalar adds src to dst elementwise.
+func addToScalar(dst, src []float32) {
+	dst = dst[:len(src)]
+	for i, v := range src {
+		dst[i] += v
+	}
+}

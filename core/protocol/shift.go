@@ -1,0 +1,148 @@
+package protocol
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"faithlab/core/engine"
+)
+
+// Shift is how far a protocol's perturbed inputs lie from the data they
+// were made from, measured as the FUD paper measures it (§4.3.1–4.3.2):
+// out-of-distribution detection from the model's own view — the AUROC with
+// which the evaluated model's energy score (Liu et al. 2020) tells
+// perturbed inputs from clean ones (0.5: not at all; 1: always) — and image
+// quality against the originals, PSNR (dB) and SSIM. A protocol whose
+// perturbed inputs are easy to tell apart scores the model off its data.
+type Shift struct {
+	AUROC, PSNR, SSIM float64
+}
+
+// energies returns each input's energy score −log Σ exp(logit): higher for
+// inputs the model finds less familiar.
+func energies(ctx context.Context, net engine.Network, x []float32, n int) ([]float64, error) {
+	dim := engine.Size(net.InputShape())
+	k := net.Classes()
+	e := make([]float64, n)
+	const chunk = 1024
+	for lo := 0; lo < n; lo += chunk {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		hi := min(lo+chunk, n)
+		logits, err := net.Forward(x[lo*dim:hi*dim], hi-lo)
+		if err != nil {
+			return nil, fmt.Errorf("energy scores: %w", err)
+		}
+		for i := lo; i < hi; i++ {
+			row := logits[(i-lo)*k : (i-lo+1)*k]
+			mx := float64(row[0])
+			for _, v := range row {
+				mx = max(mx, float64(v))
+			}
+			var s float64
+			for _, v := range row {
+				s += math.Exp(float64(v) - mx)
+			}
+			e[i] = -(mx + math.Log(s))
+		}
+	}
+	return e, nil
+}
+
+// ssimImages is how many images SSIM averages over: a thousand fix the
+// mean well enough to compare protocols, and all of a 10 000-image test set
+// would add seconds per rate.
+const ssimImages = 1000
+
+// measureShift compares n perturbed inputs with the clean ones they came
+// from (whose energies are cleanEnergy). shape is one input's C, H, W;
+// SSIM (over the first ssimImages) needs images at least 3×3 and is NaN
+// otherwise (tabular rows). The data range of PSNR and SSIM is the clean
+// inputs' max − min.
+func measureShift(ctx context.Context, net engine.Network, cleanEnergy []float64, clean, perturbed []float32, n int, shape []int) (Shift, error) {
+	pe, err := energies(ctx, net, perturbed, n)
+	if err != nil {
+		return Shift{}, err
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, v := range clean[:n*engine.Size(shape)] {
+		lo, hi = min(lo, float64(v)), max(hi, float64(v))
+	}
+	span := max(hi-lo, 1e-12)
+	var se float64
+	for i, v := range perturbed[:n*engine.Size(shape)] {
+		d := float64(v - clean[i])
+		se += d * d
+	}
+	s := Shift{AUROC: AUROC(pe, cleanEnergy), SSIM: math.NaN(),
+		PSNR: 10 * math.Log10(span*span/(se/float64(n*engine.Size(shape))))}
+	if c, h, w := shape[0], shape[1], shape[2]; h >= 3 && w >= 3 {
+		var sum float64
+		m := min(n, ssimImages)
+		for p := range m * c {
+			sum += ssim(clean[p*h*w:(p+1)*h*w], perturbed[p*h*w:(p+1)*h*w], h, w, span)
+		}
+		s.SSIM = sum / float64(m*c)
+	}
+	return s, nil
+}
+
+// ssim is the structural similarity of two h×w images (Wang et al. 2004):
+// local statistics under an 11×11 Gaussian window of σ 1.5 (smaller where
+// the image is), K1 0.01, K2 0.03, averaged over the positions where the
+// window lies inside the image.
+func ssim(x, y []float32, h, w int, span float64) float64 {
+	size := min(11, h, w)
+	if size%2 == 0 {
+		size--
+	}
+	g := make([]float64, size)
+	var gs float64
+	for i := range g {
+		d := float64(i - size/2)
+		g[i] = math.Exp(-d * d / (2 * 1.5 * 1.5))
+		gs += g[i]
+	}
+	for i := range g {
+		g[i] /= gs
+	}
+	// The five local moments, filtered along rows then along columns.
+	oh, ow := h-size+1, w-size+1
+	rows := make([][]float64, 5)
+	for m := range rows {
+		rows[m] = make([]float64, h*ow)
+	}
+	for r := range h {
+		for c := range ow {
+			var a, b, aa, bb, ab float64
+			for k, wt := range g {
+				u, v := float64(x[r*w+c+k]), float64(y[r*w+c+k])
+				a += wt * u
+				b += wt * v
+				aa += wt * u * u
+				bb += wt * v * v
+				ab += wt * u * v
+			}
+			i := r*ow + c
+			rows[0][i], rows[1][i], rows[2][i], rows[3][i], rows[4][i] = a, b, aa, bb, ab
+		}
+	}
+	c1, c2 := 0.01*span*0.01*span, 0.03*span*0.03*span
+	var sum float64
+	for r := range oh {
+		for c := range ow {
+			var mom [5]float64
+			for k, wt := range g {
+				for m := range mom {
+					mom[m] += wt * rows[m][(r+k)*ow+c]
+				}
+			}
+			mx, my := mom[0], mom[1]
+			vx, vy, cxy := mom[2]-mx*mx, mom[3]-my*my, mom[4]-mx*my
+			sum += (2*mx*my + c1) * (2*cxy + c2) / ((mx*mx + my*my + c1) * (vx + vy + c2))
+		}
+	}
+	return sum / float64(oh*ow)
+}
