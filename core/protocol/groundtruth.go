@@ -268,8 +268,9 @@ type TruthCorrelation struct {
 }
 
 // CorrelateWithTruth pairs each method's protocol scores with its
-// GroundTruth result and correlates every score with every agreement
-// metric across the methods that have both (at least three).
+// GroundTruth result and correlates every score (a scalar with a better
+// direction) with every agreement metric across the methods that have both
+// (at least three).
 func CorrelateWithTruth(results []Result) []TruthCorrelation {
 	truth := map[string]Result{}
 	for _, r := range results {
@@ -286,6 +287,9 @@ func CorrelateWithTruth(results []Result) []TruthCorrelation {
 			continue
 		}
 		for _, s := range r.Scalars {
+			if s.Better == "" {
+				continue // a diagnostic of the protocol, not a score of the method
+			}
 			for _, t := range g.Scalars {
 				k := key{r.Protocol, s.Name, t.Name}
 				if _, seen := xs[k]; !seen {

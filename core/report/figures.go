@@ -312,6 +312,7 @@ func scalarBars(recs []store.Record, ds string, groups []bar, title, ylabel, nam
 	}
 	headroom(p, len(present)+1)
 	p.NominalX(methods...)
+	p.X.Min, p.X.Max = -0.5, float64(len(methods))-0.5 // whole bars at both ends
 	p.X.Tick.Label.Rotation = math.Pi / 6
 	p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
 	return Figure{Name: fileName(ds) + "_" + name, Plot: p}, true, nil
