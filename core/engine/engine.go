@@ -109,6 +109,12 @@ func Differentiate(net Network, x []float32, n int, want Want, outGrad OutputGra
 	if g, ok := net.(Gradienter); ok {
 		return g.Gradient(x, n, want, outGrad)
 	}
+	return WholeBatch(net, x, n, want, outGrad)
+}
+
+// WholeBatch is Differentiate through one Forward and one Backward of the
+// whole batch: what a Gradienter does with batches it must not cut.
+func WholeBatch(net Network, x []float32, n int, want Want, outGrad OutputGrad) ([]float32, error) {
 	logits, err := net.Forward(x, n)
 	if err != nil {
 		return nil, err

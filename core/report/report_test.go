@@ -107,15 +107,8 @@ func TestFiguresGolden(t *testing.T) {
 		t.Fatalf("figures %s, want %s", got, want)
 	}
 	for _, f := range figs {
+		matchGolden(t, f)
 		var buf bytes.Buffer
-		if err := Render(&buf, f, "png", 100); err != nil {
-			t.Fatal(err)
-		}
-		g := golden(t, f.Name+".png", buf.Bytes())
-		if d := pixelDiff(t, buf.Bytes(), g); d > 0.002 {
-			t.Errorf("%s: %.2f%% of pixels differ from testdata/%s.png", f.Name, 100*d, f.Name)
-			os.WriteFile(filepath.Join(t.TempDir(), f.Name+".png"), buf.Bytes(), 0o644)
-		}
 		for format, magic := range map[string]string{"svg": "<?xml", "pdf": "%PDF"} {
 			buf.Reset()
 			if err := Render(&buf, f, format, 0); err != nil || !bytes.HasPrefix(buf.Bytes(), []byte(magic)) {
@@ -125,6 +118,20 @@ func TestFiguresGolden(t *testing.T) {
 	}
 	if err := Render(&bytes.Buffer{}, figs[0], "gif", 0); err == nil {
 		t.Error("unknown format accepted")
+	}
+}
+
+// matchGolden renders f as PNG at 100 dpi and compares it with its golden
+// image.
+func matchGolden(t *testing.T, f Figure) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := Render(&buf, f, "png", 100); err != nil {
+		t.Fatal(err)
+	}
+	g := golden(t, f.Name+".png", buf.Bytes())
+	if d := pixelDiff(t, buf.Bytes(), g); d > 0.002 {
+		t.Errorf("%s: %.2f%% of pixels differ from testdata/%s.png", f.Name, 100*d, f.Name)
 	}
 }
 
@@ -227,14 +234,7 @@ func TestSampleFiguresGolden(t *testing.T) {
 	if len(figs) != 1 || missing != 1 || figs[0].Name != "fashion-mnist_roar_gradient_samples" {
 		t.Fatalf("%d figures (%v), %d missing", len(figs), figs, missing)
 	}
-	var buf bytes.Buffer
-	if err := Render(&buf, figs[0], "png", 100); err != nil {
-		t.Fatal(err)
-	}
-	g := golden(t, figs[0].Name+".png", buf.Bytes())
-	if d := pixelDiff(t, buf.Bytes(), g); d > 0.002 {
-		t.Errorf("%.2f%% of pixels differ from testdata/%s.png", 100*d, figs[0].Name)
-	}
+	matchGolden(t, figs[0])
 }
 
 // TestShiftBarsGolden draws the OOD and image-quality bars of protocols'
@@ -261,12 +261,5 @@ func TestShiftBarsGolden(t *testing.T) {
 	if got := strings.Join(names, " "); got != "fashion-mnist_ood_auroc fashion-mnist_psnr fashion-mnist_ssim" {
 		t.Fatalf("figures %s", got)
 	}
-	var buf bytes.Buffer
-	if err := Render(&buf, figs[0], "png", 100); err != nil {
-		t.Fatal(err)
-	}
-	g := golden(t, figs[0].Name+".png", buf.Bytes())
-	if d := pixelDiff(t, buf.Bytes(), g); d > 0.002 {
-		t.Errorf("%.2f%% of pixels differ from testdata/%s.png", 100*d, figs[0].Name)
-	}
+	matchGolden(t, figs[0])
 }

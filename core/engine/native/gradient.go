@@ -33,13 +33,7 @@ func (m *Net) Gradient(x []float32, n int, want engine.Want, outGrad engine.Outp
 		return nil, fmt.Errorf("%s gradient: %w", m.arch, err)
 	}
 	if !m.pieceable() {
-		logits, err := m.Forward(x, n)
-		if err != nil {
-			return nil, err
-		}
-		dl := make([]float32, len(logits))
-		outGrad(0, logits, dl)
-		return m.Backward(dl, want)
+		return engine.WholeBatch(m, x, n, want, outGrad)
 	}
 	m.n = 0 // what the replicas run leaves nothing here to differentiate
 	pieces := (n + piece - 1) / piece
