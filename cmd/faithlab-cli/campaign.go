@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"text/template"
@@ -56,6 +57,9 @@ func runCampaign(ctx context.Context, args []string) error {
 	run, err := store.Open(dir, raw)
 	if err != nil {
 		return err
+	}
+	if s.MemoryGB > 0 {
+		debug.SetMemoryLimit(int64(s.MemoryGB * (1 << 30)))
 	}
 	cache := s.Cache
 	if cache == "" {

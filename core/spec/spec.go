@@ -38,6 +38,10 @@ type Spec struct {
 	Seeds     []uint64
 	Retrain   Retrain
 	Workers   int // concurrent tasks (0: as many as the machine has cores)
+	// MemoryGB caps the campaign process's memory (GiB; 0: no cap) as a
+	// soft limit: the garbage collector works harder to stay under it.
+	// Workers bounds what the tasks hold at once; this bounds the slack.
+	MemoryGB float64
 }
 
 // Dataset is one dataset of the campaign.
@@ -252,7 +256,7 @@ func (p *parser) spec(doc *yaml.Node) *Spec {
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
 		root = doc.Content[0]
 	}
-	f := p.fields(root, "", "name", "output", "cache", "datasets", "model", "methods", "post", "reduce", "protocols", "seeds", "retrain", "workers")
+	f := p.fields(root, "", "name", "output", "cache", "datasets", "model", "methods", "post", "reduce", "protocols", "seeds", "retrain", "workers", "memory_gb")
 	s := &Spec{Name: strings.TrimSuffix(filepath.Base(p.file), filepath.Ext(p.file)), Post: []string{""}, Reduce: "sum", Seeds: []uint64{1}, Retrain: Retrain{Epochs: 5}}
 	if n := f["name"]; n != nil {
 		p.decode(n, "name", &s.Name)
@@ -267,6 +271,11 @@ func (p *parser) spec(doc *yaml.Node) *Spec {
 	if n := f["cache"]; n != nil {
 		if p.decode(n, "cache", &s.Cache) {
 			s.Cache = p.path(s.Cache)
+		}
+	}
+	if n := f["memory_gb"]; n != nil {
+		if p.decode(n, "memory_gb", &s.MemoryGB) && !(s.MemoryGB >= 0) {
+			p.errorf(n, "memory_gb", "%g GiB: want 0 (no cap) or more", s.MemoryGB)
 		}
 	}
 	if n := f["workers"]; n != nil {

@@ -89,6 +89,7 @@ func TestSpecErrors(t *testing.T) {
 		{"twice", "output: o\ndatasets: [iris]\nmodel: {arch: mlp}\nmethods: [gradient, gradient]\nprotocols: [deletion]\n", "listed twice"},
 		{"bad rate type", "output: o\ndatasets: [iris]\nmodel: {arch: mlp}\nmethods: [gradient]\nprotocols: [{name: roar, params: {rates: fast}}]\n", "protocols[0]"},
 		{"negative seed", "output: o\ndatasets: [iris]\nmodel: {arch: mlp}\nmethods: [gradient]\nprotocols: [deletion]\nseeds: [-1]\n", "seeds[0]"},
+		{"negative memory", "output: o\ndatasets: [iris]\nmodel: {arch: mlp}\nmethods: [gradient]\nprotocols: [deletion]\nmemory_gb: -2\n", "memory_gb"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse("bad.yaml", []byte(tc.src))
@@ -120,7 +121,7 @@ func TestFormatRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Output, s.Reduce, s.Workers = "out", "max", 2
+	s.Output, s.Reduce, s.Workers, s.MemoryGB = "out", "max", 2, 3.5
 	s.Datasets = append(s.Datasets, Dataset{Ref: "iris", TestSamples: 30})
 	b, err := Format(s)
 	if err != nil {
