@@ -37,7 +37,7 @@ type Spec struct {
 	Protocols []Protocol
 	Seeds     []uint64
 	Retrain   Retrain
-	Workers   int // concurrent tasks (0: as many as the machine has cores)
+	Workers   int // concurrent tasks (0: one per 8 cores, at least one — each task uses up to 8)
 	// MemoryGB caps the campaign process's memory (GiB; 0: no cap) as a
 	// soft limit: the garbage collector works harder to stay under it.
 	// Workers bounds what the tasks hold at once; this bounds the slack.
@@ -280,7 +280,7 @@ func (p *parser) spec(doc *yaml.Node) *Spec {
 	}
 	if n := f["workers"]; n != nil {
 		if p.decode(n, "workers", &s.Workers) && s.Workers < 0 {
-			p.errorf(n, "workers", "%d workers: want 0 (all cores) or more", s.Workers)
+			p.errorf(n, "workers", "%d workers: want 0 (one per 8 cores) or more", s.Workers)
 		}
 	}
 	required := func(key, what string) *yaml.Node {
