@@ -91,22 +91,10 @@ func Predicted(ctx context.Context, net engine.Network, x []float32, n, chunk in
 	if chunk <= 0 {
 		chunk = 256
 	}
-	dim := engine.Size(net.InputShape())
-	k := net.Classes()
 	out := make([]int, n)
-	for lo := 0; lo < n; lo += chunk {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		hi := min(lo+chunk, n)
-		logits, err := net.Forward(x[lo*dim:hi*dim], hi-lo)
-		if err != nil {
-			return nil, err
-		}
-		for i := lo; i < hi; i++ {
-			row := logits[(i-lo)*k : (i-lo+1)*k]
-			out[i] = argmax(row)
-		}
+	err := engine.EachLogits(ctx, net, x, n, chunk, func(i int, row []float32) { out[i] = argmax(row) })
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

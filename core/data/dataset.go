@@ -75,6 +75,15 @@ func (d *Dataset) Subset(idx []int) *Dataset {
 	return s
 }
 
+// Head returns the first n samples (all when n ≥ Len), copied.
+func (d *Dataset) Head(n int) *Dataset {
+	idx := make([]int, min(n, d.Len()))
+	for i := range idx {
+		idx[i] = i
+	}
+	return d.Subset(idx)
+}
+
 // Split shuffles with seed and returns the first (1−frac) and the last frac
 // of the samples; used for validation and for datasets without a test split.
 func (d *Dataset) Split(frac float64, seed uint64) (*Dataset, *Dataset) {

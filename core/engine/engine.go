@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"math"
 )
@@ -122,6 +123,30 @@ func WholeBatch(net Network, x []float32, n int, want Want, outGrad OutputGrad) 
 	dl := make([]float32, len(logits))
 	outGrad(0, logits, dl)
 	return net.Backward(dl, want)
+}
+
+// EachLogits runs the n inputs in x forward, chunk at a time (chunk ≤ 0:
+// 1024), and hands each input's logits to use(i, row) in order; row is valid
+// only during the call. It stops between chunks when ctx is done.
+func EachLogits(ctx context.Context, net Network, x []float32, n, chunk int, use func(i int, row []float32)) error {
+	if chunk <= 0 {
+		chunk = 1024
+	}
+	dim, k := Size(net.InputShape()), net.Classes()
+	for lo := 0; lo < n; lo += chunk {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		hi := min(lo+chunk, n)
+		logits, err := net.Forward(x[lo*dim:hi*dim], hi-lo)
+		if err != nil {
+			return err
+		}
+		for i := lo; i < hi; i++ {
+			use(i, logits[(i-lo)*k:(i-lo+1)*k])
+		}
+	}
+	return nil
 }
 
 // CheckInput returns an error when x does not hold n finite inputs of shape.

@@ -422,21 +422,13 @@ func (r *Runner) data(d int, seed uint64) (*data.Dataset, *data.Dataset, error) 
 			return
 		}
 		if n := ds.TrainSamples; n > 0 && n < e.train.Len() {
-			e.train = e.train.Subset(seq(n))
+			e.train = e.train.Head(n)
 		}
 		if n := ds.TestSamples; n > 0 && n < e.test.Len() {
-			e.test = e.test.Subset(seq(n))
+			e.test = e.test.Head(n)
 		}
 	})
 	return e.train, e.test, e.err
-}
-
-func seq(n int) []int {
-	s := make([]int, n)
-	for i := range s {
-		s[i] = i
-	}
-	return s
 }
 
 // artefact returns the cached bytes under key, building and storing them

@@ -104,7 +104,7 @@ func (d Deletion) Run(ctx context.Context, env *Env) (Result, error) {
 		Prob: d.Output == "probability", Seed: env.Seed, Chunk: d.Chunk}
 	names := []string{"morf", "lerf"}
 	var auc, tau [2]float64
-	images := env.Test.Subset(seq(n))
+	images := env.Test.Head(n)
 	cleanEnergy, err := energies(ctx, env.Net, x, n)
 	if err != nil {
 		return res, fmt.Errorf("deletion: %w", err)
@@ -165,15 +165,6 @@ func (d Deletion) Run(ctx context.Context, env *Env) (Result, error) {
 // shiftFractions are the fractions removed at which Deletion measures
 // its perturbed images' Shift and keeps samples.
 var shiftFractions = []float64{0.25, 0.5, 0.75}
-
-// seq is 0, 1, …, n−1.
-func seq(n int) []int {
-	s := make([]int, n)
-	for i := range s {
-		s[i] = i
-	}
-	return s
-}
 
 // stepCounts is 0, then steps evenly spaced feature counts up to all n
 // (every count when steps is 0 or at least n).
@@ -248,7 +239,7 @@ func (c Curves) Run(ctx context.Context, x []float32, target []int, orders [][]i
 				ts[(i-lo)*steps+j] = target[i]
 			}
 		}
-		v, err := scores(c.Net, batch[:m*dim], m, ts, c.Prob)
+		v, err := scores(ctx, c.Net, batch[:m*dim], m, ts, c.Prob)
 		if err != nil {
 			return nil, err
 		}

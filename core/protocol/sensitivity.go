@@ -84,7 +84,7 @@ func (s SensitivityN) Run(ctx context.Context, env *Env) (Result, error) {
 		return res, fmt.Errorf("sensitivity-n: %w", err)
 	}
 	prob := s.Output == "probability"
-	base, err := scores(env.Net, x, n, target, prob)
+	base, err := scores(ctx, env.Net, x, n, target, prob)
 	if err != nil {
 		return res, err
 	}
@@ -120,7 +120,7 @@ func (s SensitivityN) Run(ctx context.Context, env *Env) (Result, error) {
 			return res, fmt.Errorf("sensitivity-n image %d: %w", i, err)
 		}
 		ts := slices.Repeat([]int{target[i]}, m)
-		out, err := scores(env.Net, batch, m, ts, prob)
+		out, err := scores(ctx, env.Net, batch, m, ts, prob)
 		if err != nil {
 			return res, err
 		}
@@ -218,7 +218,7 @@ func (f Infidelity) Run(ctx context.Context, env *Env) (Result, error) {
 		return res, fmt.Errorf("infidelity: %w", err)
 	}
 	prob := f.Output == "probability"
-	base, err := scores(env.Net, x, n, target, prob)
+	base, err := scores(ctx, env.Net, x, n, target, prob)
 	if err != nil {
 		return res, err
 	}
@@ -259,7 +259,7 @@ func (f Infidelity) Run(ctx context.Context, env *Env) (Result, error) {
 			}
 			dot[d] = s
 		}
-		out, err := scores(env.Net, batch, f.Draws, slices.Repeat([]int{target[i]}, f.Draws), prob)
+		out, err := scores(ctx, env.Net, batch, f.Draws, slices.Repeat([]int{target[i]}, f.Draws), prob)
 		if err != nil {
 			return res, err
 		}
@@ -286,22 +286,17 @@ func (f Infidelity) Run(ctx context.Context, env *Env) (Result, error) {
 }
 
 // scores is the target's logit (or probability) for each of n inputs.
-func scores(net engine.Network, x []float32, n int, target []int, prob bool) ([]float64, error) {
-	k := net.Classes()
-	dim := engine.Size(net.InputShape())
-	out := make([]float64, 0, n)
-	for lo := 0; lo < n; lo += 1024 {
-		hi := min(lo+1024, n)
-		logits, err := net.Forward(x[lo*dim:hi*dim], hi-lo)
-		if err != nil {
-			return nil, err
-		}
+func scores(ctx context.Context, net engine.Network, x []float32, n int, target []int, prob bool) ([]float64, error) {
+	out := make([]float64, n)
+	p := make([]float32, net.Classes())
+	err := engine.EachLogits(ctx, net, x, n, 0, func(i int, row []float32) {
 		if prob {
-			logits = engine.Softmax(nil, logits, k)
+			row = engine.Softmax(p, row, len(p))
 		}
-		for i := lo; i < hi; i++ {
-			out = append(out, float64(logits[(i-lo)*k+target[i]]))
-		}
+		out[i] = float64(row[target[i]])
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -22,31 +22,20 @@ type Shift struct {
 // energies returns each input's energy score −log Σ exp(logit): higher for
 // inputs the model finds less familiar.
 func energies(ctx context.Context, net engine.Network, x []float32, n int) ([]float64, error) {
-	dim := engine.Size(net.InputShape())
-	k := net.Classes()
 	e := make([]float64, n)
-	const chunk = 1024
-	for lo := 0; lo < n; lo += chunk {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+	err := engine.EachLogits(ctx, net, x, n, 0, func(i int, row []float32) {
+		mx := float64(row[0])
+		for _, v := range row {
+			mx = max(mx, float64(v))
 		}
-		hi := min(lo+chunk, n)
-		logits, err := net.Forward(x[lo*dim:hi*dim], hi-lo)
-		if err != nil {
-			return nil, fmt.Errorf("energy scores: %w", err)
+		var s float64
+		for _, v := range row {
+			s += math.Exp(float64(v) - mx)
 		}
-		for i := lo; i < hi; i++ {
-			row := logits[(i-lo)*k : (i-lo+1)*k]
-			mx := float64(row[0])
-			for _, v := range row {
-				mx = max(mx, float64(v))
-			}
-			var s float64
-			for _, v := range row {
-				s += math.Exp(float64(v) - mx)
-			}
-			e[i] = -(mx + math.Log(s))
-		}
+		e[i] = -(mx + math.Log(s))
+	})
+	if err != nil {
+		return nil, fmt.Errorf("energy scores: %w", err)
 	}
 	return e, nil
 }

@@ -39,21 +39,16 @@ func BenchmarkForwardBackwardParams(b *testing.B) {
 
 // BenchmarkGradientParams is a training step's gradient through Gradient:
 // pieces of the batch on one replica per core.
-func BenchmarkGradientParams(b *testing.B) {
-	m, x, dl := benchNet(b)
-	g := func(first int, _, d []float32) { copy(d, dl[first*10:]) }
-	for b.Loop() {
-		m.Gradient(x, 256, engine.ParamGrad, g)
-	}
-	b.ReportMetric(256*float64(b.N)/b.Elapsed().Seconds(), "img/s")
-}
+func BenchmarkGradientParams(b *testing.B) { benchGradient(b, engine.ParamGrad) }
 
 // BenchmarkGradientInput is a saliency pass through Gradient.
-func BenchmarkGradientInput(b *testing.B) {
+func BenchmarkGradientInput(b *testing.B) { benchGradient(b, engine.InputGrad) }
+
+func benchGradient(b *testing.B, want engine.Want) {
 	m, x, dl := benchNet(b)
 	g := func(first int, _, d []float32) { copy(d, dl[first*10:]) }
 	for b.Loop() {
-		m.Gradient(x, 256, engine.InputGrad, g)
+		m.Gradient(x, 256, want, g)
 	}
 	b.ReportMetric(256*float64(b.N)/b.Elapsed().Seconds(), "img/s")
 }

@@ -44,8 +44,9 @@ func (m *Net) Gradient(x []float32, n int, want engine.Want, outGrad engine.Outp
 		dx = grow(&m.dxin, n*dim)
 	}
 	var slots []float32
+	size := m.paramSize()
 	if want&engine.ParamGrad != 0 {
-		slots = grow(&m.slots, pieces*m.paramSize())
+		slots = grow(&m.slots, pieces*size)
 	}
 	var next atomic.Int64
 	errs := make([]error, len(reps))
@@ -60,7 +61,11 @@ func (m *Net) Gradient(x []float32, n int, want engine.Want, outGrad engine.Outp
 					return
 				}
 				lo, hi := p*piece, min((p+1)*piece, n)
-				errs[r] = rep.piece(x[lo*dim:hi*dim], hi-lo, lo, want, outGrad, dx, slots, p)
+				var slot []float32
+				if slots != nil {
+					slot = slots[p*size : (p+1)*size]
+				}
+				errs[r] = rep.piece(x[lo*dim:hi*dim], hi-lo, lo, want, outGrad, dx, slot)
 			}
 		}()
 	}
@@ -71,24 +76,22 @@ func (m *Net) Gradient(x []float32, n int, want engine.Want, outGrad engine.Outp
 		}
 	}
 	if slots != nil {
-		m.addSlots(slots, pieces)
+		m.addSlots(slots, pieces, size)
 	}
 	return dx, nil
 }
 
 // piece runs samples lo… of a batch (x holds them) forward and back on a
 // replica: the input gradient goes to its rows of dx, the parameter gradient
-// to slot p of slots.
-func (m *Net) piece(x []float32, n, lo int, want engine.Want, outGrad engine.OutputGrad, dx, slots []float32, p int) error {
+// to slot (nil: none asked for).
+func (m *Net) piece(x []float32, n, lo int, want engine.Want, outGrad engine.OutputGrad, dx, slot []float32) error {
 	logits, err := m.forward(x, n)
 	if err != nil {
 		return err
 	}
 	dl := grow(&m.dlogits, len(logits))
 	outGrad(lo, logits, dl)
-	if slots != nil {
-		size := m.paramSize()
-		slot := slots[p*size : (p+1)*size]
+	if slot != nil {
 		clear(slot)
 		for _, q := range m.gradParams() {
 			q.Grad, slot = slot[:len(q.Grad):len(q.Grad)], slot[len(q.Grad):]
@@ -143,9 +146,9 @@ func (m *Net) replicasFor(k int) []*Net {
 	return reps
 }
 
-// addSlots adds the pieces' parameter gradients to m's, in piece order.
-func (m *Net) addSlots(slots []float32, pieces int) {
-	size := m.paramSize()
+// addSlots adds the pieces' parameter gradients (size values each) to m's,
+// in piece order.
+func (m *Net) addSlots(slots []float32, pieces, size int) {
 	sum := grow(&m.gradSum, size)
 	parallel(size, func(lo, hi int) {
 		acc := sum[lo:hi]

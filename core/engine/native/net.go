@@ -160,10 +160,8 @@ func (m *Net) Backward(dLogits []float32, want engine.Want) ([]float32, error) {
 // the network: writing Data changes the weights.
 func (m *Net) Params() []engine.Param {
 	var ps []engine.Param
-	for _, l := range m.layers {
-		for _, p := range l.params() {
-			ps = append(ps, *p)
-		}
+	for _, p := range m.paramPtrs() {
+		ps = append(ps, *p)
 	}
 	return ps
 }
