@@ -4,14 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
-	"faithlab/core/protocol"
+	"faithlab/core/campaign"
+	"faithlab/core/job"
 	"faithlab/core/spec"
 )
 
@@ -19,10 +19,10 @@ import (
 // describe to OUT/campaign.yaml and runs it, so that the same command (or
 // `faithlab-cli run OUT/campaign.yaml`) resumes it.
 func runEvaluate(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("evaluate", flag.ContinueOnError)
+	fs := newFlags("evaluate", "", "a one-command campaign: evaluate attribution methods of a trained model under protocols; OUT/campaign.yaml records it, and the same command (or `run OUT/campaign.yaml`) resumes it")
 	dsRef, dopt := dataFlags(fs)
 	path := fs.String("model", "", "trained model file (required)")
-	methods := fs.String("methods", "gradient,ig,smoothgrad,gradxinput,random,sobel", "attribution methods (see attribute)")
+	methods := fs.String("methods", "gradient,ig,smoothgrad,gradxinput,random,sobel", "attribution methods: "+strings.Join(methodNames(), ", "))
 	protocols := fs.String("protocols", "deletion", "protocols: "+protocolNames())
 	rates := fs.String("rates", "", "drop rates for ROAR, KAR, ROAD, Eval-X (default 0.1,…,0.9)")
 	post := fs.String("post", "", "post-processing of every map, e.g. abs,gaussian:1")
@@ -93,40 +93,30 @@ func runEvaluate(ctx context.Context, args []string) error {
 		ds.Options = *dopt
 	}
 	s.Datasets = []spec.Dataset{ds}
-	text, err := spec.Format(s)
+	c, _, err := campaign.Save(*out, s)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(*out, 0o755); err != nil {
-		return err
-	}
-	specPath := filepath.Join(*out, "campaign.yaml")
-	if old, err := os.ReadFile(specPath); err == nil && string(old) != string(text) {
-		return fmt.Errorf("%s holds another evaluation (%s): give this one its own --out folder", *out, specPath)
-	}
-	if err := os.WriteFile(specPath, text, 0o644); err != nil {
-		return err
-	}
-	return runCampaign(ctx, []string{specPath})
+	return runLoaded(ctx, c, job.Shard{}, false)
 }
 
 func protocolNames() string {
 	var n []string
-	for _, p := range protocol.All() {
-		n = append(n, strings.ToLower(p.Info().Name))
+	for _, p := range campaign.Protocols() {
+		n = append(n, strings.ToLower(p.Name))
 	}
 	return strings.Join(n, ", ")
 }
 
 // hasParam reports whether the named protocol takes the parameter.
 func hasParam(proto, param string) bool {
-	p, err := protocol.New(proto, nil)
-	if err != nil {
-		return false
-	}
-	for _, q := range p.Info().Params {
-		if q.Name == param {
-			return true
+	for _, p := range campaign.Protocols() {
+		if strings.EqualFold(p.Name, proto) {
+			for _, q := range p.Params {
+				if q.Name == param {
+					return true
+				}
+			}
 		}
 	}
 	return false

@@ -3,17 +3,15 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"strconv"
 
+	"faithlab/core/campaign"
 	"faithlab/core/data"
-	"faithlab/core/engine"
-	"faithlab/core/perturb"
 )
 
 func runImpute(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("impute", flag.ContinueOnError)
+	fs := newFlags("impute", "", "fill the removed pixels (mask 0) of an image (.npy) from a reference, ROAD's noisy linear imputation included")
 	method := fs.String("method", "road", "zero, mean, blur or road")
 	noise := fs.Float64("noise", 0.01, "road: standard deviation of the noise added to imputed pixels")
 	sigma := fs.Float64("sigma", 5, "blur: Gaussian σ in pixels")
@@ -34,10 +32,6 @@ func runImpute(ctx context.Context, args []string) error {
 	case "blur":
 		spec += ":" + strconv.FormatFloat(*sigma, 'g', -1, 64)
 	}
-	ref, err := perturb.ParseReference(spec, nil)
-	if err != nil {
-		return fmt.Errorf("--method: %w", err)
-	}
 	img, err := data.LoadNPY(*in)
 	if err != nil {
 		return err
@@ -56,11 +50,8 @@ func runImpute(ctx context.Context, args []string) error {
 	if len(mask.Shape) != 2 || mask.Shape[0] != shape[1] || mask.Shape[1] != shape[2] {
 		return fmt.Errorf("%s: mask shape %v does not match the image's %d×%d (%s)", *maskPath, mask.Shape, shape[1], shape[2], *in)
 	}
-	if err := engine.CheckInput(img.Data, 1, shape); err != nil {
-		return fmt.Errorf("%s: %w", *in, err)
-	}
-	if err := perturb.FillAll(ctx, ref, img.Data, shape, mask.Data, *seed, 0); err != nil {
-		return fmt.Errorf("%s with %s: %w", *in, *maskPath, err)
+	if err := campaign.Impute(ctx, spec, img.Data, shape, mask.Data, *seed); err != nil {
+		return fmt.Errorf("%s with %s, --method %s: %w", *in, *maskPath, spec, err)
 	}
 	return data.SaveNPY(*out, img.Shape, img.Data)
 }

@@ -5,12 +5,18 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+
+	"faithlab/core/campaign"
+	"faithlab/core/param"
 )
 
 type command struct {
@@ -36,6 +42,8 @@ func commands() []command {
 		{"bench", "measure the engine on the PyTorch peer's workloads (JSON lines)", runBench},
 		{"bench-compare", "run our benchmarks and the PyTorch peer alternately and print the ratios", runBenchCompare},
 		{"datasets", "list the built-in dataset ids and what they hold", runDatasets},
+		{"methods", "describe every attribution method: category, data, parameters with types, defaults and ranges", runMethods},
+		{"protocols", "describe every evaluation protocol: parameters, scores and their directions", runProtocols},
 	}
 }
 
@@ -43,8 +51,18 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if len(os.Args) < 2 {
-		usage()
+		usage(os.Stderr)
 		os.Exit(2)
+	}
+	switch os.Args[1] {
+	case "-h", "-help", "--help", "help":
+		usage(os.Stdout)
+		return
+	}
+	for _, a := range os.Args[2:] {
+		if a == "-h" || a == "-help" || a == "--help" {
+			helpWanted = true
+		}
 	}
 	for _, c := range commands() {
 		if c.name == os.Args[1] {
@@ -58,13 +76,78 @@ func main() {
 			return
 		}
 	}
-	usage()
+	fmt.Fprintf(os.Stderr, "faithlab-cli: unknown command %q\n\n", os.Args[1])
+	usage(os.Stderr)
 	os.Exit(2)
 }
 
-func usage() {
-	fmt.Fprintln(os.Stderr, "usage: faithlab-cli COMMAND [flags]   (COMMAND -h for its flags)")
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: faithlab-cli COMMAND [flags] [arguments]   (faithlab-cli COMMAND -h: its flags and arguments)")
+	fmt.Fprintln(w, "\ncommands:")
 	for _, c := range commands() {
-		fmt.Fprintf(os.Stderr, "  %-14s %s\n", c.name, c.usage)
+		fmt.Fprintf(w, "  %-14s %s\n", c.name, c.usage)
+	}
+}
+
+// runMethods is `faithlab-cli methods [--json]`.
+func runMethods(_ context.Context, args []string) error {
+	fs := newFlags("methods", "", "describe every attribution method: what a spec's methods: list and attribute's flags accept")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ms := campaign.Methods()
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(ms)
+	}
+	for _, m := range ms {
+		fmt.Printf("%s — %s [%s; %s]\n  %s\n", m.Name, m.Title, m.Category, strings.Join(m.Data, ", "), m.Doc)
+		if m.NeedsData != "" {
+			fmt.Printf("  needs training data: %s\n", m.NeedsData)
+		}
+		printParams(m.Params)
+	}
+	return nil
+}
+
+// runProtocols is `faithlab-cli protocols [--json]`.
+func runProtocols(_ context.Context, args []string) error {
+	fs := newFlags("protocols", "", "describe every evaluation protocol: what a spec's protocols: list accepts")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ps := campaign.Protocols()
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(ps)
+	}
+	for _, p := range ps {
+		fmt.Printf("%s [%s; %s]\n  %s\n", strings.ToLower(p.Name), p.Category, strings.Join(p.Data, ", "), p.Doc)
+		printParams(p.Params)
+		for _, m := range p.Metrics {
+			dir := "↑"
+			if m.Better == "lower" {
+				dir = "↓"
+			}
+			fmt.Printf("    score %s %s  %s\n", m.Name, dir, m.Doc)
+		}
+	}
+	return nil
+}
+
+func printParams(ps []param.Param) {
+	for _, q := range ps {
+		extra := ""
+		if q.Range != "" {
+			extra = " in " + param.Describe(q.Range)
+		}
+		if len(q.Choices) > 0 {
+			extra = " one of " + strings.Join(q.Choices, ", ")
+		}
+		fmt.Printf("    %-12s %-9s default %v%s  %s\n", q.Name, q.Kind, q.Default, extra, q.Doc)
 	}
 }

@@ -47,7 +47,9 @@ func (Sobel) Attribute(_ context.Context, _ engine.Network, in Input) (Maps, err
 
 // Random is the uninformative control: independent U(0,1) values for every
 // input value.
-type Random struct{ Seed uint64 }
+type Random struct {
+	Seed uint64 `json:"-"`
+}
 
 // Name implements Method.
 func (Random) Name() string { return "Random" }
@@ -69,7 +71,9 @@ func (r Random) Attribute(_ context.Context, _ engine.Network, in Input) (Maps, 
 
 // PixelRandom is Random with one value per pixel shared by all channels, so
 // that removing its top t% erases uniformly random pixels (DPI paper, §3).
-type PixelRandom struct{ Seed uint64 }
+type PixelRandom struct {
+	Seed uint64 `json:"-"`
+}
 
 // Name implements Method.
 func (PixelRandom) Name() string { return "PixelRandom" }
@@ -96,8 +100,8 @@ func (r PixelRandom) Attribute(_ context.Context, _ engine.Network, in Input) (M
 // (DPI paper, §3 and Table 1). The rectangle's aspect ratio is drawn from
 // [1/2, 2] and clipped to the image.
 type BlockRandom struct {
-	DropRate float64
-	Seed     uint64
+	DropRate float64 `json:"drop_rate" doc:"area of the rectangle as a fraction of the image (required)" range:"(0,1)"`
+	Seed     uint64  `json:"-"`
 }
 
 // Name implements Method.

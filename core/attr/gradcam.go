@@ -13,8 +13,8 @@ import (
 // Maps have one channel. Layer defaults to the network's last
 // convolutional activation ("relu3" for goar-cnn, "layer4.1" for resnet18).
 type GradCAM struct {
-	Layer string
-	Chunk int
+	Layer string `json:"layer" doc:"activation whose channels are weighted (empty: the network's last convolutional activation)"`
+	Chunk int    `json:"-"`
 }
 
 // Name implements Method.

@@ -12,7 +12,7 @@ import (
 // Gradient is the vanilla gradient ("saliency") of the target logit with
 // respect to the input (Simonyan et al. 2014).
 type Gradient struct {
-	Chunk int // inputs per engine call (default 256)
+	Chunk int `json:"-"` // inputs per engine call (default 256)
 }
 
 // Name implements Method.
@@ -35,7 +35,7 @@ func (g Gradient) Attribute(ctx context.Context, net engine.Network, in Input) (
 // GradientXInput multiplies the gradient by the input elementwise
 // (Shrikumar et al. 2016).
 type GradientXInput struct {
-	Chunk int
+	Chunk int `json:"-"`
 }
 
 // Name implements Method.
@@ -98,11 +98,11 @@ func BaselineOf(kind Baseline, sigma float64, x, dst []float32, shape []int) err
 // Riemann sum, a zero baseline. By completeness the attributions of a sample
 // add up to f(x) − f(x') as the step count grows.
 type IntegratedGradients struct {
-	Steps     int      // path points (default 25)
-	Rule      string   // "riemann-right" (default) or "trapezoid"
-	Baseline  Baseline // zero (default), mean or blur
-	BlurSigma float64  // for the blur baseline (default 5 pixels)
-	Chunk     int
+	Steps     int      `json:"steps" doc:"points on the path from the baseline to the input" range:"[1,]"`
+	Rule      string   `json:"rule" doc:"quadrature of the path integral" choices:"riemann-right|trapezoid"`
+	Baseline  Baseline `json:"baseline" doc:"reference input x′: zero, mean (the sample's channel means) or blur (the sample blurred)" choices:"zero|mean|blur"`
+	BlurSigma float64  `json:"blur_sigma" doc:"σ of the blur baseline, in pixels" range:"(0,]"`
+	Chunk     int      `json:"-"`
 }
 
 func (ig IntegratedGradients) defaults() IntegratedGradients {
@@ -204,11 +204,11 @@ func (ig IntegratedGradients) Attribute(ctx context.Context, net engine.Network,
 // gradients, Hooker et al. 2019) or "variance" (VarGrad, Adebayo et al. 2018).
 // Defaults: 15 samples, noise σ = 0.15 × (max − min of the input).
 type SmoothGrad struct {
-	Samples   int
-	NoiseFrac float64
-	Aggregate string
-	Seed      uint64
-	Chunk     int
+	Samples   int     `json:"samples" doc:"noisy copies averaged" range:"[1,]"`
+	NoiseFrac float64 `json:"noise_frac" doc:"noise σ as a fraction of the input's range (max − min)" range:"[0,]"`
+	Aggregate string  `json:"-"` // set by the method's name
+	Seed      uint64  `json:"-"`
+	Chunk     int     `json:"-"`
 }
 
 func (sg SmoothGrad) defaults() SmoothGrad {
@@ -304,9 +304,19 @@ func (sg SmoothGrad) Attribute(ctx context.Context, net engine.Network, in Input
 // the gradient rule. On networks that are linear between ReLUs the
 // attributions of a sample add up to f(x) − f(x') exactly.
 type DeepLift struct {
-	Baseline  Baseline // zero (default), mean or blur
-	BlurSigma float64
-	Chunk     int
+	Baseline  Baseline `json:"baseline" doc:"reference input x′: zero, mean (the sample's channel means) or blur (the sample blurred)" choices:"zero|mean|blur"`
+	BlurSigma float64  `json:"blur_sigma" doc:"σ of the blur baseline, in pixels" range:"(0,]"`
+	Chunk     int      `json:"-"`
+}
+
+func (d DeepLift) defaults() DeepLift {
+	if d.Baseline == "" {
+		d.Baseline = BaselineZero
+	}
+	if d.BlurSigma == 0 {
+		d.BlurSigma = 5
+	}
+	return d
 }
 
 // Name implements Method.
@@ -323,9 +333,7 @@ func (d DeepLift) Settings() map[string]any {
 
 // Attribute implements Method.
 func (d DeepLift) Attribute(ctx context.Context, net engine.Network, in Input) (Maps, error) {
-	if d.BlurSigma == 0 {
-		d.BlurSigma = 5
-	}
+	d = d.defaults()
 	dim := in.Dim()
 	base := make([]float32, len(in.X))
 	for i := 0; i < in.N; i++ {
@@ -366,11 +374,18 @@ func (d DeepLift) Attribute(ctx context.Context, net engine.Network, in Input) (
 // Gaussian noise of standard deviation Stdev on the input. Defaults: 25
 // samples; the reference set is a zero image when none is given.
 type GradientSHAP struct {
-	Samples    int
-	Stdev      float64
-	References []float32 // k reference inputs, k×C×H×W (e.g. training samples)
-	Seed       uint64
-	Chunk      int
+	Samples    int       `json:"samples" doc:"(reference, α) draws per input" range:"[1,]"`
+	Stdev      float64   `json:"stdev" doc:"σ of Gaussian noise added to the input (0: none)" range:"[0,]"`
+	References []float32 `json:"-"` // k reference inputs, k×C×H×W (e.g. training samples)
+	Seed       uint64    `json:"-"`
+	Chunk      int       `json:"-"`
+}
+
+func (g GradientSHAP) defaults() GradientSHAP {
+	if g.Samples == 0 {
+		g.Samples = 25
+	}
+	return g
 }
 
 // Name implements Method.
@@ -387,9 +402,7 @@ func (g GradientSHAP) Settings() map[string]any {
 
 // Attribute implements Method.
 func (g GradientSHAP) Attribute(ctx context.Context, net engine.Network, in Input) (Maps, error) {
-	if g.Samples == 0 {
-		g.Samples = 25
-	}
+	g = g.defaults()
 	dim, S := in.Dim(), g.Samples
 	refs := g.References
 	if len(refs) == 0 {

@@ -22,11 +22,21 @@ import (
 // Grid×Grid partition of the image, whose value is spread evenly over its
 // pixels (maps n×1×H×W). Defaults: 2048 samples, zero baseline.
 type KernelSHAP struct {
-	Samples  int
-	Grid     int
-	Baseline Baseline
-	Seed     uint64
-	Chunk    int
+	Samples  int      `json:"samples" doc:"coalitions sampled (in complementary pairs)" range:"[2,]"`
+	Grid     int      `json:"grid" doc:"patch grid side: features are the grid×grid patches (0: every input value)" range:"[0,]"`
+	Baseline Baseline `json:"baseline" doc:"reference input x′: zero, mean (the sample's channel means) or blur (the sample blurred)" choices:"zero|mean|blur"`
+	Seed     uint64   `json:"-"`
+	Chunk    int      `json:"-"`
+}
+
+func (k KernelSHAP) defaults() KernelSHAP {
+	if k.Samples == 0 {
+		k.Samples = 2048
+	}
+	if k.Baseline == "" {
+		k.Baseline = BaselineZero
+	}
+	return k
 }
 
 // Name implements Method.
@@ -46,9 +56,7 @@ func (k KernelSHAP) Settings() map[string]any {
 
 // Attribute implements Method.
 func (k KernelSHAP) Attribute(ctx context.Context, net engine.Network, in Input) (Maps, error) {
-	if k.Samples == 0 {
-		k.Samples = 2048
-	}
+	k = k.defaults()
 	C, H, W := in.Shape[0], in.Shape[1], in.Shape[2]
 	dim := in.Dim()
 	// feature[j] is the feature that input value j belongs to.

@@ -2,63 +2,129 @@ package attr
 
 import (
 	"fmt"
-	"strings"
+
+	"faithlab/core/param"
 )
 
-// Params are the settings a method may take, by name; each method reads
-// the ones it has and zero values mean that method's defaults.
-type Params struct {
-	Steps      int       // IntegratedGradients
-	Rule       string    // IntegratedGradients: riemann-right, trapezoid
-	Baseline   Baseline  // IntegratedGradients, DeepLift: zero, mean, blur
-	Samples    int       // SmoothGrad family, GradientSHAP
-	NoiseFrac  float64   // SmoothGrad family: σ as a fraction of the input range
-	Stdev      float64   // GradientSHAP: input noise
-	References []float32 // GradientSHAP: reference inputs
-	Layer      string    // GradCAM
-	DropRate   float64   // BlockRandom
-	Grid       int       // KernelSHAP: patch grid side (0: every input value is a feature)
-	Seed       uint64
-	Chunk      int // inputs per engine call
+// Categories of methods.
+const (
+	CategoryGradient     = "gradient"     // the input gradient, as is or smoothed
+	CategoryPath         = "path"         // integrate from a baseline or reference inputs
+	CategoryPerturbation = "perturbation" // query the model on perturbed inputs
+	CategoryControl      = "control"      // ignore the model: the baselines a method must beat
+	CategoryTRACE        = "trace"        // optimal deletion trajectories
+)
+
+// Info describes a method: what a form, a spec file and `faithlab-cli
+// methods` show. Params come from the method's struct tags (package param)
+// with the defaults filled in.
+type Info struct {
+	Name      string        `json:"name"`  // the short name specs and the CLI use, e.g. "ig"
+	Title     string        `json:"title"` // as in the literature
+	Category  string        `json:"category"`
+	Data      []string      `json:"data"`                 // "image", "tabular"
+	NeedsData string        `json:"needs_data,omitempty"` // what it takes from the training set, if anything
+	Doc       string        `json:"doc"`
+	Params    []param.Param `json:"params"`
 }
 
-// Names lists the short names New accepts.
-func Names() []string {
-	return []string{"gradient", "gradxinput", "ig", "smoothgrad", "sgsq", "vargrad", "deeplift",
-		"gradientshap", "kernelshap", "gradcam", "sobel", "random", "pixelrandom", "blockrandom"}
+// Setup is what building a method takes besides its parameters.
+type Setup struct {
+	Seed  uint64 // of random methods
+	Chunk int    // inputs per engine call (0: 256)
+	// Train holds training inputs (TrainN of them, n×C×H×W), for methods
+	// whose Info names NeedsData.
+	Train  []float32
+	TrainN int
 }
 
-// New returns the method with a short name (see Names).
-func New(name string, p Params) (Method, error) {
-	switch strings.ToLower(name) {
-	case "gradient", "saliency":
-		return Gradient{Chunk: p.Chunk}, nil
-	case "gradxinput", "gradientxinput":
-		return GradientXInput{Chunk: p.Chunk}, nil
-	case "ig", "integratedgradients":
-		return IntegratedGradients{Steps: p.Steps, Rule: p.Rule, Baseline: p.Baseline, Chunk: p.Chunk}, nil
-	case "smoothgrad":
-		return SmoothGrad{Samples: p.Samples, NoiseFrac: p.NoiseFrac, Seed: p.Seed, Chunk: p.Chunk}, nil
-	case "sgsq", "smoothgradsquare":
-		return SmoothGrad{Samples: p.Samples, NoiseFrac: p.NoiseFrac, Aggregate: "square", Seed: p.Seed, Chunk: p.Chunk}, nil
-	case "vargrad":
-		return SmoothGrad{Samples: p.Samples, NoiseFrac: p.NoiseFrac, Aggregate: "variance", Seed: p.Seed, Chunk: p.Chunk}, nil
-	case "deeplift":
-		return DeepLift{Baseline: p.Baseline, Chunk: p.Chunk}, nil
-	case "gradientshap":
-		return GradientSHAP{Samples: p.Samples, Stdev: p.Stdev, References: p.References, Seed: p.Seed, Chunk: p.Chunk}, nil
-	case "kernelshap":
-		return KernelSHAP{Samples: p.Samples, Grid: p.Grid, Baseline: p.Baseline, Seed: p.Seed, Chunk: p.Chunk}, nil
-	case "gradcam":
-		return GradCAM{Layer: p.Layer, Chunk: p.Chunk}, nil
-	case "sobel":
-		return Sobel{}, nil
-	case "random":
-		return Random{Seed: p.Seed}, nil
-	case "pixelrandom":
-		return PixelRandom{Seed: p.Seed}, nil
-	case "blockrandom":
-		return BlockRandom{DropRate: p.DropRate, Seed: p.Seed}, nil
+// Entry is one method of a registry: its description and its builder,
+// which checks the parameters (unknown ones, types, ranges) and fills the
+// defaults.
+type Entry struct {
+	Info  Info
+	Build func(s Setup, params map[string]any) (Method, error)
+}
+
+// gradientSHAPReferences is how many training inputs GradientSHAP draws
+// its references from.
+const gradientSHAPReferences = 100
+
+var (
+	imageAndTabular = []string{"image", "tabular"}
+	imageOnly       = []string{"image"}
+)
+
+// Entries lists the methods of this package, by short name. TRACE's live
+// in package trace; package methods joins them.
+func Entries() []Entry {
+	return []Entry{
+		entry("gradient", "Gradient", CategoryGradient, imageAndTabular, "", "the gradient of the target logit with respect to the input (Simonyan et al. 2014)",
+			func(s Setup) Gradient { return Gradient{Chunk: s.Chunk} }, nil),
+		entry("gradxinput", "Gradient × Input", CategoryGradient, imageAndTabular, "", "the gradient times the input, elementwise (Shrikumar et al. 2016)",
+			func(s Setup) GradientXInput { return GradientXInput{Chunk: s.Chunk} }, nil),
+		entry("ig", "Integrated Gradients", CategoryPath, imageAndTabular, "", "gradients averaged along the straight path from a baseline, times input − baseline (Sundararajan et al. 2017)",
+			func(s Setup) IntegratedGradients { return IntegratedGradients{Chunk: s.Chunk} }, IntegratedGradients.defaults),
+		entry("smoothgrad", "SmoothGrad", CategoryGradient, imageAndTabular, "", "gradients averaged over Gaussian-noised copies of the input (Smilkov et al. 2017)",
+			func(s Setup) SmoothGrad { return SmoothGrad{Seed: s.Seed, Chunk: s.Chunk} }, SmoothGrad.defaults),
+		entry("sgsq", "SmoothGrad-Squared", CategoryGradient, imageAndTabular, "", "the mean of the noisy copies' squared gradients (Hooker et al. 2019)",
+			func(s Setup) SmoothGrad { return SmoothGrad{Aggregate: "square", Seed: s.Seed, Chunk: s.Chunk} }, SmoothGrad.defaults),
+		entry("vargrad", "VarGrad", CategoryGradient, imageAndTabular, "", "the variance of the noisy copies' gradients (Adebayo et al. 2018)",
+			func(s Setup) SmoothGrad { return SmoothGrad{Aggregate: "variance", Seed: s.Seed, Chunk: s.Chunk} }, SmoothGrad.defaults),
+		entry("deeplift", "DeepLIFT (rescale)", CategoryPath, imageAndTabular, "", "multipliers of the rescale rule through every ReLU, times input − baseline (Shrikumar et al. 2017)",
+			func(s Setup) DeepLift { return DeepLift{Chunk: s.Chunk} }, DeepLift.defaults),
+		entry("gradientshap", "GradientSHAP", CategoryPath, imageAndTabular, fmt.Sprintf("references: the first %d training inputs", gradientSHAPReferences),
+			"expected gradients from references drawn from the training data (Lundberg and Lee 2017; Erion et al. 2021)",
+			func(s Setup) GradientSHAP {
+				n := min(s.TrainN, gradientSHAPReferences)
+				var refs []float32
+				if n > 0 {
+					refs = s.Train[:n*(len(s.Train)/s.TrainN)]
+				}
+				return GradientSHAP{References: refs, Seed: s.Seed, Chunk: s.Chunk}
+			}, GradientSHAP.defaults),
+		entry("kernelshap", "KernelSHAP", CategoryPerturbation, imageAndTabular, "", "Shapley values fitted by weighted least squares on sampled coalitions (Lundberg and Lee 2017)",
+			func(s Setup) KernelSHAP { return KernelSHAP{Seed: s.Seed, Chunk: s.Chunk} }, KernelSHAP.defaults),
+		entry("gradcam", "Grad-CAM", CategoryGradient, imageOnly, "", "a convolutional layer's channels weighted by their mean gradient, positive part, upsampled (Selvaraju et al. 2017)",
+			func(s Setup) GradCAM { return GradCAM{Chunk: s.Chunk} }, nil),
+		entry("sobel", "Sobel", CategoryControl, imageOnly, "", "the image's edge magnitude: a control that ignores the model",
+			func(Setup) Sobel { return Sobel{} }, nil),
+		entry("random", "Random", CategoryControl, imageAndTabular, "", "independent uniform random values for every input value: a control",
+			func(s Setup) Random { return Random{Seed: s.Seed} }, nil),
+		entry("pixelrandom", "Random (per pixel)", CategoryControl, imageOnly, "", "one uniform random value per pixel, shared by its channels: removing its top fraction erases uniformly random pixels (DPI paper): a control",
+			func(s Setup) PixelRandom { return PixelRandom{Seed: s.Seed} }, nil),
+		entry("blockrandom", "Random block", CategoryControl, imageOnly, "", "a random rectangle of the given area ranked first (DPI paper): a control with low mask total variation",
+			func(s Setup) BlockRandom { return BlockRandom{Seed: s.Seed} }, nil),
 	}
-	return nil, fmt.Errorf("unknown attribution method %q (%s)", name, strings.Join(Names(), ", "))
+}
+
+// entry builds an Entry for a method type T: newT makes the method from
+// the setup, defaults (nil: none) fills in what the parameters left zero.
+func entry[T Method](name, title, category string, data []string, needs, doc string, newT func(Setup) T, defaults func(T) T) Entry {
+	if defaults == nil {
+		defaults = func(v T) T { return v }
+	}
+	return Entry{
+		Info: Info{Name: name, Title: title, Category: category, Data: data, NeedsData: needs, Doc: doc, Params: param.Of(defaults(newT(Setup{})))},
+		Build: func(s Setup, params map[string]any) (Method, error) {
+			if needs != "" && s.TrainN == 0 {
+				return nil, fmt.Errorf("%s needs training data (%s), and none was given", name, needs)
+			}
+			m, err := param.Decode(newT(s), name, params)
+			if err != nil {
+				return nil, err
+			}
+			m = defaults(m)
+			if err := param.CheckOf(m, name); err != nil {
+				return nil, err
+			}
+			return m, nil
+		},
+	}
+}
+
+// NewEntry makes the Entry of another package's method (TRACE), with the
+// same checks and defaults as this package's entries.
+func NewEntry[T Method](name, title, category string, data []string, doc string, newT func(Setup) T, defaults func(T) T) Entry {
+	return entry(name, title, category, data, "", doc, newT, defaults)
 }

@@ -331,7 +331,7 @@ func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol) (
 	if err := m.Prepare(testSet); err != nil {
 		return protocol.Result{}, name, err
 	}
-	method, err := meth.New(t.Seed, 256)
+	method, err := meth.New(attr.Setup{Seed: t.Seed, Chunk: 256, Train: trainSet.X, TrainN: trainSet.Len()})
 	if err != nil {
 		return protocol.Result{}, name, err
 	}

@@ -19,14 +19,18 @@ import (
 // the LeRF deletion curve read backwards (TRACE, Theorem 3.1), and
 // LeRF − MoRF is both insertion − deletion and the TRACE objective.
 type Deletion struct {
-	Samples   int    `json:"samples" doc:"test images evaluated: the first n of the test set (0: all)"`
-	Grid      int    `json:"grid" doc:"patch grid side t: features are the t×t patches (the image side: single pixels; tabular data: always single features)"`
-	Steps     int    `json:"steps" doc:"removal steps per curve, evenly spaced in features; 0: one per feature"`
+	Samples   int    `json:"samples" doc:"test images evaluated: the first n of the test set" range:"[1,]"`
+	Grid      int    `json:"grid" doc:"patch grid side t: features are the t×t patches (the image side: single pixels; tabular data: always single features)" range:"[1,]"`
+	Steps     int    `json:"steps" doc:"removal steps per curve, evenly spaced in features; 0: one per feature" range:"[0,]"`
 	Reference string `json:"reference" doc:"value of removed pixels: zero, mean, dataset-mean, blur[:σ], road[:noise]"`
-	Output    string `json:"output" doc:"score: probability or logit of the target class"`
-	Target    string `json:"target" doc:"class explained: predicted or label"`
-	Chunk     int    `json:"chunk" doc:"inputs per forward pass"`
+	Output    string `json:"output" doc:"score: probability or logit of the target class" choices:"probability|logit"`
+	Target    string `json:"target" doc:"class explained: predicted or label" choices:"predicted|label"`
+	Chunk     int    `json:"chunk" doc:"inputs per forward pass" range:"[1,]"`
+	Rank      string `json:"rank" doc:"how maps rank features: magnitude (|value|: what the removal literature does with signed maps) or signed (largest value first)" choices:"magnitude|signed"`
 }
+
+// Check implements param.Checker.
+func (d Deletion) Check() error { return checkReference(d.Reference) }
 
 func (d Deletion) defaults() Deletion {
 	if d.Samples == 0 {
@@ -46,6 +50,9 @@ func (d Deletion) defaults() Deletion {
 	}
 	if d.Chunk == 0 {
 		d.Chunk = 1024
+	}
+	if d.Rank == "" {
+		d.Rank = Magnitude
 	}
 	return d
 }
@@ -111,7 +118,7 @@ func (d Deletion) Run(ctx context.Context, env *Env) (Result, error) {
 	}
 	var shifts []Scalar
 	for o, morf := range []bool{true, false} {
-		orders, err := Orders(maps, n, feats, morf)
+		orders, err := Orders(ranked(maps, d.Rank), n, feats, morf)
 		if err != nil {
 			return res, fmt.Errorf("deletion: %w", err)
 		}
@@ -329,4 +336,32 @@ func (e *Env) datasetMean() []float32 {
 		m[c] = float32(sums[c] / float64(ds.Len()*hw))
 	}
 	return m
+}
+
+// Ranking choices of the removal protocols.
+const (
+	Magnitude = "magnitude" // rank by |value|
+	Signed    = "signed"    // rank by value
+)
+
+// ranked returns the maps as the rank choice orders them: their absolute
+// values for Magnitude, the maps themselves for Signed.
+func ranked(maps []float32, rank string) []float32 {
+	if rank != Magnitude {
+		return maps
+	}
+	out := make([]float32, len(maps))
+	for i, v := range maps {
+		out[i] = float32(math.Abs(float64(v)))
+	}
+	return out
+}
+
+// checkReference checks a reference name without the data it may need.
+func checkReference(ref string) error {
+	if ref == "" {
+		return nil
+	}
+	_, err := perturb.ParseReference(ref, func() []float32 { return []float32{0} })
+	return err
 }

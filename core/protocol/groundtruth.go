@@ -154,8 +154,8 @@ func MeanAgreement(maps, truth []float32, n, k int) (Agreement, error) {
 // explained, or the discriminative direction of a synthetic problem. It
 // needs the environment's Truth, and a problem that has one.
 type GroundTruth struct {
-	Samples int     `json:"samples" doc:"test samples evaluated: the first n (0: all)"`
-	TopK    float64 `json:"top_k" doc:"fraction of the features compared by FA, RA, SA, SRA and PRA (k = ⌈fraction·features⌉)"`
+	Samples int     `json:"samples" doc:"test samples evaluated: the first n (0: all)" range:"[0,]"`
+	TopK    float64 `json:"top_k" doc:"fraction of the features compared by FA, RA, SA, SRA and PRA (k = ⌈fraction·features⌉)" range:"(0,1]"`
 }
 
 func (g GroundTruth) defaults() GroundTruth {

@@ -12,19 +12,17 @@
 package protocol
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"math"
-	"reflect"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
 	"faithlab/core/data"
 	"faithlab/core/engine"
+	"faithlab/core/param"
 	"faithlab/core/train"
 )
 
@@ -37,13 +35,9 @@ const (
 	Lower  Better = "lower"
 )
 
-// Param is one parameter of a protocol.
-type Param struct {
-	Name    string `json:"name"`
-	Kind    string `json:"kind"` // Go kind: int, float64, bool, string, []float64, []int
-	Default any    `json:"default"`
-	Doc     string `json:"doc"`
-}
+// Param is one parameter of a protocol (see package param for the tags
+// that describe it).
+type Param = param.Param
 
 // Metric is one score a protocol reports.
 type Metric struct {
@@ -257,68 +251,18 @@ func (r Result) Scalar(name string) (float64, bool) {
 }
 
 // Params lists the parameters of a protocol value from its exported fields'
-// json and doc tags, with the value's (defaulted) fields as defaults.
-func Params(p any) []Param {
-	v := reflect.ValueOf(p)
-	t := v.Type()
-	var ps []Param
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if !f.IsExported() || name == "" || name == "-" {
-			continue
-		}
-		ps = append(ps, Param{Name: name, Kind: f.Type.String(), Default: v.Field(i).Interface(), Doc: f.Tag.Get("doc")})
-	}
-	return ps
-}
+// tags, with the value's (defaulted) fields as defaults.
+func Params(p any) []Param { return param.Of(p) }
 
 // Configure returns a copy of the protocol with the given parameters set;
-// an unknown parameter or a value of the wrong type is an error naming it.
+// an unknown parameter, a value of the wrong type or out of its range is
+// an error naming it.
 func Configure(p Protocol, params map[string]any) (Protocol, error) {
-	known := map[string]bool{}
-	for _, q := range Params(p) {
-		known[q.Name] = true
-	}
-	var unknown []string
-	for k := range params {
-		if !known[k] {
-			unknown = append(unknown, k)
-		}
-	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		names := make([]string, 0, len(known))
-		for k := range known {
-			names = append(names, k)
-		}
-		sort.Strings(names)
-		return p, fmt.Errorf("%s: unknown parameter(s) %s (known: %s)", p.Info().Name, strings.Join(unknown, ", "), strings.Join(names, ", "))
-	}
-	raw, err := json.Marshal(params)
-	if err != nil {
-		return p, fmt.Errorf("%s: %w", p.Info().Name, err)
-	}
-	// Decode into a copy of p's own struct type, so the defaults stay where
-	// params is silent.
-	q := reflect.New(reflect.TypeOf(p))
-	q.Elem().Set(reflect.ValueOf(p))
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(q.Interface()); err != nil {
-		return p, fmt.Errorf("%s: parameters: %w", p.Info().Name, err)
-	}
-	return q.Elem().Interface().(Protocol), nil
+	return param.Set(p, p.Info().Name, params)
 }
 
 // config is the protocol's parameters as recorded in a Result.
-func config(p any) map[string]any {
-	m := map[string]any{}
-	for _, q := range Params(p) {
-		m[q.Name] = q.Default
-	}
-	return m
-}
+func config(p any) map[string]any { return param.Values(p) }
 
 // All returns every protocol with its defaults, by name.
 func All() []Protocol {

@@ -24,10 +24,14 @@ var defaultRates = []float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9}
 // the least relevant fraction is removed instead. Lower ROAR accuracy
 // (higher KAR accuracy) means a better map.
 type ROAR struct {
-	Rates     []float64 `json:"rates" doc:"fractions of the pixels removed"`
+	Rates     []float64 `json:"rates" doc:"fractions of the pixels removed" range:"(0,1)"`
 	Keep      bool      `json:"keep" doc:"KAR: remove the least relevant pixels, keeping the most relevant"`
 	Reference string    `json:"reference" doc:"value of removed pixels: zero, mean, dataset-mean, blur[:σ], road[:noise]"`
+	Rank      string    `json:"rank" doc:"how maps rank pixels: magnitude (|value|: what ROAR and KAR do with signed maps) or signed (largest value first)" choices:"magnitude|signed"`
 }
+
+// Check implements param.Checker.
+func (r ROAR) Check() error { return checkReference(r.Reference) }
 
 func (r ROAR) defaults() ROAR {
 	if len(r.Rates) == 0 {
@@ -35,6 +39,9 @@ func (r ROAR) defaults() ROAR {
 	}
 	if r.Reference == "" {
 		r.Reference = "zero"
+	}
+	if r.Rank == "" {
+		r.Rank = Magnitude
 	}
 	return r
 }
@@ -64,7 +71,7 @@ func (r ROAR) Run(ctx context.Context, env *Env) (Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("%s: %w", r.name(), err)
 	}
-	rm, err := removeAndScore(ctx, env, r.name(), r.Rates, !r.Keep, ref, true)
+	rm, err := removeAndScore(ctx, env, r.name(), r.Rates, r.Rank, !r.Keep, ref, true)
 	if err != nil {
 		return res, err
 	}
@@ -88,10 +95,14 @@ func (r ROAR) Run(ctx context.Context, env *Env) (Result, error) {
 // noisy linear imputation, scored on the trained model (the authors'
 // default) or, with Retrain, on models retrained on the imputed sets.
 type ROAD struct {
-	Rates     []float64 `json:"rates" doc:"fractions of the pixels removed"`
+	Rates     []float64 `json:"rates" doc:"fractions of the pixels removed" range:"(0,1)"`
 	Retrain   bool      `json:"retrain" doc:"retrain a model per rate and order instead of scoring the trained model"`
 	Reference string    `json:"reference" doc:"imputation; ROAD's own is road:0.01 (noise σ 0.01)"`
+	Rank      string    `json:"rank" doc:"how maps rank pixels: magnitude (|value|: what ROAD does with signed maps) or signed (largest value first)" choices:"magnitude|signed"`
 }
+
+// Check implements param.Checker.
+func (r ROAD) Check() error { return checkReference(r.Reference) }
 
 func (r ROAD) defaults() ROAD {
 	if len(r.Rates) == 0 {
@@ -99,6 +110,9 @@ func (r ROAD) defaults() ROAD {
 	}
 	if r.Reference == "" {
 		r.Reference = "road:0.01"
+	}
+	if r.Rank == "" {
+		r.Rank = Magnitude
 	}
 	return r
 }
@@ -127,7 +141,7 @@ func (r ROAD) Run(ctx context.Context, env *Env) (Result, error) {
 	var shifts []Scalar
 	for o, morf := range []bool{true, false} {
 		name := map[bool]string{true: "morf", false: "lerf"}[morf]
-		rm, err := removeAndScore(ctx, env, "ROAD "+name, r.Rates, morf, ref, r.Retrain)
+		rm, err := removeAndScore(ctx, env, "ROAD "+name, r.Rates, r.Rank, morf, ref, r.Retrain)
 		if err != nil {
 			return res, err
 		}
@@ -149,8 +163,9 @@ func (r ROAD) Run(ctx context.Context, env *Env) (Result, error) {
 // al. 2021), on the test set with the most relevant pixels removed, without
 // retraining per rate.
 type EvalX struct {
-	Rates    []float64 `json:"rates" doc:"fractions of the pixels removed"`
-	MaskProb float64   `json:"mask_prob" doc:"probability that training masks a pixel"`
+	Rates    []float64 `json:"rates" doc:"fractions of the pixels removed" range:"(0,1)"`
+	MaskProb float64   `json:"mask_prob" doc:"probability that training masks a pixel" range:"(0,1)"`
+	Rank     string    `json:"rank" doc:"how maps rank pixels: magnitude (|value|) or signed (largest value first)" choices:"magnitude|signed"`
 }
 
 func (e EvalX) defaults() EvalX {
@@ -159,6 +174,9 @@ func (e EvalX) defaults() EvalX {
 	}
 	if e.MaskProb == 0 {
 		e.MaskProb = 0.5
+	}
+	if e.Rank == "" {
+		e.Rank = Magnitude
 	}
 	return e
 }
@@ -177,13 +195,13 @@ func (e EvalX) Run(ctx context.Context, env *Env) (Result, error) {
 	res := Result{Protocol: "EvalX", Method: env.Method, Config: config(e)}
 	recipe := env.Recipe
 	recipe.MaskProb = e.MaskProb
-	proxy, err := trainModel(ctx, env, "evalx-proxy", recipe, env.Train)
+	proxy, err := trainModel(ctx, env, "evalx-proxy", "train the Eval-X proxy", recipe, env.Train)
 	if err != nil {
 		return res, fmt.Errorf("Eval-X proxy: %w", err)
 	}
 	scored := *env
 	scored.Net = proxy
-	rm, err := removeAndScore(ctx, &scored, "Eval-X", e.Rates, true, perturb.Zero{}, false)
+	rm, err := removeAndScore(ctx, &scored, "Eval-X", e.Rates, e.Rank, true, perturb.Zero{}, false)
 	if err != nil {
 		return res, err
 	}
@@ -206,7 +224,7 @@ func (e EvalX) Run(ctx context.Context, env *Env) (Result, error) {
 // masks when retraining, as in the DPI paper; test masks otherwise), how far
 // the modified test images lie from the clean ones, and the first few of
 // them, at each rate.
-func removeAndScore(ctx context.Context, env *Env, stage string, rates []float64, morf bool, ref perturb.Reference, retrain bool) (removal, error) {
+func removeAndScore(ctx context.Context, env *Env, stage string, rates []float64, rank string, morf bool, ref perturb.Reference, retrain bool) (removal, error) {
 	var out removal
 	for _, r := range rates {
 		if !(r > 0 && r < 1) {
@@ -235,7 +253,7 @@ func removeAndScore(ctx context.Context, env *Env, stage string, rates []float64
 		if err != nil {
 			return out, fmt.Errorf("%s: %w", stage, err)
 		}
-		if orders[s], err = Orders(m, ds.Len(), feats, morf); err != nil {
+		if orders[s], err = Orders(ranked(m, rank), ds.Len(), feats, morf); err != nil {
 			return out, fmt.Errorf("%s %s maps: %w", stage, names[s], err)
 		}
 	}
@@ -262,7 +280,10 @@ func removeAndScore(ctx context.Context, env *Env, stage string, rates []float64
 		net := env.Net
 		if retrain {
 			key := fmt.Sprintf("%s/%s/%s/%g/%s", stage, env.Method, ref.Name(), rate, recipeKey(env.Recipe))
-			if net, err = trainModel(ctx, env, key, env.Recipe, mod[1]); err != nil {
+			if rank != Signed {
+				key += "/" + rank
+			}
+			if net, err = trainModel(ctx, env, key, fmt.Sprintf("retrain %s %.0f %%", stage, 100*rate), env.Recipe, mod[1]); err != nil {
 				return out, fmt.Errorf("%s %.0f%%: %w", stage, 100*rate, err)
 			}
 		}
@@ -333,8 +354,8 @@ func removed(ctx context.Context, ds *data.Dataset, feats perturb.Features, orde
 }
 
 // trainModel trains a fresh network on ds, through the environment's
-// model cache when it has one.
-func trainModel(ctx context.Context, env *Env, key string, recipe train.Config, ds *data.Dataset) (engine.Network, error) {
+// model cache (under key) when it has one; stage words it for progress.
+func trainModel(ctx context.Context, env *Env, key, stage string, recipe train.Config, ds *data.Dataset) (engine.Network, error) {
 	if env.NewNet == nil {
 		return nil, fmt.Errorf("retraining needs the architecture (no NewNet in the environment)")
 	}
@@ -344,7 +365,7 @@ func trainModel(ctx context.Context, env *Env, key string, recipe train.Config, 
 			return nil, err
 		}
 		_, err = train.Train(ctx, net, ds, recipe, func(p train.Progress) {
-			env.report(Progress{Stage: "retrain " + key, Train: &p})
+			env.report(Progress{Stage: stage, Train: &p})
 		})
 		return net, err
 	}

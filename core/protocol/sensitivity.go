@@ -16,13 +16,16 @@ import (
 // over images. A map whose values add up to the effect of removing them
 // scores 1 at every N.
 type SensitivityN struct {
-	Samples   int    `json:"samples" doc:"test images evaluated: the first n"`
-	Ns        []int  `json:"ns" doc:"subset sizes N, in pixels"`
-	Subsets   int    `json:"subsets" doc:"random subsets per image and N"`
+	Samples   int    `json:"samples" doc:"test images evaluated: the first n" range:"[1,]"`
+	Ns        []int  `json:"ns" doc:"subset sizes N, in pixels" range:"[1,]"`
+	Subsets   int    `json:"subsets" doc:"random subsets per image and N" range:"[1,]"`
 	Reference string `json:"reference" doc:"value of removed pixels: zero, mean, dataset-mean, blur[:σ], road[:noise]"`
-	Output    string `json:"output" doc:"score: logit or probability of the target class"`
-	Target    string `json:"target" doc:"class explained: predicted or label"`
+	Output    string `json:"output" doc:"score: logit or probability of the target class" choices:"logit|probability"`
+	Target    string `json:"target" doc:"class explained: predicted or label" choices:"predicted|label"`
 }
+
+// Check implements param.Checker.
+func (s SensitivityN) Check() error { return checkReference(s.Reference) }
 
 func (s SensitivityN) defaults() SensitivityN {
 	if s.Samples == 0 {
@@ -151,14 +154,14 @@ func (s SensitivityN) Run(ctx context.Context, env *Env) (Result, error) {
 // depend on the map's scale (Captum's normalize option); the maps of
 // different methods are then comparable.
 type Infidelity struct {
-	Samples      int     `json:"samples" doc:"test images evaluated: the first n"`
-	Perturbation string  `json:"perturbation" doc:"gaussian or square"`
-	Sigma        float64 `json:"sigma" doc:"standard deviation of the Gaussian perturbation"`
-	Patch        int     `json:"patch" doc:"side of the removed square, in pixels"`
-	Draws        int     `json:"draws" doc:"perturbations per image"`
+	Samples      int     `json:"samples" doc:"test images evaluated: the first n" range:"[1,]"`
+	Perturbation string  `json:"perturbation" doc:"gaussian or square" choices:"gaussian|square"`
+	Sigma        float64 `json:"sigma" doc:"standard deviation of the Gaussian perturbation" range:"(0,]"`
+	Patch        int     `json:"patch" doc:"side of the removed square, in pixels" range:"[1,]"`
+	Draws        int     `json:"draws" doc:"perturbations per image" range:"[1,]"`
 	Normalize    bool    `json:"normalize" doc:"scale each map by its optimal factor first"`
-	Output       string  `json:"output" doc:"score: logit or probability of the target class"`
-	Target       string  `json:"target" doc:"class explained: predicted or label"`
+	Output       string  `json:"output" doc:"score: logit or probability of the target class" choices:"logit|probability"`
+	Target       string  `json:"target" doc:"class explained: predicted or label" choices:"predicted|label"`
 }
 
 func (f Infidelity) defaults() Infidelity {

@@ -2,7 +2,6 @@ package spec
 
 import (
 	"bytes"
-	"reflect"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -65,17 +64,10 @@ func Format(s *Spec) ([]byte, error) {
 			Label: d.Options.Label, ImageSize: d.Options.ImageSize, Channels: d.Options.Channels})
 	}
 	for _, m := range s.Methods {
-		params := map[string]any{}
-		v := reflect.ValueOf(m.Params)
-		for i := range v.NumField() {
-			if !v.Field(i).IsZero() {
-				params[v.Type().Field(i).Tag.Get("yaml")] = v.Field(i).Interface()
-			}
-		}
-		if len(params) == 0 {
+		if len(m.Params) == 0 {
 			f.Methods = append(f.Methods, m.Name)
 		} else {
-			f.Methods = append(f.Methods, fileMethod{Name: m.Name, Params: params})
+			f.Methods = append(f.Methods, fileMethod{Name: m.Name, Params: m.Params})
 		}
 	}
 	for _, p := range s.Protocols {

@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -19,8 +20,10 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"faithlab/core/attr"
+	"faithlab/core/attr/methods"
 	"faithlab/core/data"
 	"faithlab/core/engine/native"
+	"faithlab/core/param"
 	"faithlab/core/protocol"
 )
 
@@ -63,24 +66,12 @@ type Model struct {
 	Batch    int
 }
 
-// Method is an attribution method with its parameters.
+// Method is an attribution method with its parameters, by the names the
+// method's description gives them (methods.Lookup); absent ones take the
+// method's defaults.
 type Method struct {
 	Name   string
-	Params MethodParams
-}
-
-// MethodParams are the attribution methods' parameters (attr.Params) as the
-// spec names them; zero means the method's default.
-type MethodParams struct {
-	Steps     int     `yaml:"steps"`
-	Rule      string  `yaml:"rule"`
-	Baseline  string  `yaml:"baseline"`
-	Samples   int     `yaml:"samples"`
-	NoiseFrac float64 `yaml:"noise_frac"`
-	Stdev     float64 `yaml:"stdev"`
-	Layer     string  `yaml:"layer"`
-	DropRate  float64 `yaml:"drop_rate"`
-	Grid      int     `yaml:"grid"`
+	Params map[string]any
 }
 
 // Protocol is an evaluation protocol with its parameters.
@@ -319,6 +310,8 @@ func (p *parser) spec(doc *yaml.Node) *Spec {
 			if p.decode(v, path, &spec) {
 				if _, err := attr.ParseSteps(spec); err != nil {
 					p.errorf(v, path, "%v", err)
+				} else if slices.Contains(s.Post, spec) {
+					p.errorf(v, path, "post-processing %q listed twice", spec)
 				}
 				s.Post = append(s.Post, spec)
 			}
@@ -328,15 +321,27 @@ func (p *parser) spec(doc *yaml.Node) *Spec {
 		p.errorf(n, "reduce", "channel reduction %q: sum, mean or max", s.Reduce)
 	}
 	if n := required("protocols", "the evaluation protocols"); n != nil {
+		seen := map[string]bool{}
 		for i, v := range p.list(n, "protocols") {
-			s.Protocols = append(s.Protocols, p.protocol(v, fmt.Sprintf("protocols[%d]", i)))
+			path := fmt.Sprintf("protocols[%d]", i)
+			pr := p.protocol(v, path)
+			if key := fmt.Sprint(strings.ToLower(pr.Name), pr.Params); pr.Name != "" && seen[key] {
+				p.errorf(v, path, "protocol %s listed twice with the same parameters", pr.Name)
+			} else {
+				seen[key] = true
+			}
+			s.Protocols = append(s.Protocols, pr)
 		}
 	}
 	if n := f["seeds"]; n != nil {
 		s.Seeds = nil
 		for i, v := range p.list(n, "seeds") {
 			var seed uint64
-			if p.decode(v, fmt.Sprintf("seeds[%d]", i), &seed) {
+			path := fmt.Sprintf("seeds[%d]", i)
+			if p.decode(v, path, &seed) {
+				if slices.Contains(s.Seeds, seed) {
+					p.errorf(v, path, "seed %d listed twice", seed)
+				}
 				s.Seeds = append(s.Seeds, seed)
 			}
 		}
@@ -439,76 +444,110 @@ func (p *parser) method(n *yaml.Node, path string) Method {
 	var m Method
 	var params *yaml.Node
 	m.Name, params = p.named(n, path)
-	if m.Name != "" {
-		if _, err := attr.New(m.Name, attr.Params{}); err != nil {
-			p.errorf(n, path, "unknown method %q (known: %s)", m.Name, strings.Join(attr.Names(), ", "))
-			m.Name = ""
-		}
+	if m.Name == "" {
+		return m
 	}
-	if params != nil {
-		var known []string
-		t := reflect.TypeOf(m.Params)
-		for i := range t.NumField() {
-			known = append(known, t.Field(i).Tag.Get("yaml"))
-		}
-		v := reflect.ValueOf(&m.Params).Elem()
-		for key, val := range p.fields(params, path+".params", known...) {
-			i := slices.Index(known, key)
-			p.decode(val, path+".params."+key, v.Field(i).Addr().Interface())
-		}
-		if m.Params.Baseline != "" && !slices.Contains([]string{"zero", "mean", "blur"}, m.Params.Baseline) {
-			p.errorf(params, path+".params.baseline", "unknown baseline %q (zero, mean, blur)", m.Params.Baseline)
-		}
+	info, err := methods.Lookup(m.Name)
+	if err != nil {
+		p.errorf(n, path, "%v", err)
+		m.Name = ""
+		return m
+	}
+	m.Name = info.Name
+	m.Params = p.params(params, path)
+	// Build it once to check every parameter; the training data it may
+	// need is not here yet, so it gets a stand-in.
+	if _, err := methods.New(m.Name, m.Params, attr.Setup{Train: []float32{0}, TrainN: 1}); err != nil {
+		p.paramErrors(n, params, path, err)
 	}
 	return m
+}
+
+// params reads a parameters mapping (nil when absent).
+func (p *parser) params(n *yaml.Node, path string) map[string]any {
+	if n == nil {
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		p.errorf(n, path+".params", "want a mapping, not %s", kind(n))
+		return nil
+	}
+	var out map[string]any
+	if err := n.Decode(&out); err != nil {
+		p.errorf(n, path+".params", "%v", err)
+		return nil
+	}
+	for k, v := range out {
+		if f, ok := v.(float64); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
+			p.errorf(n, path+".params."+k, "%v: want a finite number", f)
+			delete(out, k)
+		}
+	}
+	return out
+}
+
+// paramErrors places each parameter problem in err at its key in the
+// params mapping (at the item when it names no parameter there).
+func (p *parser) paramErrors(item, params *yaml.Node, path string, err error) {
+	pes := param.Split(err)
+	if len(pes) == 0 {
+		p.errorf(item, path, "%v", err)
+		return
+	}
+	for _, pe := range pes {
+		at, where := item, path
+		if params != nil {
+			at, where = params, path+".params"
+			for i := 0; i+1 < len(params.Content); i += 2 {
+				if k := params.Content[i]; pe.Param != "" && k.Value == pe.Param {
+					at, where = k, where+"."+pe.Param
+				}
+			}
+		}
+		msg := pe.Err.Error()
+		if pe.Param != "" && !strings.HasSuffix(where, "."+pe.Param) {
+			msg = pe.Param + " " + msg
+		}
+		p.errorf(at, where, "%s", msg)
+	}
 }
 
 func (p *parser) protocol(n *yaml.Node, path string) Protocol {
 	var pr Protocol
 	var params *yaml.Node
 	pr.Name, params = p.named(n, path)
-	if params != nil {
-		if params.Kind != yaml.MappingNode {
-			p.errorf(params, path+".params", "want a mapping, not %s", kind(params))
-		} else if err := params.Decode(&pr.Params); err != nil {
-			p.errorf(params, path+".params", "%v", err)
-		}
-	}
+	pr.Params = p.params(params, path)
 	if pr.Name != "" {
 		if _, err := protocol.New(pr.Name, pr.Params); err != nil {
-			at := n
-			if params != nil {
-				at = params
-			}
-			p.errorf(at, path, "%v", err)
+			p.paramErrors(n, params, path, err)
 		}
 	}
 	return pr
 }
 
-// Label names a method with the parameters it sets, e.g.
-// "smoothgrad{samples=30}": what results are filed under.
+// Label names a method with the parameters the spec sets, in the order
+// the method lists them, e.g. "smoothgrad{samples=30,noise_frac=0.2}":
+// what results are filed under.
 func (m Method) Label() string {
-	var parts []string
-	v := reflect.ValueOf(m.Params)
-	for i := range v.NumField() {
-		if f := v.Field(i); !f.IsZero() {
-			parts = append(parts, fmt.Sprintf("%s=%v", v.Type().Field(i).Tag.Get("yaml"), f.Interface()))
-		}
-	}
-	if len(parts) == 0 {
+	if len(m.Params) == 0 {
 		return m.Name
+	}
+	info, err := methods.Lookup(m.Name)
+	if err != nil {
+		return m.Name
+	}
+	var parts []string
+	for _, q := range info.Params {
+		if v, ok := m.Params[q.Name]; ok {
+			parts = append(parts, fmt.Sprintf("%s=%v", q.Name, v))
+		}
 	}
 	return m.Name + "{" + strings.Join(parts, ",") + "}"
 }
 
-// New returns the attribution method, seeded.
-func (m Method) New(seed uint64, chunk int) (attr.Method, error) {
-	q := m.Params
-	return attr.New(m.Name, attr.Params{Steps: q.Steps, Rule: q.Rule, Baseline: attr.Baseline(q.Baseline),
-		Samples: q.Samples, NoiseFrac: q.NoiseFrac, Stdev: q.Stdev, Layer: q.Layer, DropRate: q.DropRate,
-		Grid: q.Grid, Seed: seed, Chunk: chunk})
-}
+// New returns the attribution method, seeded, with the training inputs it
+// may draw on.
+func (m Method) New(s attr.Setup) (attr.Method, error) { return methods.New(m.Name, m.Params, s) }
 
 // New returns the configured protocol.
 func (p Protocol) New() (protocol.Protocol, error) { return protocol.New(p.Name, p.Params) }

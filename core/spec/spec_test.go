@@ -57,9 +57,9 @@ colour: blue
 		has  string
 	}{
 		{3, "model.epochs: -3"},
-		{7, `methods[1].params.samples: want an integer, not "many"`},
-		{8, `unknown method "gradiant"`},
-		{11, "unknown parameter(s) retrain_epochs"},
+		{7, `methods[1].params.samples: is a string: want an integer`},
+		{8, `unknown attribution method "gradiant"`},
+		{11, "retrain_epochs: does not apply (it takes rates, keep, reference, rank)"},
 		{13, `unknown key "colour"`},
 	}
 	if len(ps) != len(want) {

@@ -71,18 +71,18 @@ func NetScorer(net engine.Network, x, ref []float32, shape []int, grid, target i
 // LeMo objective with K = 5000, T0 = 0.1 for probabilities (2 for logits),
 // η = 0.999, zero reference, α = 1.
 type TRACE struct {
-	Algorithm  string // "sa" (default) or "greedy"
-	Objective  Objective
-	Grid       int
-	Logit      bool // score logits instead of probabilities
-	Iterations int
-	T0         float64
-	Cooling    float64
-	GreedyInit bool // start annealing from TRACE-Greedy-Le
-	Reference  attr.Baseline
-	Alpha      float64
-	Seed       uint64
-	Chunk      int
+	Algorithm  string        `json:"-"` // "sa" (default) or "greedy", set by the method's name
+	Objective  Objective     `json:"objective" doc:"what the trajectory optimises: le (LeRF), mo (MoRF) or lemo (LeRF − MoRF)" choices:"le|mo|lemo"`
+	Grid       int           `json:"grid" doc:"patch grid side g: the trajectory orders g×g patches" range:"[1,]"`
+	Logit      bool          `json:"logit" doc:"score logits instead of probabilities"`
+	Iterations int           `json:"iterations" doc:"simulated annealing: iterations K" range:"[1,]"`
+	T0         float64       `json:"t0" doc:"simulated annealing: initial temperature" range:"(0,]"`
+	Cooling    float64       `json:"cooling" doc:"simulated annealing: cooling rate η" range:"(0,1)"`
+	GreedyInit bool          `json:"greedy_init" doc:"simulated annealing: start from TRACE-Greedy-Le's trajectory"`
+	Reference  attr.Baseline `json:"reference" doc:"value of removed patches: zero, mean or blur" choices:"zero|mean|blur"`
+	Alpha      float64       `json:"alpha" doc:"heatmap exponent α in ψ = (rank/t)^α" range:"(0,]"`
+	Seed       uint64        `json:"-"`
+	Chunk      int           `json:"-"`
 }
 
 func (m TRACE) defaults() TRACE {
@@ -98,17 +98,19 @@ func (m TRACE) defaults() TRACE {
 	if m.Grid == 0 {
 		m.Grid = 7
 	}
-	if m.Iterations == 0 {
-		m.Iterations = 5000
-	}
-	if m.T0 == 0 {
-		m.T0 = 0.1
-		if m.Logit {
-			m.T0 = 2
+	if m.Algorithm == "sa" {
+		if m.Iterations == 0 {
+			m.Iterations = 5000
 		}
-	}
-	if m.Cooling == 0 {
-		m.Cooling = 0.999
+		if m.T0 == 0 {
+			m.T0 = 0.1
+			if m.Logit {
+				m.T0 = 2
+			}
+		}
+		if m.Cooling == 0 {
+			m.Cooling = 0.999
+		}
 	}
 	if m.Reference == "" {
 		m.Reference = attr.BaselineZero
@@ -117,6 +119,36 @@ func (m TRACE) defaults() TRACE {
 		m.Alpha = 1
 	}
 	return m
+}
+
+// Check implements param.Checker: greedy search has no LeMo scheme and no
+// annealing settings.
+func (m TRACE) Check() error {
+	if m.Algorithm != "greedy" {
+		return nil
+	}
+	if m.Objective == LeMo {
+		return fmt.Errorf("objective lemo has no greedy scheme: use le or mo, or trace-sa")
+	}
+	if m.Iterations != 0 || m.T0 != 0 || m.Cooling != 0 || m.GreedyInit {
+		return fmt.Errorf("iterations, t0, cooling and greedy_init apply to trace-sa only")
+	}
+	return nil
+}
+
+// Entries are TRACE's methods for the registry: trace-sa and trace-greedy.
+func Entries() []attr.Entry {
+	newTRACE := func(alg string) func(attr.Setup) TRACE {
+		return func(s attr.Setup) TRACE { return TRACE{Algorithm: alg, Seed: s.Seed, Chunk: s.Chunk} }
+	}
+	return []attr.Entry{
+		attr.NewEntry("trace-sa", "TRACE (simulated annealing)", attr.CategoryTRACE, []string{"image"},
+			"the patch order that optimises the deletion objective, found by simulated annealing, as a heatmap (TRACE paper)",
+			newTRACE("sa"), TRACE.defaults),
+		attr.NewEntry("trace-greedy", "TRACE (greedy)", attr.CategoryTRACE, []string{"image"},
+			"the patch order that optimises the deletion objective, built greedily step by step, as a heatmap (TRACE paper)",
+			newTRACE("greedy"), TRACE.defaults),
+	}
 }
 
 // Name implements attr.Method, e.g. "TRACE-SA-lemo".

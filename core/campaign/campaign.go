@@ -1,0 +1,232 @@
+// Package campaign is what a front end (the CLI, the workbench) does with a
+// campaign: create one from a spec, run or resume it with progress events,
+// read its status, export its CSV, figures and diagnostics, merge its
+// shards, and write the cluster script that runs them. Each is one call;
+// front ends only parse flags or read forms.
+//
+// A campaign's run folder holds (store describes each file):
+//
+//	OUT/spec.yaml              the spec, as given
+//	OUT/manifest.json          versions, machine, seeds, shard, start and end
+//	OUT/results.jsonl          one record per finished task, synced before the next
+//	OUT/results.csv            the tidy results, rewritten at the end of every run
+//	OUT/diagnostics.json       mask-TV fits, ground-truth correlations, post-processing counts
+//	OUT/lock                   held (flock) by the process running the campaign
+//	OUT/cache/                 the artefact cache, unless the spec names a shared one
+//	OUT/shards/I-of-N/         a shard's own run folder (the same files), from --shard I/N
+//
+// Only one process runs a run folder at a time: Run takes OUT/lock (an
+// advisory lock the kernel drops when the process dies, kill -9 included)
+// and a second process is refused with the holder's pid and host.
+package campaign
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"time"
+
+	"faithlab/core/data"
+	"faithlab/core/engine/gemm"
+	"faithlab/core/job"
+	"faithlab/core/model"
+	"faithlab/core/report"
+	"faithlab/core/spec"
+	"faithlab/core/store"
+)
+
+// Campaign is a checked spec and the bytes it was read from.
+type Campaign struct {
+	Spec *spec.Spec
+	Raw  []byte // the spec file as written: its hash is the run id
+}
+
+// Load reads and checks the spec file at path.
+func Load(path string) (*Campaign, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := spec.Parse(path, raw)
+	if err != nil {
+		return nil, err
+	}
+	return &Campaign{Spec: s, Raw: raw}, nil
+}
+
+// Save writes s as dir/campaign.yaml (through spec.Format, so that the CLI
+// and the GUI write the same file) and loads it back. A folder that holds
+// another campaign's spec is refused: a campaign gets its own folder.
+func Save(dir string, s *spec.Spec) (*Campaign, string, error) {
+	text, err := spec.Format(s)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, "", err
+	}
+	path := filepath.Join(dir, "campaign.yaml")
+	if old, err := os.ReadFile(path); err == nil && !bytes.Equal(old, text) {
+		return nil, "", fmt.Errorf("%s holds another campaign (%s): give this one its own folder", dir, path)
+	}
+	if err := data.WriteFileAtomic(path, text); err != nil {
+		return nil, "", err
+	}
+	c, err := Load(path)
+	return c, path, err
+}
+
+// ID names the campaign by its spec, so that a resumed, a sharded and an
+// uninterrupted run of one spec carry the same id.
+func (c *Campaign) ID() string { return hash(c.Raw)[:12] }
+
+func hash(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// Dir is the run folder of the campaign or of one of its shards.
+func (c *Campaign) Dir(sh job.Shard) string {
+	if sh.Of <= 1 {
+		return c.Spec.Output
+	}
+	return filepath.Join(c.Spec.Output, "shards", fmt.Sprintf("%d-of-%d", sh.I, sh.Of))
+}
+
+// Tasks lists the shard's tasks, in plan order.
+func (c *Campaign) Tasks(sh job.Shard) []job.Task {
+	var out []job.Task
+	for _, t := range job.Plan(c.Spec) {
+		if sh.Has(t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// CacheDir is the artefact cache the campaign uses, absolute.
+func (c *Campaign) CacheDir() (string, error) {
+	cache := c.Spec.Cache
+	if cache == "" {
+		cache = filepath.Join(c.Spec.Output, "cache")
+	}
+	return filepath.Abs(cache)
+}
+
+// Outcome is what a run did.
+type Outcome struct {
+	Dir         string // the run folder
+	Failed      int    // tasks that failed
+	Elapsed     time.Duration
+	Diagnostics report.Diagnostics
+	Summary     string // each protocol's headline score per method, as a text table
+}
+
+// Run runs (or resumes) the shard of the campaign, sending the runner's
+// events to events (closed when Run returns; nil: none). It holds the run
+// folder's lock, sets the spec's memory cap, keeps the manifest, and at
+// the end — also after a cancel — writes results.csv and diagnostics.json
+// from every record so far.
+func (c *Campaign) Run(ctx context.Context, sh job.Shard, kernel gemm.Kernel, events chan<- job.Event) (Outcome, error) {
+	if events != nil {
+		defer close(events)
+	}
+	s := c.Spec
+	dir := c.Dir(sh)
+	out := Outcome{Dir: dir}
+	if dir != s.Output {
+		// The campaign's own folder holds the spec too, for status and merge.
+		if _, err := store.Open(s.Output, c.Raw); err != nil {
+			return out, err
+		}
+	}
+	run, err := store.Open(dir, c.Raw)
+	if err != nil {
+		return out, err
+	}
+	unlock, err := lock(dir)
+	if err != nil {
+		return out, err
+	}
+	defer unlock()
+	if s.MemoryGB > 0 {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(int64(s.MemoryGB * (1 << 30))))
+	}
+	cache, err := c.CacheDir()
+	if err != nil {
+		return out, err
+	}
+	man, err := run.Manifest()
+	if err != nil {
+		return out, err
+	}
+	host, _ := os.Hostname()
+	if man.Started.IsZero() {
+		man.Started = time.Now().UTC()
+	}
+	man.ID, man.Spec, man.Faithlab, man.Go, man.Kernel, man.Host, man.CPUs, man.Seeds, man.Shard, man.Cache, man.Ended =
+		c.ID(), hash(c.Raw), model.Version, runtime.Version(), kernel.Name(), host, runtime.NumCPU(), s.Seeds, sh.String(), cache, time.Time{}
+	if err := run.SetManifest(man); err != nil {
+		return out, err
+	}
+	r := &job.Runner{Spec: s, Run: run, Cache: &store.Cache{Dir: cache}, Kernel: kernel, Shard: sh, Events: events}
+	t0 := time.Now()
+	out.Failed, err = r.Execute(ctx)
+	out.Elapsed = time.Since(t0)
+	recs, rerr := run.Records()
+	if rerr != nil {
+		return out, rerr
+	}
+	ok, _, _ := c.sort(recs)
+	if werr := c.writeResults(dir, ok, &out); werr != nil && err == nil {
+		err = werr
+	}
+	man.Ended, man.Tasks, man.Failed = time.Now().UTC(), len(c.Tasks(sh)), out.Failed
+	if merr := run.SetManifest(man); merr != nil && err == nil {
+		err = merr
+	}
+	return out, err
+}
+
+// writeResults writes DIR/results.csv and DIR/diagnostics.json from the
+// finished records and fills the outcome's diagnostics and summary.
+func (c *Campaign) writeResults(dir string, ok []store.Record, out *Outcome) error {
+	var buf bytes.Buffer
+	if err := report.WriteCSV(&buf, c.ID(), ok); err != nil {
+		return err
+	}
+	if err := data.WriteFileAtomic(filepath.Join(dir, "results.csv"), buf.Bytes()); err != nil {
+		return err
+	}
+	out.Diagnostics = report.Diagnose(ok)
+	b, err := json.MarshalIndent(out.Diagnostics, "", "  ")
+	if err != nil {
+		return err
+	}
+	return data.WriteFileAtomic(filepath.Join(dir, "diagnostics.json"), append(b, '\n'))
+}
+
+// sort returns each planned task's latest successful record, in plan
+// order, and the failed and missing tasks.
+func (c *Campaign) sort(recs []store.Record) (ok []store.Record, failed []store.Record, missing []job.Task) {
+	latest := store.Latest(recs)
+	for _, t := range job.Plan(c.Spec) {
+		rec, found := latest[t.Key]
+		switch {
+		case !found:
+			missing = append(missing, t)
+		case rec.Error != "":
+			failed = append(failed, rec)
+		default:
+			ok = append(ok, rec)
+		}
+	}
+	return ok, failed, missing
+}

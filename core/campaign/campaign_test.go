@@ -1,0 +1,231 @@
+package campaign
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"faithlab/core/engine/gemm"
+	"faithlab/core/job"
+	"faithlab/core/store"
+)
+
+// TestMain lets a test run a campaign in a child process of this binary,
+// so that it can kill it with SIGKILL.
+func TestMain(m *testing.M) {
+	if spec := os.Getenv("FAITHLAB_RUN_SPEC"); spec != "" {
+		c, err := Load(spec)
+		if err == nil {
+			_, err = c.Run(context.Background(), job.Shard{}, best(), nil)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+const campaignSpec = `name: kill-test
+output: run
+datasets: [{id: gmm, train_samples: 3000, test_samples: 300}]
+model: {arch: mlp, epochs: 3}
+methods: [gradient, gradxinput, random]
+protocols:
+  - {name: roar, params: {rates: [0.1, 0.3, 0.5, 0.7, 0.9]}}
+  - {name: deletion, params: {samples: 100}}
+retrain: {epochs: 3}
+`
+
+func load(t *testing.T, dir string) *Campaign {
+	t.Helper()
+	p := filepath.Join(dir, "campaign.yaml")
+	if err := os.WriteFile(p, []byte(campaignSpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func run(t *testing.T, c *Campaign, sh job.Shard) Outcome {
+	t.Helper()
+	out, err := c.Run(context.Background(), sh, best(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func readCSV(t *testing.T, dir string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "results.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// `kill -9` in the middle of a campaign, then Run again: the CSV is the
+// same, byte for byte, as that of a run never interrupted, and no task
+// that had finished runs again.
+func TestKill9ThenResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs two campaigns")
+	}
+	want := readCSV(t, run(t, load(t, t.TempDir()), job.Shard{}).Dir)
+
+	dir := t.TempDir()
+	c := load(t, dir)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "FAITHLAB_RUN_SPEC="+filepath.Join(dir, "campaign.yaml"))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	results := filepath.Join(dir, "run", "results.jsonl")
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		b, _ := os.ReadFile(results)
+		if bytes.Count(b, []byte("\n")) >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("no task finished in two minutes")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	// While the child runs, the run folder is its own.
+	if _, err := c.Run(context.Background(), job.Shard{}, best(), nil); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("process %d", cmd.Process.Pid)) {
+		t.Errorf("a second run of a busy folder: %v, want a refusal naming process %d", err, cmd.Process.Pid)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	b, _ := os.ReadFile(results)
+	n := bytes.Count(b, []byte("\n"))
+	if n >= 6 {
+		t.Fatalf("the campaign had finished (%d tasks) before the kill", n)
+	}
+	// The kill released the lock: the same campaign resumes.
+	if got := readCSV(t, run(t, c, job.Shard{}).Dir); !bytes.Equal(got, want) {
+		t.Errorf("CSV after kill -9 and resume (%d bytes) differs from the uninterrupted run's (%d bytes)", len(got), len(want))
+	}
+	b, _ = os.ReadFile(results)
+	if got := bytes.Count(b, []byte("\n")); got != 6 {
+		t.Errorf("%d records for 6 tasks: a task finished before the kill ran again", got)
+	}
+	st := mustOpen(t, filepath.Join(dir, "run")).Status()
+	if len(st.Done) != 6 || len(st.Failed)+len(st.Missing) != 0 {
+		t.Errorf("status: %d done, %d failed, %d missing; want 6, 0, 0", len(st.Done), len(st.Failed), len(st.Missing))
+	}
+}
+
+func mustOpen(t *testing.T, dir string) *Results {
+	t.Helper()
+	r, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// Two shards, run apart (each with its own cache, as on two machines) and
+// merged, equal one run; the merged run keeps the perturbed samples in its
+// own cache.
+func TestShardsMergeToOneRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs three campaigns")
+	}
+	one := run(t, load(t, t.TempDir()), job.Shard{})
+	var shardDirs []string
+	for i := range 2 {
+		out := run(t, load(t, t.TempDir()), job.Shard{I: i, Of: 2})
+		if want := fmt.Sprintf("%d-of-2", i); filepath.Base(out.Dir) != want {
+			t.Fatalf("shard %d ran in %s", i, out.Dir)
+		}
+		shardDirs = append(shardDirs, out.Dir)
+	}
+	// A status of a shard's parent sees the shard's records.
+	if st := mustOpen(t, filepath.Dir(filepath.Dir(shardDirs[0]))).Status(); len(st.Done) != 3 || len(st.Missing) != 3 {
+		t.Errorf("status of shard 0's campaign folder: %d done, %d missing; want 3 and 3", len(st.Done), len(st.Missing))
+	}
+	merged := filepath.Join(t.TempDir(), "merged")
+	m, err := Merge(merged, shardDirs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Done != 6 || m.Failed+m.Missing+m.LostSamples != 0 {
+		t.Errorf("merge: %+v", m)
+	}
+	if !bytes.Equal(readCSV(t, merged), readCSV(t, one.Dir)) {
+		t.Error("merged shards' CSV differs from the single run's")
+	}
+	if _, err := Merge(merged, shardDirs...); err == nil {
+		t.Error("a merge into a folder that holds results was accepted")
+	}
+	for _, d := range shardDirs {
+		os.RemoveAll(filepath.Join(filepath.Dir(filepath.Dir(d)), "cache"))
+	}
+	r := mustOpen(t, merged)
+	kept := 0
+	for _, rec := range r.Status().Done {
+		for _, sm := range rec.Result.Samples {
+			if _, ok, err := (&store.Cache{Dir: r.Manifest.Cache}).Get(sm.Key, ".npy"); !ok || err != nil {
+				t.Errorf("%s: sample %s not in the merged run's cache %s (%v)", rec.Label, sm.Name, r.Manifest.Cache, err)
+			}
+			kept++
+		}
+	}
+	if kept == 0 {
+		t.Error("the merged run keeps no samples")
+	}
+}
+
+func TestSaveRefusesAnotherCampaignsFolder(t *testing.T) {
+	c := load(t, t.TempDir())
+	dir := t.TempDir()
+	s := *c.Spec
+	if _, _, err := Save(dir, &s); err != nil {
+		t.Fatal(err)
+	}
+	s.Seeds = []uint64{7}
+	if _, _, err := Save(dir, &s); err == nil || !strings.Contains(err.Error(), "holds another campaign") {
+		t.Errorf("saving another campaign over the first: %v", err)
+	}
+}
+
+func TestSlurmScript(t *testing.T) {
+	dir := t.TempDir()
+	c := load(t, dir)
+	b, err := c.Slurm(SlurmOptions{Shards: 4, CPUs: 8, MemGB: 16, Time: "1:00:00", CLI: "faithlab-cli", Spec: "/x/campaign.yaml", Script: "c.sbatch"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"#!/bin/bash", "#SBATCH --array=0-3", "run /x/campaign.yaml --shard /4",
+		"merge --out " + filepath.Join(dir, "run", "merged"), filepath.Join(dir, "run", "shards", "3-of-4")} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("script lacks %q:\n%s", want, b)
+		}
+	}
+	if _, err := c.Slurm(SlurmOptions{}); err == nil {
+		t.Error("0 shards accepted")
+	}
+}
+
+// best is the kernel the CLI would use (gonum's when OpenBLAS is missing).
+func best() gemm.Kernel {
+	k, _ := gemm.Best()
+	return k
+}

@@ -1,0 +1,214 @@
+package campaign
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"faithlab/core/attr"
+	"faithlab/core/attr/methods"
+	"faithlab/core/attr/trace"
+	"faithlab/core/data"
+	"faithlab/core/engine"
+	"faithlab/core/model"
+	"faithlab/core/perturb"
+	"faithlab/core/protocol"
+)
+
+// Methods describes every attribution method (methods.All).
+func Methods() []attr.Info { return methods.All() }
+
+// Protocols describes every evaluation protocol with its defaults.
+func Protocols() []protocol.Info {
+	var out []protocol.Info
+	for _, p := range protocol.All() {
+		out = append(out, p.Info())
+	}
+	return out
+}
+
+// Request says which maps to compute: the method, its parameters, the
+// samples and what to explain.
+type Request struct {
+	Method string
+	Params map[string]any // by the names in the method's Info.Params
+	Post   string         // post-processing steps, e.g. "abs,gaussian:1"
+	Reduce string         // colour channels to one map: sum, mean, max ("": keep)
+	Offset int            // first sample of the set
+	Count  int            // samples (0: all from Offset)
+	Target string         // "predicted" (default) or "label"
+	Seed   uint64
+	Chunk  int // inputs per engine call (0: 256)
+}
+
+// Explained is what Attribute made.
+type Explained struct {
+	Maps     attr.Maps
+	Method   string         // the method's own name, e.g. "IntegratedGradients"
+	Settings map[string]any // every setting it ran with, defaults included
+	Post     []string
+	Targets  []int
+	Trace    []trace.Result // TRACE: per sample, trajectory, objective, iterations, time
+	Elapsed  time.Duration
+}
+
+// Attribute computes maps for samples of ds under the model m, with the
+// method built from the registry exactly as a campaign builds it (the same
+// training data for the methods that draw on it).
+func Attribute(ctx context.Context, m *model.Model, trainSet, ds *data.Dataset, q Request) (Explained, error) {
+	var ex Explained
+	if q.Offset < 0 || q.Offset >= ds.Len() {
+		return ex, fmt.Errorf("first sample %d outside the %d samples of %s", q.Offset, ds.Len(), ds.Name)
+	}
+	if q.Count < 0 {
+		return ex, fmt.Errorf("%d samples: want 0 (all) or more", q.Count)
+	}
+	if q.Chunk <= 0 {
+		q.Chunk = 256
+	}
+	steps, err := attr.ParseSteps(q.Post)
+	if err != nil {
+		return ex, err
+	}
+	meth, err := methods.New(q.Method, q.Params, attr.Setup{Seed: q.Seed, Chunk: q.Chunk, Train: trainSet.X, TrainN: trainSet.Len()})
+	if err != nil {
+		return ex, err
+	}
+	n := ds.Len() - q.Offset
+	if q.Count > 0 {
+		n = min(n, q.Count)
+	}
+	dim := ds.Dim()
+	in := attr.Input{X: ds.X[q.Offset*dim : (q.Offset+n)*dim], N: n, Shape: ds.Shape}
+	switch q.Target {
+	case "", "predicted":
+		if in.Target, err = attr.Predicted(ctx, m.Net, in.X, n, q.Chunk); err != nil {
+			return ex, err
+		}
+	case "label":
+		in.Target = ds.Y[q.Offset : q.Offset+n]
+	default:
+		return ex, fmt.Errorf("target %q: predicted or label", q.Target)
+	}
+	t0 := time.Now()
+	if t, ok := meth.(trace.TRACE); ok {
+		meth = recordTrace{t, &ex.Trace}
+	}
+	maps, err := attr.Run(ctx, meth, m.Net, in)
+	if err != nil {
+		return ex, err
+	}
+	maps = attr.Apply(maps, steps)
+	if q.Reduce != "" {
+		if maps, err = attr.ReduceChannels(maps, q.Reduce); err != nil {
+			return ex, err
+		}
+	}
+	ex.Maps, ex.Method, ex.Settings, ex.Targets, ex.Elapsed = maps, meth.Name(), meth.Settings(), in.Target, time.Since(t0)
+	for _, s := range steps {
+		ex.Post = append(ex.Post, s.String())
+	}
+	return ex, nil
+}
+
+// recordTrace runs a TRACE method and keeps its per-image results.
+type recordTrace struct {
+	trace.TRACE
+	results *[]trace.Result
+}
+
+func (r recordTrace) Attribute(ctx context.Context, net engine.Network, in attr.Input) (attr.Maps, error) {
+	maps, res, err := r.Explain(ctx, net, in)
+	*r.results = res
+	return maps, err
+}
+
+// Impute fills the removed pixels (mask 0) of a C×H×W image in place from
+// the named reference (zero, mean, blur[:σ], road[:noise]).
+func Impute(ctx context.Context, reference string, img []float32, shape []int, mask []float32, seed uint64) error {
+	ref, err := perturb.ParseReference(reference, nil)
+	if err != nil {
+		return err
+	}
+	if err := engine.CheckInput(img, 1, shape); err != nil {
+		return err
+	}
+	return perturb.FillAll(ctx, ref, img, shape, mask, seed, 0)
+}
+
+// TraceScore is one method's mean deletion scores over the images.
+type TraceScore struct {
+	Method        string
+	LeRF, MoRF    float64
+	LeRFMinusMoRF float64
+}
+
+// TraceCompare scores methods and TRACE (greedy Le, annealed LeMo) on the
+// deletion metric of the TRACE paper (Table 1): the first n test images,
+// g×g patches, zero reference, the predicted class's probability. Methods
+// come out best LeRF − MoRF first; done is called after each.
+func TraceCompare(ctx context.Context, m *model.Model, ds *data.Dataset, n, grid, iterations int, seed uint64, done func(method string)) ([]TraceScore, error) {
+	n = min(n, ds.Len())
+	in := attr.Input{X: ds.X[:n*ds.Dim()], N: n, Shape: ds.Shape}
+	var err error
+	if in.Target, err = attr.Predicted(ctx, m.Net, in.X, n, 256); err != nil {
+		return nil, err
+	}
+	var ms []attr.Method
+	setup := attr.Setup{Seed: seed}
+	for _, name := range []string{"gradient", "gradxinput", "ig", "smoothgrad", "sgsq", "vargrad", "deeplift", "gradcam", "sobel", "random"} {
+		meth, err := methods.New(name, nil, setup)
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, meth)
+	}
+	for _, t := range []struct {
+		name   string
+		params map[string]any
+	}{
+		{"trace-greedy", map[string]any{"objective": "le", "grid": grid}},
+		{"trace-sa", map[string]any{"objective": "lemo", "grid": grid, "iterations": iterations}},
+	} {
+		meth, err := methods.New(t.name, t.params, setup)
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, meth)
+	}
+	feats, err := perturb.NewFeatures(ds.Shape[1], ds.Shape[2], grid)
+	if err != nil {
+		return nil, err
+	}
+	var rows []TraceScore
+	for _, meth := range ms {
+		maps, err := attr.Run(ctx, meth, m.Net, in)
+		if err != nil {
+			return nil, err
+		}
+		if maps, err = attr.ReduceChannels(maps, "sum"); err != nil {
+			return nil, err
+		}
+		r := TraceScore{Method: meth.Name()}
+		for i := range n {
+			f, err := trace.NetScorer(m.Net, in.Sample(i), make([]float32, in.Dim()), ds.Shape, grid, in.Target[i], true, 256)
+			if err != nil {
+				return nil, err
+			}
+			c, err := trace.Evaluate(ctx, f, trace.TrajectoryOf(trace.PatchScores(maps.Map(i), feats)))
+			if err != nil {
+				return nil, err
+			}
+			r.LeRF += c.Value(trace.Le) / float64(n)
+			r.MoRF += -c.Value(trace.Mo) / float64(n)
+			r.LeRFMinusMoRF += c.Value(trace.LeMo) / float64(n)
+		}
+		rows = append(rows, r)
+		if done != nil {
+			done(r.Method)
+		}
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].LeRFMinusMoRF > rows[j].LeRFMinusMoRF })
+	return rows, nil
+}

@@ -1,0 +1,260 @@
+package campaign
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"faithlab/core/data"
+	"faithlab/core/job"
+	"faithlab/core/model"
+	"faithlab/core/report"
+	"faithlab/core/spec"
+	"faithlab/core/store"
+)
+
+// Results is a run folder opened for reading: its campaign, and the
+// records of the folder and of its shards.
+type Results struct {
+	*Campaign
+	Dir      string
+	Manifest store.Manifest // the folder's own (zero when it has none yet)
+	Records  []store.Record
+}
+
+// Open reads the run folder dir and its shards' folders.
+func Open(dir string) (*Results, error) {
+	run, raw, err := store.OpenExisting(dir)
+	if err != nil {
+		return nil, err
+	}
+	s, err := spec.Parse(filepath.Join(dir, "spec.yaml"), raw)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := run.Records()
+	if err != nil {
+		return nil, err
+	}
+	shards, _ := filepath.Glob(filepath.Join(dir, "shards", "*"))
+	for _, sd := range shards {
+		sr, sraw, err := store.OpenExisting(sd)
+		if err != nil {
+			continue
+		}
+		if !bytes.Equal(sraw, raw) {
+			return nil, fmt.Errorf("shard %s ran another spec than %s", sd, dir)
+		}
+		more, err := sr.Records()
+		if err != nil {
+			return nil, err
+		}
+		recs = append(recs, more...)
+	}
+	man, _ := run.Manifest()
+	return &Results{Campaign: &Campaign{Spec: s, Raw: raw}, Dir: dir, Manifest: man, Records: recs}, nil
+}
+
+// Status is where a run stands.
+type Status struct {
+	Done    []store.Record // the latest successful record of each task, in plan order
+	Failed  []store.Record
+	Missing []job.Task
+}
+
+// Status sorts the planned tasks into done, failed and still to run.
+func (r *Results) Status() Status {
+	ok, failed, missing := r.sort(r.Records)
+	return Status{Done: ok, Failed: failed, Missing: missing}
+}
+
+// State words the manifest's state: when it started and whether it ended.
+func (r *Results) State() string {
+	m := r.Manifest
+	if m.Started.IsZero() {
+		return "not started"
+	}
+	state := "running or stopped"
+	if !m.Ended.IsZero() {
+		state = "ended " + m.Ended.Format(time.RFC3339)
+	}
+	return fmt.Sprintf("started %s, %s; faithlab %s, %s, %s, %d CPUs", m.Started.Format(time.RFC3339), state, m.Faithlab, m.Go, m.Host, m.CPUs)
+}
+
+// CSV is the tidy CSV of the finished tasks, in plan order.
+func (r *Results) CSV() ([]byte, error) {
+	var buf bytes.Buffer
+	err := report.WriteCSV(&buf, r.ID(), r.Status().Done)
+	return buf.Bytes(), err
+}
+
+// Caches lists the caches the run's artefacts may be in: the one its
+// manifest names, its shards' ones, and its own cache subfolder (the
+// default).
+func (r *Results) Caches() []*store.Cache {
+	var caches []*store.Cache
+	seen := map[string]bool{}
+	add := func(d string) {
+		if d != "" && !seen[d] {
+			seen[d] = true
+			caches = append(caches, &store.Cache{Dir: d})
+		}
+	}
+	shards, _ := filepath.Glob(filepath.Join(r.Dir, "shards", "*"))
+	for _, d := range append([]string{r.Dir}, shards...) {
+		if run, _, err := store.OpenExisting(d); err == nil {
+			if m, err := run.Manifest(); err == nil {
+				add(m.Cache)
+			}
+		}
+	}
+	if d, err := filepath.Abs(filepath.Join(r.Dir, "cache")); err == nil {
+		add(d)
+	}
+	return caches
+}
+
+// Exported is what Figures wrote.
+type Exported struct {
+	Figures, Files int
+	MissingSamples int // perturbed samples in none of the run's caches
+}
+
+// Figures draws the run's figures into dir in the given formats (png,
+// svg, pdf).
+func (r *Results) Figures(dir string, formats ...string) (Exported, error) {
+	var ex Exported
+	ok := r.Status().Done
+	figs, err := report.Figures(ok)
+	if err != nil {
+		return ex, err
+	}
+	grids, missing, err := report.SampleFigures(ok, r.Caches()...)
+	if err != nil {
+		return ex, err
+	}
+	figs = append(figs, grids...)
+	files, err := report.Save(dir, figs, formats...)
+	if err != nil {
+		return ex, err
+	}
+	return Exported{Figures: len(figs), Files: len(files), MissingSamples: missing}, nil
+}
+
+// Merged is what Merge did.
+type Merged struct {
+	Done, Failed, Missing int
+	LostSamples           int // perturbed samples in none of the runs' caches
+}
+
+// Merge joins run folders of one spec (a campaign's shards, or any runs of
+// it) into the new run folder out: their latest records, and the perturbed
+// samples they keep, copied into out's own cache so that it stands alone
+// when the shards' caches were node-local.
+func Merge(out string, dirs ...string) (Merged, error) {
+	var m Merged
+	if len(dirs) == 0 {
+		return m, fmt.Errorf("nothing to merge")
+	}
+	var first *Results
+	var all []store.Record
+	var caches []*store.Cache
+	for _, d := range dirs {
+		r, err := Open(d)
+		if err != nil {
+			return m, err
+		}
+		if first != nil && !bytes.Equal(r.Raw, first.Raw) {
+			return m, fmt.Errorf("%s ran another spec than %s: only runs of one spec merge", d, dirs[0])
+		}
+		if first == nil {
+			first = r
+		}
+		all = append(all, r.Records...)
+		caches = append(caches, r.Caches()...)
+	}
+	run, err := store.Open(out, first.Raw)
+	if err != nil {
+		return m, err
+	}
+	if old, err := run.Records(); err != nil || len(old) > 0 {
+		return m, fmt.Errorf("%s already holds results: merge into a new folder", out)
+	}
+	ok, failed, missing := first.sort(all)
+	m.Done, m.Failed, m.Missing = len(ok), len(failed), len(missing)
+	if err := store.AppendRecords(run.ResultsPath(), append(ok, failed...)...); err != nil {
+		return m, err
+	}
+	cache, err := filepath.Abs(filepath.Join(out, "cache"))
+	if err != nil {
+		return m, err
+	}
+	for _, rec := range ok {
+		for _, sm := range rec.Result.Samples {
+			b, _, err := report.Fetch(sm.Key, ".npy", caches)
+			if err != nil {
+				return m, err
+			}
+			if b == nil {
+				m.LostSamples++
+				continue
+			}
+			if err := (&store.Cache{Dir: cache}).Put(sm.Key, ".npy", b); err != nil {
+				return m, err
+			}
+		}
+	}
+	if err := run.SetManifest(store.Manifest{ID: first.ID(), Spec: hash(first.Raw), Faithlab: model.Version, Go: runtime.Version(),
+		Seeds: first.Spec.Seeds, Cache: cache, Tasks: len(ok) + len(failed) + len(missing), Failed: len(failed), Ended: time.Now().UTC()}); err != nil {
+		return m, err
+	}
+	var o Outcome
+	return m, first.writeResults(out, ok, &o)
+}
+
+// WriteCSV writes the run's CSV to path ("": DIR/results.csv).
+func (r *Results) WriteCSV(path string) error {
+	b, err := r.CSV()
+	if err != nil {
+		return err
+	}
+	if path == "" {
+		path = filepath.Join(r.Dir, "results.csv")
+	}
+	return data.WriteFileAtomic(path, b)
+}
+
+// SlurmOptions size a cluster job array.
+type SlurmOptions struct {
+	Shards int    // array size
+	CPUs   int    // per shard
+	MemGB  int    // per shard
+	Time   string // limit per shard, HH:MM:SS
+	CLI    string // the faithlab-cli binary the script runs
+	Spec   string // the spec file, absolute
+	Script string // the script's own file name, for its comments
+}
+
+// Slurm writes an sbatch array script whose task i runs shard i of the
+// campaign, and says how to merge them.
+func (c *Campaign) Slurm(o SlurmOptions) ([]byte, error) {
+	if o.Shards < 1 {
+		return nil, fmt.Errorf("%d shards: want at least 1", o.Shards)
+	}
+	var dirs []string
+	for i := range o.Shards {
+		dirs = append(dirs, c.Dir(job.Shard{I: i, Of: o.Shards}))
+	}
+	var b strings.Builder
+	s := c.Spec
+	fmt.Fprintf(&b, "#!/bin/bash\n# Faithlab campaign %s: %d tasks in %d shards.\n# Submit with:  sbatch %s\n", s.Name, len(job.Plan(s)), o.Shards, o.Script)
+	fmt.Fprintf(&b, "# When every shard has ended, join them:\n#   %s merge --out %s/merged %s \n", o.CLI, s.Output, strings.Join(dirs, " "))
+	fmt.Fprintf(&b, "#SBATCH --job-name=faithlab-%s\n#SBATCH --array=0-%d\n#SBATCH --cpus-per-task=%d\n#SBATCH --mem=%dG\n#SBATCH --time=%s\n",
+		s.Name, o.Shards-1, o.CPUs, o.MemGB, o.Time)
+	fmt.Fprintf(&b, "#SBATCH --output=%s/shards/slurm-%%A_%%a.out\nset -euo pipefail\nmkdir -p %s/shards\nexec %s run %s --shard /%d --quiet\n",
+		s.Output, s.Output, o.CLI, o.Spec, o.Shards)
+	return []byte(b.String()), nil
+}
