@@ -11,7 +11,7 @@ PKGS_APT := libopenblas0-pthread dataset-fashion-mnist python3-sklearn python3-t
             libxxf86vm-dev pkg-config gcc x11-apps netpbm
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build run test bench bench-compare screenshots fuzz lint clean
+.PHONY: deps build run test bench bench-compare screenshots fuzz lint clean prior
 
 # deps installs the Debian packages the build and the tests need; it does
 # nothing when they are all present.
@@ -41,11 +41,20 @@ bench: build
 	$(BIN)/faithlab-cli bench
 
 bench-compare: build
-	$(BIN)/faithlab-cli bench-compare --peer ../shared/bench/torch_peer.py --only cnn,road --rounds 2
+	$(BIN)/faithlab-cli bench-compare --peer ../shared/bench/torch_peer.py --only cnn,unet,road --rounds 2
+
+# prior trains the Fashion-MNIST unet-s diffusion prior that resources/priors
+# embeds (about 1.9 MB; its header holds the training record). A killed run
+# resumes from $(BIN)/prior.ckpt when started again.
+prior: build
+	$(BIN)/faithlab-cli train-prior --dataset fashion-mnist --arch unet-s --epochs 10 --batch 128 --lr 1e-3 \
+		--seed 1 --checkpoint $(BIN)/prior.ckpt --out resources/priors/fashion-mnist-unet-s.flm
 
 fuzz: deps
 	$(GO) test -run '^$$' -fuzz FuzzParseIDX -fuzztime 30s ./core/data
 	$(GO) test -run '^$$' -fuzz FuzzParseNPY -fuzztime 30s ./core/data
+	$(GO) test -run '^$$' -fuzz FuzzParseNPZ -fuzztime 30s ./core/data
+	$(GO) test -run '^$$' -fuzz FuzzDecodeImage -fuzztime 30s ./core/data
 	$(GO) test -run '^$$' -fuzz FuzzParseCSV -fuzztime 30s ./core/data
 	$(GO) test -run '^$$' -fuzz FuzzParseCIFAR -fuzztime 30s ./core/data
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./core/model

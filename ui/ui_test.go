@@ -1,9 +1,9 @@
 package ui
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +21,7 @@ import (
 type uiLoop chan func()
 
 func newUILoop(t *testing.T) uiLoop {
-	l := make(uiLoop, 64)
+	l := make(uiLoop, 256)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -46,7 +46,7 @@ func (l uiLoop) run(fn func()) {
 // waitFor polls cond on the loop until it holds or a deadline passes.
 func (l uiLoop) waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(90 * time.Second)
 	for time.Now().Before(deadline) {
 		var ok bool
 		l.run(func() { ok = cond() })
@@ -58,54 +58,215 @@ func (l uiLoop) waitFor(t *testing.T, what string, cond func() bool) {
 	t.Fatalf("timed out waiting for %s", what)
 }
 
+// newTestWorkbench is the workbench in a test window on a temporary root,
+// with the Gaussian-mixture dataset open.
 func newTestWorkbench(t *testing.T) (*Workbench, uiLoop, string) {
 	test.NewTempApp(t)
 	loop := newUILoop(t)
-	dir := t.TempDir()
+	root := t.TempDir()
 	var wb *Workbench
 	loop.run(func() {
-		wb = NewWorkbench(Config{Kernel: gemm.Gonum{}, ModelDir: dir, Do: loop.do})
+		wb = NewWorkbench(Config{Kernel: gemm.Gonum{}, Root: root, Do: loop.do})
 		w := test.NewTempWindow(t, wb.Content())
-		w.Resize(fyne.NewSize(900, 600))
-		wb.Browser.Open("gmm")
+		w.Resize(fyne.NewSize(1280, 800))
+		wb.State.OpenData("gmm")
 	})
-	loop.waitFor(t, "gmm to load", func() bool { return wb.Trainer.ds != nil })
-	return wb, loop, dir
+	t.Cleanup(wb.State.Wait) // before the loop closes: background work reports to it
+	loop.waitFor(t, "gmm to load", func() bool { return wb.State.Data != nil })
+	return wb, loop, root
 }
 
-func TestBrowseTrainAndSave(t *testing.T) {
-	wb, loop, dir := newTestWorkbench(t)
+// trainMLP trains an mlp on the open dataset from the Model screen.
+func trainMLP(t *testing.T, wb *Workbench, loop uiLoop, epochs int) {
+	t.Helper()
+	loop.waitFor(t, "the architectures", func() bool { return len(wb.Model.arch.Options) > 0 })
 	loop.run(func() {
-		c := wb.Browser.Current().Train.ClassCounts()
-		if c[0]+c[1] != 4800 {
-			t.Fatalf("class counts %v do not add up to 4800", c)
+		if slices.Contains(wb.Model.arch.Options, "goar-cnn") {
+			t.Errorf("goar-cnn offered for tabular data: %v", wb.Model.arch.Options)
 		}
-		want := fmt.Sprintf("minus        %6d\nplus         %6d\ntotal          4800", c[0], c[1])
-		if got := wb.Browser.counts.Text; got != want {
-			t.Errorf("class counts %q, want %q", got, want)
-		}
-		if n := wb.Browser.grid.Length(); n != 4800 {
-			t.Errorf("grid shows %d thumbnails, want 4800", n)
-		}
-		wb.Browser.split.SetSelected("test")
-		if n := wb.Browser.grid.Length(); n != 1200 {
-			t.Errorf("test split shows %d thumbnails, want 1200", n)
-		}
-		wb.Trainer.arch.SetSelected("mlp")
-		wb.Trainer.epochs.SetText("3")
-		test.Tap(wb.Trainer.start)
+		wb.Model.Configure("mlp", epochs, 1)
+		test.Tap(wb.Model.start)
 	})
-	loop.waitFor(t, "the result", func() bool { return wb.Trainer.result.Text != "" })
-	wb.Trainer.Wait()
-	var result, hist string
-	loop.run(func() { result, hist = wb.Trainer.result.Text, wb.Trainer.history.Text })
-	if !strings.Contains(result, "saved") {
-		t.Fatalf("result %q: want a saved model", result)
+	loop.waitFor(t, "training", func() bool { return !wb.Model.Training() && wb.State.Model != nil })
+}
+
+// The whole workflow, headless: open data, train, pick two methods and
+// two protocols, launch, cancel, resume, read the results, export the CSV.
+func TestWorkflowOpenTrainLaunchCancelResumeExport(t *testing.T) {
+	wb, loop, root := newTestWorkbench(t)
+	trainMLP(t, wb, loop, 2)
+	loop.run(func() {
+		if !strings.Contains(wb.Model.info.Text, "mlp") || len(wb.Model.matrix) != 2 {
+			t.Errorf("model screen: %q, confusion %v", wb.Model.info.Text, wb.Model.matrix)
+		}
+		if len(wb.Model.history) != 2 {
+			t.Errorf("chart of %d epochs, want 2", len(wb.Model.history))
+		}
+		e := wb.Evaluate
+		e.Quick("flow", 600, 120, 1)
+		e.methods.Clear()
+		e.methods.Set("gradient", nil)
+		e.methods.Set("random", nil)
+		e.protocols.Clear()
+		e.protocols.Set("roar", map[string]any{"rates": []float64{0.3, 0.7}})
+		e.protocols.Set("deletion", map[string]any{"samples": 40})
+		e.Launch()
+	})
+	loop.waitFor(t, "a task to finish", func() bool {
+		for _, r := range wb.Evaluate.rows {
+			if r.state == "done" {
+				return true
+			}
+		}
+		return !wb.Evaluate.Running()
+	})
+	loop.run(func() { wb.Evaluate.Cancel() })
+	loop.waitFor(t, "the cancel", func() bool { return !wb.Evaluate.Running() })
+	spec := filepath.Join(root, "campaigns", "flow", "campaign.yaml")
+	if _, err := os.Stat(spec); err != nil {
+		t.Fatalf("the campaign's spec was not saved for the CLI: %v", err)
 	}
-	if strings.Count(hist, "\n") != 4 {
-		t.Errorf("history %q: want a header and 3 epoch rows", hist)
+	loop.run(func() { wb.Evaluate.Launch() }) // resumes
+	loop.waitFor(t, "the campaign to end", func() bool { return !wb.Evaluate.Running() })
+	loop.waitFor(t, "the whole run's results", func() bool {
+		return wb.Results.run != nil && len(wb.Results.run.Status().Missing) == 0 && len(wb.Results.Rows()) > 0
+	})
+	var rows [][]string
+	loop.run(func() {
+		for _, r := range wb.Evaluate.rows {
+			if r.state != "done" {
+				t.Errorf("task %s: %s %s", r.label, r.state, r.stage)
+			}
+		}
+		rows = wb.Results.Rows()
+	})
+	seen := map[string]bool{}
+	for _, r := range rows {
+		seen[r[3]+"/"+r[5]] = true // method / protocol
 	}
-	files, _ := filepath.Glob(filepath.Join(dir, "mlp-gmm-*.flm"))
+	for _, want := range []string{"gradient/ROAR", "gradient/Deletion", "random/ROAR", "random/Deletion"} {
+		if !seen[want] {
+			t.Errorf("results table lacks %s rows (has %v)", want, seen)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "export.csv")
+	if err := wb.Results.WriteCSV(out); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(out)
+	want, _ := os.ReadFile(filepath.Join(root, "runs", "flow", "results.csv"))
+	if len(got) == 0 || string(got) != string(want) {
+		t.Errorf("exported CSV (%d bytes) differs from the run's results.csv (%d bytes)", len(got), len(want))
+	}
+	if lines := strings.Count(string(got), "\n"); lines != len(rows)+1 {
+		t.Errorf("CSV of %d lines for a table of %d rows", lines, len(rows))
+	}
+}
+
+// Maps of two methods for four samples make a gallery of a header and
+// four rows; Inspect shows a sample, its map, its mask and the five
+// references' versions with the model's predictions.
+func TestExplainGalleryAndInspect(t *testing.T) {
+	wb, loop, _ := newTestWorkbench(t)
+	trainMLP(t, wb, loop, 1)
+	loop.run(func() {
+		wb.Explain.Select("gradient", "smoothgrad")
+		wb.Explain.count.SetText("4")
+		wb.Explain.Compute()
+	})
+	loop.waitFor(t, "the maps", func() bool { return len(wb.Explain.results) == 2 })
+	loop.run(func() {
+		if n := len(wb.Explain.gallery.Objects); n != 3*5 {
+			t.Errorf("gallery of %d cells, want 3 columns × (header + 4 samples)", n)
+		}
+		wb.State.Inspect("test", 3)
+	})
+	var failed string
+	loop.waitFor(t, "the sample's panels", func() bool {
+		if wb.Status().IsError() {
+			failed = wb.Status().Text()
+			return true
+		}
+		return len(wb.Inspect.panels.Objects) == 8
+	})
+	if failed != "" {
+		t.Fatal(failed)
+	}
+	loop.run(func() {
+		if wb.Inspect.cur != 3 {
+			t.Errorf("Inspect shows sample %d, want 3", wb.Inspect.cur)
+		}
+		wb.Inspect.Key(fyne.KeyRight)
+	})
+	loop.waitFor(t, "the next sample", func() bool {
+		return wb.Inspect.cur == 4 && wb.Inspect.explained != nil && wb.Inspect.explained.Request.Offset == 4
+	})
+}
+
+// Filters by class and by outcome under the model count what they show.
+func TestDataFilters(t *testing.T) {
+	wb, loop, _ := newTestWorkbench(t)
+	loop.run(func() {
+		ds := wb.State.Data.Test
+		if len(wb.Data.shown) != ds.Len() {
+			t.Errorf("%d samples shown of %d", len(wb.Data.shown), ds.Len())
+		}
+		wb.Data.SetFilter("plus", allOutcomes)
+		if want := ds.ClassCounts()[1]; len(wb.Data.shown) != want {
+			t.Errorf("class plus: %d shown, want %d", len(wb.Data.shown), want)
+		}
+		if !wb.Data.outcome.Disabled() {
+			t.Error("outcome filter enabled without a model")
+		}
+	})
+	trainMLP(t, wb, loop, 1)
+	loop.waitFor(t, "the predictions", func() bool { return wb.State.Predictions("test") != nil && !wb.Data.outcome.Disabled() })
+	loop.run(func() {
+		wb.Data.SetFilter(allClasses, correct)
+		right := len(wb.Data.shown)
+		wb.Data.SetFilter(allClasses, incorrect)
+		wrong := len(wb.Data.shown)
+		acc := wb.State.Model.Test.Accuracy
+		if right+wrong != wb.State.Data.Test.Len() || float64(right)/float64(right+wrong) != acc {
+			t.Errorf("%d correct and %d misclassified; the model's test accuracy is %g", right, wrong, acc)
+		}
+	})
+}
+
+// A failure is said in the status bar on one line, and the layout stays:
+// a long error does not widen the window.
+func TestErrorsShownWithoutChangingTheLayout(t *testing.T) {
+	wb, loop, root := newTestWorkbench(t)
+	var before fyne.Size
+	loop.run(func() {
+		before = wb.Content().MinSize()
+		wb.State.OpenData(filepath.Join(root, strings.Repeat("very-long-missing-folder-name/", 20), "data.csv"))
+	})
+	loop.waitFor(t, "the error", func() bool { return wb.Status().IsError() })
+	loop.run(func() {
+		if after := wb.Content().MinSize(); after.Width > before.Width {
+			t.Errorf("an error widened the content from %g to %g", before.Width, after.Width)
+		}
+		if !strings.Contains(wb.Status().Text(), "data.csv") {
+			t.Errorf("status %q does not name the file", wb.Status().Text())
+		}
+		if wb.State.Data == nil || wb.State.Data.Ref != "gmm" {
+			t.Error("a failed open replaced the open dataset")
+		}
+		wb.Model.epochs.SetText("many")
+		wb.Model.Start()
+		if !strings.Contains(wb.Status().Text(), "epochs") {
+			t.Errorf("bad epochs: status %q", wb.Status().Text())
+		}
+	})
+}
+
+// A trained model is saved in the root's models folder and listed in the
+// Library with what it is.
+func TestTrainedModelSavedAndListed(t *testing.T) {
+	wb, loop, root := newTestWorkbench(t)
+	trainMLP(t, wb, loop, 2)
+	files, _ := filepath.Glob(filepath.Join(root, "models", "mlp-gmm-*.flm"))
 	if len(files) != 1 {
 		t.Fatalf("saved models %v, want one", files)
 	}
@@ -113,74 +274,10 @@ func TestBrowseTrainAndSave(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Training == nil || len(m.Training.History) != 3 {
-		t.Errorf("saved training record %+v: want 3 epochs", m.Training)
+	if m.Source == nil || m.Source.Ref != "gmm" || m.Test == nil || len(m.Training.History) != 2 {
+		t.Errorf("saved model records source %+v, test %v, %d epochs", m.Source, m.Test, len(m.Training.History))
 	}
-}
-
-func TestCancelSavesNothing(t *testing.T) {
-	wb, loop, dir := newTestWorkbench(t)
-	loop.run(func() {
-		wb.Trainer.arch.SetSelected("mlp")
-		wb.Trainer.epochs.SetText("100000")
-		wb.Trainer.patience.SetText("0")
-		test.Tap(wb.Trainer.start)
+	loop.waitFor(t, "the library's description", func() bool {
+		return slices.Contains(wb.Library.models, files[0]) && strings.Contains(wb.Library.mdInfo[files[0]], "test accuracy")
 	})
-	loop.waitFor(t, "training to start", func() bool { return strings.HasPrefix(wb.Trainer.readout.Text, "epoch") })
-	loop.run(func() { test.Tap(wb.Trainer.stop) })
-	loop.waitFor(t, "the result", func() bool { return wb.Trainer.result.Text != "" })
-	wb.Trainer.Wait()
-	loop.run(func() {
-		if got := wb.Trainer.result.Text; !strings.HasPrefix(got, "cancelled") {
-			t.Errorf("result %q: want cancelled", got)
-		}
-		if wb.Trainer.start.Disabled() || !wb.Trainer.stop.Disabled() {
-			t.Error("after cancelling, Train should be enabled and Cancel disabled")
-		}
-	})
-	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
-		t.Errorf("cancelled training left %d files", len(entries))
-	}
-}
-
-func TestOpenPathAndBadPath(t *testing.T) {
-	wb, loop, _ := newTestWorkbench(t)
-	loop.run(func() {
-		wb.Browser.path.SetText(filepath.Join("..", "testdata", "cifar"))
-		wb.Browser.path.OnSubmitted(wb.Browser.path.Text)
-	})
-	loop.waitFor(t, "the CIFAR fixture", func() bool {
-		return strings.HasPrefix(wb.Browser.status.Text, filepath.Join("..", "testdata", "cifar")+":")
-	})
-	loop.run(func() {
-		if n := wb.Browser.grid.Length(); n != 4 {
-			t.Errorf("grid shows %d thumbnails, want the fixture's 4", n)
-		}
-		if !strings.Contains(wb.Browser.counts.Text, "airplane") {
-			t.Errorf("class counts %q lack the fixture's class names", wb.Browser.counts.Text)
-		}
-		wb.Browser.path.SetText("/no/such/dataset")
-		wb.Browser.path.OnSubmitted(wb.Browser.path.Text)
-	})
-	loop.waitFor(t, "the error", func() bool { return strings.HasPrefix(wb.Browser.status.Text, "error:") })
-}
-
-func TestBadFormInput(t *testing.T) {
-	wb, loop, dir := newTestWorkbench(t)
-	loop.run(func() {
-		wb.Trainer.epochs.SetText("many")
-		test.Tap(wb.Trainer.start)
-		if got := wb.Trainer.result.Text; !strings.Contains(got, "positive integer") {
-			t.Errorf("result %q: want a message about the epochs", got)
-		}
-		wb.Trainer.epochs.SetText("1")
-		wb.Trainer.arch.SetSelected("goar-cnn") // needs images, gmm is tabular
-		test.Tap(wb.Trainer.start)
-		if got := wb.Trainer.result.Text; !strings.HasPrefix(got, "error:") {
-			t.Errorf("result %q: want the architecture's error", got)
-		}
-	})
-	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
-		t.Errorf("failed starts left %d files", len(entries))
-	}
 }

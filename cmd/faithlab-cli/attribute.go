@@ -2,41 +2,16 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
-	"time"
 
-	"faithlab/core/attr/trace"
 	"faithlab/core/campaign"
-	"faithlab/core/data"
-	"faithlab/core/model"
+	"faithlab/core/param"
 )
-
-// mapRecord is written beside every maps file: what made the maps, enough
-// to make them again.
-type mapRecord struct {
-	Method   string         `json:"method"`
-	Settings map[string]any `json:"settings"`
-	Post     []string       `json:"post"`
-	Channels string         `json:"channels,omitempty"`
-	Target   string         `json:"target"`
-	Model    string         `json:"model"`
-	Arch     string         `json:"arch"`
-	Dataset  string         `json:"dataset"`
-	Split    string         `json:"split"`
-	Offset   int            `json:"offset"`
-	Count    int            `json:"count"`
-	Shape    []int          `json:"shape"`
-	Seconds  float64        `json:"seconds"`
-	Faithlab string         `json:"faithlab_version"`
-	Created  time.Time      `json:"created"`
-	Classes  []int          `json:"targets"`
-	Trace    []trace.Result `json:"trace,omitempty"` // per image: trajectory, objective, iterations, seconds
-}
 
 // methodFlags adds a flag for every parameter of every method (from the
 // methods' own descriptions: `--steps`, `--noise-frac`, …) and returns the
@@ -81,6 +56,10 @@ func methodFlags(fs *flag.FlagSet) func() map[string]any {
 					errs = append(errs, fmt.Errorf("--%s %q: not a %s", strings.ReplaceAll(name, "_", "-"), v, kind))
 					return nil
 				}
+				if f, ok := x.(float64); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
+					errs = append(errs, fmt.Errorf("--%s %s: want a finite number", strings.ReplaceAll(name, "_", "-"), v))
+					return nil
+				}
 				set[name] = x
 				return nil
 			}
@@ -105,18 +84,19 @@ func methodFlags(fs *flag.FlagSet) func() map[string]any {
 
 func runAttribute(ctx context.Context, args []string) error {
 	fs := newFlags("attribute", "", "compute attribution maps for a model on a dataset and save them as .npy, with a .json record")
-	dsRef, dopt := dataFlags(fs)
+	dsRef, dopt := modelDataFlags(fs)
 	path := fs.String("model", "", "model file (required)")
 	method := fs.String("method", "gradient", "method: "+strings.Join(methodNames(), ", "))
-	out := fs.String("out", "", "maps .npy to write (required); settings go to OUT.json")
-	split := fs.String("split", "test", "train or test")
-	offset := fs.Int("offset", 0, "first sample")
-	count := fs.Int("n", 100, "number of samples (0: all from offset)")
-	target := fs.String("target", "predicted", "class to explain: predicted or label")
-	reduce := fs.String("reduce", "", "reduce colour channels to one: sum, mean or max (default: keep them)")
-	post := fs.String("post", "", "post-processing steps, e.g. abs,gaussian:1,normalize")
-	seed := fs.Uint64("seed", 0, "seed of random methods and of splits without a test set")
-	chunk := fs.Int("chunk", 256, "inputs per engine call (bounds memory)")
+	out := fs.String("out", "", "maps .npy to write (required); what made them goes to OUT.json")
+	var q campaign.Request
+	fs.StringVar(&q.Split, "split", "test", "train or test")
+	fs.IntVar(&q.Offset, "offset", 0, "first sample")
+	fs.IntVar(&q.Count, "n", 100, "number of samples (0: all from offset)")
+	fs.StringVar(&q.Target, "target", "predicted", "class to explain: predicted or label")
+	fs.StringVar(&q.Reduce, "reduce", "", "reduce colour channels to one: sum, mean or max (default: keep them)")
+	fs.StringVar(&q.Post, "post", "", "post-processing steps, e.g. abs,gaussian:1,normalize")
+	fs.Uint64Var(&q.Seed, "seed", 0, "seed of random methods")
+	fs.IntVar(&q.Chunk, "chunk", 256, "inputs per engine call (bounds memory)")
 	params := methodFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -127,50 +107,35 @@ func runAttribute(ctx context.Context, args []string) error {
 	if *out == "" {
 		return usageError(fs, "--out MAPS.npy is required")
 	}
-	if *split != "train" && *split != "test" {
-		return fmt.Errorf("--split %q: train or test", *split)
+	if q.Count < 0 {
+		return fmt.Errorf("--n %d: want 0 (all) or more", q.Count)
 	}
-	if *count < 0 {
-		return fmt.Errorf("--n %d: want 0 (all) or more", *count)
+	if q.Chunk < 1 {
+		return fmt.Errorf("--chunk %d: want at least 1", q.Chunk)
 	}
-	if *chunk < 1 {
-		return fmt.Errorf("--chunk %d: want at least 1", *chunk)
+	if q.Offset < 0 {
+		return fmt.Errorf("--offset %d: want 0 or more", q.Offset)
 	}
 	p := params()
 	if err, bad := p[""].(error); bad {
 		return err
 	}
-	m, trainSet, testSet, err := openModelData(*path, *dsRef, dopt, *seed)
+	if err := checkMethodFlags(*method, p); err != nil {
+		return err
+	}
+	q.Method, q.Params = *method, p
+	m, trainSet, testSet, err := openModel(*path, *dsRef, dopt)
 	if err != nil {
 		return err
 	}
-	ds := testSet
-	if *split == "train" {
-		ds = trainSet
-	}
-	ex, err := campaign.Attribute(ctx, m, trainSet, ds, campaign.Request{Method: *method, Params: p, Post: *post, Reduce: *reduce,
-		Offset: *offset, Count: *count, Target: *target, Seed: *seed, Chunk: *chunk})
+	ex, err := campaign.Attribute(ctx, m, trainSet, testSet, q)
 	if err != nil {
 		return err
 	}
-	shape := ex.Maps.Shape
-	if shape[1] == 1 {
-		shape = []int{shape[0], shape[2], shape[3]}
-	}
-	if err := data.SaveNPY(*out, shape, ex.Maps.Data); err != nil {
+	if err := ex.Save(*out, *path, m.Arch); err != nil {
 		return err
 	}
-	rec := mapRecord{Trace: ex.Trace, Method: ex.Method, Settings: ex.Settings, Post: ex.Post, Channels: *reduce, Target: *target,
-		Model: *path, Arch: m.Arch, Dataset: ds.Name, Split: *split, Offset: *offset, Count: ex.Maps.N(), Shape: shape,
-		Seconds: ex.Elapsed.Seconds(), Faithlab: model.Version, Created: time.Now().UTC(), Classes: ex.Targets}
-	b, err := json.MarshalIndent(rec, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := data.WriteFileAtomic(*out+".json", b); err != nil {
-		return err
-	}
-	fmt.Fprintf(os.Stderr, "%s: %d maps of %v in %.2f s → %s\n", ex.Method, ex.Maps.N(), shape[1:], rec.Seconds, *out)
+	fmt.Fprintf(os.Stderr, "%s: %d maps of %v in %.2f s → %s\n", ex.Method, ex.Maps.N(), ex.Maps.Shape[1:], ex.Elapsed.Seconds(), *out)
 	return nil
 }
 
@@ -180,4 +145,35 @@ func methodNames() []string {
 		names = append(names, m.Name)
 	}
 	return names
+}
+
+// checkMethodFlags checks the numbers the command line gave a method's
+// parameters against the ranges the method states, before any model or
+// data is loaded, and names the flag in the error. Parameters the method
+// does not take, and unknown methods, are left to the method's own checks.
+func checkMethodFlags(method string, set map[string]any) error {
+	for _, info := range campaign.Methods() {
+		if !strings.EqualFold(info.Name, method) {
+			continue
+		}
+		for _, p := range info.Params {
+			v, ok := set[p.Name]
+			if !ok || p.Range == "" {
+				continue
+			}
+			var x float64
+			switch v := v.(type) {
+			case int:
+				x = float64(v)
+			case float64:
+				x = v
+			default:
+				continue
+			}
+			if in, err := param.Within(x, p.Range); err == nil && !in {
+				return fmt.Errorf("--%s %v: %s takes a value %s", strings.ReplaceAll(p.Name, "_", "-"), v, info.Name, param.Describe(p.Range))
+			}
+		}
+	}
+	return nil
 }

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"faithlab/core/campaign"
 	"faithlab/core/job"
@@ -43,8 +42,11 @@ func runLoaded(ctx context.Context, c *campaign.Campaign, shard job.Shard, quiet
 		newProgress(os.Stderr, quiet).show(events)
 		close(printed)
 	}()
-	out, err := c.Run(ctx, shard, kernel(), events)
+	out, err := c.Run(ctx, campaign.Options{Shard: shard, Kernel: kernel(), Events: events})
 	<-printed
+	if out.Summary != "" {
+		fmt.Fprintln(os.Stderr, out.Summary)
+	}
 	for _, line := range out.Diagnostics.Summary() {
 		fmt.Fprintln(os.Stderr, line)
 	}
@@ -222,110 +224,6 @@ func runSlurm(_ context.Context, args []string) error {
 		return err
 	}
 	return os.WriteFile(*out, b, 0o755)
-}
-
-// progress shows the runner's events: on a terminal a bar redrawn in
-// place at most ten times a second; otherwise (a log file) plain lines,
-// a task's end at once and its progress at most every ten seconds.
-type progress struct {
-	w        *os.File
-	tty      bool
-	quiet    bool
-	last     time.Time
-	every    time.Duration
-	drawn    bool
-	done     int
-	total    int
-	eta      time.Duration
-	started  time.Time
-	finished int // tasks finished in this session
-}
-
-func newProgress(w *os.File, quiet bool) *progress {
-	p := &progress{w: w, quiet: quiet, every: 10 * time.Second, started: time.Now()}
-	if fi, err := w.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-		p.tty, p.every = true, 100*time.Millisecond
-	}
-	return p
-}
-
-func (p *progress) show(events <-chan job.Event) {
-	for e := range events {
-		p.done, p.total = e.Done, e.Total
-		if e.ETA > 0 {
-			p.eta = e.ETA
-		}
-		switch e.Kind {
-		case job.Finished, job.Failed:
-			msg := ""
-			if e.Kind == job.Failed {
-				msg = ": FAILED: " + e.Err
-			}
-			p.line(fmt.Sprintf("[%d/%d] %s%s%s", e.Done, e.Total, e.Task, msg, p.left()))
-		case job.Skipped:
-			if !p.quiet {
-				p.line(fmt.Sprintf("[%d/%d] %s: done before", e.Done, e.Total, e.Task))
-			}
-		case job.Progress:
-			if p.quiet || time.Since(p.last) < p.every {
-				continue
-			}
-			p.last = time.Now()
-			stage := e.Stage
-			if e.Steps > 0 && e.Step < e.Steps {
-				stage += fmt.Sprintf(" (%d/%d)", e.Step+1, e.Steps)
-			}
-			if p.tty {
-				p.bar(e.Task + ": " + stage)
-			} else {
-				fmt.Fprintf(p.w, "[%d/%d] %s: %s%s\n", e.Done, e.Total, e.Task, stage, p.left())
-			}
-		case job.Done:
-			p.clear()
-		}
-	}
-	p.clear()
-}
-
-// left words the ETA.
-func (p *progress) left() string {
-	if p.eta <= 0 || p.done >= p.total {
-		return ""
-	}
-	return fmt.Sprintf("  (about %s left)", p.eta.Round(time.Second))
-}
-
-// line prints a line above the bar.
-func (p *progress) line(s string) {
-	p.clear()
-	fmt.Fprintln(p.w, s)
-}
-
-func (p *progress) clear() {
-	if p.drawn {
-		fmt.Fprint(p.w, "\r\033[K")
-		p.drawn = false
-	}
-}
-
-// bar redraws the terminal's status line: a bar of the tasks done, the
-// ETA and what runs now, cut to 100 columns.
-func (p *progress) bar(now string) {
-	const width = 24
-	filled := 0
-	if p.total > 0 {
-		filled = width * p.done / p.total
-	}
-	eta := ""
-	if p.eta > 0 {
-		eta = " ETA " + p.eta.Round(time.Second).String()
-	}
-	s := fmt.Sprintf("[%s%s] %d/%d%s  %s", strings.Repeat("█", filled), strings.Repeat("·", width-filled), p.done, p.total, eta, now)
-	if r := []rune(s); len(r) > 100 {
-		s = string(r[:99]) + "…"
-	}
-	fmt.Fprint(p.w, "\r\033[K"+s)
-	p.drawn = true
 }
 
 // helpWanted is set when the command line asks for help: usage then goes

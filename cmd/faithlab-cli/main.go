@@ -39,6 +39,10 @@ func commands() []command {
 		{"trace-compare", "score attribution methods and TRACE on the deletion metric (TRACE paper, Table 1)", runTraceCompare},
 		{"weights-export", "write a model's weights to .npz with PyTorch's state_dict names", runWeightsExport},
 		{"weights-import", "build a model file from PyTorch weights in .npz", runWeightsImport},
+		{"train-prior", "train a diffusion prior (unet-s, ε-prediction) on a dataset; resumes after a kill", runTrainPrior},
+		{"sample", "draw samples from a diffusion prior (DDIM, DDPM) as .npy", runSample},
+		{"project", "project images onto a prior's data (SDEdit with DDIM, as GOAR)", runProject},
+		{"inpaint", "fill masked pixels of images from a prior, keeping the others exactly (FUD)", runInpaint},
 		{"bench", "measure the engine on the PyTorch peer's workloads (JSON lines)", runBench},
 		{"bench-compare", "run our benchmarks and the PyTorch peer alternately and print the ratios", runBenchCompare},
 		{"datasets", "list the built-in dataset ids and what they hold", runDatasets},
@@ -128,12 +132,11 @@ func runProtocols(_ context.Context, args []string) error {
 	for _, p := range ps {
 		fmt.Printf("%s [%s; %s]\n  %s\n", strings.ToLower(p.Name), p.Category, strings.Join(p.Data, ", "), p.Doc)
 		printParams(p.Params)
+		for _, m := range p.Curves {
+			fmt.Printf("    curve %s %s over %s  %s\n", m.Name, direction(m.Better), m.Over.Title, m.Doc)
+		}
 		for _, m := range p.Metrics {
-			dir := "↑"
-			if m.Better == "lower" {
-				dir = "↓"
-			}
-			fmt.Printf("    score %s %s  %s\n", m.Name, dir, m.Doc)
+			fmt.Printf("    score %s %s  %s\n", m.Name, direction(m.Better), m.Doc)
 		}
 	}
 	return nil
@@ -150,4 +153,16 @@ func printParams(ps []param.Param) {
 		}
 		fmt.Printf("    %-12s %-9s default %v%s  %s\n", q.Name, q.Kind, q.Default, extra, q.Doc)
 	}
+}
+
+// direction marks which way a score is better; a measure of the protocol
+// rather than of the method (no direction) gets a dot.
+func direction[B ~string](b B) string {
+	switch b {
+	case "higher":
+		return "↑"
+	case "lower":
+		return "↓"
+	}
+	return "·"
 }

@@ -13,7 +13,7 @@ import (
 // scored on the TRACE paper's deletion metric (Table 1).
 func runTraceCompare(ctx context.Context, args []string) error {
 	fs := newFlags("trace-compare", "", "score attribution methods and TRACE on the deletion metric (TRACE paper, Table 1)")
-	dsRef, dopt := dataFlags(fs)
+	dsRef, dopt := modelDataFlags(fs)
 	path := fs.String("model", "", "model file (required)")
 	n := fs.Int("n", 10, "test images (from the first)")
 	grid := fs.Int("grid", 7, "patch grid side (t = grid²)")
@@ -25,7 +25,7 @@ func runTraceCompare(ctx context.Context, args []string) error {
 	if *n < 1 || *grid < 1 || *iters < 1 {
 		return fmt.Errorf("--n %d, --grid %d, --iterations %d: each must be at least 1", *n, *grid, *iters)
 	}
-	m, _, ds, err := openModelData(*path, *dsRef, dopt, *seed)
+	m, _, ds, err := openModel(*path, *dsRef, dopt)
 	if err != nil {
 		return err
 	}

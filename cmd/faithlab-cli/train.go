@@ -16,7 +16,17 @@ import (
 )
 
 func dataFlags(fs *flag.FlagSet) (*string, *data.Options) {
-	ds := fs.String("dataset", "fashion-mnist", "dataset id ("+strings.Join(data.IDs(), ", ")+") or path")
+	return datasetFlags(fs, "fashion-mnist", "dataset id ("+strings.Join(data.IDs(), ", ")+") or path")
+}
+
+// modelDataFlags are dataFlags for commands that use a model: the dataset
+// defaults to the model's own, split and read as the model records.
+func modelDataFlags(fs *flag.FlagSet) (*string, *data.Options) {
+	return datasetFlags(fs, "", "dataset id ("+strings.Join(data.IDs(), ", ")+") or path (default: the model's own, split as for its training)")
+}
+
+func datasetFlags(fs *flag.FlagSet, def, usage string) (*string, *data.Options) {
+	ds := fs.String("dataset", def, usage)
 	opt := &data.Options{}
 	fs.StringVar(&opt.Label, "label", "", "CSV label column, by name or index (default: last)")
 	fs.IntVar(&opt.ImageSize, "image-size", 28, "image folders: resize to this side")
@@ -33,75 +43,61 @@ func kernel() gemm.Kernel {
 }
 
 func runTrain(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("train", flag.ContinueOnError)
+	fs := newFlags("train", "", "train a built-in model on a dataset and save it (GOAR's recipe unless flags say otherwise)")
 	dsRef, dopt := dataFlags(fs)
-	arch := fs.String("model", "goar-cnn", "architecture: goar-cnn, mlp")
-	out := fs.String("out", "", "model file to write (required)")
+	arch := fs.String("model", "goar-cnn", "architecture: "+strings.Join(model.Architectures(), ", "))
+	out := fs.String("out", "", "model file to write (required; checked before training)")
 	asJSON := fs.Bool("json", false, "print one JSON object with the result")
+	d := train.Config{}.Defaults()
 	var cfg train.Config
-	fs.IntVar(&cfg.Epochs, "epochs", 100, "most epochs (early stopping may end sooner)")
-	fs.IntVar(&cfg.BatchSize, "batch", 256, "batch size")
-	fs.Float64Var(&cfg.LR, "lr", 3e-4, "learning rate")
-	fs.StringVar(&cfg.Optimizer, "optimizer", "adam", "adam or sgd")
+	fs.IntVar(&cfg.Epochs, "epochs", 0, fmt.Sprintf("most epochs; early stopping may end sooner (default %d)", d.Epochs))
+	fs.IntVar(&cfg.BatchSize, "batch", 0, fmt.Sprintf("batch size (default %d)", d.BatchSize))
+	fs.Float64Var(&cfg.LR, "lr", 0, fmt.Sprintf("learning rate (default %g)", d.LR))
+	fs.StringVar(&cfg.Optimizer, "optimizer", "", "adam or sgd (default "+d.Optimizer+")")
 	fs.Float64Var(&cfg.Momentum, "momentum", 0, "SGD momentum")
 	fs.Float64Var(&cfg.WeightDecay, "weight-decay", 0, "L2 weight decay")
-	fs.StringVar(&cfg.Schedule, "schedule", "constant", "constant or cosine")
+	fs.StringVar(&cfg.Schedule, "schedule", "", "constant or cosine (default "+d.Schedule+")")
 	fs.Float64Var(&cfg.ValFraction, "val", 0, "validation fraction for early stopping (0: 1/12 when early stopping can end the run, i.e. epochs > patience; negative: none)")
-	fs.IntVar(&cfg.Patience, "patience", 5, "early-stopping patience in epochs (negative: never)")
+	fs.IntVar(&cfg.Patience, "patience", 0, fmt.Sprintf("early-stopping patience in epochs (default %d; negative: never)", d.Patience))
 	fs.Uint64Var(&cfg.Seed, "seed", 0, "seed of initialisation, shuffling and splits")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if fs.NArg() > 0 {
+		return usageError(fs, fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
+	}
 	if *out == "" {
-		return errors.New("--out FILE is required")
+		return usageError(fs, "--out FILE is required")
+	}
+	if err := model.CheckWritable(*out); err != nil {
+		return err
 	}
 	dopt.Seed = cfg.Seed
 	trainSet, testSet, err := data.Open(*dsRef, *dopt)
 	if err != nil {
 		return err
 	}
-	m, err := model.New(*arch, trainSet, kernel(), cfg.Seed)
+	fmt.Fprintf(os.Stderr, "training %s on %s (%d samples of %v)\n", *arch, trainSet.Name, trainSet.Len(), trainSet.Shape)
+	m, err := model.Fit{Arch: *arch, Config: cfg, Train: trainSet, Test: testSet, Kernel: kernel(), Out: *out,
+		Source: &model.Source{Ref: *dsRef, Options: *dopt}}.Run(ctx, newTrainProgress(os.Stderr))
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "training %s on %s (%d samples of %v) with %s\n", *arch, trainSet.Name, trainSet.Len(), trainSet.Shape, m.Net.Kernel())
-	rec, err := train.Train(ctx, m.Net, trainSet, cfg, func(p train.Progress) {
-		if p.EpochDone {
-			e := p.Last
-			val := ""
-			if e.ValLoss != 0 {
-				val = fmt.Sprintf("  val_loss %.4f  val_acc %.4f", e.ValLoss, e.ValAcc)
-			}
-			fmt.Fprintf(os.Stderr, "epoch %3d  loss %.4f  acc %.4f%s  %.0f img/s\n", e.Epoch, e.Loss, e.Accuracy, val, e.ImagesSec)
-		}
-	})
-	if err != nil {
-		return err
-	}
-	m.Training = &rec
-	ev, err := train.Evaluate(ctx, m.Net, testSet, 512)
-	if err != nil {
-		return err
-	}
-	if err := m.Save(*out); err != nil {
-		return err
-	}
-	res := map[string]any{
-		"model": *out, "arch": *arch, "dataset": trainSet.Name, "epochs": len(rec.History), "best_epoch": rec.BestEpoch,
-		"stopped": rec.Stopped, "seconds": rec.Seconds, "test_accuracy": ev.Accuracy, "test_loss": ev.Loss, "seed": cfg.Seed,
-		"kernel": m.Net.Kernel(), "faithlab_version": model.Version,
-	}
+	rec, ev := m.Training, m.Test
 	if *asJSON {
-		return json.NewEncoder(os.Stdout).Encode(res)
+		return json.NewEncoder(os.Stdout).Encode(map[string]any{
+			"model": *out, "arch": *arch, "dataset": trainSet.Name, "epochs": len(rec.History), "best_epoch": rec.BestEpoch,
+			"stopped": rec.Stopped, "seconds": rec.Seconds, "test_accuracy": ev.Accuracy, "test_loss": ev.Loss, "seed": cfg.Seed,
+			"kernel": m.Net.Kernel(), "faithlab_version": model.Version,
+		})
 	}
 	fmt.Printf("saved %s: test accuracy %.4f after %d epochs (%s, %.1f s)\n", *out, ev.Accuracy, len(rec.History), rec.Stopped, rec.Seconds)
 	return nil
 }
 
-// openModelData loads a model file and a dataset's splits and checks that
-// they fit each other; seed splits datasets that have no test split (use the
-// training seed to get the same split).
-func openModelData(path, dsRef string, dopt *data.Options, seed uint64) (*model.Model, *data.Dataset, *data.Dataset, error) {
+// openModel loads a model file and opens a dataset as the model saw it in
+// training (model.Data): its own dataset when dsRef is "".
+func openModel(path, dsRef string, dopt *data.Options) (*model.Model, *data.Dataset, *data.Dataset, error) {
 	if path == "" {
 		return nil, nil, nil, errors.New("--model FILE is required")
 	}
@@ -109,27 +105,25 @@ func openModelData(path, dsRef string, dopt *data.Options, seed uint64) (*model.
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	dopt.Seed = seed
-	trainSet, testSet, err := data.Open(dsRef, *dopt)
+	trainSet, testSet, err := m.Data(dsRef, *dopt)
 	if err != nil {
-		return nil, nil, nil, err
-	}
-	if err := m.Prepare(testSet); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return m, trainSet, testSet, nil
 }
 
 func runEval(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
-	dsRef, dopt := dataFlags(fs)
+	fs := newFlags("eval", "", "accuracy and per-class accuracy of a model on a dataset's test split (the split the model was trained with)")
+	dsRef, dopt := modelDataFlags(fs)
 	path := fs.String("model", "", "model file (required)")
 	asJSON := fs.Bool("json", false, "print JSON")
-	seed := fs.Uint64("seed", 0, "seed of the train/test split for sets without one (use the training seed)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	m, _, testSet, err := openModelData(*path, *dsRef, dopt, *seed)
+	if fs.NArg() > 0 {
+		return usageError(fs, fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
+	}
+	m, _, testSet, err := openModel(*path, *dsRef, dopt)
 	if err != nil {
 		return err
 	}

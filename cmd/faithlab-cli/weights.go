@@ -47,6 +47,9 @@ func runWeightsImport(_ context.Context, args []string) error {
 	if *weights == "" || *out == "" {
 		return errors.New("--weights W.npz and --out FILE are required")
 	}
+	if err := model.CheckWritable(*out); err != nil {
+		return err
+	}
 	var in []int
 	for _, f := range strings.Split(*shape, ",") {
 		v, err := strconv.Atoi(strings.TrimSpace(f))
@@ -55,10 +58,11 @@ func runWeightsImport(_ context.Context, args []string) error {
 		}
 		in = append(in, v)
 	}
-	arrs, err := data.LoadNPZ(*weights)
+	z, err := data.OpenNPZ(*weights)
 	if err != nil {
 		return err
 	}
+	defer z.Close()
 	// The number of classes is the length of the architecture's last
 	// parameter, the output layer's bias.
 	probe, err := model.New(*arch, &data.Dataset{Shape: in, Classes: []string{"a", "b"}}, kernel(), 0)
@@ -66,11 +70,20 @@ func runWeightsImport(_ context.Context, args []string) error {
 		return err
 	}
 	ps := probe.Net.Params()
-	last, ok := arrs[ps[len(ps)-1].Name]
-	if !ok || len(last.Shape) != 1 || last.Shape[0] < 2 {
-		return fmt.Errorf("%s: no 1-D array %s with the output size", *weights, ps[len(ps)-1].Name)
+	lastName := ps[len(ps)-1].Name
+	var k int
+	if z.Has(lastName) {
+		shape, err := z.Shape(lastName)
+		if err != nil {
+			return err
+		}
+		if len(shape) == 1 {
+			k = shape[0]
+		}
 	}
-	k := last.Shape[0]
+	if k < 2 || k > 1<<16 {
+		return fmt.Errorf("%s: no 1-D array %s with the output size (2 to 65536 classes)", *weights, lastName)
+	}
 	cls := data.FashionMNISTClasses()
 	if *classes != "" {
 		cls = strings.Split(*classes, ",")
@@ -85,33 +98,41 @@ func runWeightsImport(_ context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	// Names first, then each array's shape from its header, then the
+	// arrays: an archive that is not these weights is refused before any
+	// array is read (a zip bomb under another name is never inflated).
+	want := map[string]bool{}
 	for _, p := range m.Net.Params() {
-		a, ok := arrs[p.Name]
-		if !ok {
+		want[p.Name] = true
+		if !z.Has(p.Name) {
 			return fmt.Errorf("%s has no array %s (%s needs %d parameters)", *weights, p.Name, *arch, len(m.Net.Params()))
 		}
-		if !slices.Equal(a.Shape, p.Shape) {
-			return fmt.Errorf("%s: %s has shape %v, %s expects %v", *weights, p.Name, a.Shape, *arch, p.Shape)
+	}
+	var extra []string
+	for _, name := range z.Names() {
+		if !want[name] && !strings.HasSuffix(name, ".num_batches_tracked") { // a PyTorch counter that inference does not use
+			extra = append(extra, name)
+		}
+	}
+	if len(extra) > 0 {
+		return fmt.Errorf("%s holds arrays %s expects none of: %v", *weights, *arch, extra)
+	}
+	for _, p := range m.Net.Params() {
+		shape, err := z.Shape(p.Name)
+		if err != nil {
+			return err
+		}
+		if !slices.Equal(shape, p.Shape) {
+			return fmt.Errorf("%s: %s has shape %v, %s expects %v", *weights, p.Name, shape, *arch, p.Shape)
+		}
+		a, err := z.Array(p.Name)
+		if err != nil {
+			return err
 		}
 		copy(p.Data, a.Data)
-		delete(arrs, p.Name)
 	}
-	for k := range arrs {
-		if strings.HasSuffix(k, ".num_batches_tracked") {
-			delete(arrs, k) // a PyTorch counter that inference does not use
-		}
-	}
-	if len(arrs) > 0 {
-		return fmt.Errorf("%s holds arrays %s expects none of: %v", *weights, *arch, keys(arrs))
+	if err := m.CheckWeights(); err != nil {
+		return fmt.Errorf("%s: %w: not imported", *weights, err)
 	}
 	return m.Save(*out)
-}
-
-func keys(m map[string]*data.Array) []string {
-	var s []string
-	for k := range m {
-		s = append(s, k)
-	}
-	slices.Sort(s)
-	return s
 }

@@ -5,11 +5,8 @@ package main
 import (
 	"flag"
 	"fmt"
-	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/app"
@@ -21,24 +18,38 @@ import (
 
 func main() {
 	dataset := flag.String("dataset", "fashion-mnist", "dataset to open (id or path)")
-	shots := flag.String("screenshots", "", "write one PNG per screen into this folder and quit")
+	modelPath := flag.String("model", "", "model file to open (default: the last one trained here, else the shipped Fashion-MNIST goar-cnn)")
+	root := flag.String("root", "", "the workbench's folder for models, runs and specs (default: the app's storage folder)")
+	shots := flag.String("screenshots", "", "tour every screen, write one PNG per screen and state into this folder, and quit")
 	flag.Parse()
 
 	a := app.NewWithID("org.faithlab.workbench")
-	a.SetIcon(resources.Icon())
+	a.SetIcon(fyne.NewStaticResource("icon.png", resources.IconPNG()))
 	w := a.NewWindow("Faithlab")
 	kern, err := gemm.Best()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "note: %v; using %s\n", err, kern.Name())
 	}
-	modelDir := filepath.Join(a.Storage().RootURI().Path(), "models")
-	wb := ui.NewWorkbench(ui.Config{Kernel: kern, ModelDir: modelDir})
-	w.SetContent(wb.Content())
-	w.Resize(fyne.NewSize(1200, 800))
-	wb.Browser.Open(*dataset)
+	if *root == "" {
+		*root = a.Storage().RootURI().Path()
+	}
+	prefs := a.Preferences()
+	if *shots != "" {
+		prefs = nil // a tour leaves nothing behind in the user's settings
+	}
+	wb := ui.NewWorkbench(ui.Config{Kernel: kern, Root: *root, Prefs: prefs, Window: w})
+	wb.Install(w)
+	path, err := firstModel(*root, *modelPath)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "faithlab:", err)
+	}
+	if path != "" {
+		wb.State.OpenModel(path)
+	}
+	wb.State.OpenData(*dataset)
 	if *shots != "" {
 		go func() {
-			if err := screenshots(w, wb, *shots); err != nil {
+			if err := tour(w, wb, *shots); err != nil {
 				fmt.Fprintln(os.Stderr, "screenshots:", err)
 			}
 			fyne.Do(a.Quit)
@@ -47,53 +58,34 @@ func main() {
 	w.ShowAndRun()
 }
 
-// screenshots captures every screen: the dataset browser, and the trainer
-// while it trains one epoch and when it has finished.
-func screenshots(w fyne.Window, wb *ui.Workbench, dir string) error {
+// firstModel is the model the workbench opens: the one named, else the
+// newest trained here, else the shipped one (written into the models
+// folder on the first start, so that it has a file like any other).
+func firstModel(root, named string) (string, error) {
+	if named != "" {
+		return named, nil
+	}
+	dir := filepath.Join(root, "models")
+	files, _ := filepath.Glob(filepath.Join(dir, "*.flm"))
+	shipped := filepath.Join(dir, resources.ModelName)
+	var newest string
+	var when int64
+	for _, f := range files {
+		if st, err := os.Stat(f); err == nil && f != shipped && st.ModTime().UnixNano() > when {
+			newest, when = f, st.ModTime().UnixNano()
+		}
+	}
+	if newest != "" {
+		return newest, nil
+	}
+	if _, err := os.Stat(shipped); err == nil {
+		return shipped, nil
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+		return "", err
 	}
-	wb.Browser.Wait()
-	time.Sleep(3 * time.Second)
-	if err := capture(w, filepath.Join(dir, "1-datasets.png")); err != nil {
-		return err
+	if err := os.WriteFile(shipped, resources.Model(), 0o644); err != nil {
+		return "", err
 	}
-	fyne.DoAndWait(func() {
-		wb.Tabs.SelectIndex(1)
-		wb.Trainer.Configure("goar-cnn", 1, 0)
-		wb.Trainer.Start()
-	})
-	time.Sleep(4 * time.Second)
-	if err := capture(w, filepath.Join(dir, "2-train-running.png")); err != nil {
-		return err
-	}
-	wb.Trainer.Wait()
-	time.Sleep(time.Second)
-	return capture(w, filepath.Join(dir, "3-train-done.png"))
-}
-
-// capture saves what the screen shows: the X display's root window when
-// there is one (xwd, as a user's screenshot would), else Fyne's own capture.
-func capture(w fyne.Window, path string) error {
-	if os.Getenv("DISPLAY") != "" {
-		if _, err := exec.LookPath("xwd"); err == nil {
-			cmd := exec.Command("sh", "-c", `xwd -root -silent | xwdtopnm 2>/dev/null | pnmtopng > "$0"`, path)
-			if out, err := cmd.CombinedOutput(); err != nil {
-				return fmt.Errorf("xwd: %v: %s", err, out)
-			}
-			return nil
-		}
-	}
-	var err error
-	fyne.DoAndWait(func() {
-		img := w.Canvas().Capture()
-		f, e := os.Create(path)
-		if e != nil {
-			err = e
-			return
-		}
-		defer f.Close()
-		err = png.Encode(f, img)
-	})
-	return err
+	return shipped, nil
 }

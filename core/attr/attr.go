@@ -86,29 +86,6 @@ func Run(ctx context.Context, m Method, net engine.Network, in Input) (Maps, err
 	return out, nil
 }
 
-// Predicted returns each sample's predicted class (the argmax logit).
-func Predicted(ctx context.Context, net engine.Network, x []float32, n, chunk int) ([]int, error) {
-	if chunk <= 0 {
-		chunk = 256
-	}
-	out := make([]int, n)
-	err := engine.EachLogits(ctx, net, x, n, chunk, func(i int, row []float32) { out[i] = argmax(row) })
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-func argmax(row []float32) int {
-	a := 0
-	for j, v := range row {
-		if v > row[a] {
-			a = j
-		}
-	}
-	return a
-}
-
 // gradients computes, for m generated inputs, the gradient of each one's
 // target logit. fill(i, dst) writes input i into dst, and is called
 // concurrently for different i (it must only read shared state); the inputs are

@@ -3,8 +3,10 @@ package attr
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"faithlab/core/engine"
+	"faithlab/core/imageops"
 )
 
 // GradCAM weights a convolutional layer's channels by the spatial mean of
@@ -23,25 +25,14 @@ func (GradCAM) Name() string { return "GradCAM" }
 // Settings implements Method.
 func (g GradCAM) Settings() map[string]any { return map[string]any{"layer": g.Layer} }
 
-// DefaultCAMLayer is the last spatial layer of a built-in architecture.
-func DefaultCAMLayer(arch string) string {
-	switch arch {
-	case "goar-cnn":
-		return "relu3"
-	case "resnet18":
-		return "layer4.1"
-	}
-	return ""
-}
-
 // Attribute implements Method.
 func (g GradCAM) Attribute(ctx context.Context, net engine.Network, in Input) (Maps, error) {
 	layer := g.Layer
-	if layer == "" {
-		layer = DefaultCAMLayer(net.Arch())
+	if c, ok := net.(engine.CAMLayerer); ok && layer == "" {
+		layer = c.CAMLayer()
 	}
 	if layer == "" {
-		return Maps{}, fmt.Errorf("%s has no default layer: name one", net.Arch())
+		return Maps{}, fmt.Errorf("%s names no convolutional layer for Grad-CAM: name one (its layers: %s)", net.Arch(), strings.Join(net.Layers(), ", "))
 	}
 	chunk := g.Chunk
 	if chunk <= 0 {
@@ -91,28 +82,8 @@ func (g GradCAM) Attribute(ctx context.Context, net engine.Network, in Input) (M
 			for p := range cam {
 				cam[p] = max(cam[p], 0)
 			}
-			Bilinear(out.Data[(lo+s)*H*W:(lo+s+1)*H*W], H, W, cam, h, w)
+			imageops.Bilinear(out.Data[(lo+s)*H*W:(lo+s+1)*H*W], H, W, cam, h, w)
 		}
 	}
 	return out, nil
-}
-
-// Bilinear resizes src (h×w) into dst (H×W) with align-corners=false
-// sampling, as torch's F.interpolate(mode="bilinear").
-func Bilinear(dst []float32, H, W int, src []float32, h, w int) {
-	for y := 0; y < H; y++ {
-		sy := max((float64(y)+0.5)*float64(h)/float64(H)-0.5, 0)
-		y0 := min(int(sy), h-1)
-		y1 := min(y0+1, h-1)
-		fy := float32(sy - float64(y0))
-		for x := 0; x < W; x++ {
-			sx := max((float64(x)+0.5)*float64(w)/float64(W)-0.5, 0)
-			x0 := min(int(sx), w-1)
-			x1 := min(x0+1, w-1)
-			fx := float32(sx - float64(x0))
-			top := src[y0*w+x0]*(1-fx) + src[y0*w+x1]*fx
-			bot := src[y1*w+x0]*(1-fx) + src[y1*w+x1]*fx
-			dst[y*W+x] = top*(1-fy) + bot*fy
-		}
-	}
 }

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 
 	"faithlab/core/engine"
+	"faithlab/core/perturb"
 )
 
 // Gradient is the vanilla gradient ("saliency") of the target logit with
@@ -53,43 +54,54 @@ func (g GradientXInput) Attribute(ctx context.Context, net engine.Network, in In
 	return out, err
 }
 
-// Baseline names the reference input of path methods.
-type Baseline string
-
-// Baselines: all zeros, the sample's own per-channel mean, or the sample
-// blurred with a Gaussian of standard deviation BlurSigma.
-const (
-	BaselineZero Baseline = "zero"
-	BaselineMean Baseline = "mean"
-	BaselineBlur Baseline = "blur"
-)
-
-// BaselineOf writes the baseline of sample x (shape C,H,W) into dst.
-func BaselineOf(kind Baseline, sigma float64, x, dst []float32, shape []int) error {
-	c, hw := shape[0], shape[1]*shape[2]
-	switch kind {
-	case BaselineZero, "":
-		clear(dst)
-	case BaselineMean:
-		for ch := 0; ch < c; ch++ {
-			var s float64
-			for _, v := range x[ch*hw : (ch+1)*hw] {
-				s += float64(v)
-			}
-			m := float32(s / float64(hw))
-			for j := ch * hw; j < (ch+1)*hw; j++ {
-				dst[j] = m
-			}
+// parseBaseline reads the name of a path method's baseline x′: a removal
+// reference (perturb.ParseReference) with every pixel removed, so that a
+// baseline and a reference of one name are the same values — zero, mean
+// (the sample's channel means), blur[:σ] (the sample blurred, σ 5 pixels by
+// default) or dataset-mean (the channel means of train, the training
+// inputs). ROAD, which imputes from kept pixels, makes no baseline.
+func parseBaseline(name string, train []float32, shape []int) (perturb.Reference, error) {
+	ref, err := perturb.ParseReference(name, func() []float32 {
+		if len(train) == 0 {
+			return nil
 		}
-	case BaselineBlur:
-		copy(dst, x)
-		for ch := 0; ch < c; ch++ {
-			GaussianBlur(dst[ch*hw:(ch+1)*hw], shape[1], shape[2], sigma)
-		}
-	default:
-		return fmt.Errorf("unknown baseline %q (zero, mean, blur)", kind)
+		return perturb.ChannelMeans(train, shape)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("baseline: %w", err)
 	}
-	return nil
+	if _, ok := ref.(perturb.ROAD); ok {
+		return nil, fmt.Errorf("baseline %s: ROAD fills removed pixels from the kept ones, and a baseline keeps none", name)
+	}
+	return ref, nil
+}
+
+// checkBaseline is the path methods' param.Checker.
+func checkBaseline(name string, train []float32) error {
+	if name == "dataset-mean" && len(train) == 0 {
+		return fmt.Errorf("baseline dataset-mean needs the training data, and none was given")
+	}
+	if name == "dataset-mean" {
+		return nil
+	}
+	_, err := parseBaseline(name, nil, nil)
+	return err
+}
+
+// baselines returns the baseline x′ of every sample of in.
+func baselines(name string, train []float32, in Input) ([]float32, error) {
+	ref, err := parseBaseline(name, train, in.Shape)
+	if err != nil {
+		return nil, err
+	}
+	dim := in.Dim()
+	base := make([]float32, len(in.X))
+	for i := range in.N {
+		if err := perturb.Baseline(ref, in.Sample(i), in.Shape, base[i*dim:(i+1)*dim]); err != nil {
+			return nil, err
+		}
+	}
+	return base, nil
 }
 
 // IntegratedGradients integrates the gradient along the straight path from a
@@ -98,12 +110,15 @@ func BaselineOf(kind Baseline, sigma float64, x, dst []float32, shape []int) err
 // Riemann sum, a zero baseline. By completeness the attributions of a sample
 // add up to f(x) − f(x') as the step count grows.
 type IntegratedGradients struct {
-	Steps     int      `json:"steps" doc:"points on the path from the baseline to the input" range:"[1,]"`
-	Rule      string   `json:"rule" doc:"quadrature of the path integral" choices:"riemann-right|trapezoid"`
-	Baseline  Baseline `json:"baseline" doc:"reference input x′: zero, mean (the sample's channel means) or blur (the sample blurred)" choices:"zero|mean|blur"`
-	BlurSigma float64  `json:"blur_sigma" doc:"σ of the blur baseline, in pixels" range:"(0,]"`
-	Chunk     int      `json:"-"`
+	Steps    int       `json:"steps" doc:"points on the path from the baseline to the input" range:"[1,]"`
+	Rule     string    `json:"rule" doc:"quadrature of the path integral" choices:"riemann-right|trapezoid"`
+	Baseline string    `json:"baseline" doc:"reference input x′, named as removal references are: zero, mean (the sample's channel means), blur[:σ] (the sample blurred; σ 5 pixels by default) or dataset-mean (the training set's channel means)"`
+	Train    []float32 `json:"-"` // training inputs (n×C×H×W), for the dataset-mean baseline
+	Chunk    int       `json:"-"`
 }
+
+// Check implements param.Checker.
+func (ig IntegratedGradients) Check() error { return checkBaseline(ig.Baseline, ig.Train) }
 
 func (ig IntegratedGradients) defaults() IntegratedGradients {
 	if ig.Steps == 0 {
@@ -113,10 +128,7 @@ func (ig IntegratedGradients) defaults() IntegratedGradients {
 		ig.Rule = "riemann-right"
 	}
 	if ig.Baseline == "" {
-		ig.Baseline = BaselineZero
-	}
-	if ig.BlurSigma == 0 {
-		ig.BlurSigma = 5
+		ig.Baseline = "zero"
 	}
 	return ig
 }
@@ -127,7 +139,7 @@ func (IntegratedGradients) Name() string { return "IntegratedGradients" }
 // Settings implements Method.
 func (ig IntegratedGradients) Settings() map[string]any {
 	ig = ig.defaults()
-	return map[string]any{"steps": ig.Steps, "rule": ig.Rule, "baseline": string(ig.Baseline), "blur_sigma": ig.BlurSigma}
+	return map[string]any{"steps": ig.Steps, "rule": ig.Rule, "baseline": ig.Baseline}
 }
 
 // alphas returns the path positions and quadrature weights.
@@ -163,14 +175,11 @@ func (ig IntegratedGradients) Attribute(ctx context.Context, net engine.Network,
 	if err != nil {
 		return Maps{}, err
 	}
-	dim := in.Dim()
-	base := make([]float32, len(in.X))
-	for i := 0; i < in.N; i++ {
-		if err := BaselineOf(ig.Baseline, ig.BlurSigma, in.Sample(i), base[i*dim:(i+1)*dim], in.Shape); err != nil {
-			return Maps{}, err
-		}
+	base, err := baselines(ig.Baseline, ig.Train, in)
+	if err != nil {
+		return Maps{}, err
 	}
-	S := len(alpha)
+	dim, S := in.Dim(), len(alpha)
 	sum := make([]float64, len(in.X))
 	err = gradients(ctx, net, in.N*S, ig.Chunk,
 		func(r int, dst []float32) {
@@ -304,17 +313,17 @@ func (sg SmoothGrad) Attribute(ctx context.Context, net engine.Network, in Input
 // the gradient rule. On networks that are linear between ReLUs the
 // attributions of a sample add up to f(x) − f(x') exactly.
 type DeepLift struct {
-	Baseline  Baseline `json:"baseline" doc:"reference input x′: zero, mean (the sample's channel means) or blur (the sample blurred)" choices:"zero|mean|blur"`
-	BlurSigma float64  `json:"blur_sigma" doc:"σ of the blur baseline, in pixels" range:"(0,]"`
-	Chunk     int      `json:"-"`
+	Baseline string    `json:"baseline" doc:"reference input x′, named as removal references are: zero, mean (the sample's channel means), blur[:σ] (the sample blurred; σ 5 pixels by default) or dataset-mean (the training set's channel means)"`
+	Train    []float32 `json:"-"` // training inputs (n×C×H×W), for the dataset-mean baseline
+	Chunk    int       `json:"-"`
 }
+
+// Check implements param.Checker.
+func (d DeepLift) Check() error { return checkBaseline(d.Baseline, d.Train) }
 
 func (d DeepLift) defaults() DeepLift {
 	if d.Baseline == "" {
-		d.Baseline = BaselineZero
-	}
-	if d.BlurSigma == 0 {
-		d.BlurSigma = 5
+		d.Baseline = "zero"
 	}
 	return d
 }
@@ -324,23 +333,17 @@ func (DeepLift) Name() string { return "DeepLift" }
 
 // Settings implements Method.
 func (d DeepLift) Settings() map[string]any {
-	b := d.Baseline
-	if b == "" {
-		b = BaselineZero
-	}
-	return map[string]any{"baseline": string(b), "rule": "rescale", "blur_sigma": d.BlurSigma}
+	return map[string]any{"baseline": d.defaults().Baseline, "rule": "rescale"}
 }
 
 // Attribute implements Method.
 func (d DeepLift) Attribute(ctx context.Context, net engine.Network, in Input) (Maps, error) {
 	d = d.defaults()
-	dim := in.Dim()
-	base := make([]float32, len(in.X))
-	for i := 0; i < in.N; i++ {
-		if err := BaselineOf(d.Baseline, d.BlurSigma, in.Sample(i), base[i*dim:(i+1)*dim], in.Shape); err != nil {
-			return Maps{}, err
-		}
+	base, err := baselines(d.Baseline, d.Train, in)
+	if err != nil {
+		return Maps{}, err
 	}
+	dim := in.Dim()
 	chunk := d.Chunk
 	if chunk <= 0 {
 		chunk = 256

@@ -22,19 +22,23 @@ import (
 // Grid×Grid partition of the image, whose value is spread evenly over its
 // pixels (maps n×1×H×W). Defaults: 2048 samples, zero baseline.
 type KernelSHAP struct {
-	Samples  int      `json:"samples" doc:"coalitions sampled (in complementary pairs)" range:"[2,]"`
-	Grid     int      `json:"grid" doc:"patch grid side: features are the grid×grid patches (0: every input value)" range:"[0,]"`
-	Baseline Baseline `json:"baseline" doc:"reference input x′: zero, mean (the sample's channel means) or blur (the sample blurred)" choices:"zero|mean|blur"`
-	Seed     uint64   `json:"-"`
-	Chunk    int      `json:"-"`
+	Samples  int       `json:"samples" doc:"coalitions sampled (in complementary pairs)" range:"[2,]"`
+	Grid     int       `json:"grid" doc:"patch grid side: features are the grid×grid patches (0: every input value)" range:"[0,]"`
+	Baseline string    `json:"baseline" doc:"reference input x′, named as removal references are: zero, mean (the sample's channel means), blur[:σ] (the sample blurred; σ 5 pixels by default) or dataset-mean (the training set's channel means)"`
+	Train    []float32 `json:"-"` // training inputs (n×C×H×W), for the dataset-mean baseline
+	Seed     uint64    `json:"-"`
+	Chunk    int       `json:"-"`
 }
+
+// Check implements param.Checker.
+func (k KernelSHAP) Check() error { return checkBaseline(k.Baseline, k.Train) }
 
 func (k KernelSHAP) defaults() KernelSHAP {
 	if k.Samples == 0 {
 		k.Samples = 2048
 	}
 	if k.Baseline == "" {
-		k.Baseline = BaselineZero
+		k.Baseline = "zero"
 	}
 	return k
 }
@@ -44,14 +48,8 @@ func (KernelSHAP) Name() string { return "KernelSHAP" }
 
 // Settings implements Method.
 func (k KernelSHAP) Settings() map[string]any {
-	s, b := k.Samples, k.Baseline
-	if s == 0 {
-		s = 2048
-	}
-	if b == "" {
-		b = BaselineZero
-	}
-	return map[string]any{"samples": s, "grid": k.Grid, "baseline": string(b), "seed": k.Seed}
+	k = k.defaults()
+	return map[string]any{"samples": k.Samples, "grid": k.Grid, "baseline": k.Baseline, "seed": k.Seed}
 }
 
 // Attribute implements Method.
@@ -85,12 +83,12 @@ func (k KernelSHAP) Attribute(ctx context.Context, net engine.Network, in Input)
 		return Maps{}, fmt.Errorf("%d features: KernelSHAP needs at least 2", M)
 	}
 	coal := coalitions(M, k.Samples, k.Seed)
-	base := make([]float32, dim)
+	bases, err := baselines(k.Baseline, k.Train, in)
+	if err != nil {
+		return Maps{}, err
+	}
 	for i := 0; i < in.N; i++ {
-		x := in.Sample(i)
-		if err := BaselineOf(k.Baseline, 5, x, base, in.Shape); err != nil {
-			return Maps{}, err
-		}
+		x, base := in.Sample(i), bases[i*dim:(i+1)*dim]
 		// Row 0: the full input; row 1: the baseline; then every coalition.
 		rows := 2 + len(coal.z)
 		fz := make([]float64, rows)

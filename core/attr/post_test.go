@@ -4,76 +4,9 @@ import (
 	"math"
 	"slices"
 	"testing"
+
+	"faithlab/core/perturb"
 )
-
-func TestBilinearMatchesTorch(t *testing.T) {
-	// torch.nn.functional.interpolate([[0,1],[2,3]], size=4, mode="bilinear", align_corners=False)
-	want := []float32{0, 0.25, 0.75, 1, 0.5, 0.75, 1.25, 1.5, 1.5, 1.75, 2.25, 2.5, 2, 2.25, 2.75, 3}
-	got := make([]float32, 16)
-	Bilinear(got, 4, 4, []float32{0, 1, 2, 3}, 2, 2)
-	for i := range want {
-		if math.Abs(float64(got[i]-want[i])) > 1e-6 {
-			t.Fatalf("got %v, want %v", got, want)
-		}
-	}
-}
-
-func TestGaussianBlur(t *testing.T) {
-	const H, W = 15, 15
-	img := make([]float32, H*W)
-	img[7*W+7] = 1
-	GaussianBlur(img, H, W, 1)
-	var sum float64
-	for _, v := range img {
-		sum += float64(v)
-	}
-	if math.Abs(sum-1) > 1e-6 {
-		t.Errorf("an impulse's mass is %g after blurring, want 1", sum)
-	}
-	// Separable Gaussian, normalised over ±3σ: ratio of neighbours is e^{-1/2}.
-	if r := float64(img[7*W+8] / img[7*W+7]); math.Abs(r-math.Exp(-0.5)) > 1e-5 {
-		t.Errorf("neighbour ratio %g, want e^-½", r)
-	}
-	flat := slices.Repeat([]float32{0.3}, H*W)
-	GaussianBlur(flat, H, W, 2)
-	for _, v := range flat {
-		if math.Abs(float64(v)-0.3) > 1e-6 {
-			t.Fatalf("a constant image changed to %g", v)
-		}
-	}
-}
-
-func TestFiltersTVAndMasks(t *testing.T) {
-	m := []float32{
-		0, 0, 0, 0,
-		0, 5, 0, 0,
-		0, 0, 0, 0,
-		0, 0, 0, 1,
-	}
-	mf := slices.Clone(m)
-	MaxFilter(mf, 4, 4, 3)
-	want := []float32{5, 5, 5, 0, 5, 5, 5, 0, 5, 5, 5, 1, 0, 0, 1, 1}
-	if !slices.Equal(mf, want) {
-		t.Errorf("max filter %v, want %v", mf, want)
-	}
-	// The 5 has four neighbours (20); the 1 in the corner has two (2).
-	if tv := TotalVariation(m, 4, 4); tv != 22 {
-		t.Errorf("total variation %g, want 22", tv)
-	}
-	tie := []float32{1, 3, 3, 0}
-	mask, err := TopMask(tie, 0.25)
-	if err != nil || !slices.Equal(mask, []float32{0, 1, 0, 0}) {
-		t.Errorf("top 25%% of %v: %v (%v); ties go to the lower index", tie, mask, err)
-	}
-	if _, err := TopMask(tie, 0); err == nil {
-		t.Error("drop rate 0 accepted")
-	}
-	n := []float32{2, 4, 6}
-	Normalize(n)
-	if !slices.Equal(n, []float32{0, 0.5, 1}) {
-		t.Errorf("normalised %v", n)
-	}
-}
 
 func TestStepsAndChannelReduction(t *testing.T) {
 	steps, err := ParseSteps("abs, gaussian:2, maxfilter, square, normalize")
@@ -125,12 +58,19 @@ func TestBlockRandomCoversTheRate(t *testing.T) {
 				t.Errorf("rate %g: map %d's rectangle covers %.3f", rate, i, got)
 			}
 			// The rectangle is the top of the ranking.
-			mask, _ := TopMask(maps.Map(i), float64(block)/784)
-			for j, v := range maps.Map(i) {
-				if (v >= 1) != (mask[j] == 1) {
-					t.Fatalf("rate %g map %d: top mask differs from the rectangle at %d", rate, i, j)
+			for _, j := range perturb.Order(maps.Map(i), true)[:block] {
+				if maps.Map(i)[j] < 1 {
+					t.Fatalf("rate %g map %d: pixel %d ranks within the rectangle's area but is outside it", rate, i, j)
 				}
 			}
 		}
+	}
+}
+
+func TestNormalize(t *testing.T) {
+	n := []float32{2, 4, 6}
+	Normalize(n)
+	if !slices.Equal(n, []float32{0, 0.5, 1}) {
+		t.Errorf("normalised %v", n)
 	}
 }

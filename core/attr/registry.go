@@ -64,7 +64,7 @@ func Entries() []Entry {
 		entry("gradxinput", "Gradient × Input", CategoryGradient, imageAndTabular, "", "the gradient times the input, elementwise (Shrikumar et al. 2016)",
 			func(s Setup) GradientXInput { return GradientXInput{Chunk: s.Chunk} }, nil),
 		entry("ig", "Integrated Gradients", CategoryPath, imageAndTabular, "", "gradients averaged along the straight path from a baseline, times input − baseline (Sundararajan et al. 2017)",
-			func(s Setup) IntegratedGradients { return IntegratedGradients{Chunk: s.Chunk} }, IntegratedGradients.defaults),
+			func(s Setup) IntegratedGradients { return IntegratedGradients{Train: s.Train, Chunk: s.Chunk} }, IntegratedGradients.defaults),
 		entry("smoothgrad", "SmoothGrad", CategoryGradient, imageAndTabular, "", "gradients averaged over Gaussian-noised copies of the input (Smilkov et al. 2017)",
 			func(s Setup) SmoothGrad { return SmoothGrad{Seed: s.Seed, Chunk: s.Chunk} }, SmoothGrad.defaults),
 		entry("sgsq", "SmoothGrad-Squared", CategoryGradient, imageAndTabular, "", "the mean of the noisy copies' squared gradients (Hooker et al. 2019)",
@@ -72,7 +72,7 @@ func Entries() []Entry {
 		entry("vargrad", "VarGrad", CategoryGradient, imageAndTabular, "", "the variance of the noisy copies' gradients (Adebayo et al. 2018)",
 			func(s Setup) SmoothGrad { return SmoothGrad{Aggregate: "variance", Seed: s.Seed, Chunk: s.Chunk} }, SmoothGrad.defaults),
 		entry("deeplift", "DeepLIFT (rescale)", CategoryPath, imageAndTabular, "", "multipliers of the rescale rule through every ReLU, times input − baseline (Shrikumar et al. 2017)",
-			func(s Setup) DeepLift { return DeepLift{Chunk: s.Chunk} }, DeepLift.defaults),
+			func(s Setup) DeepLift { return DeepLift{Train: s.Train, Chunk: s.Chunk} }, DeepLift.defaults),
 		entry("gradientshap", "GradientSHAP", CategoryPath, imageAndTabular, fmt.Sprintf("references: the first %d training inputs", gradientSHAPReferences),
 			"expected gradients from references drawn from the training data (Lundberg and Lee 2017; Erion et al. 2021)",
 			func(s Setup) GradientSHAP {
@@ -84,7 +84,7 @@ func Entries() []Entry {
 				return GradientSHAP{References: refs, Seed: s.Seed, Chunk: s.Chunk}
 			}, GradientSHAP.defaults),
 		entry("kernelshap", "KernelSHAP", CategoryPerturbation, imageAndTabular, "", "Shapley values fitted by weighted least squares on sampled coalitions (Lundberg and Lee 2017)",
-			func(s Setup) KernelSHAP { return KernelSHAP{Seed: s.Seed, Chunk: s.Chunk} }, KernelSHAP.defaults),
+			func(s Setup) KernelSHAP { return KernelSHAP{Train: s.Train, Seed: s.Seed, Chunk: s.Chunk} }, KernelSHAP.defaults),
 		entry("gradcam", "Grad-CAM", CategoryGradient, imageOnly, "", "a convolutional layer's channels weighted by their mean gradient, positive part, upsampled (Selvaraju et al. 2017)",
 			func(s Setup) GradCAM { return GradCAM{Chunk: s.Chunk} }, nil),
 		entry("sobel", "Sobel", CategoryControl, imageOnly, "", "the image's edge magnitude: a control that ignores the model",

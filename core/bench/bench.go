@@ -144,7 +144,7 @@ func CNN(ctx context.Context, ds *data.Dataset, opt Options, emit func(Result)) 
 			}
 			batch()
 			x := xb[:n*dim]
-			target, err := attr.Predicted(ctx, net, x, n, n)
+			target, err := engine.Predicted(ctx, net, x, n, n)
 			if err != nil {
 				return err
 			}
@@ -183,7 +183,7 @@ func CNN(ctx context.Context, ds *data.Dataset, opt Options, emit func(Result)) 
 	deletion := func() error {
 		batch()
 		x := xb[:n*dim]
-		target, err := attr.Predicted(ctx, net, x, n, n)
+		target, err := engine.Predicted(ctx, net, x, n, n)
 		if err != nil {
 			return err
 		}
@@ -297,7 +297,6 @@ func UNet(ctx context.Context, ds *data.Dataset, opt Options, emit func(Result))
 	dim := ds.Dim()
 	xt := make([]float32, B*dim)
 	eps := make([]float32, B*dim)
-	dout := make([]float32, B*dim)
 	ts := make([]int, B)
 	adam := optim.NewAdam(0)
 	params := net.Params()
@@ -315,17 +314,17 @@ func UNet(ctx context.Context, ds *data.Dataset, opt Options, emit func(Result))
 				xt[s*dim+j] = a*(2*v-1) + b*e
 			}
 		}
-		pred, err := net.Forward(xt, ts, B)
-		if err != nil {
-			return err
-		}
-		for i := range pred {
-			dout[i] = 2 * (pred[i] - eps[i]) / float32(len(pred))
-		}
 		for _, p := range params {
 			clear(p.Grad)
 		}
-		if _, err := net.Backward(dout, engine.ParamGrad); err != nil {
+		// The mean-squared error's gradient, row by row as the pieces come.
+		_, err := net.Gradient(xt, ts, B, engine.ParamGrad, func(first int, pred, d []float32) {
+			e := eps[first*dim:]
+			for i, v := range pred {
+				d[i] = 2 * (v - e[i]) / float32(B*dim)
+			}
+		})
+		if err != nil {
 			return err
 		}
 		adam.Step(params, 2e-4)

@@ -50,7 +50,7 @@ type Campaign struct {
 
 // Load reads and checks the spec file at path.
 func Load(path string) (*Campaign, error) {
-	raw, err := os.ReadFile(path)
+	raw, err := spec.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -129,15 +129,23 @@ type Outcome struct {
 	Summary     string // each protocol's headline score per method, as a text table
 }
 
-// Run runs (or resumes) the shard of the campaign, sending the runner's
-// events to events (closed when Run returns; nil: none). It holds the run
-// folder's lock, sets the spec's memory cap, keeps the manifest, and at
-// the end — also after a cancel — writes results.csv and diagnostics.json
-// from every record so far.
-func (c *Campaign) Run(ctx context.Context, sh job.Shard, kernel gemm.Kernel, events chan<- job.Event) (Outcome, error) {
-	if events != nil {
-		defer close(events)
+// Options say how Run runs a campaign.
+type Options struct {
+	Shard  job.Shard        // the part to run (zero: all)
+	Kernel gemm.Kernel      // the engine's GEMM kernel
+	Events chan<- job.Event // the runner's events, closed when Run returns; nil: none
+	Tasks  *job.TaskControl // lets the caller stop single tasks; nil: none
+}
+
+// Run runs (or resumes) a shard of the campaign. It holds the run folder's
+// lock, sets the spec's memory cap, keeps the manifest, and at the end —
+// also after a cancel — writes results.csv and diagnostics.json from every
+// record so far.
+func (c *Campaign) Run(ctx context.Context, o Options) (Outcome, error) {
+	if o.Events != nil {
+		defer close(o.Events)
 	}
+	sh, kernel := o.Shard, o.Kernel
 	s := c.Spec
 	dir := c.Dir(sh)
 	out := Outcome{Dir: dir}
@@ -176,7 +184,7 @@ func (c *Campaign) Run(ctx context.Context, sh job.Shard, kernel gemm.Kernel, ev
 	if err := run.SetManifest(man); err != nil {
 		return out, err
 	}
-	r := &job.Runner{Spec: s, Run: run, Cache: &store.Cache{Dir: cache}, Kernel: kernel, Shard: sh, Events: events}
+	r := &job.Runner{Spec: s, Run: run, Cache: &store.Cache{Dir: cache}, Kernel: kernel, Shard: sh, Events: o.Events, Tasks: o.Tasks}
 	t0 := time.Now()
 	out.Failed, err = r.Execute(ctx)
 	out.Elapsed = time.Since(t0)
@@ -206,6 +214,7 @@ func (c *Campaign) writeResults(dir string, ok []store.Record, out *Outcome) err
 		return err
 	}
 	out.Diagnostics = report.Diagnose(ok)
+	out.Summary = report.Summary(ok)
 	b, err := json.MarshalIndent(out.Diagnostics, "", "  ")
 	if err != nil {
 		return err

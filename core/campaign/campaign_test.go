@@ -23,7 +23,7 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv("FAITHLAB_RUN_SPEC"); spec != "" {
 		c, err := Load(spec)
 		if err == nil {
-			_, err = c.Run(context.Background(), job.Shard{}, best(), nil)
+			_, err = c.Run(context.Background(), Options{Kernel: best()})
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -60,7 +60,7 @@ func load(t *testing.T, dir string) *Campaign {
 
 func run(t *testing.T, c *Campaign, sh job.Shard) Outcome {
 	t.Helper()
-	out, err := c.Run(context.Background(), sh, best(), nil)
+	out, err := c.Run(context.Background(), Options{Shard: sh, Kernel: best()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestKill9ThenResume(t *testing.T) {
 		time.Sleep(2 * time.Millisecond)
 	}
 	// While the child runs, the run folder is its own.
-	if _, err := c.Run(context.Background(), job.Shard{}, best(), nil); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("process %d", cmd.Process.Pid)) {
+	if _, err := c.Run(context.Background(), Options{Kernel: best()}); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("process %d", cmd.Process.Pid)) {
 		t.Errorf("a second run of a busy folder: %v, want a refusal naming process %d", err, cmd.Process.Pid)
 	}
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {

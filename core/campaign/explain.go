@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"time"
@@ -31,33 +32,46 @@ func Protocols() []protocol.Info {
 // Request says which maps to compute: the method, its parameters, the
 // samples and what to explain.
 type Request struct {
-	Method string
-	Params map[string]any // by the names in the method's Info.Params
-	Post   string         // post-processing steps, e.g. "abs,gaussian:1"
-	Reduce string         // colour channels to one map: sum, mean, max ("": keep)
-	Offset int            // first sample of the set
-	Count  int            // samples (0: all from Offset)
-	Target string         // "predicted" (default) or "label"
-	Seed   uint64
-	Chunk  int // inputs per engine call (0: 256)
+	Method string         `json:"method"`
+	Params map[string]any `json:"params,omitempty"` // by the names in the method's Info.Params
+	Post   string         `json:"post,omitempty"`   // post-processing steps, e.g. "abs,gaussian:1"
+	Reduce string         `json:"reduce,omitempty"` // colour channels to one map: sum, mean, max ("": keep; tabular data: ignored)
+	Split  string         `json:"split"`            // "test" (default) or "train"
+	Offset int            `json:"offset"`           // first sample of the split
+	Count  int            `json:"count"`            // samples (0: all from Offset)
+	Target string         `json:"target"`           // "predicted" (default) or "label"
+	Seed   uint64         `json:"seed"`
+	Chunk  int            `json:"-"` // inputs per engine call (0: 256)
 }
 
 // Explained is what Attribute made.
 type Explained struct {
-	Maps     attr.Maps
-	Method   string         // the method's own name, e.g. "IntegratedGradients"
-	Settings map[string]any // every setting it ran with, defaults included
-	Post     []string
-	Targets  []int
-	Trace    []trace.Result // TRACE: per sample, trajectory, objective, iterations, time
-	Elapsed  time.Duration
+	Request  Request        `json:"request"`
+	Maps     attr.Maps      `json:"-"`
+	Dataset  string         `json:"dataset"`  // the split's name
+	Method   string         `json:"method"`   // the method's own name, e.g. "IntegratedGradients"
+	Settings map[string]any `json:"settings"` // every setting it ran with, defaults included
+	Post     []string       `json:"post"`
+	Targets  []int          `json:"targets"`
+	Trace    []trace.Result `json:"trace,omitempty"` // TRACE: per sample, trajectory, objective, iterations, time
+	Elapsed  time.Duration  `json:"-"`
 }
 
-// Attribute computes maps for samples of ds under the model m, with the
-// method built from the registry exactly as a campaign builds it (the same
-// training data for the methods that draw on it).
-func Attribute(ctx context.Context, m *model.Model, trainSet, ds *data.Dataset, q Request) (Explained, error) {
-	var ex Explained
+// Attribute computes maps for samples of a split under the model m, with
+// the method built from the registry exactly as a campaign builds it (the
+// same training data for the methods that draw on it).
+func Attribute(ctx context.Context, m *model.Model, trainSet, testSet *data.Dataset, q Request) (Explained, error) {
+	ex := Explained{Request: q}
+	ds := testSet
+	switch q.Split {
+	case "", "test":
+		ex.Request.Split = "test"
+	case "train":
+		ds = trainSet
+	default:
+		return ex, fmt.Errorf("split %q: train or test", q.Split)
+	}
+	ex.Dataset = ds.Name
 	if q.Offset < 0 || q.Offset >= ds.Len() {
 		return ex, fmt.Errorf("first sample %d outside the %d samples of %s", q.Offset, ds.Len(), ds.Name)
 	}
@@ -83,7 +97,8 @@ func Attribute(ctx context.Context, m *model.Model, trainSet, ds *data.Dataset, 
 	in := attr.Input{X: ds.X[q.Offset*dim : (q.Offset+n)*dim], N: n, Shape: ds.Shape}
 	switch q.Target {
 	case "", "predicted":
-		if in.Target, err = attr.Predicted(ctx, m.Net, in.X, n, q.Chunk); err != nil {
+		ex.Request.Target = "predicted"
+		if in.Target, err = engine.Predicted(ctx, m.Net, in.X, n, q.Chunk); err != nil {
 			return ex, err
 		}
 	case "label":
@@ -100,7 +115,7 @@ func Attribute(ctx context.Context, m *model.Model, trainSet, ds *data.Dataset, 
 		return ex, err
 	}
 	maps = attr.Apply(maps, steps)
-	if q.Reduce != "" {
+	if q.Reduce != "" && !tabular(ds.Shape) {
 		if maps, err = attr.ReduceChannels(maps, q.Reduce); err != nil {
 			return ex, err
 		}
@@ -110,6 +125,37 @@ func Attribute(ctx context.Context, m *model.Model, trainSet, ds *data.Dataset, 
 		ex.Post = append(ex.Post, s.String())
 	}
 	return ex, nil
+}
+
+// mapsRecord is what Save writes beside a maps file: what made the maps,
+// enough to make them again.
+type mapsRecord struct {
+	Explained
+	Model    string    `json:"model"`
+	Arch     string    `json:"arch"`
+	Shape    []int     `json:"shape"`
+	Seconds  float64   `json:"seconds"`
+	Faithlab string    `json:"faithlab_version"`
+	Created  time.Time `json:"created"`
+}
+
+// Save writes the maps to path as .npy — (N,H,W) for maps of one channel,
+// else (N,C,H,W) — and what made them (the request, the method's settings,
+// the targets, TRACE's trajectories, the model) to path.json.
+func (ex Explained) Save(path, modelPath, arch string) error {
+	shape := ex.Maps.Shape
+	if shape[1] == 1 {
+		shape = []int{shape[0], shape[2], shape[3]}
+	}
+	if err := data.SaveNPY(path, shape, ex.Maps.Data); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(mapsRecord{Explained: ex, Model: modelPath, Arch: arch, Shape: shape, Seconds: ex.Elapsed.Seconds(),
+		Faithlab: model.Version, Created: time.Now().UTC()}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return data.WriteFileAtomic(path+".json", b)
 }
 
 // recordTrace runs a TRACE method and keeps its per-image results.
@@ -152,7 +198,7 @@ func TraceCompare(ctx context.Context, m *model.Model, ds *data.Dataset, n, grid
 	n = min(n, ds.Len())
 	in := attr.Input{X: ds.X[:n*ds.Dim()], N: n, Shape: ds.Shape}
 	var err error
-	if in.Target, err = attr.Predicted(ctx, m.Net, in.X, n, 256); err != nil {
+	if in.Target, err = engine.Predicted(ctx, m.Net, in.X, n, 256); err != nil {
 		return nil, err
 	}
 	var ms []attr.Method
@@ -212,3 +258,7 @@ func TraceCompare(ctx context.Context, m *model.Model, ds *data.Dataset, n, grid
 	sort.Slice(rows, func(i, j int) bool { return rows[i].LeRFMinusMoRF > rows[j].LeRFMinusMoRF })
 	return rows, nil
 }
+
+// tabular says whether samples of shape (C, H, W) are feature vectors, whose
+// "channels" are features and never reduced.
+func tabular(shape []int) bool { return shape[1] == 1 && shape[2] == 1 }

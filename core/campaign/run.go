@@ -123,23 +123,30 @@ type Exported struct {
 	MissingSamples int // perturbed samples in none of the run's caches
 }
 
-// Figures draws the run's figures into dir in the given formats (png,
-// svg, pdf).
-func (r *Results) Figures(dir string, formats ...string) (Exported, error) {
-	var ex Exported
+// FigureList builds the run's figures (report.Figures and the sample
+// grids); missing counts the perturbed samples in none of the run's caches.
+func (r *Results) FigureList() (figs []report.Figure, missing int, err error) {
 	ok := r.Status().Done
-	figs, err := report.Figures(ok)
-	if err != nil {
-		return ex, err
+	if figs, err = report.Figures(ok); err != nil {
+		return nil, 0, err
 	}
 	grids, missing, err := report.SampleFigures(ok, r.Caches()...)
 	if err != nil {
-		return ex, err
+		return nil, 0, err
 	}
-	figs = append(figs, grids...)
+	return append(figs, grids...), missing, nil
+}
+
+// Figures draws the run's figures into dir in the given formats (png,
+// svg, pdf).
+func (r *Results) Figures(dir string, formats ...string) (Exported, error) {
+	figs, missing, err := r.FigureList()
+	if err != nil {
+		return Exported{}, err
+	}
 	files, err := report.Save(dir, figs, formats...)
 	if err != nil {
-		return ex, err
+		return Exported{}, err
 	}
 	return Exported{Figures: len(figs), Files: len(files), MissingSamples: missing}, nil
 }

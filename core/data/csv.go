@@ -1,36 +1,119 @@
 package data
 
 import (
-	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 )
 
+// openCSV opens a CSV file, raw or gzipped, as a stream of at most
+// maxCSVBytes (256 MiB, after gunzipping) whose lines are at most
+// maxCSVLine (16 MiB) long.
+func openCSV(path string) (io.Reader, func() error, error) {
+	c, err := openContent(path, maxCSVBytes)
+	if err != nil {
+		return nil, nil, err
+	}
+	r := c.r
+	if c.gzipped {
+		r = &limitedReader{r: r, left: maxCSVBytes, limit: maxCSVBytes}
+	}
+	return &lineLimitReader{r: r, max: maxCSVLine}, c.close, nil
+}
+
 // LoadCSV reads a tabular dataset: a header row of column names, one sample
 // per row, numeric features, and a label column chosen by name or by index
 // ("" means the last column; a negative index counts from the end). Labels
 // may be integers or names; classes are their sorted distinct values.
+// Features are decimal numbers (parseNumber: no NaN, no infinities, no
+// underscores or hexadecimal); a cell that is not one is reported with its
+// 1-based line and its column. The file, raw or gzipped, may hold at most
+// 256 MiB (after gunzipping) in lines of at most 16 MiB.
 func LoadCSV(path, label string) (*Dataset, error) {
-	b, err := readFile(path)
+	r, done, err := openCSV(path)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
-	d, err := parseCSV(b, label)
+	defer done()
+	d, err := parseCSV(path, r, label)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
-	d.Name = path
 	return d, nil
 }
 
-func parseCSV(b []byte, label string) (*Dataset, error) {
-	r := csv.NewReader(bytes.NewReader(b))
+// parseNumber reads a decimal number strictly: an optional sign, digits
+// with an optional point and fraction (or a point and a fraction), and an
+// optional exponent. Underscores, hexadecimal, "Inf" and "NaN" are refused,
+// and so is a value beyond float32's range.
+func parseNumber(s string) (float32, error) {
+	if !isDecimal(s) {
+		switch strings.ToLower(strings.TrimLeft(s, "+-")) {
+		case "nan", "inf", "infinity":
+			return 0, fmt.Errorf("%q is not a finite number", s)
+		case "":
+			return 0, errors.New("empty cell: want a number")
+		}
+		return 0, fmt.Errorf("%q is not a decimal number", s)
+	}
+	v, err := strconv.ParseFloat(s, 32)
+	if err != nil || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("%q is beyond float32's range", s)
+	}
+	return float32(v), nil
+}
+
+// isDecimal reports whether s is [+-](digits[.digits*] | .digits)([eE][+-]digits).
+func isDecimal(s string) bool {
+	i := 0
+	digits := func() int {
+		j := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		return i - j
+	}
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	n := digits()
+	if i < len(s) && s[i] == '.' {
+		i++
+		n += digits()
+	}
+	if n == 0 {
+		return false
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == len(s)
+}
+
+// cellError places a cell's problem: its 1-based line in the file and its
+// column (1-based, and its name when the file has a header).
+func cellError(r *csv.Reader, field int, name string, err error) error {
+	line, _ := r.FieldPos(field)
+	if name != "" {
+		return fmt.Errorf("line %d, column %d (%q): %w", line, field+1, name, err)
+	}
+	return fmt.Errorf("line %d, column %d: %w", line, field+1, err)
+}
+
+func parseCSV(name string, src io.Reader, label string) (*Dataset, error) {
+	r := csv.NewReader(src)
 	r.TrimLeadingSpace = true
 	header, err := r.Read()
 	if err == io.EOF {
@@ -61,31 +144,32 @@ func parseCSV(b []byte, label string) (*Dataset, error) {
 	}
 	var x []float32
 	var labels []string
-	for line := 2; ; line++ {
+	for {
 		rec, err := r.Read()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("line %d: %w", line, err)
+			return nil, err // csv's errors carry the line
 		}
 		for j, cell := range rec {
 			if j == col {
 				labels = append(labels, strings.TrimSpace(cell))
 				continue
 			}
-			v, err := strconv.ParseFloat(strings.TrimSpace(cell), 32)
+			v, err := parseNumber(strings.TrimSpace(cell))
 			if err != nil {
-				return nil, fmt.Errorf("line %d, column %q: non-numeric cell %q", line, header[j], cell)
+				return nil, cellError(r, j, header[j], err)
 			}
-			x = append(x, float32(v))
+			x = append(x, v)
 		}
 	}
 	if len(labels) == 0 {
 		return nil, errors.New("no data rows: empty set")
 	}
 	classes, y := classify(labels)
-	d := &Dataset{Shape: []int{len(header) - 1, 1, 1}, X: x, Y: y, Classes: classes}
+	features := slices.Delete(slices.Clone(header), col, col+1)
+	d := &Dataset{Name: name, Shape: []int{len(header) - 1, 1, 1}, X: x, Y: y, Classes: classes, Features: features}
 	return d, d.Validate()
 }
 
@@ -128,22 +212,23 @@ func classify(labels []string) ([]string, []int) {
 // LoadSklearnCSV reads the CSV layout of scikit-learn's bundled datasets: a
 // first line "n_samples,n_features,class names…", then rows of features with
 // an integer label last. With header false (digits.csv.gz) there is no first
-// line and the classes are the distinct labels.
+// line and the classes are the distinct labels. Cells are read and limits
+// applied as LoadCSV does.
 func LoadSklearnCSV(path, name string, header bool) (*Dataset, error) {
-	b, err := readFile(path)
+	r, done, err := openCSV(path)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
-	d, err := parseSklearnCSV(b, header)
+	defer done()
+	d, err := parseSklearnCSV(name, r, header)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
-	d.Name = name
 	return d, nil
 }
 
-func parseSklearnCSV(b []byte, header bool) (*Dataset, error) {
-	r := csv.NewReader(bytes.NewReader(b))
+func parseSklearnCSV(name string, src io.Reader, header bool) (*Dataset, error) {
+	r := csv.NewReader(src)
 	r.FieldsPerRecord = -1
 	n, dim := -1, -1
 	var classes []string
@@ -165,30 +250,31 @@ func parseSklearnCSV(b []byte, header bool) (*Dataset, error) {
 	}
 	var x []float32
 	var y []int
-	for line := 1 + btoi(header); ; line++ {
+	for {
 		rec, err := r.Read()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("line %d: %w", line, err)
+			return nil, err // csv's errors carry the line
 		}
 		if dim < 0 {
 			dim = len(rec) - 1
 		}
 		if len(rec) != dim+1 {
+			line, _ := r.FieldPos(0)
 			return nil, fmt.Errorf("line %d: %d cells, want %d features and a label", line, len(rec), dim)
 		}
 		for j, cell := range rec[:dim] {
-			v, err := strconv.ParseFloat(strings.TrimSpace(cell), 32)
+			v, err := parseNumber(strings.TrimSpace(cell))
 			if err != nil {
-				return nil, fmt.Errorf("line %d, column %d: non-numeric cell %q", line, j+1, cell)
+				return nil, cellError(r, j, "", err)
 			}
-			x = append(x, float32(v))
+			x = append(x, v)
 		}
-		l, err := strconv.ParseFloat(strings.TrimSpace(rec[dim]), 64)
-		if err != nil || l != float64(int(l)) || l < 0 || l >= maxClasses {
-			return nil, fmt.Errorf("line %d: label %q is not a class index in [0, %d)", line, rec[dim], maxClasses)
+		l, err := parseNumber(strings.TrimSpace(rec[dim]))
+		if err != nil || l != float32(int(l)) || l < 0 || l >= maxClasses {
+			return nil, cellError(r, dim, "", fmt.Errorf("label %q is not a class index in [0, %d)", rec[dim], maxClasses))
 		}
 		y = append(y, int(l))
 	}
@@ -201,13 +287,9 @@ func parseSklearnCSV(b []byte, header bool) (*Dataset, error) {
 	if classes == nil {
 		classes = numbered(slices.Max(y) + 1)
 	}
-	d := &Dataset{Shape: []int{dim, 1, 1}, X: x, Y: y, Classes: classes}
-	return d, d.Validate()
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
+	if slices.Max(y) >= len(classes) {
+		return nil, fmt.Errorf("label %d, but the header names %d classes", slices.Max(y), len(classes))
 	}
-	return 0
+	d := &Dataset{Name: name, Shape: []int{dim, 1, 1}, X: x, Y: y, Classes: classes}
+	return d, d.Validate()
 }

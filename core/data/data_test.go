@@ -2,6 +2,8 @@ package data
 
 import (
 	"bytes"
+	"compress/gzip"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -153,7 +155,7 @@ func TestBadInputsNameTheProblem(t *testing.T) {
 			_, err := LoadIDX("t", fixture("idx", "train-images-idx3-ubyte"), write("l2.gz", labels[:len(labels)/2]), nil)
 			return err
 		}},
-		{"csv non-numeric", "non-numeric", func() error {
+		{"csv non-numeric", "not a decimal number", func() error {
 			_, err := LoadCSV(write("a.csv", []byte("a,b,y\n1,x,0\n")), "")
 			return err
 		}},
@@ -219,11 +221,21 @@ func TestGaussianMixture(t *testing.T) {
 	}
 }
 
+// seeds adds fixtures to a fuzz corpus, gunzipped when gzipped.
 func seeds(f *testing.F, paths ...string) {
 	for _, p := range paths {
-		b, err := readFile(fixture(p))
+		b, err := os.ReadFile(fixture(p))
 		if err != nil {
 			f.Fatal(err)
+		}
+		if strings.HasSuffix(p, ".gz") {
+			zr, err := gzip.NewReader(bytes.NewReader(b))
+			if err != nil {
+				f.Fatal(err)
+			}
+			if b, err = io.ReadAll(zr); err != nil {
+				f.Fatal(err)
+			}
 		}
 		f.Add(b)
 	}
@@ -258,13 +270,13 @@ func FuzzParseNPZ(f *testing.F) {
 func FuzzParseCSV(f *testing.F) {
 	seeds(f, "csv/tabular.csv", "csv/sklearn.csv")
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if d, err := parseCSV(b, ""); err == nil {
+		if d, err := parseCSV("fuzz", bytes.NewReader(b), ""); err == nil {
 			if err := d.Validate(); err != nil {
 				t.Fatalf("parsed but invalid: %v", err)
 			}
 		}
-		parseSklearnCSV(b, true)
-		parseSklearnCSV(b, false)
+		parseSklearnCSV("fuzz", bytes.NewReader(b), true)
+		parseSklearnCSV("fuzz", bytes.NewReader(b), false)
 	})
 }
 

@@ -14,6 +14,9 @@ type Dataset struct {
 	X       []float32 // n×C×H×W
 	Y       []int     // n labels in [0, len(Classes))
 	Classes []string
+	// Features names the values of a tabular sample (a CSV's header), when
+	// the file names them.
+	Features []string
 	// Standardization, when set, was applied to X: x = (raw − Mean)/Std per feature.
 	Standardization *Standardization
 	// Truth, when the generator knows it, is the ground-truth attribution
@@ -66,7 +69,7 @@ func (d *Dataset) Validate() error {
 
 // Subset returns the samples at idx, copied, in that order.
 func (d *Dataset) Subset(idx []int) *Dataset {
-	s := &Dataset{Name: d.Name, Shape: d.Shape, Classes: d.Classes, Standardization: d.Standardization, Truth: d.Truth,
+	s := &Dataset{Name: d.Name, Shape: d.Shape, Classes: d.Classes, Features: d.Features, Standardization: d.Standardization, Truth: d.Truth,
 		X: make([]float32, 0, len(idx)*d.Dim()), Y: make([]int, 0, len(idx))}
 	for _, i := range idx {
 		s.X = append(s.X, d.Sample(i)...)

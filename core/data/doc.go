@@ -12,7 +12,11 @@
 // header, .npy/.npz arrays, and generate a synthetic Gaussian mixture with a
 // known discriminative direction. Every loader checks sizes against the
 // file's length before allocating and returns errors that name the file and
-// the problem.
+// the problem. Each reads regular files only (a device such as /dev/zero or
+// a pipe cannot be sized before reading) up to a limit stated in its doc
+// comment; headers are read and checked before payloads, gzip streams may
+// claim at most 64 times their size, and an .npz is read member by member,
+// by name (NPZ).
 //
 // Open resolves a short id (fashion-mnist, iris, wine, breast-cancer, digits,
 // gmm) or a path to a train and a test split.

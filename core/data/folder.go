@@ -3,6 +3,10 @@ package data
 import (
 	"fmt"
 	"image"
+	"image/color"
+	_ "image/jpeg" // the formats loadImage reads
+	_ "image/png"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,10 +17,13 @@ import (
 
 // LoadImageFolder reads root/<class>/<image> files (PNG or JPEG), resized to
 // size×size with Lanczos filtering, as channels (1: grey, 3: RGB) in [0, 1].
-// Classes are the sub-folder names in lexical order.
+// Classes are the sub-folder names in lexical order. Each image is a regular
+// file of at most 64 MiB (maxImageFileBytes) whose header declares at most
+// 64 MiB of pixels (maxImageBytes: 16 megapixels of 8-bit RGBA), checked
+// before it is decoded (loadImage); size is at most 4096.
 func LoadImageFolder(root string, size, channels int) (*Dataset, error) {
-	if size <= 0 || (channels != 1 && channels != 3) {
-		return nil, fmt.Errorf("load %s: size %d and %d channels: want size > 0 and 1 or 3 channels", root, size, channels)
+	if size <= 0 || size > maxImageSide || (channels != 1 && channels != 3) {
+		return nil, fmt.Errorf("load %s: size %d and %d channels: want a size in [1, %d] and 1 or 3 channels", root, size, channels, maxImageSide)
 	}
 	entries, err := os.ReadDir(root)
 	if err != nil {
@@ -41,7 +48,7 @@ func LoadImageFolder(root string, size, channels int) (*Dataset, error) {
 				continue
 			}
 			p := filepath.Join(root, c, f.Name())
-			img, err := imaging.Open(p)
+			img, err := loadImage(p)
 			if err != nil {
 				return nil, fmt.Errorf("load %s: %w", p, err)
 			}
@@ -53,6 +60,55 @@ func LoadImageFolder(root string, size, channels int) (*Dataset, error) {
 		return nil, fmt.Errorf("load %s: %w", root, err)
 	}
 	return d, nil
+}
+
+// loadImage decodes a PNG or JPEG file of at most maxImageFileBytes.
+func loadImage(path string) (image.Image, error) {
+	f, size, err := OpenRegular(path, maxImageFileBytes)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return decodeImage(io.NewSectionReader(f, 0, size))
+}
+
+// decodeImage decodes a PNG or JPEG image after checking, from its header,
+// that the decoded pixels take at most maxImageBytes: a small file that
+// claims a huge image is refused before the decoder allocates it.
+func decodeImage(r io.ReadSeeker) (image.Image, error) {
+	cfg, format, err := image.DecodeConfig(r)
+	if err != nil {
+		return nil, fmt.Errorf("not a readable image: %w", err)
+	}
+	if format != "png" && format != "jpeg" {
+		return nil, fmt.Errorf("a %s image: want PNG or JPEG", format)
+	}
+	bpp := int64(4) // 8-bit RGBA and YCbCr (at most 3), CMYK
+	switch cfg.ColorModel {
+	case color.GrayModel:
+		bpp = 1
+	case color.Gray16Model:
+		bpp = 2
+	case color.RGBA64Model, color.NRGBA64Model:
+		bpp = 8
+	}
+	if _, paletted := cfg.ColorModel.(color.Palette); paletted {
+		bpp = 1
+	}
+	if cfg.Width <= 0 || cfg.Height <= 0 {
+		return nil, fmt.Errorf("%s of %d×%d pixels: empty image", format, cfg.Width, cfg.Height)
+	}
+	if px := int64(cfg.Width) * int64(cfg.Height); px > maxImageBytes/bpp {
+		return nil, fmt.Errorf("%s of %d×%d pixels takes %.0f MiB decoded, more than the %s limit", format, cfg.Width, cfg.Height, float64(px)*float64(bpp)/(1<<20), bytesText(maxImageBytes))
+	}
+	if _, err := r.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	img, _, err := image.Decode(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", format, err)
+	}
+	return img, nil
 }
 
 // imageToCHW converts an NRGBA image to channels-first floats in [0, 1];

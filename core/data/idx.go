@@ -2,121 +2,191 @@ package data
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 )
 
-const (
-	// maxFileBytes bounds what a loader will read or allocate for one file.
-	maxFileBytes = 4 << 30
-	// maxClasses bounds integer labels, so that a stray large label is an
-	// error rather than a huge class list.
-	maxClasses = 1 << 16
-)
+// maxIDXFileBytes bounds an IDX file on disk, raw or gzipped: the largest
+// header (4 dimensions) and maxIDXValues bytes.
+const maxIDXFileBytes = maxIDXValues + 4 + 4*4
 
-// readFile reads a file, gunzipping it when it starts with the gzip magic.
-func readFile(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
+// readIDXHeader reads the header of an IDX file of unsigned bytes (type
+// 0x08) from r: its dimensions, each positive, and the number of values
+// they hold, at most maxIDXValues.
+func readIDXHeader(r io.Reader) ([]int, int64, error) {
+	var magic [4]byte
+	if n, err := io.ReadFull(r, magic[:]); err != nil {
+		return nil, 0, fmt.Errorf("IDX: %d bytes, too short for a header%s", n, cause(err))
 	}
-	if len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b {
-		zr, err := gzip.NewReader(bytes.NewReader(b))
-		if err != nil {
-			return nil, fmt.Errorf("%s: bad gzip stream: %w", path, err)
-		}
-		out, err := io.ReadAll(io.LimitReader(zr, maxFileBytes+1))
-		if err != nil {
-			return nil, fmt.Errorf("%s: truncated or corrupt gzip stream: %w", path, err)
-		}
-		if len(out) > maxFileBytes {
-			return nil, fmt.Errorf("%s: decompresses to more than %d bytes", path, maxFileBytes)
-		}
-		return out, nil
+	if magic[0] != 0 || magic[1] != 0 {
+		return nil, 0, fmt.Errorf("IDX: bad magic %x", magic)
 	}
-	return b, nil
-}
-
-// ParseIDX decodes an IDX file of unsigned bytes (type 0x08), the format of
-// MNIST and Fashion-MNIST. It returns the dimensions and the payload.
-func ParseIDX(b []byte) ([]int, []byte, error) {
-	if len(b) < 4 {
-		return nil, nil, fmt.Errorf("IDX: %d bytes, too short for a header", len(b))
+	if magic[2] != 0x08 {
+		return nil, 0, fmt.Errorf("IDX: element type 0x%02x, only unsigned bytes (0x08) are supported", magic[2])
 	}
-	if b[0] != 0 || b[1] != 0 {
-		return nil, nil, fmt.Errorf("IDX: bad magic %x", b[:4])
-	}
-	if b[2] != 0x08 {
-		return nil, nil, fmt.Errorf("IDX: element type 0x%02x, only unsigned bytes (0x08) are supported", b[2])
-	}
-	nd := int(b[3])
+	nd := int(magic[3])
 	if nd == 0 || nd > 4 {
-		return nil, nil, fmt.Errorf("IDX: %d dimensions, want 1 to 4", nd)
+		return nil, 0, fmt.Errorf("IDX: %d dimensions, want 1 to 4", nd)
 	}
-	if len(b) < 4+4*nd {
-		return nil, nil, fmt.Errorf("IDX: truncated header (%d bytes for %d dimensions)", len(b), nd)
+	raw := make([]byte, 4*nd)
+	if _, err := io.ReadFull(r, raw); err != nil {
+		return nil, 0, fmt.Errorf("IDX: truncated header (%d dimensions announced)%s", nd, cause(err))
 	}
 	dims := make([]int, nd)
-	total := 1
+	total := int64(1)
 	for i := range dims {
-		dims[i] = int(binary.BigEndian.Uint32(b[4+4*i:]))
-		if dims[i] == 0 {
-			return nil, nil, fmt.Errorf("IDX: dimension %d is zero: empty set", i)
+		d := binary.BigEndian.Uint32(raw[4*i:])
+		if d == 0 {
+			return nil, 0, fmt.Errorf("IDX: dimension %d is zero: empty set", i)
 		}
-		total *= dims[i]
-		if total > maxFileBytes {
-			return nil, nil, fmt.Errorf("IDX: dimensions %v exceed %d elements", dims[:i+1], maxFileBytes)
+		dims[i] = int(d)
+		total *= int64(d)
+		if total > maxIDXValues {
+			return nil, 0, fmt.Errorf("IDX: dimensions %v exceed the limit of %d values per file", dims[:i+1], maxIDXValues)
 		}
 	}
-	payload := b[4+4*nd:]
-	if len(payload) != total {
+	return dims, total, nil
+}
+
+// cause words a read error after a message, unless it only says the
+// input ended (which the message says already).
+func cause(err error) string {
+	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return ""
+	}
+	return ": " + err.Error()
+}
+
+// idxHeaderBytes is the length of the header of an nd-dimensional file.
+func idxHeaderBytes(nd int) int64 { return 4 + 4*int64(nd) }
+
+// ParseIDX decodes an IDX file of unsigned bytes (type 0x08), the format of
+// MNIST and Fashion-MNIST, held in memory. It returns the dimensions and the
+// payload (a view of b).
+func ParseIDX(b []byte) ([]int, []byte, error) {
+	r := bytes.NewReader(b)
+	dims, total, err := readIDXHeader(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	payload := b[len(b)-r.Len():]
+	if int64(len(payload)) != total {
 		return nil, nil, fmt.Errorf("IDX: dimensions %v need %d bytes, file holds %d (truncated?)", dims, total, len(payload))
 	}
 	return dims, payload, nil
 }
 
-// LoadIDX reads an image file and a label file in IDX format into a dataset
-// of 1×H×W images scaled to [0, 1].
+// idxFile is an open IDX file whose header has been read and checked
+// against what the file can hold.
+type idxFile struct {
+	*content
+	path  string
+	dims  []int
+	total int64
+}
+
+// openIDX opens a raw or gzipped IDX file and reads its header. A raw
+// file's payload must be exactly what the header claims; a gzipped one may
+// claim no more than its capacity (see openContent): a header claiming more
+// than the file can hold is refused before anything is allocated.
+func openIDX(path string) (*idxFile, error) {
+	c, err := openContent(path, maxIDXFileBytes)
+	if err != nil {
+		return nil, err
+	}
+	dims, total, err := readIDXHeader(c.r)
+	if err != nil {
+		c.close()
+		return nil, err
+	}
+	f := &idxFile{content: c, path: path, dims: dims, total: total}
+	switch held := c.capacity - idxHeaderBytes(len(dims)); {
+	case !c.gzipped && total != held:
+		err = fmt.Errorf("IDX: dimensions %v need %d bytes, the file holds %d after its header (truncated or trailing data)", dims, total, held)
+	case c.gzipped && total > c.capacity:
+		err = fmt.Errorf("IDX: dimensions %v need %d bytes, more than a gzip file of this size can honestly hold (%d: %d× its size; a decompression bomb? if not, gunzip it: raw files have no such limit)", dims, total, c.capacity, maxGzipRatio)
+	}
+	if err != nil {
+		c.close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// read streams the n payload bytes through a 64 KiB buffer, handing each
+// piece to use with its offset, and checks that nothing follows.
+func (f *idxFile) read(n int, use func(off int, piece []byte)) error {
+	buf := make([]byte, min(n, 64<<10))
+	for done := 0; done < n; {
+		k, err := io.ReadFull(f.r, buf[:min(len(buf), n-done)])
+		use(done, buf[:k])
+		done += k
+		if err != nil {
+			return fmt.Errorf("IDX: dimensions %v need %d bytes, the file holds %d (truncated?)%s", f.dims, n, done, cause(err))
+		}
+	}
+	if err := atEOF(f.r); err != nil {
+		return fmt.Errorf("IDX: %w", err)
+	}
+	return nil
+}
+
+// LoadIDX reads an image file (n×H×W) and a label file (n) in IDX format,
+// raw or gzipped, into a dataset of 1×H×W images scaled to [0, 1].
+//
+// Both headers are read first and checked against each other and against
+// the limits before any payload is read: at most 256 Mi values per file
+// (maxIDXValues), a raw file exactly as long as its header says, a gzipped
+// one claiming at most 64 times its size (16 MiB for small files). The
+// images are then decompressed through a 64 KiB buffer straight into the
+// dataset's storage, so memory is the dataset itself.
 func LoadIDX(name, images, labels string, classes []string) (*Dataset, error) {
-	ib, err := readFile(images)
+	im, err := openIDX(images)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", images, err)
 	}
-	idims, ipix, err := ParseIDX(ib)
-	if err != nil {
-		return nil, fmt.Errorf("load %s: %w", images, err)
+	defer im.close()
+	if len(im.dims) != 3 {
+		return nil, fmt.Errorf("load %s: image file has shape %v, want n×H×W", images, im.dims)
 	}
-	if len(idims) != 3 {
-		return nil, fmt.Errorf("load %s: image file has shape %v, want n×H×W", images, idims)
-	}
-	lb, err := readFile(labels)
+	lb, err := openIDX(labels)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", labels, err)
 	}
-	ldims, lab, err := ParseIDX(lb)
+	defer lb.close()
+	if len(lb.dims) != 1 || lb.dims[0] != im.dims[0] {
+		return nil, fmt.Errorf("load %s: %v labels for %d images in %s", labels, lb.dims, im.dims[0], images)
+	}
+	n := im.dims[0]
+	d := &Dataset{Name: name, Shape: []int{1, im.dims[1], im.dims[2]}, Y: make([]int, n), Classes: classes}
+	k := 0
+	err = lb.read(n, func(off int, piece []byte) {
+		for i, b := range piece {
+			d.Y[off+i] = int(b)
+			k = max(k, int(b)+1)
+		}
+	})
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", labels, err)
-	}
-	if len(ldims) != 1 || ldims[0] != idims[0] {
-		return nil, fmt.Errorf("load %s: %v labels for %d images in %s", labels, ldims, idims[0], images)
-	}
-	d := &Dataset{Name: name, Shape: []int{1, idims[1], idims[2]}, X: make([]float32, len(ipix)), Y: make([]int, len(lab)), Classes: classes}
-	for i, p := range ipix {
-		d.X[i] = float32(p) / 255
 	}
 	if d.Classes == nil {
-		k := 0
-		for _, l := range lab {
-			k = max(k, int(l)+1)
-		}
 		d.Classes = numbered(k)
 	}
-	for i, l := range lab {
-		d.Y[i] = int(l)
+	if k > len(d.Classes) {
+		return nil, fmt.Errorf("load %s: label %d, but %s has %d classes", labels, k-1, name, len(d.Classes))
+	}
+	d.X = make([]float32, im.total)
+	err = im.read(int(im.total), func(off int, piece []byte) {
+		x := d.X[off : off+len(piece)]
+		for i, b := range piece {
+			x[i] = float32(b) / 255
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", images, err)
 	}
 	if err := d.Validate(); err != nil {
 		return nil, fmt.Errorf("load %s: %w", labels, err)

@@ -2,6 +2,7 @@ package data
 
 import (
 	"archive/zip"
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -11,16 +12,17 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
 
 // Array is an n-dimensional array read from or written to .npy, as float32.
-// Integer and float64 files are converted; Ints keeps integer values exactly.
+// Integer, boolean and float64 files are converted (integers of more than
+// 24 bits lose precision; labels stay far below that).
 type Array struct {
 	Shape []int
 	Data  []float32
-	Ints  []int64 // set for integer dtypes
 }
 
 var (
@@ -29,46 +31,61 @@ var (
 	npyShape   = regexp.MustCompile(`'shape'\s*:\s*\(([^)]*)\)`)
 )
 
-// ParseNPY decodes a .npy file (format 1.0–3.0) holding float32, float64,
-// uint8, int32 or int64 values in C order.
-func ParseNPY(b []byte) (*Array, error) {
-	if len(b) < 10 || string(b[:6]) != "\x93NUMPY" {
-		return nil, errors.New("npy: bad magic")
+// npyHeader is what a .npy header declares.
+type npyHeader struct {
+	shape []int
+	dtype string // f4, f8, u1, i4, i8 or b1
+	width int    // bytes per value
+	total int64  // values
+}
+
+// readNPYHeader reads the preamble and header of a .npy stream of size
+// bytes in all and checks that the payload the header declares is exactly
+// what the stream holds after it, before anything else is read.
+func readNPYHeader(r io.Reader, size int64) (npyHeader, error) {
+	var h npyHeader
+	pre := make([]byte, 12)
+	if n, _ := io.ReadFull(r, pre[:10]); n < 10 || string(pre[:6]) != "\x93NUMPY" {
+		return h, errors.New("npy: bad magic")
 	}
-	var hlen, off int
-	switch b[6] {
+	var hlen, off int64
+	switch pre[6] {
 	case 1:
-		hlen, off = int(binary.LittleEndian.Uint16(b[8:10])), 10
+		hlen, off = int64(binary.LittleEndian.Uint16(pre[8:10])), 10
 	case 2, 3:
-		if len(b) < 12 {
-			return nil, errors.New("npy: truncated header")
+		if _, err := io.ReadFull(r, pre[10:12]); err != nil {
+			return h, errors.New("npy: truncated header")
 		}
-		hlen, off = int(binary.LittleEndian.Uint32(b[8:12])), 12
+		hlen, off = int64(binary.LittleEndian.Uint32(pre[8:12])), 12
 	default:
-		return nil, fmt.Errorf("npy: unsupported format version %d", b[6])
+		return h, fmt.Errorf("npy: unsupported format version %d", pre[6])
 	}
-	if hlen > len(b)-off {
-		return nil, fmt.Errorf("npy: header of %d bytes, file has %d after the preamble", hlen, len(b)-off)
+	if hlen > maxNPYHeader {
+		return h, fmt.Errorf("npy: header of %d bytes, more than the %d allowed", hlen, maxNPYHeader)
 	}
-	h := string(b[off : off+hlen])
-	payload := b[off+hlen:]
-	m := npyDescr.FindStringSubmatch(h)
+	if hlen > size-off {
+		return h, fmt.Errorf("npy: header of %d bytes, file has %d after the preamble", hlen, max(size-off, 0))
+	}
+	hb := make([]byte, hlen)
+	if _, err := io.ReadFull(r, hb); err != nil {
+		return h, fmt.Errorf("npy: header of %d bytes cut short: %w", hlen, err)
+	}
+	hs := string(hb)
+	m := npyDescr.FindStringSubmatch(hs)
 	if m == nil {
-		return nil, fmt.Errorf("npy: unsupported or missing dtype in header %q", strings.TrimSpace(h))
+		return h, fmt.Errorf("npy: unsupported or missing dtype in header %q", strings.TrimSpace(hs))
 	}
 	if m[1] == ">" {
-		return nil, errors.New("npy: big-endian data is not supported")
+		return h, errors.New("npy: big-endian data is not supported")
 	}
-	kind, size := m[2], m[3]
-	if f := npyFortran.FindStringSubmatch(h); f == nil || f[1] == "True" {
-		return nil, errors.New("npy: only C-order arrays are supported")
+	if f := npyFortran.FindStringSubmatch(hs); f == nil || f[1] == "True" {
+		return h, errors.New("npy: only C-order arrays are supported")
 	}
-	sm := npyShape.FindStringSubmatch(h)
+	sm := npyShape.FindStringSubmatch(hs)
 	if sm == nil {
-		return nil, errors.New("npy: header has no shape")
+		return h, errors.New("npy: header has no shape")
 	}
-	var shape []int
-	total := 1
+	h.total = 1
 	for _, f := range strings.Split(sm[1], ",") {
 		f = strings.TrimSpace(f)
 		if f == "" {
@@ -76,56 +93,100 @@ func ParseNPY(b []byte) (*Array, error) {
 		}
 		d, err := strconv.Atoi(f)
 		if err != nil || d < 0 {
-			return nil, fmt.Errorf("npy: bad dimension %q", f)
+			return h, fmt.Errorf("npy: bad dimension %q", f)
 		}
-		shape = append(shape, d)
-		if d > 0 && total > maxFileBytes/d {
-			return nil, fmt.Errorf("npy: shape %v is too large", shape)
+		h.shape = append(h.shape, d)
+		if d > 0 && h.total > maxNPYBytes/int64(d) {
+			return h, fmt.Errorf("npy: shape %v exceeds the limit of %s", h.shape, bytesText(maxNPYBytes))
 		}
-		total *= d
+		h.total *= int64(d)
 	}
-	width, _ := strconv.Atoi(size)
-	dtype := kind + size
-	switch dtype {
-	case "f4", "f8", "u1", "i4", "i8", "b1":
+	h.dtype = m[2] + m[3]
+	switch h.dtype {
+	case "f4", "i4":
+		h.width = 4
+	case "f8", "i8":
+		h.width = 8
+	case "u1", "b1":
+		h.width = 1
 	default:
-		return nil, fmt.Errorf("npy: dtype %s%s is not supported (float32, float64, uint8, int32, int64, bool)", kind, size)
+		return h, fmt.Errorf("npy: dtype %s is not supported (float32, float64, uint8, int32, int64, bool)", h.dtype)
 	}
-	if len(payload) != total*width {
-		return nil, fmt.Errorf("npy: shape %v of %s needs %d bytes, file holds %d (truncated?)", shape, dtype, total*width, len(payload))
+	if need, held := h.total*int64(h.width), size-off-hlen; need != held {
+		return h, fmt.Errorf("npy: shape %v of %s needs %d bytes, file holds %d (truncated or trailing data?)", h.shape, h.dtype, need, held)
 	}
-	a := &Array{Shape: shape, Data: make([]float32, total)}
-	isInt := kind == "i" || kind == "u" || kind == "b"
-	if isInt {
-		a.Ints = make([]int64, total)
-	}
-	for i := 0; i < total; i++ {
-		switch dtype {
+	return h, nil
+}
+
+// readNPYPayload reads h's payload from r through a 64 KiB buffer,
+// converting it into the array as it comes.
+func readNPYPayload(r io.Reader, h npyHeader) (*Array, error) {
+	a := &Array{Shape: h.shape, Data: make([]float32, h.total)}
+	buf := make([]byte, min(int64(64<<10), h.total*int64(h.width)))
+	per := len(buf) / max(h.width, 1)
+	for done := 0; done < len(a.Data); {
+		k := min(per, len(a.Data)-done)
+		p := buf[:k*h.width]
+		if _, err := io.ReadFull(r, p); err != nil {
+			return nil, fmt.Errorf("npy: payload cut short after %d of %d values: %w", done, len(a.Data), err)
+		}
+		x := a.Data[done : done+k]
+		switch h.dtype {
 		case "f4":
-			a.Data[i] = math.Float32frombits(binary.LittleEndian.Uint32(payload[4*i:]))
+			for i := range x {
+				x[i] = math.Float32frombits(binary.LittleEndian.Uint32(p[4*i:]))
+			}
 		case "f8":
-			a.Data[i] = float32(math.Float64frombits(binary.LittleEndian.Uint64(payload[8*i:])))
+			for i := range x {
+				x[i] = float32(math.Float64frombits(binary.LittleEndian.Uint64(p[8*i:])))
+			}
 		case "u1", "b1":
-			a.Ints[i] = int64(payload[i])
+			for i := range x {
+				x[i] = float32(p[i])
+			}
 		case "i4":
-			a.Ints[i] = int64(int32(binary.LittleEndian.Uint32(payload[4*i:])))
+			for i := range x {
+				x[i] = float32(int32(binary.LittleEndian.Uint32(p[4*i:])))
+			}
 		case "i8":
-			a.Ints[i] = int64(binary.LittleEndian.Uint64(payload[8*i:]))
+			for i := range x {
+				x[i] = float32(int64(binary.LittleEndian.Uint64(p[8*i:])))
+			}
 		}
-		if isInt {
-			a.Data[i] = float32(a.Ints[i])
-		}
+		done += k
 	}
 	return a, nil
 }
 
-// LoadNPY reads a .npy file.
+// ParseNPY decodes a .npy file (format 1.0–3.0) holding float32, float64,
+// uint8, bool, int32 or int64 values in C order.
+func ParseNPY(b []byte) (*Array, error) {
+	r := bytes.NewReader(b)
+	h, err := readNPYHeader(r, int64(len(b)))
+	if err != nil {
+		return nil, err
+	}
+	return readNPYPayload(r, h)
+}
+
+// LoadNPY reads a .npy file: a regular file of at most 1 GiB
+// (maxNPYBytes) whose header (at most 64 KiB) declares exactly the payload
+// the file holds, checked before the payload is read.
 func LoadNPY(path string) (*Array, error) {
-	b, err := os.ReadFile(path)
+	f, size, err := OpenRegular(path, maxNPYBytes)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
-	a, err := ParseNPY(b)
+	defer f.Close()
+	r := bufio.NewReader(f)
+	h, err := readNPYHeader(r, size)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	a, err := readNPYPayload(r, h)
+	if err == nil {
+		err = atEOF(r)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
@@ -176,47 +237,149 @@ func SaveNPY(path string, shape []int, data []float32) error {
 	return WriteFileAtomic(path, buf.Bytes())
 }
 
-// LoadNPZ reads every array of a .npz archive (stored or deflated).
-func LoadNPZ(path string) (map[string]*Array, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("load %s: %w", path, err)
-	}
-	out, err := ParseNPZ(b)
-	if err != nil {
-		return nil, fmt.Errorf("load %s: %w", path, err)
-	}
-	return out, nil
+// NPZ is an open .npz archive (members stored or deflated). Opening reads
+// only the archive's directory; each array is read on request, by name,
+// after its declared size is checked: at most 1 GiB (maxNPYBytes), and for
+// a deflated member at most 64 times its compressed size (16 MiB for small
+// members), so that a zip bomb is refused before it is inflated. A caller
+// checks the names (Names, Has) and shapes (Shape) it expects before
+// reading any array.
+type NPZ struct {
+	Path    string // for errors; "npz" for an archive in memory
+	size    int64  // of the archive
+	file    *os.File
+	members map[string]*zip.File // by array name (the member name without .npy)
+	names   []string
 }
 
-// ParseNPZ decodes a .npz archive held in memory.
-func ParseNPZ(b []byte) (map[string]*Array, error) {
-	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
+// OpenNPZ opens a .npz file (a regular file; no limit on the archive
+// itself, whose members are checked one by one).
+func OpenNPZ(path string) (*NPZ, error) {
+	f, size, err := OpenRegular(path, math.MaxInt64)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	z, err := newNPZ(f, size, path)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	z.file = f
+	return z, nil
+}
+
+func newNPZ(ra io.ReaderAt, size int64, path string) (*NPZ, error) {
+	zr, err := zip.NewReader(ra, size)
 	if err != nil {
 		return nil, fmt.Errorf("npz: not a zip archive: %w", err)
 	}
-	out := map[string]*Array{}
+	z := &NPZ{Path: path, size: size, members: map[string]*zip.File{}}
 	for _, f := range zr.File {
-		if f.UncompressedSize64 > maxFileBytes {
-			return nil, fmt.Errorf("npz: member %s is too large", f.Name)
+		name := strings.TrimSuffix(f.Name, ".npy")
+		if _, dup := z.members[name]; dup {
+			return nil, fmt.Errorf("npz: two members hold array %s", name)
 		}
-		rc, err := f.Open()
-		if err != nil {
-			return nil, fmt.Errorf("npz: member %s: %w", f.Name, err)
-		}
-		data, err := io.ReadAll(io.LimitReader(rc, maxFileBytes))
-		rc.Close()
-		if err != nil {
-			return nil, fmt.Errorf("npz: member %s: %w", f.Name, err)
-		}
-		a, err := ParseNPY(data)
-		if err != nil {
-			return nil, fmt.Errorf("npz: member %s: %w", f.Name, err)
-		}
-		out[strings.TrimSuffix(f.Name, ".npy")] = a
+		z.members[name] = f
+		z.names = append(z.names, name)
 	}
-	if len(out) == 0 {
+	if len(z.names) == 0 {
 		return nil, errors.New("npz: no arrays")
+	}
+	slices.Sort(z.names)
+	return z, nil
+}
+
+// Close closes the archive's file.
+func (z *NPZ) Close() error {
+	if z.file == nil {
+		return nil
+	}
+	return z.file.Close()
+}
+
+// Names lists the archive's arrays, sorted.
+func (z *NPZ) Names() []string { return slices.Clone(z.names) }
+
+// Has reports whether the archive holds the array.
+func (z *NPZ) Has(name string) bool { _, ok := z.members[name]; return ok }
+
+// open opens a member after checking its declared size, and reads its
+// header.
+func (z *NPZ) open(name string) (io.ReadCloser, npyHeader, error) {
+	f, ok := z.members[name]
+	if !ok {
+		return nil, npyHeader{}, fmt.Errorf("load %s: no array %s (holds %s)", z.Path, name, strings.Join(z.names, ", "))
+	}
+	fail := func(err error) (io.ReadCloser, npyHeader, error) {
+		return nil, npyHeader{}, fmt.Errorf("load %s: array %s: %w", z.Path, name, err)
+	}
+	size := f.UncompressedSize64
+	if size > maxNPYBytes {
+		return fail(fmt.Errorf("declares %d bytes, more than the %s limit", size, bytesText(maxNPYBytes)))
+	}
+	off, err := f.DataOffset()
+	if err != nil {
+		return fail(err)
+	}
+	switch {
+	case off < 0 || off > z.size || f.CompressedSize64 > uint64(z.size-off):
+		return fail(fmt.Errorf("declares %d compressed bytes, more than the archive holds (truncated?)", f.CompressedSize64))
+	case f.Method == zip.Store && size != f.CompressedSize64:
+		return fail(fmt.Errorf("stored, but declares %d bytes in %d", size, f.CompressedSize64))
+	case f.Method != zip.Store && size > max(f.CompressedSize64*maxGzipRatio, minGzipCapacity):
+		return fail(fmt.Errorf("declares %d bytes from %d compressed, more than %d× (a zip bomb?)", size, f.CompressedSize64, maxGzipRatio))
+	}
+	rc, err := f.Open()
+	if err != nil {
+		return fail(err)
+	}
+	h, err := readNPYHeader(rc, int64(size))
+	if err != nil {
+		rc.Close()
+		return fail(err)
+	}
+	return rc, h, nil
+}
+
+// Shape returns an array's shape, reading only its header.
+func (z *NPZ) Shape(name string) ([]int, error) {
+	rc, h, err := z.open(name)
+	if err != nil {
+		return nil, err
+	}
+	rc.Close()
+	return h.shape, nil
+}
+
+// Array reads one array.
+func (z *NPZ) Array(name string) (*Array, error) {
+	rc, h, err := z.open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	a, err := readNPYPayload(rc, h)
+	if err == nil {
+		err = atEOF(rc) // checks the member's CRC
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load %s: array %s: %w", z.Path, name, err)
+	}
+	return a, nil
+}
+
+// ParseNPZ decodes every array of a .npz archive held in memory, under the
+// checks of NPZ.
+func ParseNPZ(b []byte) (map[string]*Array, error) {
+	z, err := newNPZ(bytes.NewReader(b), int64(len(b)), "npz")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*Array{}
+	for _, name := range z.names {
+		if out[name], err = z.Array(name); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
@@ -247,15 +410,25 @@ func SaveNPZ(path string, arrays []NamedArray) error {
 	return WriteFileAtomic(path, buf.Bytes())
 }
 
-// WriteFileAtomic writes b through a temporary file and a rename, so that a
-// crash never leaves a half-written file under path.
-func WriteFileAtomic(path string, b []byte) error {
+// WriteFileAtomic writes the parts, one after another, through a temporary
+// file and a rename, so that a crash never leaves a half-written file under
+// path. It replaces a regular file but nothing else: a folder, a device
+// such as /dev/null (which the rename would replace, for a user allowed
+// to), a pipe.
+func WriteFileAtomic(path string, parts ...[]byte) error {
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return fmt.Errorf("save %s: there is a %s there, not a regular file to replace", path, kindOf(st))
+	}
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("save %s: %w", path, err)
 	}
 	defer os.Remove(f.Name())
-	_, err = f.Write(b)
+	for _, b := range parts {
+		if err == nil {
+			_, err = f.Write(b)
+		}
+	}
 	if err == nil {
 		err = f.Chmod(0o644)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -21,18 +22,24 @@ func IDs() []string {
 
 // Options tune Open for formats that need them.
 type Options struct {
-	Label     string  // CSV label column (name or index; default last)
-	ImageSize int     // image folders: side in pixels (default 28)
-	Channels  int     // image folders: 1 or 3 (default 1)
-	TestFrac  float64 // held-out fraction for sets without a test split (default 0.2)
-	Seed      uint64  // seed of that split and of gmm
+	Label     string  `json:"label,omitempty"`      // CSV label column (name or index; default last)
+	ImageSize int     `json:"image_size,omitempty"` // image folders: side in pixels (default 28)
+	Channels  int     `json:"channels,omitempty"`   // image folders: 1 or 3 (default 1)
+	TestFrac  float64 `json:"test_fraction"`        // held-out fraction for sets without a test split (default 0.2)
+	Seed      uint64  `json:"seed"`                 // seed of that split and of gmm
+	// Raw leaves tabular sets as read; otherwise Open standardises them
+	// with the training split's statistics (Dataset.Standardization).
+	Raw bool `json:"-"`
 }
 
 // Open loads a dataset by short id or path and returns its train and test
 // splits. Paths may be an IDX folder (train-images-idx3-ubyte[.gz] …), a
 // CIFAR binary folder, an image folder (with train/ and test/ sub-folders or
 // one sub-folder per class), a .csv, or a .npz with x_train, y_train, x_test,
-// y_test (or x, y). Tabular sets are standardised on the train split.
+// y_test (or x, y). Tabular sets are standardised on the train split. The
+// two parts of a set that comes with both must agree on the sample shape and
+// the classes (checkParts), so that a mismatch is found on load, not after
+// training. Each loader states the limits it applies to a file.
 func Open(ref string, opt Options) (train, test *Dataset, err error) {
 	if opt.TestFrac == 0 {
 		opt.TestFrac = 0.2
@@ -42,6 +49,9 @@ func Open(ref string, opt Options) (train, test *Dataset, err error) {
 	}
 	if opt.Channels == 0 {
 		opt.Channels = 1
+	}
+	if !(opt.TestFrac > 0 && opt.TestFrac < 1) {
+		return nil, nil, fmt.Errorf("dataset %s: held-out fraction %g: want a value in (0, 1)", ref, opt.TestFrac)
 	}
 	split := func(d *Dataset) (*Dataset, *Dataset, error) {
 		a, b := d.Split(opt.TestFrac, opt.Seed)
@@ -59,7 +69,9 @@ func Open(ref string, opt Options) (train, test *Dataset, err error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		standardize(a, b)
+		if !opt.Raw {
+			standardize(a, b)
+		}
 		return a, b, nil
 	}
 	switch ref {
@@ -96,22 +108,26 @@ func Open(ref string, opt Options) (train, test *Dataset, err error) {
 		case ".csv", ".gz":
 			return tabular(LoadCSV(ref, opt.Label))
 		case ".npz":
-			arrs, err := LoadNPZ(ref)
+			z, err := OpenNPZ(ref)
 			if err != nil {
 				return nil, nil, err
 			}
-			if arrs["x_train"] != nil {
-				tr, err := npzSplit(ref, name, arrs, "x_train", "y_train")
+			defer z.Close()
+			if z.Has("x_train") {
+				tr, err := npzSplit(z, name, "x_train", "y_train")
 				if err != nil {
 					return nil, nil, err
 				}
-				te, err := npzSplit(ref, name+"-test", arrs, "x_test", "y_test")
+				te, err := npzSplit(z, name+"-test", "x_test", "y_test")
 				if err != nil {
 					return nil, nil, err
+				}
+				if err := checkParts(tr, te, true); err != nil {
+					return nil, nil, fmt.Errorf("load %s: %w", ref, err)
 				}
 				return tr, te, nil
 			}
-			d, err := npzSplit(ref, name, arrs, "x", "y")
+			d, err := npzSplit(z, name, "x", "y")
 			if err != nil {
 				return nil, nil, err
 			}
@@ -138,6 +154,9 @@ func Open(ref string, opt Options) (train, test *Dataset, err error) {
 			return nil, nil, err
 		}
 		tr.Name, te.Name = name, name+"-test"
+		if err := checkParts(tr, te, false); err != nil {
+			return nil, nil, fmt.Errorf("load %s: %w", ref, err)
+		}
 		return tr, te, nil
 	}
 	d, err := LoadImageFolder(ref, opt.ImageSize, opt.Channels)
@@ -147,16 +166,47 @@ func Open(ref string, opt Options) (train, test *Dataset, err error) {
 	return split(d)
 }
 
-func npzSplit(path, name string, arrs map[string]*Array, xk, yk string) (*Dataset, error) {
-	x, y := arrs[xk], arrs[yk]
-	if x == nil || y == nil {
-		return nil, fmt.Errorf("load %s: needs arrays %s and %s", path, xk, yk)
+// npzSplit reads the arrays xk (features) and yk (labels) of an .npz
+// archive as a dataset.
+func npzSplit(z *NPZ, name, xk, yk string) (*Dataset, error) {
+	if !z.Has(xk) || !z.Has(yk) {
+		return nil, fmt.Errorf("load %s: needs arrays %s and %s (holds %s)", z.Path, xk, yk, strings.Join(z.Names(), ", "))
+	}
+	y, err := z.Array(yk)
+	if err != nil {
+		return nil, err
+	}
+	x, err := z.Array(xk)
+	if err != nil {
+		return nil, err
 	}
 	d, err := datasetFromArrays(name, x, y)
 	if err != nil {
-		return nil, fmt.Errorf("load %s: %s/%s: %w", path, xk, yk, err)
+		return nil, fmt.Errorf("load %s: %s/%s: %w", z.Path, xk, yk, err)
 	}
 	return d, nil
+}
+
+// checkParts checks that a dataset's training and test parts describe one
+// problem: samples of one shape and the same classes. With numbered
+// classes (named by the labels found, as IDX and .npz sets are), a test
+// part whose labels are a subset of the training part's takes the training
+// part's class list; a label beyond it is an error.
+func checkParts(train, test *Dataset, numberedClasses bool) error {
+	if !slices.Equal(train.Shape, test.Shape) {
+		return fmt.Errorf("the training part's samples have shape %v, the test part's %v", train.Shape, test.Shape)
+	}
+	if slices.Equal(train.Classes, test.Classes) {
+		return nil
+	}
+	if numberedClasses && len(test.Classes) <= len(train.Classes) {
+		test.Classes = train.Classes
+		return nil
+	}
+	if numberedClasses {
+		return fmt.Errorf("the test part has a label %d, the training part only classes 0 to %d", len(test.Classes)-1, len(train.Classes)-1)
+	}
+	return fmt.Errorf("the training part has classes %v, the test part %v", train.Classes, test.Classes)
 }
 
 func loadIDXDir(dir, name string, classes []string) (*Dataset, *Dataset, error) {
@@ -175,6 +225,9 @@ func loadIDXDir(dir, name string, classes []string) (*Dataset, *Dataset, error) 
 	te, err := LoadIDX(name+"-test", find("t10k-images-idx3-ubyte"), find("t10k-labels-idx1-ubyte"), classes)
 	if err != nil {
 		return nil, nil, err
+	}
+	if err := checkParts(tr, te, classes == nil); err != nil {
+		return nil, nil, fmt.Errorf("load %s: %w", dir, err)
 	}
 	return tr, te, nil
 }

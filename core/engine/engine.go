@@ -86,6 +86,12 @@ type Network interface {
 	Clone() Network
 }
 
+// CAMLayerer is a Network that names the activation Grad-CAM weighs by
+// default: its last convolutional feature map.
+type CAMLayerer interface {
+	CAMLayer() string
+}
+
 // OutputGrad writes into dLogits the gradient to backpropagate for rows
 // first, first+1, … of a batch, given those rows' logits. Gradient may call it
 // concurrently for disjoint rows, so it must write only to its own rows of
@@ -149,6 +155,31 @@ func EachLogits(ctx context.Context, net Network, x []float32, n, chunk int, use
 	return nil
 }
 
+// Predicted returns each input's predicted class (its largest logit), chunk
+// inputs per forward pass (chunk ≤ 0: 256).
+func Predicted(ctx context.Context, net Network, x []float32, n, chunk int) ([]int, error) {
+	if chunk <= 0 {
+		chunk = 256
+	}
+	out := make([]int, n)
+	err := EachLogits(ctx, net, x, n, chunk, func(i int, row []float32) { out[i] = Argmax(row) })
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Argmax is the index of the largest value, the first of equal ones.
+func Argmax(row []float32) int {
+	a := 0
+	for j, v := range row {
+		if v > row[a] {
+			a = j
+		}
+	}
+	return a
+}
+
 // CheckInput returns an error when x does not hold n finite inputs of shape.
 func CheckInput(x []float32, n int, shape []int) error {
 	per := Size(shape)
@@ -204,4 +235,14 @@ type Denoiser interface {
 	Backward(dOut []float32, want Want) ([]float32, error)
 	Params() []Param
 	Clone() Denoiser
+}
+
+// DenoiserGradienter is a Denoiser that runs a forward and backward pass as
+// one call, as Gradienter does for networks: outGrad receives each piece's
+// predicted noise (rows first, first+1, …) and writes the gradient to
+// backpropagate for those rows only. Afterwards the denoiser holds no
+// forward pass to differentiate.
+type DenoiserGradienter interface {
+	Denoiser
+	Gradient(x []float32, t []int, n int, want Want, outGrad OutputGrad) ([]float32, error)
 }

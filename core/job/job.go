@@ -21,7 +21,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -99,7 +98,7 @@ func dsName(d spec.Dataset) string { return filepath.Base(d.Ref) }
 func baseKey(s *spec.Spec, d int, seed uint64) string {
 	ds := s.Datasets[d]
 	if f := s.Model.File; f != "" {
-		b, err := os.ReadFile(f)
+		b, err := model.ReadFile(f)
 		if err != nil {
 			return store.Key("model-file", f, err.Error())
 		}
@@ -118,8 +117,12 @@ const (
 	Progress Kind = "progress"
 	Finished Kind = "finished"
 	Failed   Kind = "failed"
-	Skipped  Kind = "skipped" // done by an earlier run
-	Done     Kind = "done"    // the campaign (or shard) ended
+	Skipped  Kind = "skipped"  // done by an earlier run
+	Repaired Kind = "repaired" // a damaged cache entry was moved aside and is rebuilt; Err says which
+	// Cancelled: stopped alone (TaskControl.Cancel) and not recorded, so
+	// that a resumed run does it again.
+	Cancelled Kind = "cancelled"
+	Done      Kind = "done" // the campaign (or shard) ended
 )
 
 // Event is the runner's progress.
@@ -127,13 +130,14 @@ type Event struct {
 	Time  time.Time
 	Kind  Kind
 	Task  string        // label of the task (empty for Done)
-	Stage string        // the task's current stage, for Progress
+	Key   string        // the task's key, for TaskControl.Cancel
+	Stage string        // the task's current stage in words, e.g. "ROAR 30% (epoch 2/5)", for Progress
 	Step  int           // the stage's own progress: Step of Steps (epochs, batches, rates)
 	Steps int           //
 	Done  int           // tasks finished or failed, of Total in this shard
 	Total int           //
 	ETA   time.Duration // estimate of the time left, 0 when unknown
-	Err   string        // for Failed
+	Err   string        // for Failed, and for Repaired the damaged entry
 }
 
 // Runner runs one campaign (or one shard of it).
@@ -146,6 +150,8 @@ type Runner struct {
 	// Events, when set, receives the progress; the runner blocks on it, so
 	// its reader must keep reading until Done.
 	Events chan<- Event
+	// Tasks, when set, lets the caller stop single running tasks.
+	Tasks *TaskControl
 
 	mu      sync.Mutex
 	builds  map[string]*build // artefacts being built, by key
@@ -190,7 +196,7 @@ func (r *Runner) Execute(ctx context.Context) (failed int, err error) {
 		r.total++
 		if finished[t.Key] {
 			r.done++
-			r.emit(Event{Kind: Skipped, Task: t.Label})
+			r.emit(Event{Kind: Skipped, Task: t.Label, Key: t.Key})
 			continue
 		}
 		todo = append(todo, t)
@@ -209,9 +215,16 @@ func (r *Runner) Execute(ctx context.Context) (failed int, err error) {
 		go func() {
 			defer wg.Done()
 			for t := range queue {
-				rec := r.task(ctx, t)
+				rec, alone := r.task(ctx, t)
 				if ctx.Err() != nil {
 					return // cut short by the cancel: not a result
+				}
+				if alone {
+					r.mu.Lock()
+					r.done++
+					r.mu.Unlock()
+					r.emit(Event{Kind: Cancelled, Task: t.Label, Key: t.Key})
+					continue
 				}
 				r.mu.Lock()
 				if err := r.Run.Append(rec); err != nil && storeErr == nil {
@@ -226,9 +239,9 @@ func (r *Runner) Execute(ctx context.Context) (failed int, err error) {
 				}
 				r.mu.Unlock()
 				if rec.Error != "" {
-					r.emit(Event{Kind: Failed, Task: t.Label, Err: rec.Error})
+					r.emit(Event{Kind: Failed, Task: t.Label, Key: t.Key, Err: rec.Error})
 				} else {
-					r.emit(Event{Kind: Finished, Task: t.Label})
+					r.emit(Event{Kind: Finished, Task: t.Label, Key: t.Key})
 				}
 			}
 		}()
@@ -264,13 +277,27 @@ func (r *Runner) emit(e Event) {
 	r.Events <- e
 }
 
-// task runs one task and returns its record (with the error, if it failed).
-func (r *Runner) task(ctx context.Context, t Task) store.Record {
+// task runs one task and returns its record (with the error, if it
+// failed); alone reports that the task was cancelled by itself
+// (TaskControl), with no record to keep.
+func (r *Runner) task(ctx context.Context, t Task) (rec store.Record, alone bool) {
+	parent := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if r.Tasks != nil {
+		defer r.Tasks.running(t.Key, cancel)()
+	}
+	rec = r.run(ctx, t)
+	return rec, ctx.Err() != nil && parent.Err() == nil
+}
+
+// run runs one task and returns its record.
+func (r *Runner) run(ctx context.Context, t Task) store.Record {
 	s := r.Spec
 	ds, meth, post, pr := s.Datasets[t.Dataset], s.Methods[t.Method], s.Post[t.Post], s.Protocols[t.Protocol]
 	rec := store.Record{Task: t.Key, Label: t.Label, Dataset: dsName(ds), Method: meth.Label(), Post: post,
 		Protocol: pr.Name, Seed: t.Seed, Faithlab: model.Version}
-	r.emit(Event{Kind: Started, Task: t.Label})
+	r.emit(Event{Kind: Started, Task: t.Label, Key: t.Key})
 	t0 := time.Now()
 	prot, err := pr.New()
 	var res protocol.Result
@@ -312,24 +339,17 @@ func (r *Runner) keepSamples(t Task, samples []protocol.Sample) error {
 func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol) (protocol.Result, string, error) {
 	s := r.Spec
 	meth, post := s.Methods[t.Method], s.Post[t.Post]
-	trainSet, testSet, err := r.data(t.Dataset, t.Seed)
-	if err != nil {
-		return protocol.Result{}, "", err
-	}
 	progress := func(stage string, step, steps int) {
-		r.emit(Event{Kind: Progress, Task: t.Label, Stage: stage, Step: step, Steps: steps})
+		r.emit(Event{Kind: Progress, Task: t.Label, Key: t.Key, Stage: stage, Step: step, Steps: steps})
 	}
 	base := t.Base
-	m, err := r.baseModel(ctx, base, t, trainSet, progress)
+	m, trainSet, testSet, err := r.inputs(ctx, t, progress)
 	if err != nil {
-		return protocol.Result{}, "", fmt.Errorf("base model: %w", err)
+		return protocol.Result{}, "", err
 	}
 	name := s.Model.File
 	if name == "" {
 		name = fmt.Sprintf("%s (%s)", m.Arch, base[:12])
-	}
-	if err := m.Prepare(testSet); err != nil {
-		return protocol.Result{}, name, err
 	}
 	method, err := meth.New(attr.Setup{Seed: t.Seed, Chunk: 256, Train: trainSet.X, TrainN: trainSet.Len()})
 	if err != nil {
@@ -359,7 +379,7 @@ func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol) (
 		Models: &models{r: r, base: base, header: m.Header},
 		Progress: func(p protocol.Progress) {
 			if p.Train != nil {
-				progress(p.Stage, p.Train.Epoch, p.Train.Epochs)
+				progress(fmt.Sprintf("%s (epoch %d/%d)", p.Stage, p.Train.Epoch, p.Train.Epochs), p.Train.Epoch-1, p.Train.Epochs)
 			} else {
 				progress(p.Stage, p.Done, p.Total)
 			}
@@ -368,7 +388,7 @@ func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol) (
 	env.Maps = func(ctx context.Context, split string) ([]float32, error) {
 		ds := splits[split]
 		key := store.Key("maps", base, label, s.Reduce, t.Seed, split, ds.Len())
-		b, err := r.artefact(key, ".npy", func() ([]byte, error) {
+		b, err := r.artefact(ctx, key, ".npy", func() ([]byte, error) {
 			progress(fmt.Sprintf("%s maps of %d %s samples", label, ds.Len(), split), 0, 1)
 			maps, err := attribute(ctx, method, steps, s.Reduce, m.Net, ds)
 			if err != nil {
@@ -391,7 +411,7 @@ func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol) (
 	if perClass, err := knownTruth(m, testSet); err == nil {
 		env.Truth = func(ctx context.Context, split string) ([]float32, error) {
 			ds := splits[split]
-			target, err := attr.Predicted(ctx, m.Net, ds.X, ds.Len(), 1024)
+			target, err := engine.Predicted(ctx, m.Net, ds.X, ds.Len(), 1024)
 			if err != nil {
 				return nil, err
 			}
@@ -402,9 +422,56 @@ func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol) (
 	return res, name, err
 }
 
-// data loads a dataset's splits once per seed (the seed splits datasets
-// without a test split), cut to the spec's sample counts.
-func (r *Runner) data(d int, seed uint64) (*data.Dataset, *data.Dataset, error) {
+// inputs returns the task's base model (a private copy: networks are not
+// safe for concurrent use) and its dataset's splits. A model file is
+// loaded and its dataset opened as the model records (model.Data); a
+// recipe's model is trained once on the split the task's seed makes.
+func (r *Runner) inputs(ctx context.Context, t Task, progress func(string, int, int)) (*model.Model, *data.Dataset, *data.Dataset, error) {
+	s := r.Spec
+	if s.Model.File != "" {
+		b, err := r.artefact(ctx, t.Base, ".flm", func() ([]byte, error) { return model.ReadFile(s.Model.File) })
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("base model: %w", err)
+		}
+		m, err := model.Decode(b, r.Kernel)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("base model %s: %w", s.Model.File, err)
+		}
+		trainSet, testSet, err := r.data(t.Dataset, t.Seed, m)
+		return m, trainSet, testSet, err
+	}
+	trainSet, testSet, err := r.data(t.Dataset, t.Seed, nil)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ds := s.Datasets[t.Dataset]
+	b, err := r.artefact(ctx, t.Base, ".flm", func() ([]byte, error) {
+		opt := ds.Options
+		opt.Seed = t.Seed
+		m, err := model.Fit{Arch: s.Model.Arch, Train: trainSet, Test: testSet, Kernel: r.Kernel, Source: &model.Source{Ref: ds.Ref, Options: opt},
+			Config: train.Config{Epochs: s.Model.Epochs, Patience: s.Model.Patience, LR: s.Model.LR, BatchSize: s.Model.Batch, Seed: t.Seed},
+		}.Run(ctx, func(p train.Progress) {
+			progress(fmt.Sprintf("training the base model (epoch %d/%d)", p.Epoch, p.Epochs), p.Epoch-1, p.Epochs)
+		})
+		if err != nil {
+			return nil, err
+		}
+		return m.Encode()
+	})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("base model: %w", err)
+	}
+	m, err := model.Decode(b, r.Kernel)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("base model %s: %w", r.Cache.Path(t.Base, ".flm"), err)
+	}
+	return m, trainSet, testSet, nil
+}
+
+// data loads a dataset's splits once per seed, cut to the spec's sample
+// counts: as the model m records when it is a model file (the seed does not
+// matter then), else split by the seed for datasets without a test split.
+func (r *Runner) data(d int, seed uint64, m *model.Model) (*data.Dataset, *data.Dataset, error) {
 	ds := r.Spec.Datasets[d]
 	key := fmt.Sprint(d, "/", seed)
 	r.mu.Lock()
@@ -415,9 +482,13 @@ func (r *Runner) data(d int, seed uint64) (*data.Dataset, *data.Dataset, error) 
 	}
 	r.mu.Unlock()
 	e.once.Do(func() {
-		opt := ds.Options
-		opt.Seed = seed
-		e.train, e.test, e.err = data.Open(ds.Ref, opt)
+		if m != nil {
+			e.train, e.test, e.err = m.Data(ds.Ref, ds.Options)
+		} else {
+			opt := ds.Options
+			opt.Seed = seed
+			e.train, e.test, e.err = data.Open(ds.Ref, opt)
+		}
 		if e.err != nil {
 			return
 		}
@@ -432,62 +503,67 @@ func (r *Runner) data(d int, seed uint64) (*data.Dataset, *data.Dataset, error) 
 }
 
 // artefact returns the cached bytes under key, building and storing them
-// first when they are not there; concurrent tasks wait for one build.
-func (r *Runner) artefact(key, ext string, make func() ([]byte, error)) ([]byte, error) {
-	r.mu.Lock()
-	b := r.builds[key]
-	if b == nil {
-		b = &build{}
-		r.builds[key] = b
-	}
-	r.mu.Unlock()
-	b.once.Do(func() {
-		var ok bool
-		if b.b, ok, b.err = r.Cache.Get(key, ext); ok || b.err != nil {
-			return
-		}
-		if b.b, b.err = make(); b.err == nil {
-			b.err = r.Cache.Put(key, ext, b.b)
-		}
-	})
-	if b.err != nil && errors.Is(b.err, context.Canceled) {
-		// A cancelled build is not a failure: let a later call try again.
-		// Other failures stay, so that the tasks depending on the artefact
-		// fail at once instead of each building it again; a resumed run
-		// retries them.
+// first when they are not there; concurrent tasks wait for one build. A
+// build cancelled with its task's context is not a failure: the waiting
+// tasks whose own context lives build it again.
+func (r *Runner) artefact(ctx context.Context, key, ext string, make func() ([]byte, error)) ([]byte, error) {
+	for {
 		r.mu.Lock()
-		delete(r.builds, key)
+		b := r.builds[key]
+		if b == nil {
+			b = &build{}
+			r.builds[key] = b
+		}
 		r.mu.Unlock()
+		b.once.Do(func() {
+			var ok bool
+			if b.b, ok, b.err = r.Cache.Get(key, ext); ok {
+				ok, b.err = r.usable(key, ext, b.b)
+			}
+			var damaged *store.DamagedError
+			if errors.As(b.err, &damaged) { // moved aside: build it again
+				r.emit(Event{Kind: Repaired, Err: damaged.Error() + "; rebuilding it"})
+				b.err = nil
+			}
+			if ok || b.err != nil {
+				return
+			}
+			if b.b, b.err = make(); b.err == nil {
+				b.err = r.Cache.Put(key, ext, b.b)
+			}
+		})
+		if b.err == nil || !errors.Is(b.err, context.Canceled) {
+			// Other failures stay, so that the tasks depending on the
+			// artefact fail at once instead of each building it again; a
+			// resumed run retries them.
+			return b.b, b.err
+		}
+		r.mu.Lock()
+		if r.builds[key] == b {
+			delete(r.builds, key)
+		}
+		r.mu.Unlock()
+		if ctx.Err() != nil {
+			return nil, b.err
+		}
 	}
-	return b.b, b.err
 }
 
-// baseModel returns a private copy of the base model (networks are not
-// safe for concurrent use), loading or training it once.
-func (r *Runner) baseModel(ctx context.Context, key string, t Task, trainSet *data.Dataset, progress func(string, int, int)) (*model.Model, error) {
-	s := r.Spec
-	b, err := r.artefact(key, ".flm", func() ([]byte, error) {
-		if s.Model.File != "" {
-			return os.ReadFile(s.Model.File)
-		}
-		m, err := model.New(s.Model.Arch, trainSet, r.Kernel, t.Seed)
-		if err != nil {
-			return nil, err
-		}
-		cfg := train.Config{Epochs: s.Model.Epochs, Patience: s.Model.Patience, LR: s.Model.LR, BatchSize: s.Model.Batch, Seed: t.Seed}
-		rec, err := train.Train(ctx, m.Net, trainSet, cfg, func(p train.Progress) {
-			progress("training the base model", p.Epoch, p.Epochs)
-		})
-		if err != nil {
-			return nil, err
-		}
-		m.Training = &rec
-		return m.Encode()
-	})
-	if err != nil {
-		return nil, err
+// usable checks a cached artefact's content, the one check entries written
+// before the cache's checksums get: a model must decode, maps must be a
+// whole .npy. One that does not is moved aside (store.DamagedError).
+func (r *Runner) usable(key, ext string, b []byte) (bool, error) {
+	var err error
+	switch ext {
+	case ".flm":
+		_, err = model.Decode(b, r.Kernel)
+	case ".npy":
+		_, err = data.ParseNPY(b)
 	}
-	return model.Decode(b, r.Kernel)
+	if err != nil {
+		return false, r.Cache.MoveAside(key, ext, err)
+	}
+	return true, nil
 }
 
 // models is the protocols' cache of retrained models (protocol.Env.Models),
@@ -501,7 +577,7 @@ type models struct {
 
 func (c *models) Model(ctx context.Context, key string, build func() (engine.Network, error)) (engine.Network, error) {
 	k := store.Key("retrained", c.base, key)
-	b, err := c.r.artefact(k, ".flm", func() ([]byte, error) {
+	b, err := c.r.artefact(ctx, k, ".flm", func() ([]byte, error) {
 		net, err := build()
 		if err != nil {
 			return nil, err
@@ -529,7 +605,7 @@ func (c *models) Model(ctx context.Context, key string, build func() (engine.Net
 func attribute(ctx context.Context, meth attr.Method, steps []attr.Step, reduce string, net engine.Network, ds *data.Dataset) ([]float32, error) {
 	in := attr.Input{X: ds.X, N: ds.Len(), Shape: ds.Shape}
 	var err error
-	if in.Target, err = attr.Predicted(ctx, net, in.X, in.N, 1024); err != nil {
+	if in.Target, err = engine.Predicted(ctx, net, in.X, in.N, 1024); err != nil {
 		return nil, err
 	}
 	maps, err := attr.Run(ctx, meth, net, in)
@@ -554,4 +630,38 @@ func knownTruth(m *model.Model, ds *data.Dataset) ([][]float32, error) {
 		return ds.Truth, nil
 	}
 	return t, err
+}
+
+// TaskControl lets a front end stop single tasks of a running campaign
+// (the workbench's per-task cancel button). The zero value is ready.
+type TaskControl struct {
+	mu     sync.Mutex
+	cancel map[string]context.CancelFunc
+}
+
+// Cancel stops the running task with the key; it reports whether one was
+// running. The task is not recorded: a later run of the campaign does it.
+func (c *TaskControl) Cancel(key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f := c.cancel[key]
+	if f != nil {
+		f()
+	}
+	return f != nil
+}
+
+// running registers a task's cancel function until the returned func runs.
+func (c *TaskControl) running(key string, cancel context.CancelFunc) func() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cancel == nil {
+		c.cancel = map[string]context.CancelFunc{}
+	}
+	c.cancel[key] = cancel
+	return func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		delete(c.cancel, key)
+	}
 }

@@ -96,7 +96,7 @@ func TestCancelThenResume(t *testing.T) {
 			kept++
 		}
 	}
-	if kept != 3*(2+6) { // three methods: ROAR at two rates, Deletion at three fractions in two orders
+	if kept != 3*(2+2+2+6) { // three methods: ROAR's originals, maps and two rates; Deletion's originals, maps and three fractions in two orders
 		t.Errorf("%d samples kept", kept)
 	}
 
@@ -202,5 +202,59 @@ func TestFailedBaseModelFailsItsTasksOnce(t *testing.T) {
 	}
 	if len(r.builds) != 1 {
 		t.Errorf("%d artefacts attempted, want the one base model", len(r.builds))
+	}
+}
+
+// Cancelling one running task leaves it unrecorded while the others go on
+// to the end; a resumed run does it, and the results are those of a run
+// never interrupted.
+func TestCancelOneTaskLeavesItForTheResume(t *testing.T) {
+	want := csvOf(t, func() *Runner {
+		r := newRunner(t, t.TempDir(), gmmSpec)
+		if _, err := r.Execute(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}())
+	dir := t.TempDir()
+	r := newRunner(t, dir, gmmSpec)
+	r.Tasks = &TaskControl{}
+	ev := make(chan Event)
+	r.Events = ev
+	var victim string
+	go func() {
+		for e := range ev {
+			// The fourth task (Random under ROAR): cancelled at its first progress.
+			if e.Kind == Progress && victim == "" && e.Key == Plan(r.Spec)[3].Key {
+				victim = e.Key
+				if !r.Tasks.Cancel(e.Key) {
+					t.Error("Cancel found no running task")
+				}
+			}
+		}
+	}()
+	failed, err := r.Execute(context.Background())
+	close(ev)
+	if err != nil || failed != 0 {
+		t.Fatalf("run with one task cancelled: %d failed, %v", failed, err)
+	}
+	recs, _ := r.Run.Records()
+	if len(recs) != len(Plan(r.Spec))-1 {
+		t.Fatalf("%d records for %d tasks with one cancelled", len(recs), len(Plan(r.Spec)))
+	}
+	for _, rec := range recs {
+		if rec.Task == victim {
+			t.Fatal("the cancelled task was recorded")
+		}
+	}
+	if r.Tasks.Cancel(victim) {
+		t.Error("a finished run still lists the task as running")
+	}
+	again := newRunner(t, dir, gmmSpec)
+	if _, err := again.Execute(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := csvOf(t, again); got != want {
+		t.Error("results after cancelling one task and resuming differ from an uninterrupted run's")
 	}
 }

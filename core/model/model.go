@@ -6,13 +6,23 @@
 //	offset 12  uint32   header length L in bytes (≤ 16 MiB)
 //	offset 16  L bytes  header, JSON (Header below)
 //	then       float32  every parameter in header order, little-endian,
-//	                    PyTorch layout; nothing may follow
+//	                    PyTorch layout
+//	then       uint32   CRC-32C (Castagnoli) of every byte before it,
+//	                    little-endian, when the header's "checksum" is
+//	                    "crc32c"; nothing may follow
 //
 // The header names the architecture, the input shape, the class names, the
 // input standardisation (tabular data) and the training record, and lists
 // each parameter's name and shape. Loading checks every size against both
 // the architecture and the file's length before reading, so a truncated or
-// hostile file yields an error, never a panic or an outsized allocation.
+// hostile file yields an error, never a panic or an outsized allocation,
+// and then the checksum, so that a damaged file (a flipped bit in a class
+// name, a loss or a weight) is refused rather than used.
+//
+// Faithlab writes the checksum into every file. Version 1 files written
+// before it have no "checksum" key and end with the weights; they still
+// load, unchecked (open and save one to add the checksum). Readers older
+// than the checksum refuse new files (trailing data).
 package model
 
 import (
@@ -21,8 +31,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
+	"io"
 	"math"
-	"os"
 	"slices"
 	"time"
 
@@ -37,7 +48,21 @@ const (
 	magic         = "FLABMODL"
 	version       = 1
 	maxHeaderSize = 16 << 20
+	// MaxFileBytes bounds a model file (ResNet-18, the largest built-in
+	// architecture, takes 45 MB).
+	MaxFileBytes = 1 << 30
+	// checksumCRC32C is the header's "checksum" of a file that ends with
+	// the CRC-32C of everything before it.
+	checksumCRC32C = "crc32c"
 )
+
+// fileChecksum is the part of the header that says how the file is
+// checked; it is kept out of Header, which describes the model.
+type fileChecksum struct {
+	Checksum string `json:"checksum,omitempty"`
+}
+
+func crc32c(b []byte) uint32 { return crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)) }
 
 // Version is Faithlab's version, recorded in every file it writes.
 const Version = "0.1.0"
@@ -54,7 +79,10 @@ type Header struct {
 	InputShape      []int                 `json:"input_shape"`
 	Classes         []string              `json:"classes"`
 	Standardization *data.Standardization `json:"standardization,omitempty"`
+	Source          *Source               `json:"source,omitempty"` // the training data, for Data
 	Training        *train.Record         `json:"training,omitempty"`
+	Diffusion       *Diffusion            `json:"diffusion,omitempty"` // set for a diffusion prior (see prior.go)
+	Test            *train.Evaluation     `json:"test,omitempty"` // on the source's test split, after training
 	Created         time.Time             `json:"created"`
 	Faithlab        string                `json:"faithlab_version"`
 	Params          []ParamInfo           `json:"params"`
@@ -63,7 +91,8 @@ type Header struct {
 // Model is a classifier with what is needed to use it on new data.
 type Model struct {
 	Header
-	Net *native.Net
+	Net   *native.Net
+	Prior *native.UNet // instead of Net in a diffusion prior's file
 }
 
 // New builds an untrained model of a built-in architecture for a dataset.
@@ -85,11 +114,17 @@ func (m *Model) Encode() ([]byte, error) {
 		h.Created = time.Now().UTC()
 	}
 	h.Params = nil
-	params := m.Net.Params()
+	params := m.params()
 	for _, p := range params {
 		h.Params = append(h.Params, ParamInfo{p.Name, p.Shape})
 	}
-	hj, err := json.Marshal(h)
+	if err := m.CheckWeights(); err != nil {
+		return nil, err
+	}
+	hj, err := json.Marshal(struct {
+		Header
+		fileChecksum
+	}{h, fileChecksum{checksumCRC32C}})
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +140,21 @@ func (m *Model) Encode() ([]byte, error) {
 		}
 		buf.Write(b)
 	}
+	binary.Write(&buf, binary.LittleEndian, crc32c(buf.Bytes()))
 	return buf.Bytes(), nil
+}
+
+// CheckWeights reports the first weight that is NaN or infinite: such a
+// model computes nothing meaningful and is never written.
+func (m *Model) CheckWeights() error {
+	for _, p := range m.params() {
+		for i, v := range p.Data {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return fmt.Errorf("parameter %s holds %g at index %d: weights must be finite", p.Name, v, i)
+			}
+		}
+	}
+	return nil
 }
 
 // Save writes the model to path atomically (temporary file, then rename).
@@ -117,11 +166,11 @@ func (m *Model) Save(path string) error {
 	return data.WriteFileAtomic(path, b)
 }
 
-// Load reads a model file.
+// Load reads a model file: a regular file of at most MaxFileBytes (1 GiB).
 func Load(path string, kern gemm.Kernel) (*Model, error) {
-	b, err := os.ReadFile(path)
+	b, err := ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("load model %s: %w", path, err)
+		return nil, err
 	}
 	m, err := Decode(b, kern)
 	if err != nil {
@@ -130,8 +179,37 @@ func Load(path string, kern gemm.Kernel) (*Model, error) {
 	return m, nil
 }
 
-// Decode parses a model file held in memory.
+// ReadFile reads a model file's bytes, unchecked: a regular file of at most
+// MaxFileBytes that starts with the model magic (so that a large file of
+// something else is refused before it is read).
+func ReadFile(path string) ([]byte, error) {
+	f, size, err := data.OpenRegular(path, MaxFileBytes)
+	if err != nil {
+		return nil, fmt.Errorf("load model %s: %w", path, err)
+	}
+	defer f.Close()
+	b := make([]byte, min(size, 16))
+	if _, err := io.ReadFull(f, b); err != nil || len(b) < 16 || string(b[:8]) != magic {
+		return nil, fmt.Errorf("load model %s: not a Faithlab model file (bad magic)", path)
+	}
+	b = append(b, make([]byte, size-16)...)
+	if _, err := io.ReadFull(f, b[16:]); err != nil {
+		return nil, fmt.Errorf("load model %s: reading %d bytes: %w", path, size, err)
+	}
+	return b, nil
+}
+
+// Decode parses a classifier's model file held in memory (DecodePrior a
+// diffusion prior's).
 func Decode(b []byte, kern gemm.Kernel) (*Model, error) {
+	m, err := decode(b, kern)
+	if err == nil && m.Prior != nil {
+		return nil, fmt.Errorf("the file holds a diffusion prior (%s), not a classifier", m.Arch)
+	}
+	return m, err
+}
+
+func decode(b []byte, kern gemm.Kernel) (*Model, error) {
 	if len(b) < 16 || string(b[:8]) != magic {
 		return nil, errors.New("not a Faithlab model file (bad magic)")
 	}
@@ -143,8 +221,27 @@ func Decode(b []byte, kern gemm.Kernel) (*Model, error) {
 		return nil, fmt.Errorf("header of %d bytes does not fit the %d-byte file (truncated?)", hl, len(b))
 	}
 	var h Header
+	var ck fileChecksum
 	if err := json.Unmarshal(b[16:16+hl], &h); err != nil {
 		return nil, fmt.Errorf("header: %w", err)
+	}
+	if err := json.Unmarshal(b[16:16+hl], &ck); err != nil {
+		return nil, fmt.Errorf("header: %w", err)
+	}
+	rest := b[16+hl:]
+	switch ck.Checksum {
+	case checksumCRC32C:
+		if len(rest) < 4 {
+			return nil, errors.New("file ends before its checksum (truncated)")
+		}
+		n := len(b) - 4
+		if got, want := crc32c(b[:n]), binary.LittleEndian.Uint32(b[n:]); got != want {
+			return nil, fmt.Errorf("checksum mismatch (CRC-32C %08x, the file records %08x): the file is damaged", got, want)
+		}
+		rest = rest[:len(rest)-4]
+	case "": // a version 1 file from before checksums
+	default:
+		return nil, fmt.Errorf("header: unknown checksum %q (this Faithlab checks %q)", ck.Checksum, checksumCRC32C)
 	}
 	if len(h.Classes) < 2 {
 		return nil, fmt.Errorf("header lists %d classes", len(h.Classes))
@@ -155,15 +252,43 @@ func Decode(b []byte, kern gemm.Kernel) (*Model, error) {
 	if s := h.Standardization; s != nil && (len(s.Mean) != engine.Size(h.InputShape) || len(s.Std) != len(s.Mean)) {
 		return nil, fmt.Errorf("header: standardisation has %d means and %d deviations for %d features", len(s.Mean), len(s.Std), engine.Size(h.InputShape))
 	}
-	net, err := native.New(h.Arch, h.InputShape, len(h.Classes), kern)
+	if s := h.Standardization; s != nil {
+		for j := range s.Mean {
+			if m, d := float64(s.Mean[j]), float64(s.Std[j]); math.IsInf(m, 0) || !(d > 0) || math.IsInf(d, 0) {
+				return nil, fmt.Errorf("header: standardisation of feature %d is mean %g, deviation %g: want a finite mean and a positive, finite deviation", j, m, d)
+			}
+		}
+	}
+	// Before the network is built (which allocates its weights): the
+	// parameters the header lists must be what the file holds, and the
+	// input and the classes no larger than that (every built-in
+	// architecture has a weight per input value and per class at least).
+	held := 0
+	for _, p := range h.Params {
+		n := 1
+		for _, d := range p.Shape {
+			if d <= 0 || n > len(rest)/d {
+				return nil, fmt.Errorf("header: parameter %s has shape %v: more than the %d bytes of weights the file holds", p.Name, p.Shape, len(rest))
+			}
+			n *= d
+		}
+		if held += 4 * n; held > len(rest) {
+			return nil, fmt.Errorf("header lists parameters of more than the %d bytes of weights the file holds (truncated?)", len(rest))
+		}
+	}
+	if held != len(rest) {
+		return nil, fmt.Errorf("header lists parameters of %d bytes, the file holds %d after the header (truncated or trailing data)", held, len(rest))
+	}
+	if n := engine.Size(h.InputShape); 4*n > held || 4*len(h.Classes) > held {
+		return nil, fmt.Errorf("header: %d inputs and %d classes, more than the %d weights the file holds", n, len(h.Classes), held/4)
+	}
+	net, prior, params, err := build(h, kern)
 	if err != nil {
 		return nil, fmt.Errorf("header: %w", err)
 	}
-	params := net.Params()
 	if len(params) != len(h.Params) {
 		return nil, fmt.Errorf("file lists %d parameters, %s has %d", len(h.Params), h.Arch, len(params))
 	}
-	rest := b[16+hl:]
 	need := 0
 	for i, p := range params {
 		if h.Params[i].Name != p.Name || !slices.Equal(h.Params[i].Shape, p.Shape) {
@@ -185,17 +310,5 @@ func Decode(b []byte, kern gemm.Kernel) (*Model, error) {
 			off += 4
 		}
 	}
-	return &Model{Header: h, Net: net}, nil
-}
-
-// Prepare applies the model's input standardisation to a raw dataset whose
-// shape matches, in place; image models have none.
-func (m *Model) Prepare(ds *data.Dataset) error {
-	if !slices.Equal(ds.Shape, m.InputShape) {
-		return fmt.Errorf("%s samples have shape %v, the model expects %v", ds.Name, ds.Shape, m.InputShape)
-	}
-	if len(ds.Classes) != len(m.Classes) {
-		return fmt.Errorf("%s has %d classes, the model %d", ds.Name, len(ds.Classes), len(m.Classes))
-	}
-	return nil
+	return &Model{Header: h, Net: net, Prior: prior}, nil
 }

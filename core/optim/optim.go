@@ -61,6 +61,15 @@ func (a *Adam) Step(params []engine.Param, lr float64) {
 	}
 }
 
+// State returns the number of steps taken and the moment estimates, one
+// slice per parameter (nil before the first step): the optimiser's whole
+// state, shared, not copied, for checkpoints.
+func (a *Adam) State() (steps int, m, v [][]float32) { return a.t, a.m, a.v }
+
+// SetState restores what State returned, so that training resumes as if it
+// had not stopped.
+func (a *Adam) SetState(steps int, m, v [][]float32) { a.t, a.m, a.v = steps, m, v }
+
 // SGD is stochastic gradient descent with momentum and L2 weight decay, as
 // torch.optim.SGD (dampening 0, no Nesterov).
 type SGD struct {

@@ -279,7 +279,11 @@ func checkField(v reflect.Value, rng, choices string) error {
 		return err
 	}
 	if !in {
-		return fmt.Errorf("%s: want a value in %s", strconv.FormatFloat(x, 'g', -1, 64), Describe(rng))
+		want := Describe(rng)
+		if strings.HasPrefix(want, "(") || strings.HasPrefix(want, "[") {
+			want = "a value in " + want
+		}
+		return fmt.Errorf("%s: want %s", strconv.FormatFloat(x, 'g', -1, 64), want)
 	}
 	return nil
 }

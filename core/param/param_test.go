@@ -54,7 +54,7 @@ func TestSetKeepsDefaultsAndChecksEveryRule(t *testing.T) {
 		params map[string]any
 		want   string
 	}{
-		{map[string]any{"steps": 0}, "steps 0: want a value in ≥ 1"},
+		{map[string]any{"steps": 0}, "steps 0: want ≥ 1"},
 		{map[string]any{"steps": -3}, "steps -3"},
 		{map[string]any{"steps": 2.5}, "ig: steps is a number 2.5: want an integer"},
 		{map[string]any{"rates": []any{0.5, 1.5}}, "rates [1] 1.5: want a value in (0, 1)"},
@@ -76,7 +76,7 @@ func TestCheckReportsAllProblems(t *testing.T) {
 	if err == nil {
 		t.Fatal("no error")
 	}
-	for _, want := range []string{"steps 0", "noise -1: want a value in ≥ 0", `rule "x"`} {
+	for _, want := range []string{"steps 0", "noise -1: want ≥ 0", `rule "x"`} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%v lacks %q", err, want)
 		}

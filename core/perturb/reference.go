@@ -11,7 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"faithlab/core/attr"
+	"faithlab/core/imageops"
 )
 
 // Reference fills the removed pixels of an image. Fill gets one (C, H, W)
@@ -29,8 +29,13 @@ type Zero struct{}
 func (Zero) Name() string { return "zero" }
 
 // Fill implements Reference.
-func (Zero) Fill(img []float32, shape []int, keep []float32, _ *rand.Rand) error {
-	return fillFrom(img, nil, shape, keep)
+func (z Zero) Fill(img []float32, shape []int, keep []float32, _ *rand.Rand) error {
+	return fillFrom(z, img, shape, keep)
+}
+
+func (Zero) image(_ []float32, _ []int, dst []float32) error {
+	clear(dst)
+	return nil
 }
 
 // ChannelMean fills removed pixels with the mean of the image's own channel
@@ -41,12 +46,23 @@ type ChannelMean struct{}
 func (ChannelMean) Name() string { return "mean" }
 
 // Fill implements Reference.
-func (ChannelMean) Fill(img []float32, shape []int, keep []float32, _ *rand.Rand) error {
-	ref := make([]float32, len(img))
-	if err := attr.BaselineOf(attr.BaselineMean, 0, img, ref, shape); err != nil {
-		return err
+func (m ChannelMean) Fill(img []float32, shape []int, keep []float32, _ *rand.Rand) error {
+	return fillFrom(m, img, shape, keep)
+}
+
+func (ChannelMean) image(img []float32, shape []int, dst []float32) error {
+	hw := shape[1] * shape[2]
+	for c := range shape[0] {
+		var s float64
+		for _, v := range img[c*hw : (c+1)*hw] {
+			s += float64(v)
+		}
+		m := float32(s / float64(hw))
+		for j := c * hw; j < (c+1)*hw; j++ {
+			dst[j] = m
+		}
 	}
-	return fillFrom(img, ref, shape, keep)
+	return nil
 }
 
 // DatasetMean fills removed pixels with a fixed per-channel value, usually
@@ -58,17 +74,41 @@ func (DatasetMean) Name() string { return "dataset-mean" }
 
 // Fill implements Reference.
 func (d DatasetMean) Fill(img []float32, shape []int, keep []float32, _ *rand.Rand) error {
+	return fillFrom(d, img, shape, keep)
+}
+
+func (d DatasetMean) image(_ []float32, shape []int, dst []float32) error {
 	if len(d.Mean) != shape[0] {
 		return fmt.Errorf("dataset mean has %d channels, image %d", len(d.Mean), shape[0])
 	}
-	ref := make([]float32, len(img))
 	hw := shape[1] * shape[2]
 	for c, m := range d.Mean {
 		for p := range hw {
-			ref[c*hw+p] = m
+			dst[c*hw+p] = m
 		}
 	}
-	return fillFrom(img, ref, shape, keep)
+	return nil
+}
+
+// ChannelMeans returns the mean of each channel over the images in x
+// (n×C×H×W for shape C, H, W): DatasetMean's values for a training set.
+func ChannelMeans(x []float32, shape []int) []float32 {
+	C, hw := shape[0], shape[1]*shape[2]
+	n := len(x) / (C * hw)
+	sums := make([]float64, C)
+	for i := range n {
+		img := x[i*C*hw : (i+1)*C*hw]
+		for c := range C {
+			for _, v := range img[c*hw : (c+1)*hw] {
+				sums[c] += float64(v)
+			}
+		}
+	}
+	m := make([]float32, C)
+	for c := range m {
+		m[c] = float32(sums[c] / float64(n*hw))
+	}
+	return m
 }
 
 // Blur fills removed pixels with the image blurred by a Gaussian of
@@ -80,28 +120,64 @@ func (b Blur) Name() string { return "blur:" + strconv.FormatFloat(b.Sigma, 'g',
 
 // Fill implements Reference.
 func (b Blur) Fill(img []float32, shape []int, keep []float32, _ *rand.Rand) error {
+	return fillFrom(b, img, shape, keep)
+}
+
+func (b Blur) image(img []float32, shape []int, dst []float32) error {
 	if !(b.Sigma > 0) {
 		return fmt.Errorf("blur σ %g: must be positive", b.Sigma)
 	}
-	ref := make([]float32, len(img))
-	if err := attr.BaselineOf(attr.BaselineBlur, b.Sigma, img, ref, shape); err != nil {
-		return err
+	copy(dst, img)
+	hw := shape[1] * shape[2]
+	for c := range shape[0] {
+		imageops.GaussianBlur(dst[c*hw:(c+1)*hw], shape[1], shape[2], b.Sigma)
 	}
-	return fillFrom(img, ref, shape, keep)
+	return nil
 }
 
-// fillFrom copies ref (nil: zeros) into the removed pixels of img.
-func fillFrom(img, ref []float32, shape []int, keep []float32) error {
+// imager is a Reference whose fill values form an image of their own,
+// computed from the image before removal: every reference but ROAD's, whose
+// values depend on which pixels are kept.
+type imager interface {
+	Reference
+	image(img []float32, shape []int, dst []float32) error
+}
+
+// Baseline writes into dst the reference image of x (shape C, H, W): what
+// ref fills every pixel with when all are removed. It is the baseline x′ of
+// the path methods (Integrated Gradients, DeepLIFT), so that a baseline and
+// a removal reference of the same name are the same values. ROAD has no
+// baseline: it imputes removed pixels from the kept ones.
+func Baseline(ref Reference, x []float32, shape []int, dst []float32) error {
+	im, ok := ref.(imager)
+	if !ok {
+		return fmt.Errorf("reference %s cannot be a baseline: it fills removed pixels from the kept ones", ref.Name())
+	}
+	if len(shape) != 3 || shape[0]*shape[1]*shape[2] != len(x) || len(dst) != len(x) {
+		return fmt.Errorf("baseline of %d values into %d for shape %v", len(x), len(dst), shape)
+	}
+	return im.image(x, shape, dst)
+}
+
+// fillFrom copies ref's image of img into the removed pixels of img.
+func fillFrom(ref imager, img []float32, shape []int, keep []float32) error {
 	if err := checkShapes(img, shape, keep); err != nil {
 		return err
 	}
+	var vals []float32 // nil: zeros, without making an image of them
+	if _, zero := ref.(Zero); !zero {
+		vals = make([]float32, len(img))
+		if err := ref.image(img, shape, vals); err != nil {
+			return err
+		}
+	}
 	hw := shape[1] * shape[2]
-	for c := 0; c < shape[0]; c++ {
+	for c := range shape[0] {
 		for p, k := range keep {
 			if k == 0 {
 				v := float32(0)
-				if ref != nil {
-					v = ref[c*hw+p]
+				if vals != nil {
+					v = vals[c*hw+p]
 				}
 				img[c*hw+p] = v
 			}
@@ -142,7 +218,7 @@ func maskValueError(k float32, y, x int) error {
 
 // ParseReference reads a reference name: zero, mean, dataset-mean (with
 // the channel means that datasetMean returns; it is called only for this
-// reference, since it may scan a whole dataset), blur[:σ] (default σ 5, as attr's blur baseline)
+// reference, since it may scan a whole dataset), blur[:σ] (default σ 5)
 // or road[:noise] (default noise 0.01).
 func ParseReference(spec string, datasetMean func() []float32) (Reference, error) {
 	name, arg, hasArg := strings.Cut(strings.TrimSpace(spec), ":")

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 
-	"faithlab/core/attr"
 	"faithlab/core/engine"
 	"faithlab/core/perturb"
 )
@@ -61,14 +60,7 @@ func (d Deletion) defaults() Deletion {
 func (d Deletion) Info() Info {
 	return Info{Name: "Deletion", Category: "model", Data: []string{"image", "tabular"},
 		Doc:    "MoRF and LeRF deletion curves on the trained model; insertion is the LeRF curve reversed",
-		Params: Params(d.defaults()),
-		Metrics: []Metric{
-			{"auc_morf", Lower, "area under the MoRF deletion curve (fraction removed 0…1)"},
-			{"auc_lerf", Higher, "area under the LeRF deletion curve"},
-			{"lerf_minus_morf", Higher, "AUC(LeRF) − AUC(MoRF), the TRACE objective"},
-			{"tau_morf", Higher, "mean Kendall τ of the MoRF curve against removal (1: strictly falling)"},
-			{"tau_lerf", Lower, "mean Kendall τ of the LeRF curve against removal"},
-		}}
+		Params: Params(d.defaults())}.with(d.defaults().metrics())
 }
 
 // Run implements Protocol.
@@ -117,6 +109,7 @@ func (d Deletion) Run(ctx context.Context, env *Env) (Result, error) {
 		return res, fmt.Errorf("deletion: %w", err)
 	}
 	var shifts []Scalar
+	res.Samples = inputs(env.Test, maps, n, shape)
 	for o, morf := range []bool{true, false} {
 		orders, err := Orders(ranked(maps, d.Rank), n, feats, morf)
 		if err != nil {
@@ -309,33 +302,17 @@ func targets(ctx context.Context, net engine.Network, x []float32, labels []int,
 	case "label":
 		return labels[:n], nil
 	case "predicted":
-		return attr.Predicted(ctx, net, x, n, 1024)
+		return engine.Predicted(ctx, net, x, n, 1024)
 	}
 	return nil, fmt.Errorf("target %q: want predicted or label", how)
 }
 
 // datasetMean is the per-channel mean of the training set (nil without one).
 func (e *Env) datasetMean() []float32 {
-	ds := e.Train
-	if ds == nil || ds.Len() == 0 {
+	if e.Train == nil || e.Train.Len() == 0 {
 		return nil
 	}
-	shape := FeatureShape(ds.Shape)
-	C, hw := shape[0], shape[1]*shape[2]
-	sums := make([]float64, C)
-	for i := 0; i < ds.Len(); i++ {
-		s := ds.Sample(i)
-		for c := range C {
-			for _, v := range s[c*hw : (c+1)*hw] {
-				sums[c] += float64(v)
-			}
-		}
-	}
-	m := make([]float32, C)
-	for c := range m {
-		m[c] = float32(sums[c] / float64(ds.Len()*hw))
-	}
-	return m
+	return perturb.ChannelMeans(e.Train.X, FeatureShape(e.Train.Shape))
 }
 
 // Ranking choices of the removal protocols.

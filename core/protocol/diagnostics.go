@@ -41,6 +41,8 @@ func TVPoints(results []Result, accCurve, tvCurve string) []TVPoint {
 
 // TVFit fits accuracy against mask total variation over the points: the
 // DPI paper's Table 3 (a high R² means the protocol rewards blurry masks).
+// Fewer than three points, or accuracies that do not vary, leave nothing
+// for R² to measure: an error says which.
 func TVFit(pts []TVPoint) (Fit, error) {
 	x, y := make([]float64, len(pts)), make([]float64, len(pts))
 	for i, p := range pts {
@@ -54,10 +56,11 @@ func TVFit(pts []TVPoint) (Fit, error) {
 }
 
 // PostCount is the DPI paper's Table 2 cell: over the (method, rate)
-// points present in both, how often the post-processed maps reach a lower
-// accuracy than the plain ones, out of how many comparisons. Points are
-// matched by method (the plain method name) and rate.
-func PostCount(plain, processed []TVPoint) (lower, total int) {
+// points present in both, how often the post-processed maps reach a better
+// accuracy than the plain ones (lower where lower is better, as for ROAR;
+// higher for KAR), out of how many comparisons. Points are matched by
+// method (the plain method name) and rate.
+func PostCount(plain, processed []TVPoint, better Better) (wins, total int) {
 	type key struct {
 		m string
 		r float64
@@ -69,10 +72,10 @@ func PostCount(plain, processed []TVPoint) (lower, total int) {
 	for _, p := range processed {
 		if a, ok := base[key{p.Method, p.Rate}]; ok && !math.IsNaN(a) {
 			total++
-			if p.Accuracy < a {
-				lower++
+			if better == Lower && p.Accuracy < a || better == Higher && p.Accuracy > a {
+				wins++
 			}
 		}
 	}
-	return lower, total
+	return wins, total
 }

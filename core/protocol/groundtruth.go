@@ -169,16 +169,7 @@ func (g GroundTruth) defaults() GroundTruth {
 func (g GroundTruth) Info() Info {
 	return Info{Name: "GroundTruth", Category: "ground-truth", Data: []string{"image", "tabular"},
 		Doc:    "OpenXAI agreement of each map with the known ground-truth attribution (linear models, synthetic data)",
-		Params: Params(g.defaults()),
-		Metrics: []Metric{
-			{"fa", Higher, "feature agreement: share of the top-k features found in both"},
-			{"ra", Higher, "rank agreement: share of the top-k ranks held by the same feature"},
-			{"sa", Higher, "sign agreement: top-k features found in both with the same sign"},
-			{"sra", Higher, "signed rank agreement: same feature, rank and sign"},
-			{"rc", Higher, "rank correlation: Spearman's ρ of all features' magnitudes"},
-			{"pra", Higher, "pairwise rank agreement over the truth's top-k pairs"},
-			{"cos", Higher, "cosine similarity with the truth (GOAR §5.1)"},
-		}}
+		Params: Params(g.defaults())}.with(g.metrics())
 }
 
 // Run implements Protocol.

@@ -10,6 +10,7 @@ import (
 
 	"faithlab/core/attr"
 	"faithlab/core/data"
+	"faithlab/core/engine"
 	"faithlab/core/engine/gemm"
 	"faithlab/core/engine/native"
 )
@@ -30,7 +31,7 @@ func TestGroundTruthLogreg(t *testing.T) {
 		ds.X[i] = float32(rng.NormFloat64())
 	}
 	ctx := context.Background()
-	target, err := attr.Predicted(ctx, net, ds.X, n, 64)
+	target, err := engine.Predicted(ctx, net, ds.X, n, 64)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,6 +68,7 @@ func TestGroundTruthLogreg(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		checkDescribed(t, GroundTruth{}, res)
 		for name, want := range tc.want {
 			got, ok := res.Scalar(name)
 			switch {

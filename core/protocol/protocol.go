@@ -3,9 +3,11 @@
 // with known ground truth, and the diagnostics that expose their biases.
 //
 // Every protocol describes itself (Info: name, category, the data it
-// applies to, its parameters with defaults, and the direction of each
-// score), so a form or a spec file can be built from it, and every Result
-// carries the protocol's full configuration. Protocols take their inputs
+// applies to, its parameters with defaults, its scores and curves with
+// their axes, natural ranges, reference values and directions, and its
+// headline score), so a form, a spec file, a figure or a summary table can
+// be built from it, and every Result carries the protocol's full
+// configuration. Protocols take their inputs
 // from an Env, which the caller (the campaign runner, the CLI, a test)
 // fills: the model, the data, the maps of the method under evaluation, and
 // the training recipe for protocols that retrain.
@@ -39,11 +41,62 @@ const (
 // that describe it).
 type Param = param.Param
 
-// Metric is one score a protocol reports.
+// Metric is one score a protocol reports: a scalar (Result.Scalars,
+// Info.Metrics) or a curve over a parameter (Result.Curves, Info.Curves).
+// It says what a figure or a table needs to show it without knowing the
+// protocol.
 type Metric struct {
-	Name   string `json:"name"`
-	Better Better `json:"better"`
+	Name string `json:"name"`
+	// Better is the direction of a score of the method; empty for a
+	// measure of the protocol itself (how far its perturbed inputs lie from
+	// the data, the masks' total variation).
+	Better Better `json:"better,omitempty"`
 	Doc    string `json:"doc"`
+	// Headline marks the protocol's one summary score of a method, the
+	// one a run's summary table shows.
+	Headline bool `json:"headline,omitempty"`
+	// Label tells the metric apart from the protocol's others in legends
+	// and titles: the removal order of a curve ("MoRF"), or what a scalar
+	// that summarises a curve is of it ("AUC", "mean").
+	Label string `json:"label,omitempty"`
+	// Over is the parameter a curve runs over, its x axis; nil for a
+	// scalar.
+	Over *Axis `json:"over,omitempty"`
+	// Value is the axis of the metric's values.
+	Value Axis `json:"value"`
+	// Of names the curve a scalar summarises (its mean or area over the
+	// curve's parameter): figures show it with that curve.
+	Of string `json:"of,omitempty"`
+	// Measure names what several protocols report alike ("ood_auroc",
+	// "psnr", "ssim"): figures compare a measure across protocols.
+	Measure string `json:"measure,omitempty"`
+	// Images says the metric is reported for images only (PSNR and SSIM,
+	// image-quality measures, are not written for tabular data).
+	Images bool `json:"images,omitempty"`
+	// MaskTV names the curve of the masks' mean total variation at the
+	// same parameters as this accuracy curve: the DPI paper's diagnostic
+	// fits this curve against that one.
+	MaskTV string `json:"mask_tv,omitempty"`
+}
+
+// Axis describes a metric's values or a curve's parameter.
+type Axis struct {
+	Title string `json:"title"`
+	Unit  string `json:"unit,omitempty"` // e.g. "dB"
+	// Range is the values' natural bounds, [lo, hi] (e.g. [0, 1] for an
+	// accuracy or a probability); absent when they have none. A figure's
+	// axis spans it, widened to any value outside.
+	Range []float64 `json:"range,omitempty"`
+	Log   bool      `json:"log,omitempty"` // drawn on a log scale
+	// Reference is a value worth a line across the figure: chance (0.5
+	// for an AUROC), no correlation (0).
+	Reference *Reference `json:"reference,omitempty"`
+}
+
+// Reference is a value of note on an axis.
+type Reference struct {
+	Value float64 `json:"value"`
+	Label string  `json:"label"` // e.g. "chance"
 }
 
 // Info describes a protocol.
@@ -53,7 +106,46 @@ type Info struct {
 	Data     []string `json:"data"`     // "image", "tabular"
 	Doc      string   `json:"doc"`
 	Params   []Param  `json:"params"`
-	Metrics  []Metric `json:"metrics"`
+	Metrics  []Metric `json:"metrics"`          // the scalar scores (Result.Scalars)
+	Curves   []Metric `json:"curves,omitempty"` // the curves (Result.Curves)
+}
+
+// with files the metrics under info's Curves (those with Over) or Metrics.
+func (info Info) with(ms []Metric) Info {
+	for _, m := range ms {
+		if m.Over != nil {
+			info.Curves = append(info.Curves, m)
+		} else {
+			info.Metrics = append(info.Metrics, m)
+		}
+	}
+	return info
+}
+
+// Curve returns the curve of the given name (a curve and the scalar that
+// summarises it may share a name).
+func (info Info) Curve(name string) (Metric, bool) { return find(info.Curves, name) }
+
+// Scalar returns the scalar metric of the given name.
+func (info Info) Scalar(name string) (Metric, bool) { return find(info.Metrics, name) }
+
+func find(ms []Metric, name string) (Metric, bool) {
+	for _, m := range ms {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return Metric{}, false
+}
+
+// Headline is the protocol's headline score, if it has one.
+func (info Info) Headline() (Metric, bool) {
+	for _, m := range info.Metrics {
+		if m.Headline {
+			return m, true
+		}
+	}
+	return Metric{}, false
 }
 
 // Protocol is one evaluation protocol. A Protocol value is its
@@ -122,13 +214,22 @@ type Result struct {
 	Samples []Sample `json:"samples,omitempty"`
 }
 
-// Sample is a small batch of perturbed inputs, n×C×H×W as Shape says.
+// Sample is a small batch of inputs, n×C×H×W as Shape says: perturbed
+// by the protocol, or (Kind) the same inputs untouched and their maps.
 type Sample struct {
 	Name   string    `json:"name"` // what was done to them, e.g. "ROAR 30% test"
+	Kind   string    `json:"kind,omitempty"`
 	Shape  []int     `json:"shape"`
 	Values []float32 `json:"-"`
 	Key    string    `json:"key,omitempty"` // content address of the stored values
 }
+
+// Kinds of Sample.
+const (
+	Perturbed      = ""         // the inputs as the protocol perturbed them
+	Original       = "original" // the same inputs untouched
+	AttributionMap = "map"      // their maps, n×1×H×W (n×1×1×D for tabular rows)
+)
 
 // previewCount is how many inputs a Sample keeps.
 const previewCount = 8
@@ -137,6 +238,18 @@ const previewCount = 8
 func preview(name string, ds *data.Dataset) Sample {
 	n := min(previewCount, ds.Len())
 	return Sample{Name: name, Shape: append([]int{n}, ds.Shape...), Values: slices.Clone(ds.X[:n*ds.Dim()])}
+}
+
+// inputs are the Samples a person compares the perturbed ones with: the
+// first test inputs untouched and their maps (of which there are n, laid
+// out as FeatureShape's shape says).
+func inputs(test *data.Dataset, maps []float32, n int, shape []int) []Sample {
+	k := min(previewCount, n, test.Len())
+	hw := shape[1] * shape[2]
+	return []Sample{
+		{Name: "original test", Kind: Original, Shape: append([]int{k}, test.Shape...), Values: slices.Clone(test.X[:k*test.Dim()])},
+		{Name: "map test", Kind: AttributionMap, Shape: []int{k, 1, shape[1], shape[2]}, Values: slices.Clone(maps[:k*hw])},
+	}
 }
 
 // Curve is a score as a function of a removal parameter.

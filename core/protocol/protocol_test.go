@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/gonum/integrate"
+	"gonum.org/v1/gonum/stat"
+
 	"faithlab/core/data"
 	"faithlab/core/engine"
 	"faithlab/core/engine/enginetest"
@@ -89,17 +92,32 @@ func testDeletionLinearExact(t *testing.T, shape []int, grid int, rank string) {
 			}
 		}
 	}
+	// The samples: the inputs untouched, their maps, then the inputs as
+	// each order left them at a quarter, half and three quarters removed.
 	var names []string
+	maps, _ := env.Maps(context.Background(), "test")
+	fs := FeatureShape(shape)
 	for _, sm := range res.Samples {
 		names = append(names, sm.Name)
-		if want := append([]int{5}, shape...); !slices.Equal(sm.Shape, want) {
+		want, values := append([]int{5}, shape...), []float32(nil)
+		switch sm.Kind {
+		case Original:
+			values = env.Test.X[:5*16]
+		case AttributionMap:
+			want, values = []int{5, 1, fs[1], fs[2]}, maps[:5*16]
+		}
+		if !slices.Equal(sm.Shape, want) {
 			t.Errorf("%s: shape %v, want %v", sm.Name, sm.Shape, want)
 		}
+		if values != nil && !slices.Equal(sm.Values, values) {
+			t.Errorf("%s: values differ from the %s", sm.Name, sm.Kind)
+		}
 	}
-	if got := strings.Join(names, ", "); got != "Deletion morf 25% test, Deletion morf 50% test, Deletion morf 75% test, "+
+	if got := strings.Join(names, ", "); got != "original test, map test, Deletion morf 25% test, Deletion morf 50% test, Deletion morf 75% test, "+
 		"Deletion lerf 25% test, Deletion lerf 50% test, Deletion lerf 75% test" {
 		t.Errorf("samples %s", got)
 	}
+	checkDescribed(t, Deletion{}, res)
 	morf := res.Curves[0]
 	if morf.Name != "morf" || len(morf.Y) != 17 {
 		t.Fatalf("curve %s with %d points", morf.Name, len(morf.Y))
@@ -141,6 +159,7 @@ func TestSensitivityNLinearIsOne(t *testing.T) {
 			t.Errorf("N=%g: correlation %g, want 1 for Grad×Input on a linear model", res.Curves[0].X[j], v)
 		}
 	}
+	checkDescribed(t, SensitivityN{}, res)
 }
 
 func TestInfidelityLinearIsZero(t *testing.T) {
@@ -160,6 +179,7 @@ func TestInfidelityLinearIsZero(t *testing.T) {
 		if v, _ := res.Scalar("infidelity"); v > 1e-8 {
 			t.Errorf("%s: infidelity %g, want 0", p, v)
 		}
+		checkDescribed(t, Infidelity{}, res)
 	}
 	// A wrong map is unfaithful; normalising removes only a scale error.
 	scaled := slices.Clone(grad)
@@ -295,12 +315,17 @@ func TestRetrainProtocols(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The kept samples are the first test images as the model saw them:
-	// the oracle's pixel (ranked first) and k−1 more zeroed at each rate.
-	if len(roar.Samples) != 2 || roar.Samples[1].Name != "ROAR 50% test" {
+	// The kept samples are the first test images untouched, their maps,
+	// and the images as the model saw them: the oracle's pixel (ranked
+	// first) and k−1 more zeroed at each rate.
+	if len(roar.Samples) != 4 || roar.Samples[0].Kind != Original || roar.Samples[1].Kind != AttributionMap ||
+		roar.Samples[3].Name != "ROAR 50% test" {
 		t.Fatalf("ROAR samples %+v", roar.Samples)
 	}
-	for j, sm := range roar.Samples {
+	if !slices.Equal(roar.Samples[0].Values, test.X[:8*16]) || !slices.Equal(roar.Samples[1].Values, oracle(8)) {
+		t.Error("ROAR's original and map samples are not the first test images and their maps")
+	}
+	for j, sm := range roar.Samples[2:] {
 		k, _ := perturb.Count(roar.Curves[0].X[j], 16)
 		if !slices.Equal(sm.Shape, []int{8, 1, 4, 4}) || len(sm.Values) != 8*16 {
 			t.Fatalf("%s: shape %v, %d values", sm.Name, sm.Shape, len(sm.Values))
@@ -351,6 +376,9 @@ func TestRetrainProtocols(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(road.Samples) != 4 { // original, map, MoRF and LeRF at 10 %
+		t.Errorf("ROAD keeps %d samples", len(road.Samples))
+	}
 	if m, _ := road.Scalar("lerf_minus_morf"); m < 0.3 {
 		t.Errorf("ROAD LeRF−MoRF %g for the oracle", m)
 	}
@@ -361,6 +389,10 @@ func TestRetrainProtocols(t *testing.T) {
 	if a := ex.Curves[0].Y[0]; a > 0.65 {
 		t.Errorf("Eval-X accuracy %g with the class pixel removed", a)
 	}
+	checkDescribed(t, ROAR{}, roar)
+	checkDescribed(t, ROAR{Keep: true}, kar)
+	checkDescribed(t, ROAD{Retrain: true}, road)
+	checkDescribed(t, EvalX{}, ex)
 	again, _ := ROAR{Rates: []float64{0.1, 0.5}}.Run(ctx, env)
 	if !slices.Equal(again.Curves[0].Y, roar.Curves[0].Y) {
 		t.Errorf("ROAR not deterministic: %v then %v", roar.Curves[0].Y, again.Curves[0].Y)
@@ -394,18 +426,114 @@ func TestStats(t *testing.T) {
 			t.Errorf("%s: %g, want %g", tc.name, tc.got, tc.want)
 		}
 	}
+	if !math.IsNaN(Pearson(x, []float64{0.1, 0.1, 0.1, 0.1, 0.1})) || !math.IsNaN(Spearman([]float64{2, 2, 2}, x[:3])) {
+		t.Error("correlation with a constant is not NaN")
+	}
 	f, err := LinearFit(x, []float64{3, 5, 7, 9, 11})
 	if err != nil || math.Abs(f.Slope-2) > 1e-12 || math.Abs(f.Intercept-1) > 1e-12 || math.Abs(f.R2-1) > 1e-12 {
 		t.Errorf("fit %+v, %v", f, err)
 	}
-	if _, err := LinearFit([]float64{1, 1}, []float64{1, 2}); err == nil {
-		t.Error("fit on constant x accepted")
+	// y = x + (0, 1, −1, 1, −1)/2: Sxy 9, Sxx 10, Syy 9, so slope 0.9 and
+	// R² = Sxy²/(Sxx·Syy) = 0.9.
+	if f, err := LinearFit(x, []float64{1, 2.5, 2.5, 4.5, 4.5}); err != nil || math.Abs(f.Slope-0.9) > 1e-12 || math.Abs(f.R2-0.9) > 1e-12 {
+		t.Errorf("noisy fit %+v, %v", f, err)
 	}
-	lower, total := PostCount(
-		[]TVPoint{{Method: "G", Rate: 0.1, Accuracy: 0.8}, {Method: "G", Rate: 0.5, Accuracy: 0.6}},
-		[]TVPoint{{Method: "G", Rate: 0.1, Accuracy: 0.7}, {Method: "G", Rate: 0.5, Accuracy: 0.65}, {Method: "IG", Rate: 0.1}})
-	if lower != 1 || total != 2 {
-		t.Errorf("post count %d of %d, want 1 of 2", lower, total)
+	// R² needs a y that varies and more points than the line's two
+	// coefficients.
+	for _, tc := range []struct {
+		name string
+		x, y []float64
+		want string
+	}{
+		{"constant x", []float64{1, 1, 1}, []float64{1, 2, 3}, "all x equal"},
+		{"constant y", x, []float64{0.1, 0.1, 0.1, 0.1, 0.1}, "all y equal 0.1"},
+		{"two points", []float64{1, 2}, []float64{1, 2}, "at least three"},
+	} {
+		if _, err := LinearFit(tc.x, tc.y); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one saying %q", tc.name, err, tc.want)
+		}
+	}
+	plain := []TVPoint{{Method: "G", Rate: 0.1, Accuracy: 0.8}, {Method: "G", Rate: 0.5, Accuracy: 0.6}}
+	processed := []TVPoint{{Method: "G", Rate: 0.1, Accuracy: 0.7}, {Method: "G", Rate: 0.5, Accuracy: 0.65}, {Method: "IG", Rate: 0.1}}
+	for _, tc := range []struct {
+		better Better
+		wins   int
+	}{{Lower, 1}, {Higher, 1}} {
+		if wins, total := PostCount(plain, processed, tc.better); wins != tc.wins || total != 2 {
+			t.Errorf("%s better: post count %d of %d, want %d of 2", tc.better, wins, total, tc.wins)
+		}
+	}
+	if wins, _ := PostCount(plain, processed[:1], Higher); wins != 0 {
+		t.Error("a lower accuracy counted as a win where higher is better")
+	}
+}
+
+// checkDescribed checks that the protocol's Info describes every curve
+// and scalar of its result, and the result has every metric described,
+// with the same directions; that references between metrics resolve; and
+// that there is one headline score.
+func checkDescribed(t *testing.T, p Protocol, res Result) {
+	t.Helper()
+	info := p.Info()
+	for _, c := range res.Curves {
+		if _, ok := info.Curve(c.Name); !ok {
+			t.Errorf("%s: curve %s is not described", info.Name, c.Name)
+		}
+	}
+	for _, s := range res.Scalars {
+		m, ok := info.Scalar(s.Name)
+		if !ok || m.Better != s.Better {
+			t.Errorf("%s: scalar %s (better %q) described as %+v (%v)", info.Name, s.Name, s.Better, m, ok)
+		}
+	}
+	headlines := 0
+	for _, m := range slices.Concat(info.Metrics, info.Curves) {
+		if m.Headline {
+			headlines++
+		}
+		if m.Doc == "" || m.Value.Title == "" {
+			t.Errorf("%s: metric %s has no doc or axis title", info.Name, m.Name)
+		}
+		found := slices.ContainsFunc(res.Curves, func(c Curve) bool { return c.Name == m.Name })
+		if m.Over == nil {
+			_, found = res.Scalar(m.Name)
+		}
+		if !found && !m.Images { // image-only metrics: checked by TestDeletionWritesImageQualityForImagesOnly
+			t.Errorf("%s: described metric %s (curve %v) is not in the result", info.Name, m.Name, m.Over != nil)
+		}
+		for _, ref := range []string{m.Of, m.MaskTV} {
+			if _, ok := info.Curve(ref); ref != "" && !ok {
+				t.Errorf("%s: metric %s refers to curve %s, which is not described", info.Name, m.Name, ref)
+			}
+		}
+	}
+	if headlines != 1 {
+		t.Errorf("%s: %d headline scores, want 1", info.Name, headlines)
+	}
+}
+
+// AUROC agrees with gonum's ROC curve integrated by the trapezoidal rule
+// (which counts ties half as well) on scores with many ties.
+func TestAUROCAgreesWithROC(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 20 {
+		pos, neg := make([]float64, 1+rng.IntN(300)), make([]float64, 1+rng.IntN(300))
+		for i := range pos {
+			pos[i] = math.Round(rng.NormFloat64()*4 + 2)
+		}
+		for i := range neg {
+			neg[i] = math.Round(rng.NormFloat64() * 4)
+		}
+		y := append(slices.Clone(pos), neg...)
+		classes := make([]bool, len(y))
+		for i := range pos {
+			classes[i] = true
+		}
+		stat.SortWeightedLabeled(y, classes, nil)
+		tpr, fpr, _ := stat.ROC(nil, y, classes, nil)
+		if got, want := AUROC(pos, neg), integrate.Trapezoidal(fpr, tpr); math.Abs(got-want) > 1e-12 {
+			t.Errorf("%d positives, %d negatives: AUROC %g, ROC area %g", len(pos), len(neg), got, want)
+		}
 	}
 }
 
@@ -434,5 +562,28 @@ func TestAgreementHandSolved(t *testing.T) {
 	}
 	if _, err := Agree(a, g[:3], 2); err == nil {
 		t.Error("length mismatch accepted")
+	}
+}
+
+func TestRetrainingsCountWhatTheProtocolsTrain(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		params map[string]any
+		want   int
+	}{
+		{"roar", nil, 9},
+		{"kar", map[string]any{"rates": []any{0.1, 0.5}}, 2},
+		{"road", nil, 0},
+		{"road", map[string]any{"retrain": true, "rates": []any{0.2, 0.4, 0.6}}, 6},
+		{"evalx", nil, 1},
+		{"deletion", nil, 0},
+	} {
+		p, err := New(tc.name, tc.params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := RetrainingsOf(p); got != tc.want {
+			t.Errorf("%s %v: %d retrainings, want %d", tc.name, tc.params, got, tc.want)
+		}
 	}
 }

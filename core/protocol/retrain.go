@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"slices"
 
-	"faithlab/core/attr"
 	"faithlab/core/data"
 	"faithlab/core/engine"
+	"faithlab/core/imageops"
 	"faithlab/core/perturb"
 	"faithlab/core/train"
 )
@@ -55,12 +55,11 @@ func (r ROAR) name() string {
 
 // Info implements Protocol.
 func (r ROAR) Info() Info {
-	better, doc := Lower, "RemOve-And-Retrain: retrain on images with the most relevant pixels removed"
+	doc := "RemOve-And-Retrain: retrain on images with the most relevant pixels removed"
 	if r.Keep {
-		better, doc = Higher, "Keep-And-Retrain: retrain on images with the least relevant pixels removed"
+		doc = "Keep-And-Retrain: retrain on images with the least relevant pixels removed"
 	}
-	return Info{Name: r.name(), Category: "retrain", Data: []string{"image"}, Doc: doc, Params: Params(r.defaults()),
-		Metrics: []Metric{{"mean_accuracy", better, "retrained test accuracy averaged over the drop rates"}}}
+	return Info{Name: r.name(), Category: "retrain", Data: []string{"image"}, Doc: doc, Params: Params(r.defaults())}.with(r.metrics())
 }
 
 // Run implements Protocol.
@@ -76,7 +75,7 @@ func (r ROAR) Run(ctx context.Context, env *Env) (Result, error) {
 		return res, err
 	}
 	acc, tv := rm.acc, rm.tv
-	res.Samples = rm.samples
+	res.Samples = append(rm.inputs, rm.samples...)
 	better := Lower
 	if r.Keep {
 		better = Higher
@@ -121,12 +120,7 @@ func (r ROAD) defaults() ROAD {
 func (r ROAD) Info() Info {
 	return Info{Name: "ROAD", Category: "model", Data: []string{"image"},
 		Doc:    "Remove-And-Debias: MoRF and LeRF accuracy with noisy linear imputation",
-		Params: Params(r.defaults()),
-		Metrics: []Metric{
-			{"mean_accuracy_morf", Lower, "test accuracy after MoRF removal, averaged over the rates"},
-			{"mean_accuracy_lerf", Higher, "test accuracy after LeRF removal, averaged over the rates"},
-			{"lerf_minus_morf", Higher, "the two averages' difference"},
-		}}
+		Params: Params(r.defaults())}.with(r.metrics())
 }
 
 // Run implements Protocol.
@@ -144,6 +138,9 @@ func (r ROAD) Run(ctx context.Context, env *Env) (Result, error) {
 		rm, err := removeAndScore(ctx, env, "ROAD "+name, r.Rates, r.Rank, morf, ref, r.Retrain)
 		if err != nil {
 			return res, err
+		}
+		if o == 0 {
+			res.Samples = rm.inputs // the same for both orders
 		}
 		res.Samples = append(res.Samples, rm.samples...)
 		means[o] = mean(rm.acc)
@@ -184,9 +181,8 @@ func (e EvalX) defaults() EvalX {
 // Info implements Protocol.
 func (e EvalX) Info() Info {
 	return Info{Name: "EvalX", Category: "model", Data: []string{"image", "tabular"},
-		Doc:     "Eval-X: accuracy of a randomly-masked-trained proxy on MoRF-masked test sets",
-		Params:  Params(e.defaults()),
-		Metrics: []Metric{{"mean_accuracy", Lower, "proxy accuracy averaged over the drop rates"}}}
+		Doc:    "Eval-X: accuracy of a randomly-masked-trained proxy on MoRF-masked test sets",
+		Params: Params(e.defaults())}.with(e.metrics())
 }
 
 // Run implements Protocol.
@@ -206,7 +202,7 @@ func (e EvalX) Run(ctx context.Context, env *Env) (Result, error) {
 		return res, err
 	}
 	acc, tv := rm.acc, rm.tv
-	res.Samples = rm.samples
+	res.Samples = append(rm.inputs, rm.samples...)
 	res.Curves = []Curve{
 		{Name: "accuracy", XLabel: "fraction removed", YLabel: "proxy test accuracy", X: e.Rates, Y: acc},
 		{Name: "mask_tv", XLabel: "fraction removed", YLabel: "mean total variation of the masks", X: e.Rates, Y: tv},
@@ -256,6 +252,9 @@ func removeAndScore(ctx context.Context, env *Env, stage string, rates []float64
 		if orders[s], err = Orders(ranked(m, rank), ds.Len(), feats, morf); err != nil {
 			return out, fmt.Errorf("%s %s maps: %w", stage, names[s], err)
 		}
+		if s == 0 {
+			out.inputs = inputs(ds, m, ds.Len(), shape)
+		}
 	}
 	cleanEnergy, err := energies(ctx, env.Net, env.Test.X, env.Test.Len())
 	if err != nil {
@@ -303,16 +302,19 @@ func removeAndScore(ctx context.Context, env *Env, stage string, rates []float64
 	return out, nil
 }
 
-// removal is what removeAndScore found, a value per rate.
+// removal is what removeAndScore found, a value per rate, and the test
+// inputs and maps its samples started from.
 type removal struct {
 	acc, tv []float64
 	shift   []Shift
 	samples []Sample
+	inputs  []Sample
 }
 
 // shiftCurves are the removal's Shift per rate as curves, their names
 // suffixed (e.g. "_morf"), and their means as scalars without a better
-// direction: they judge the protocol, not the method.
+// direction: they judge the protocol, not the method. PSNR and SSIM are
+// left out for inputs that are not images (Shift.Image).
 func (r removal) shiftCurves(rates []float64, suffix string) ([]Curve, []Scalar) {
 	var cs []Curve
 	var ss []Scalar
@@ -324,6 +326,9 @@ func (r removal) shiftCurves(rates []float64, suffix string) ([]Curve, []Scalar)
 		{"psnr", "PSNR against the clean test images (dB)", func(s Shift) float64 { return s.PSNR }},
 		{"ssim", "SSIM against the clean test images", func(s Shift) float64 { return s.SSIM }},
 	} {
+		if m.name != "ood_auroc" && (len(r.shift) == 0 || !r.shift[0].Image) {
+			continue
+		}
 		y := make([]float64, len(r.shift))
 		for i, s := range r.shift {
 			y[i] = m.get(s)
@@ -345,7 +350,7 @@ func removed(ctx context.Context, ds *data.Dataset, feats perturb.Features, orde
 	for i := range orders {
 		m := keeps[i*hw : (i+1)*hw]
 		feats.Keep(m, orders[i], k)
-		tv += attr.TotalVariation(m, feats.H, feats.W)
+		tv += imageops.TotalVariation(m, feats.H, feats.W)
 	}
 	if err := perturb.FillAll(ctx, ref, out.X, FeatureShape(ds.Shape), keeps, seed, 0); err != nil {
 		return nil, 0, err

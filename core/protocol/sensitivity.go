@@ -52,9 +52,8 @@ func (s SensitivityN) defaults() SensitivityN {
 // Info implements Protocol.
 func (s SensitivityN) Info() Info {
 	return Info{Name: "SensitivityN", Category: "model", Data: []string{"image"},
-		Doc:     "Sensitivity-N: correlation of attribution sums with output drops over random pixel subsets",
-		Params:  Params(s.defaults()),
-		Metrics: []Metric{{"mean_correlation", Higher, "Pearson correlation averaged over images and N"}}}
+		Doc:    "Sensitivity-N: correlation of attribution sums with output drops over random pixel subsets",
+		Params: Params(s.defaults())}.with(s.metrics())
 }
 
 // Run implements Protocol.
@@ -192,9 +191,8 @@ func (f Infidelity) defaults() Infidelity {
 // Info implements Protocol.
 func (f Infidelity) Info() Info {
 	return Info{Name: "Infidelity", Category: "model", Data: []string{"image", "tabular"},
-		Doc:     "Infidelity: squared error between attribution-weighted perturbations and output changes",
-		Params:  Params(f.defaults()),
-		Metrics: []Metric{{"infidelity", Lower, "mean over images of E[(Iᵀφ − Δf)²]"}}}
+		Doc:    "Infidelity: squared error between attribution-weighted perturbations and output changes",
+		Params: Params(f.defaults())}.with(f.metrics())
 }
 
 // Run implements Protocol.

@@ -17,6 +17,9 @@ import (
 // perturbed inputs are easy to tell apart scores the model off its data.
 type Shift struct {
 	AUROC, PSNR, SSIM float64
+	// Image says the inputs are images (at least 3×3): PSNR and SSIM,
+	// image-quality measures, are reported for images only.
+	Image bool
 }
 
 // energies returns each input's energy score −log Σ exp(logit): higher for
@@ -68,6 +71,7 @@ func measureShift(ctx context.Context, net engine.Network, cleanEnergy []float64
 	s := Shift{AUROC: AUROC(pe, cleanEnergy), SSIM: math.NaN(),
 		PSNR: 10 * math.Log10(span*span/(se/float64(n*engine.Size(shape))))}
 	if c, h, w := shape[0], shape[1], shape[2]; h >= 3 && w >= 3 {
+		s.Image = true
 		var sum float64
 		m := min(n, ssimImages)
 		for p := range m * c {

@@ -4,20 +4,24 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"gonum.org/v1/gonum/integrate"
+	"gonum.org/v1/gonum/stat"
 )
 
-// AUC is the trapezoidal area under y over x.
+// AUC is the trapezoidal area under y over x (x ascending; 0 for fewer
+// than two points).
 func AUC(x, y []float64) float64 {
-	var a float64
-	for i := 1; i < len(x); i++ {
-		a += (x[i] - x[i-1]) * (y[i] + y[i-1]) / 2
+	if len(x) < 2 {
+		return 0
 	}
-	return a
+	return integrate.Trapezoidal(x, y)
 }
 
 // KendallTau is Kendall's τ-b between x and y (ties in either counted as
 // neither concordant nor discordant, and corrected for), NaN when either
-// is constant.
+// is constant. Hand-written: gonum's stat.Kendall is τ-a and counts a tie
+// as concordant, and deletion curves tie often (plateaus).
 func KendallTau(x, y []float64) float64 {
 	var conc, disc, tx, ty float64
 	for i := range x {
@@ -41,31 +45,27 @@ func KendallTau(x, y []float64) float64 {
 
 // Pearson is the sample correlation of x and y, NaN when either is constant.
 func Pearson(x, y []float64) float64 {
-	_, _, sxy, sxx, syy := moments(x, y)
-	return sxy / math.Sqrt(sxx*syy)
+	if constant(x) || constant(y) {
+		return math.NaN()
+	}
+	return stat.Correlation(x, y, nil)
 }
 
-// moments returns the means of x and y and their centred sums of products.
-func moments(x, y []float64) (mx, my, sxy, sxx, syy float64) {
-	n := float64(len(x))
-	for i := range x {
-		mx += x[i]
-		my += y[i]
+// constant says whether v has fewer than two distinct values.
+func constant(v []float64) bool {
+	for _, x := range v {
+		if x != v[0] {
+			return false
+		}
 	}
-	mx, my = mx/n, my/n
-	for i := range x {
-		dx, dy := x[i]-mx, y[i]-my
-		sxy += dx * dy
-		sxx += dx * dx
-		syy += dy * dy
-	}
-	return mx, my, sxy, sxx, syy
+	return true
 }
 
 // Spearman is Pearson's correlation of the ranks (ties get their mean rank).
 func Spearman(x, y []float64) float64 { return Pearson(ranks(x), ranks(y)) }
 
-// ranks returns 1-based ranks, tied values sharing their mean rank.
+// ranks returns 1-based ranks, tied values sharing their mean rank (gonum
+// has no ranking with ties).
 func ranks(v []float64) []float64 {
 	idx := make([]int, len(v))
 	for i := range idx {
@@ -103,22 +103,21 @@ type Fit struct {
 	N         int     `json:"n"`
 }
 
-// LinearFit fits y against x by least squares.
+// LinearFit fits y against x by least squares. R² says how much of y's
+// variance the line explains, which needs a y that varies and more points
+// than the line has coefficients: a fit of fewer than three points or of a
+// constant y is an error.
 func LinearFit(x, y []float64) (Fit, error) {
-	if len(x) != len(y) || len(x) < 2 {
-		return Fit{}, fmt.Errorf("linear fit needs at least two (x, y) pairs, got %d and %d values", len(x), len(y))
+	switch {
+	case len(x) != len(y) || len(x) < 3:
+		return Fit{}, fmt.Errorf("linear fit needs at least three (x, y) pairs, got %d and %d values", len(x), len(y))
+	case constant(x):
+		return Fit{}, fmt.Errorf("linear fit: all x equal %.4g", x[0])
+	case constant(y):
+		return Fit{}, fmt.Errorf("linear fit: all y equal %.4g, nothing to explain", y[0])
 	}
-	mx, my, sxy, sxx, syy := moments(x, y)
-	if sxx == 0 {
-		return Fit{}, fmt.Errorf("linear fit: all x equal %g", mx)
-	}
-	f := Fit{Slope: sxy / sxx, N: len(x)}
-	f.Intercept = my - f.Slope*mx
-	f.R2 = 1
-	if syy > 0 {
-		f.R2 = sxy * sxy / (sxx * syy)
-	}
-	return f, nil
+	a, b := stat.LinearRegression(x, y, nil, false)
+	return Fit{Slope: b, Intercept: a, R2: stat.RSquared(x, y, nil, a, b), N: len(x)}, nil
 }
 
 // mean is the mean of v, NaNs left out (a constant curve has no τ).
@@ -141,6 +140,12 @@ func mean(v []float64) float64 {
 // for pos than for neg: the probability that a random positive outscores a
 // random negative, ties counting half (the Mann–Whitney U over |pos|·|neg|).
 // 0.5 means the score cannot tell them apart.
+//
+// Hand-written rather than stat.ROC integrated by the trapezoidal rule: the
+// rank sum is exact, so this is the correctly rounded U/(|pos|·|neg|),
+// while the ROC route sums rounded rates and lands 1–5 ulp away in most
+// cases (which would change every stored result's last digits), and is
+// about 1.3× slower on 10 000 + 10 000 scores. The test checks both agree.
 func AUROC(pos, neg []float64) float64 {
 	if len(pos) == 0 || len(neg) == 0 {
 		return math.NaN()

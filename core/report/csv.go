@@ -1,5 +1,11 @@
 // Package report turns a campaign's records into what goes in a paper: a
-// tidy CSV and figures.
+// tidy CSV, figures at paper column width, a summary table of headline
+// scores, and the diagnostics of the protocols' known biases.
+//
+// Nothing here knows a protocol by name: figures and tables are drawn from
+// what each protocol says about its metrics (protocol.Info) — which are
+// curves over which parameter, their axes, ranges, reference values and
+// directions, which scalar summarises which curve, which is the headline.
 package report
 
 import (

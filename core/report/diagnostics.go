@@ -11,27 +11,29 @@ import (
 
 // TVDiagnostic is the DPI paper's check of one retraining or imputation
 // protocol on one dataset: how much of its accuracy the masks' total
-// variation alone explains (Table 3).
+// variation alone explains (Table 3). Fit is absent where R² would mean
+// nothing — fewer than three points, or accuracies that do not vary — and
+// Explained then says why.
 type TVDiagnostic struct {
 	Dataset   string             `json:"dataset"`
 	Protocol  string             `json:"protocol"`
 	Curve     string             `json:"curve"`
-	Fit       protocol.Fit       `json:"fit"`
+	Fit       *protocol.Fit      `json:"fit,omitempty"`
 	Points    []protocol.TVPoint `json:"points"`
 	Explained string             `json:"explained"`
 }
 
 // PostComparison is the DPI paper's Table 2 cell for one post-processing:
 // over the (method, rate) points the campaign has with and without it, how
-// often the post-processed maps reached the lower accuracy. Smoothing that
-// "wins" most comparisons while agreeing less with the model is the
-// paper's warning sign.
+// often the post-processed maps reached the better accuracy (lower for
+// ROAR, higher for KAR). Smoothing that "wins" most comparisons while
+// agreeing less with the model is the paper's warning sign.
 type PostComparison struct {
 	Dataset  string `json:"dataset"`
 	Protocol string `json:"protocol"`
 	Curve    string `json:"curve"`
 	Post     string `json:"post"`
-	Lower    int    `json:"lower"`
+	Better   int    `json:"better"`
 	Total    int    `json:"total"`
 }
 
@@ -44,39 +46,46 @@ type Diagnostics struct {
 	Truth  []protocol.TruthCorrelation `json:"truth_correlations"`
 }
 
-// Diagnose computes the diagnostics the records support.
+// Diagnose computes the diagnostics the records support: a TV fit for
+// every accuracy curve whose protocol names its masks' TV curve, over all
+// the protocol's results on a dataset.
 func Diagnose(recs []store.Record) Diagnostics {
 	var d Diagnostics
-	byDataset := map[string][]protocol.Result{}
-	var order []string
+	type key struct{ ds, proto string }
+	byProto := map[key][]store.Record{}
+	var order []key
 	for _, r := range recs {
 		if r.Result == nil {
 			continue
 		}
-		if _, ok := byDataset[r.Dataset]; !ok {
-			order = append(order, r.Dataset)
+		k := key{r.Dataset, r.Protocol}
+		if byProto[k] == nil {
+			order = append(order, k)
 		}
-		byDataset[r.Dataset] = append(byDataset[r.Dataset], *r.Result)
+		byProto[k] = append(byProto[k], r)
 	}
-	for _, ds := range order {
-		results := byDataset[ds]
-		for _, c := range []struct{ proto, acc, tv string }{
-			{"ROAR", "accuracy", "mask_tv"}, {"KAR", "accuracy", "mask_tv"}, {"EvalX", "accuracy", "mask_tv"},
-			{"ROAD", "accuracy_morf", "mask_tv_morf"}, {"ROAD", "accuracy_lerf", "mask_tv_lerf"},
-		} {
-			var of []protocol.Result
-			for _, r := range results {
-				if r.Protocol == c.proto {
-					of = append(of, r)
-				}
+	for _, k := range order {
+		info, ok := describe(byProto[k][0])
+		if !ok {
+			continue
+		}
+		var results []protocol.Result
+		for _, r := range byProto[k] {
+			results = append(results, *r.Result)
+		}
+		for _, m := range tvCurves(info) {
+			pts := protocol.TVPoints(results, m.Name, m.MaskTV)
+			if len(pts) == 0 {
+				continue
 			}
-			pts := protocol.TVPoints(of, c.acc, c.tv)
-			fit, err := protocol.TVFit(pts)
-			if err != nil {
-				continue // fewer than two points, or one TV value
+			t := TVDiagnostic{Dataset: k.ds, Protocol: k.proto, Curve: m.Name, Points: pts}
+			if fit, err := protocol.TVFit(pts); err != nil {
+				t.Explained = fmt.Sprintf("%s %s on %s: no fit (%v)", k.proto, m.Name, k.ds, err)
+			} else {
+				t.Fit = &fit
+				t.Explained = fmt.Sprintf("mask total variation alone explains %.0f%% of the variance of %s %s on %s", 100*fit.R2, k.proto, m.Name, k.ds)
 			}
-			d.TVFits = append(d.TVFits, TVDiagnostic{Dataset: ds, Protocol: c.proto, Curve: c.acc, Fit: fit, Points: pts,
-				Explained: fmt.Sprintf("mask total variation alone explains %.0f%% of the variance of %s %s on %s", 100*fit.R2, c.proto, c.acc, ds)})
+			d.TVFits = append(d.TVFits, t)
 		}
 	}
 	d.Post = comparePost(recs)
@@ -106,46 +115,52 @@ func Diagnose(recs []store.Record) Diagnostics {
 	return d
 }
 
+// tvCurves are the protocol's accuracy curves that name their masks' TV.
+func tvCurves(info protocol.Info) []protocol.Metric {
+	var out []protocol.Metric
+	for _, m := range info.Curves {
+		if m.MaskTV != "" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // comparePost counts, per dataset, protocol and post-processing, the
-// (method, rate) points where the post-processed maps scored lower than
-// the plain ones.
+// (method, rate) points where the post-processed maps scored better than
+// the plain ones, by each accuracy curve's direction.
 func comparePost(recs []store.Record) []PostComparison {
 	type group struct{ ds, proto, post string }
-	points := map[group]map[string][]protocol.Result{} // by plain method name
+	points := map[group][]protocol.Result{}
+	first := map[group]store.Record{}
 	var order []group
 	for _, r := range recs {
 		if r.Result == nil {
 			continue
 		}
 		g := group{r.Dataset, r.Protocol, r.Post}
-		if points[g] == nil {
-			points[g] = map[string][]protocol.Result{}
+		if _, ok := first[g]; !ok {
+			first[g] = r
 			order = append(order, g)
 		}
 		res := *r.Result
 		res.Method = r.Method // match post-processed and plain maps by method
-		points[g][r.Method] = append(points[g][r.Method], res)
+		points[g] = append(points[g], res)
 	}
 	var out []PostComparison
 	for _, g := range order {
-		if g.post == "" {
+		plain, ok := points[group{g.ds, g.proto, ""}]
+		if g.post == "" || !ok {
 			continue
 		}
-		plain, ok := points[group{g.ds, g.proto, ""}]
+		info, ok := describe(first[g])
 		if !ok {
 			continue
 		}
-		for _, c := range [][2]string{{"accuracy", "mask_tv"}, {"accuracy_morf", "mask_tv_morf"}} {
-			var a, b []protocol.Result
-			for _, rs := range plain {
-				a = append(a, rs...)
-			}
-			for _, rs := range points[g] {
-				b = append(b, rs...)
-			}
-			lower, total := protocol.PostCount(protocol.TVPoints(a, c[0], c[1]), protocol.TVPoints(b, c[0], c[1]))
+		for _, m := range tvCurves(info) {
+			better, total := protocol.PostCount(protocol.TVPoints(plain, m.Name, m.MaskTV), protocol.TVPoints(points[g], m.Name, m.MaskTV), m.Better)
 			if total > 0 {
-				out = append(out, PostComparison{Dataset: g.ds, Protocol: g.proto, Curve: c[0], Post: g.post, Lower: lower, Total: total})
+				out = append(out, PostComparison{Dataset: g.ds, Protocol: g.proto, Curve: m.Name, Post: g.post, Better: better, Total: total})
 			}
 		}
 	}
@@ -156,12 +171,16 @@ func comparePost(recs []store.Record) []PostComparison {
 func (d Diagnostics) Summary() []string {
 	var out []string
 	for _, f := range d.TVFits {
+		if f.Fit == nil {
+			out = append(out, f.Explained)
+			continue
+		}
 		out = append(out, fmt.Sprintf("%s %s on %s: accuracy = %.4g·TV + %.4g, R² %.3f over %d (method, rate) points",
 			f.Protocol, f.Curve, f.Dataset, f.Fit.Slope, f.Fit.Intercept, f.Fit.R2, f.Fit.N))
 	}
 	for _, c := range d.Post {
-		out = append(out, fmt.Sprintf("%s %s on %s: %s maps scored lower than plain ones in %d of %d (method, rate) comparisons",
-			c.Protocol, c.Curve, c.Dataset, c.Post, c.Lower, c.Total))
+		out = append(out, fmt.Sprintf("%s %s on %s: %s maps scored better than plain ones in %d of %d (method, rate) comparisons",
+			c.Protocol, c.Curve, c.Dataset, c.Post, c.Better, c.Total))
 	}
 	for _, c := range d.Truth {
 		if c.Truth == "fa" || c.Truth == "rc" || c.Truth == "cos" {

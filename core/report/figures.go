@@ -8,11 +8,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -24,432 +25,394 @@ import (
 	"faithlab/core/store"
 )
 
-// Figure is one plot of a campaign's results, named for its file.
+// Figure is one figure of a campaign's results, named for its file: a
+// plot, its key drawn under it (never on the data), and a colour scale
+// at its right where it has one.
 type Figure struct {
-	Name   string
-	Plot   *plot.Plot
-	Height vg.Length // 0: Height
+	Name  string
+	Plot  *plot.Plot
+	Key   []KeyEntry
+	Scale *colourBar // drawn at the plot's right
+	// Height is the plot's height without the key (0: Height).
+	Height vg.Length
+}
+
+// KeyEntry is one entry of a figure's key: a label and what it stands for.
+type KeyEntry struct {
+	Label  string
+	Thumbs []plot.Thumbnailer
 }
 
 // Paper column width, and a height that leaves the curves room.
 const (
 	Width  = 3.5 * vg.Inch
-	Height = 2.6 * vg.Inch
+	Height = 2.4 * vg.Inch
 )
 
-// palette is Okabe and Ito's colour-blind-safe set; a method keeps its
+// Type sizes for a paper column: titles and axis labels 8 pt, ticks and
+// keys 7 and 6.5 pt.
+const (
+	labelSize = 8
+	tickSize  = 7
+	keySize   = 6.5
+)
+
+// Figures builds every figure the records support, from what each
+// protocol says about its metrics (protocol.Info): a line figure per
+// curve (mean over seeds, ± one standard deviation where there are
+// several, the scalar that summarises the curve in the key), bars per
+// method for the scalars no curve shows, bars comparing each measure that
+// several protocols report (how far their perturbed images lie from the
+// data), and accuracy against mask total variation with the fitted line
+// and its R² for every accuracy curve that names its masks' TV.
+func Figures(recs []store.Record) ([]Figure, error) {
+	var figs []Figure
+	c := newCampaign(recs)
+	for _, ds := range c.datasets {
+		for _, g := range c.groups {
+			if g.dataset != ds || !g.known {
+				continue
+			}
+			for _, m := range g.info.Curves {
+				f, ok, err := c.curveFigure(g, m)
+				if err != nil {
+					return nil, err
+				}
+				if ok {
+					figs = append(figs, f)
+				}
+				if m.MaskTV != "" {
+					if f, ok := c.tvFigure(g, m); ok {
+						figs = append(figs, f)
+					}
+				}
+			}
+			figs = append(figs, c.scalarFigures(g)...)
+		}
+		figs = append(figs, c.measureFigures(ds)...)
+	}
+	return figs, nil
+}
+
+// okabeIto is Okabe and Ito's colour-blind-safe set; a method keeps its
 // colour (and its dash pattern) in every figure of a campaign.
-var palette = []color.RGBA{
+var okabeIto = []color.RGBA{
 	{0, 114, 178, 255}, {213, 94, 0, 255}, {0, 158, 115, 255}, {204, 121, 167, 255},
 	{230, 159, 0, 255}, {86, 180, 233, 255}, {0, 0, 0, 255}, {240, 228, 66, 255},
 }
 
 var dashes = [][]vg.Length{nil, {vg.Points(4), vg.Points(2)}, {vg.Points(1), vg.Points(1.5)}, {vg.Points(5), vg.Points(1.5), vg.Points(1), vg.Points(1.5)}}
 
-// series is one method's curve, averaged over seeds.
-type series struct {
-	method string
-	x, y   []float64
-	n      []int
-}
-
-func (s *series) add(x, y []float64) {
-	if s.x == nil {
-		s.x, s.y, s.n = slices.Clone(x), make([]float64, len(x)), make([]int, len(x))
-	}
-	for i := range min(len(x), len(s.x)) {
-		if !math.IsNaN(y[i]) {
-			s.y[i] += y[i]
-			s.n[i]++
-		}
-	}
-}
-
-func (s *series) xys() plotter.XYs {
-	var xy plotter.XYs
-	for i := range s.x {
-		if s.n[i] > 0 {
-			xy = append(xy, plotter.XY{X: s.x[i], Y: s.y[i] / float64(s.n[i])})
-		}
-	}
-	return xy
-}
-
-// curves collects, per method in first-seen order, the named curve of one
-// protocol on one dataset.
-func curves(recs []store.Record, dataset, proto, curve string) []*series {
-	var out []*series
-	for _, r := range recs {
-		if r.Result == nil || r.Dataset != dataset || r.Protocol != proto {
-			continue
-		}
-		for _, c := range r.Result.Curves {
-			if c.Name != curve {
-				continue
-			}
-			i := slices.IndexFunc(out, func(s *series) bool { return s.method == methodName(r) })
-			if i < 0 {
-				out = append(out, &series{method: methodName(r)})
-				i = len(out) - 1
-			}
-			out[i].add(c.X, c.Y)
-		}
-	}
-	return out
-}
-
-func methodName(r store.Record) string {
-	if r.Post != "" {
-		return r.Method + "+" + r.Post
-	}
-	return r.Method
-}
-
-// Figures builds every figure the records support: accuracy against drop
-// rate for the retraining and imputation protocols, deletion curves with
-// their AUC in the legend, Kendall's τ of the deletion curves per method,
-// accuracy against mask total variation with the fitted line and R², and
-// the OOD and image-quality bars of the perturbed test images.
-func Figures(recs []store.Record) ([]Figure, error) {
-	var datasets []string
-	methods := map[string]int{} // colour index, in first-seen order
-	for _, r := range recs {
-		if r.Result == nil {
-			continue
-		}
-		if !slices.Contains(datasets, r.Dataset) {
-			datasets = append(datasets, r.Dataset)
-		}
-		if _, ok := methods[methodName(r)]; !ok {
-			methods[methodName(r)] = len(methods)
-		}
-	}
-	var figs []Figure
-	for _, ds := range datasets {
-		short := fileName(ds)
-		for _, c := range []struct{ proto, curve, title, y string }{
-			{"ROAR", "accuracy", "ROAR", "test accuracy after retraining"},
-			{"KAR", "accuracy", "KAR", "test accuracy after retraining"},
-			{"ROAD", "accuracy_morf", "ROAD, most relevant first", "test accuracy"},
-			{"ROAD", "accuracy_lerf", "ROAD, least relevant first", "test accuracy"},
-			{"EvalX", "accuracy", "Eval-X", "proxy test accuracy"},
-		} {
-			ss := curves(recs, ds, c.proto, c.curve)
-			if len(ss) == 0 {
-				continue
-			}
-			p := newPlot(fmt.Sprintf("%s — %s", c.title, ds), "fraction of features removed", c.y)
-			if err := addLines(p, ss, methods, nil); err != nil {
-				return nil, err
-			}
-			figs = append(figs, Figure{Name: fmt.Sprintf("%s_%s_%s", short, strings.ToLower(c.proto), c.curve), Plot: p})
-		}
-		for _, curve := range []string{"morf", "lerf"} {
-			ss := curves(recs, ds, "Deletion", curve)
-			if len(ss) == 0 {
-				continue
-			}
-			title := map[string]string{"morf": "Deletion, most relevant first", "lerf": "Deletion, least relevant first"}[curve]
-			p := newPlot(fmt.Sprintf("%s — %s", title, ds), "fraction of features removed", "score of the explained class")
-			auc := func(s *series) string {
-				xy := s.xys()
-				x, y := make([]float64, len(xy)), make([]float64, len(xy))
-				for i, v := range xy {
-					x[i], y[i] = v.X, v.Y
-				}
-				return fmt.Sprintf("%s (AUC %.3f)", s.method, protocol.AUC(x, y))
-			}
-			if err := addLines(p, ss, methods, auc); err != nil {
-				return nil, err
-			}
-			figs = append(figs, Figure{Name: fmt.Sprintf("%s_deletion_%s", short, curve), Plot: p})
-		}
-		if f, ok, err := scalarBars(recs, ds, []bar{{"Deletion", "tau_morf", "MoRF", 0}, {"Deletion", "tau_lerf", "LeRF", 4}},
-			"Monotonicity of deletion curves — "+ds, "Kendall's τ (mean over images)", "deletion_tau"); err != nil {
-			return nil, err
-		} else if ok {
-			figs = append(figs, f)
-		}
-		for _, c := range []struct{ proto, acc, tv string }{
-			{"ROAR", "accuracy", "mask_tv"}, {"KAR", "accuracy", "mask_tv"}, {"EvalX", "accuracy", "mask_tv"},
-			{"ROAD", "accuracy_morf", "mask_tv_morf"},
-		} {
-			f, ok, err := tvFit(recs, ds, c.proto, c.acc, c.tv, methods)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				figs = append(figs, f)
-			}
-		}
-		bars, err := shiftBars(recs, ds)
-		if err != nil {
-			return nil, err
-		}
-		figs = append(figs, bars...)
-	}
-	return figs, nil
-}
-
-func fileName(s string) string {
-	s = filepath.Base(s)
-	return strings.Map(func(r rune) rune {
-		if r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
-			return r
-		}
-		return '_'
-	}, s)
-}
-
-// newPlot is a plot styled for a paper column: 8 pt labels, 7 pt ticks.
-func newPlot(title, x, y string) *plot.Plot {
-	p := plot.New()
-	p.Title.Text = title
-	p.Title.TextStyle.Font.Size = vg.Points(8)
-	p.X.Label.Text, p.Y.Label.Text = x, y
-	for _, a := range []*plot.Axis{&p.X, &p.Y} {
-		a.Label.TextStyle.Font.Size = vg.Points(8)
-		a.Tick.Label.Font.Size = vg.Points(7)
-	}
-	p.Legend.TextStyle.Font.Size = vg.Points(6.5)
-	p.Legend.Top = true
-	p.Legend.ThumbnailWidth = vg.Points(14)
-	p.Add(plotter.NewGrid())
-	return p
-}
-
 // style is method i's colour and dash pattern: the palette's colours, then
 // the same colours dashed.
 func style(i int) (color.RGBA, []vg.Length) {
-	return palette[i%len(palette)], dashes[(i/len(palette))%len(dashes)]
+	return okabeIto[i%len(okabeIto)], dashes[(i/len(okabeIto))%len(dashes)]
 }
 
-// addLines draws one line with points per method; label names it in the
-// legend (the method by default). The legend goes in the corner the curves
-// leave empty: bottom left when they fall, top left when they rise.
-func addLines(p *plot.Plot, ss []*series, methods map[string]int, label func(*series) string) error {
-	var rise float64
-	for _, s := range ss {
-		if xy := s.xys(); len(xy) > 1 {
-			rise += xy[len(xy)-1].Y - xy[0].Y
-		}
+// newPlot is a plot styled for a paper column.
+func newPlot(title string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.Title.TextStyle.Font.Size = vg.Points(labelSize)
+	p.Title.Padding = vg.Points(4)
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		a.Label.TextStyle.Font.Size = vg.Points(labelSize)
+		a.Tick.Label.Font.Size = vg.Points(tickSize)
+		a.Tick.Marker = niceTicks{}
+		a.Padding = vg.Points(3)
+		a.LineStyle.Width = vg.Points(0.6)
+		a.Tick.LineStyle.Width = vg.Points(0.6)
 	}
-	p.Legend.Top, p.Legend.Left = rise > 0, true
-	for _, s := range ss {
-		l, pts, err := plotter.NewLinePoints(s.xys())
-		if err != nil {
-			return fmt.Errorf("%s: %w", s.method, err)
-		}
-		c, d := style(methods[s.method])
-		l.Color, l.Width, l.Dashes = c, vg.Points(1), d
-		pts.Color, pts.Radius, pts.Shape = c, vg.Points(1.5), draw.CircleGlyph{}
-		p.Add(l, pts)
-		name := s.method
-		if label != nil {
-			name = label(s)
-		}
-		p.Legend.Add(name, l, pts)
-	}
-	return nil
+	return p
 }
 
-// bar is one group of a bar chart: a protocol's scalar, its legend label
-// and its colour index in the palette.
-type bar struct {
-	proto, scalar, label string
-	colour               int
+// addGrid draws light grid lines at the labelled ticks of either axis.
+func addGrid(p *plot.Plot, vertical, horizontal bool) {
+	g := plotter.NewGrid()
+	g.Vertical.Color, g.Horizontal.Color = nil, nil
+	g.Vertical.Width, g.Horizontal.Width = vg.Points(0.4), vg.Points(0.4)
+	if vertical {
+		g.Vertical.Color = color.Gray{Y: 225}
+	}
+	if horizontal {
+		g.Horizontal.Color = color.Gray{Y: 225}
+	}
+	p.Add(g)
 }
 
-// scalarBars draws, per method, one bar per group: the group's scalar
-// averaged over seeds. Groups no record has are left out; ok is false when
-// none is left.
-func scalarBars(recs []store.Record, ds string, groups []bar, title, ylabel, name string) (Figure, bool, error) {
-	var methods []string
-	vals := map[bar]map[string][]float64{}
-	for _, r := range recs {
-		if r.Result == nil || r.Dataset != ds {
-			continue
-		}
-		for _, g := range groups {
-			v, ok := r.Result.Scalar(g.scalar)
-			if !ok || r.Protocol != g.proto {
-				continue
-			}
-			if !slices.Contains(methods, methodName(r)) {
-				methods = append(methods, methodName(r))
-			}
-			if vals[g] == nil {
-				vals[g] = map[string][]float64{}
-			}
-			vals[g][methodName(r)] = append(vals[g][methodName(r)], v)
-		}
+// axisTitle is an axis's title with its unit.
+func axisTitle(a protocol.Axis) string {
+	if a.Unit != "" {
+		return a.Title + " (" + a.Unit + ")"
 	}
-	var present []bar
-	for _, g := range groups {
-		if vals[g] != nil {
-			present = append(present, g)
-		}
-	}
-	if len(present) == 0 {
-		return Figure{}, false, nil
-	}
-	p := newPlot(title, "", ylabel)
-	w := min(vg.Points(8), vg.Points(180)/vg.Length(len(methods)*len(present)))
-	for k, g := range present {
-		var vs plotter.Values
-		for _, m := range methods {
-			vs = append(vs, meanNaN(vals[g][m]))
-		}
-		bc, err := plotter.NewBarChart(vs, w)
-		if err != nil {
-			return Figure{}, false, fmt.Errorf("%s: %w", name, err)
-		}
-		bc.Color = palette[g.colour%len(palette)]
-		bc.LineStyle.Width = 0
-		bc.Offset = (vg.Length(k) - vg.Length(len(present)-1)/2) * w
-		p.Add(bc)
-		p.Legend.Add(g.label, bc)
-	}
-	headroom(p, len(present)+1)
-	p.NominalX(methods...)
-	p.X.Min, p.X.Max = -0.5, float64(len(methods))-0.5 // whole bars at both ends
-	p.X.Tick.Label.Rotation = math.Pi / 6
-	p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
-	return Figure{Name: fileName(ds) + "_" + name, Plot: p}, true, nil
+	return a.Title
 }
 
-// shiftGroups are the protocol runs whose perturbed test images have a
-// Shift, for the OOD and image-quality bars.
-var shiftGroups = []bar{
-	{"ROAR", "", "ROAR", 0}, {"KAR", "", "KAR", 1}, {"EvalX", "", "Eval-X", 2},
-	{"ROAD", "_morf", "ROAD MoRF", 3}, {"ROAD", "_lerf", "ROAD LeRF", 4},
-	{"Deletion", "_morf", "Deletion MoRF", 5}, {"Deletion", "_lerf", "Deletion LeRF", 6},
+// fitAxis sets a to show the values lo…hi (NaN: none) on the metric's
+// axis: its natural range whole (an accuracy's [0, 1]), its reference
+// value, zero where bars start from it, and otherwise the data rounded out
+// to the next labelled tick; a log scale where the metric has one.
+func fitAxis(a *plot.Axis, desc protocol.Axis, lo, hi float64, bars bool) {
+	a.Label.Text = axisTitle(desc)
+	if desc.Log && lo > 0 {
+		a.Scale, a.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+		a.Min, a.Max = math.Pow(10, math.Floor(math.Log10(lo))), math.Pow(10, math.Ceil(math.Log10(hi)))
+		return
+	}
+	include := func(v float64) {
+		if !math.IsNaN(v) {
+			lo, hi = min(lo, v), max(hi, v)
+		}
+	}
+	if math.IsNaN(lo) {
+		lo, hi = math.Inf(1), math.Inf(-1)
+	}
+	natural := len(desc.Range) == 2
+	if natural {
+		include(desc.Range[0])
+		include(desc.Range[1])
+	}
+	if desc.Reference != nil {
+		include(desc.Reference.Value)
+	}
+	if bars {
+		include(0)
+	}
+	switch {
+	case math.IsInf(lo, 1):
+		lo, hi = 0, 1
+	case lo == hi:
+		d := max(math.Abs(lo)/10, 0.5)
+		lo, hi = lo-d, hi+d
+	}
+	if !natural || lo < desc.Range[0] || hi > desc.Range[1] {
+		step := niceStep((hi - lo) / 5)
+		lo, hi = math.Floor(lo/step)*step, math.Ceil(hi/step)*step
+	}
+	a.Min, a.Max = lo, hi
 }
 
-// shiftBars are the OOD and image-quality bars of the protocols' perturbed
-// test images (FUD paper, Tables 2 and 6): the energy-score AUROC, PSNR and
-// SSIM per method and protocol, averaged over the rates.
-func shiftBars(recs []store.Record, ds string) ([]Figure, error) {
-	var figs []Figure
-	for _, m := range []struct{ scalar, title, y string }{
-		{"ood_auroc", "OOD detection of perturbed images", "energy AUROC (0.5: in distribution)"},
-		{"psnr", "Image quality of perturbed images", "PSNR (dB)"},
-		{"ssim", "Image quality of perturbed images", "SSIM"},
-	} {
-		groups := make([]bar, len(shiftGroups))
-		for i, g := range shiftGroups {
-			g.scalar = m.scalar + g.scalar
-			groups[i] = g
-		}
-		f, ok, err := scalarBars(recs, ds, groups, m.title+" — "+ds, m.y, m.scalar)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			figs = append(figs, f)
+// breakTitle puts a long axis title on two lines, broken at the space
+// nearest its middle, so that it stays within its side of the plot.
+func breakTitle(t string) string {
+	const long = 40
+	if len([]rune(t)) <= long || strings.Contains(t, "\n") {
+		return t
+	}
+	mid, best := len(t)/2, -1
+	for i, r := range t {
+		if r == ' ' && (best < 0 || abs(i-mid) < abs(best-mid)) {
+			best = i
 		}
 	}
-	return figs, nil
+	if best < 0 {
+		return t
+	}
+	return t[:best] + "\n" + t[best+1:]
 }
 
-// headroom raises the y axis so that a legend of n entries in the top
-// right corner stays clear of the data.
-func headroom(p *plot.Plot, n int) {
-	p.Legend.Top, p.Legend.Left = true, false
-	span := p.Y.Max - p.Y.Min
-	if span == 0 {
-		span = 1
+func abs(i int) int { return max(i, -i) }
+
+// clip keeps v within the axis's natural range, where it has one: an
+// error bar may reach past what the values can be, the axis does not.
+func clip(a protocol.Axis, v float64) float64 {
+	if len(a.Range) == 2 {
+		return min(a.Range[1], max(a.Range[0], v))
 	}
-	p.Y.Max += span * min(1.2, 0.09*float64(n))
+	return v
 }
 
-func meanNaN(v []float64) float64 {
-	var s float64
-	var n int
-	for _, x := range v {
-		if !math.IsNaN(x) {
-			s += x
-			n++
+// niceTicks labels about five round values, 1, 2, 2.5 or 5 × 10ⁿ apart,
+// each with as many decimals as the step needs ("0.2", "250", never
+// "250.00"), and puts an unlabelled tick halfway between.
+type niceTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
+	step := niceStep((hi - lo) / 5)
+	prec := decimals(step)
+	var ticks []plot.Tick
+	eps := step * 1e-9
+	for k := math.Ceil((lo - eps) / step); k*step <= hi+eps; k++ {
+		v := k * step
+		if math.Abs(v) < eps {
+			v = 0 // not "-0"
+		}
+		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', prec, 64)})
+		if h := v + step/2; h <= hi+eps {
+			ticks = append(ticks, plot.Tick{Value: h})
 		}
 	}
-	if n == 0 {
-		return 0
+	if h := math.Ceil((lo-eps)/step)*step - step/2; h >= lo-eps {
+		ticks = append(ticks, plot.Tick{Value: h})
 	}
-	return s / float64(n)
+	return ticks
 }
 
-// tvFit is accuracy against the masks' total variation over every method
-// and rate, with the least-squares line and its R² (DPI paper, Table 3).
-func tvFit(recs []store.Record, ds, proto, acc, tv string, methods map[string]int) (Figure, bool, error) {
-	var results []protocol.Result
-	for _, r := range recs {
-		if r.Result != nil && r.Dataset == ds && r.Protocol == proto {
-			results = append(results, *r.Result)
+// niceStep is the round step (1, 2, 2.5 or 5 × 10ⁿ) nearest above raw.
+func niceStep(raw float64) float64 {
+	if !(raw > 0) || math.IsInf(raw, 0) {
+		return 1
+	}
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, f := range []float64{1, 2, 2.5, 5} {
+		if f*mag >= raw*(1-1e-9) {
+			return f * mag
 		}
 	}
-	pts := protocol.TVPoints(results, acc, tv)
-	fit, err := protocol.TVFit(pts)
-	if err != nil {
-		return Figure{}, false, nil // fewer than two points or one TV value
-	}
-	p := newPlot(fmt.Sprintf("%s %s against mask TV — %s (R² %.2f)", proto, strings.ReplaceAll(acc, "_", " "), ds, fit.R2),
-		"mean total variation of the masks", "test accuracy")
-	byMethod := map[string]plotter.XYs{}
-	var order []string
-	for _, q := range pts {
-		if _, ok := byMethod[q.Method]; !ok {
-			order = append(order, q.Method)
-		}
-		byMethod[q.Method] = append(byMethod[q.Method], plotter.XY{X: q.TV, Y: q.Accuracy})
-	}
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, q := range pts {
-		lo, hi = min(lo, q.TV), max(hi, q.TV)
-	}
-	line, err := plotter.NewLine(plotter.XYs{{X: lo, Y: fit.Intercept + fit.Slope*lo}, {X: hi, Y: fit.Intercept + fit.Slope*hi}})
-	if err != nil {
-		return Figure{}, false, err
-	}
-	line.Color, line.Width, line.Dashes = color.Gray{Y: 90}, vg.Points(0.8), []vg.Length{vg.Points(3), vg.Points(2)}
-	p.Add(line)
-	for _, m := range order {
-		sc, err := plotter.NewScatter(byMethod[m])
-		if err != nil {
-			return Figure{}, false, err
-		}
-		c, _ := style(methods[m])
-		sc.Color, sc.Radius, sc.Shape = c, vg.Points(2), draw.CircleGlyph{}
-		p.Add(sc)
-		p.Legend.Add(m, sc)
-	}
-	p.Legend.Add(fmt.Sprintf("fit: %.3g·TV + %.3g", fit.Slope, fit.Intercept), line)
-	headroom(p, len(order)+1)
-	return Figure{Name: fmt.Sprintf("%s_%s_%s_vs_tv", fileName(ds), strings.ToLower(proto), acc), Plot: p}, true, nil
+	return 10 * mag
 }
 
-// Render writes a figure in one format: "png" (300 dpi), "svg" or "pdf".
+// decimals is how many decimals multiples of step need.
+func decimals(step float64) int {
+	for d := 0; d < 8; d++ {
+		s := step * math.Pow(10, float64(d))
+		if math.Abs(s-math.Round(s)) < 1e-6*s {
+			return d
+		}
+	}
+	return 8
+}
+
+// refLine is a reference value drawn across the data as a thin dashed
+// grey line, labelled at its right end: chance, no correlation.
+type refLine struct {
+	value    float64
+	label    string
+	vertical bool // a value on the x axis
+}
+
+// Plot implements plot.Plotter.
+func (r refLine) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	ls := draw.LineStyle{Color: color.Gray{Y: 110}, Width: vg.Points(0.6), Dashes: []vg.Length{vg.Points(2.5), vg.Points(1.5)}}
+	ts := keyStyle()
+	ts.Color = ls.Color
+	ts.Font.Size = vg.Points(6)
+	if r.vertical {
+		x := trX(r.value)
+		c.StrokeLine2(ls, x, c.Min.Y, x, c.Max.Y)
+		ts.XAlign, ts.YAlign = draw.XLeft, draw.YTop
+		c.FillText(ts, vg.Point{X: x + vg.Points(1.5), Y: c.Max.Y}, r.label)
+		return
+	}
+	y := trY(r.value)
+	c.StrokeLine2(ls, c.Min.X, y, c.Max.X, y)
+	ts.XAlign, ts.YAlign = draw.XRight, draw.YBottom
+	c.FillText(ts, vg.Point{X: c.Max.X - vg.Points(1), Y: y + vg.Points(0.5)}, r.label)
+}
+
+// addReference draws the axis's reference value, if it has one.
+func addReference(p *plot.Plot, a protocol.Axis, vertical bool) {
+	if a.Reference != nil {
+		p.Add(refLine{a.Reference.Value, a.Reference.Label, vertical})
+	}
+}
+
+// keyStyle is the text style of keys.
+func keyStyle() text.Style {
+	s := plot.New().Legend.TextStyle
+	s.Font.Size = vg.Points(keySize)
+	return s
+}
+
+// Key layout, in points.
+const (
+	thumbWidth vg.Length = 14
+	keyGap     vg.Length = 3  // between a thumbnail and its label
+	keyColumn  vg.Length = 10 // between columns
+	keyPad     vg.Length = 4  // above and below the key
+)
+
+// keyLayout is how a key fits a width: its columns, the column width and
+// its height.
+func keyLayout(key []KeyEntry, width vg.Length) (cols int, colW, rowH, height vg.Length) {
+	if len(key) == 0 {
+		return 0, 0, 0, 0
+	}
+	s := keyStyle()
+	for _, e := range key {
+		colW = max(colW, thumbWidth+keyGap+s.Width(e.Label)+keyColumn)
+		rowH = max(rowH, s.Height(e.Label)+vg.Points(1.5))
+	}
+	cols = max(1, min(len(key), int((width-2*keyPad)/colW)))
+	rows := (len(key) + cols - 1) / cols
+	return cols, colW, rowH, vg.Length(rows)*rowH + 2*keyPad
+}
+
+// drawKey draws the key in c, centred, row by row.
+func drawKey(c draw.Canvas, key []KeyEntry) {
+	cols, colW, rowH, _ := keyLayout(key, c.Size().X)
+	s := keyStyle()
+	s.XAlign, s.YAlign = draw.XLeft, draw.YTop
+	line := s.Height("M")
+	x0 := c.Min.X + (c.Size().X-vg.Length(cols)*colW+keyColumn)/2
+	for i, e := range key {
+		x := x0 + vg.Length(i%cols)*colW
+		top := c.Max.Y - keyPad - vg.Length(i/cols)*rowH
+		thumb := draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{
+			Min: vg.Point{X: x, Y: top - line}, Max: vg.Point{X: x + thumbWidth, Y: top}}}
+		for _, t := range e.Thumbs {
+			t.Thumbnail(&thumb)
+		}
+		c.FillText(s, vg.Point{X: x + thumbWidth + keyGap, Y: top}, e.Label)
+	}
+}
+
+// scaleWidth is the room a colour scale takes at a plot's right.
+const scaleWidth = 0.55 * vg.Inch
+
+// draw lays the figure out in c: the key under the plot, the colour scale
+// at its right.
+func (f Figure) draw(c draw.Canvas) {
+	if len(f.Key) > 0 {
+		_, _, _, h := keyLayout(f.Key, c.Size().X)
+		k := c
+		k.Max.Y = c.Min.Y + h
+		drawKey(k, f.Key)
+		c.Min.Y += h
+	}
+	if f.Scale != nil {
+		s := c
+		s.Min.X = c.Max.X - scaleWidth
+		c.Max.X = s.Min.X
+		// Level with the picture: below the title, above the hidden x axis.
+		s.Max.Y -= f.Plot.Title.TextStyle.Height(f.Plot.Title.Text) + f.Plot.Title.Padding
+		f.Scale.draw(s)
+	}
+	f.Plot.Draw(c)
+}
+
+// size is the figure's width and height: the plot's height and the key's.
+func (f Figure) size() (vg.Length, vg.Length) {
+	h := f.Height
+	if h == 0 {
+		h = Height
+	}
+	_, _, _, k := keyLayout(f.Key, Width)
+	return Width, h + k
+}
+
+// Render writes a figure in one format: "png" (at dpi), "svg" or "pdf".
 func Render(w io.Writer, f Figure, format string, dpi int) error {
 	var c draw.Canvas
 	var out io.WriterTo
-	height := f.Height
-	if height == 0 {
-		height = Height
-	}
+	width, height := f.size()
 	switch format {
 	case "png":
-		img := vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(Width, height), vgimg.UseDPI(dpi))}
+		img := vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(dpi))}
 		c, out = draw.New(img), img
 	case "svg":
-		s := vgsvg.New(Width, height)
+		s := vgsvg.New(width, height)
 		c, out = draw.New(s), s
 	case "pdf":
-		p := vgpdf.New(Width, height)
+		p := vgpdf.New(width, height)
 		p.EmbedFonts(true)
 		c, out = draw.New(p), p
 	default:
 		return fmt.Errorf("figure format %q: png, svg or pdf", format)
 	}
-	f.Plot.Draw(c)
+	f.draw(c)
 	_, err := out.WriteTo(w)
 	return err
 }

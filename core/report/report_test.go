@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"image"
@@ -10,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -90,11 +92,40 @@ func TestCSVGolden(t *testing.T) {
 	}
 }
 
+// withSeeds is the records again under a second seed, a little apart, so
+// that the figures show means with error bars.
+func withSeeds(recs []store.Record) []store.Record {
+	out := slices.Clone(recs)
+	for _, r := range recs {
+		if r.Result == nil {
+			continue
+		}
+		res := *r.Result
+		res.Curves = nil
+		for _, c := range r.Result.Curves {
+			y := slicesClone(c.Y)
+			for i := range y {
+				y[i] += 0.03 * float64(i%3-1)
+			}
+			c.Y = y
+			res.Curves = append(res.Curves, c)
+		}
+		res.Scalars = slices.Clone(res.Scalars)
+		for i := range res.Scalars {
+			res.Scalars[i].Value -= 0.05
+		}
+		r.Seed, r.Result = 2, &res
+		out = append(out, r)
+	}
+	return out
+}
+
 // The figures match their golden images (pixels within a small tolerance,
 // so that a rasteriser's rounding does not fail the test), and render as
-// SVG and PDF.
+// SVG and PDF: a figure per curve the protocols describe, accuracy
+// against mask TV, and the scalars no curve shows.
 func TestFiguresGolden(t *testing.T) {
-	figs, err := Figures(records())
+	figs, err := Figures(withSeeds(records()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +133,8 @@ func TestFiguresGolden(t *testing.T) {
 	for _, f := range figs {
 		names = append(names, f.Name)
 	}
-	want := "fashion-mnist_roar_accuracy fashion-mnist_deletion_morf fashion-mnist_deletion_lerf fashion-mnist_deletion_tau fashion-mnist_roar_accuracy_vs_tv"
+	want := "fashion-mnist_roar_accuracy fashion-mnist_roar_accuracy_vs_tv fashion-mnist_roar_mask_tv " +
+		"fashion-mnist_deletion_morf fashion-mnist_deletion_lerf fashion-mnist_deletion_tau"
 	if got := strings.Join(names, " "); got != want {
 		t.Fatalf("figures %s, want %s", got, want)
 	}
@@ -187,8 +219,9 @@ func TestDiagnosePostComparison(t *testing.T) {
 		recs = append(recs, r)
 	}
 	d := Diagnose(recs)
-	if len(d.Post) != 1 || d.Post[0].Lower != 9 || d.Post[0].Total != 15 || d.Post[0].Post != "gaussian:1" {
-		t.Errorf("post comparisons %+v, want 9 lower of 15", d.Post)
+	// ROAR: lower is better.
+	if len(d.Post) != 1 || d.Post[0].Better != 9 || d.Post[0].Total != 15 || d.Post[0].Post != "gaussian:1" {
+		t.Errorf("post comparisons %+v, want 9 better of 15", d.Post)
 	}
 	if len(d.TVFits) == 0 || len(d.Summary()) < 2 {
 		t.Errorf("fits %d, summary %q", len(d.TVFits), d.Summary())
@@ -197,44 +230,66 @@ func TestDiagnosePostComparison(t *testing.T) {
 
 func slicesClone(v protocol.Values) protocol.Values { return append(protocol.Values(nil), v...) }
 
-// TestSampleFiguresGolden draws a record's perturbed samples, read from the
-// second of two caches, as one grid, and counts a sample no cache holds.
+// TestSampleFiguresGolden draws a record's samples, read from the second
+// of two caches, as one grid — the originals, their maps, then the
+// perturbed images — and the maps on their own with an overlay, and counts
+// a sample no cache holds.
 func TestSampleFiguresGolden(t *testing.T) {
 	empty, cache := &store.Cache{Dir: t.TempDir()}, &store.Cache{Dir: t.TempDir()}
-	var samples []protocol.Sample
-	for r, rate := range []int{25, 50, 75} {
-		// Four 8×8 ramps with the first rate% of their rows zeroed.
-		vals := make([]float32, 4*64)
-		for k := range 4 {
-			for y := range 8 {
-				for x := range 8 {
-					if y >= 8*rate/100 {
-						vals[k*64+y*8+x] = float32(x+y+k) / 17
-					}
-				}
-			}
-		}
+	put := func(name, kind string, shape []int, vals []float32) protocol.Sample {
 		var buf bytes.Buffer
-		if err := data.EncodeNPY(&buf, []int{4, 1, 8, 8}, vals); err != nil {
+		if err := data.EncodeNPY(&buf, shape, vals); err != nil {
 			t.Fatal(err)
 		}
-		key := store.Key("sample", r)
+		key := store.Key("sample", name)
 		if err := cache.Put(key, ".npy", buf.Bytes()); err != nil {
 			t.Fatal(err)
 		}
-		samples = append(samples, protocol.Sample{Name: fmt.Sprintf("ROAR %d%% test", rate), Shape: []int{4, 1, 8, 8}, Key: key})
+		return protocol.Sample{Name: name, Kind: kind, Shape: shape, Key: key}
+	}
+	// Four 8×8 ramps; their maps are signed, largest along the diagonal.
+	ramp := func(k, x, y int) float32 { return float32(x+y+k) / 17 }
+	orig, maps := make([]float32, 4*64), make([]float32, 4*64)
+	for k := range 4 {
+		for y := range 8 {
+			for x := range 8 {
+				orig[k*64+y*8+x] = ramp(k, x, y)
+				maps[k*64+y*8+x] = float32(x-y) * float32(k+1) / 8
+			}
+		}
+	}
+	samples := []protocol.Sample{put("original test", protocol.Original, []int{4, 1, 8, 8}, orig),
+		put("map test", protocol.AttributionMap, []int{4, 1, 8, 8}, maps)}
+	for _, rate := range []int{25, 50, 75} {
+		// The first rate% of their rows zeroed.
+		vals := slices.Clone(orig)
+		for k := range 4 {
+			for y := range 8 * rate / 100 {
+				for x := range 8 {
+					vals[k*64+y*8+x] = 0
+				}
+			}
+		}
+		samples = append(samples, put(fmt.Sprintf("ROAR %d%% test", rate), "", []int{4, 1, 8, 8}, vals))
 	}
 	samples = append(samples, protocol.Sample{Name: "ROAR 90% test", Shape: []int{4, 1, 8, 8}, Key: store.Key("not stored")})
-	recs := []store.Record{{Dataset: "fashion-mnist", Method: "gradient", Protocol: "ROAR",
-		Result: &protocol.Result{Protocol: "ROAR", Method: "gradient", Samples: samples}}}
+	recs := []store.Record{{Dataset: "fashion-mnist", Method: "smoothgrad{samples=15,noise_frac=0.15}", Post: "abs", Protocol: "ROAR",
+		Result: &protocol.Result{Protocol: "ROAR", Method: "smoothgrad", Samples: samples}}}
 	figs, missing, err := SampleFigures(recs, empty, cache)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(figs) != 1 || missing != 1 || figs[0].Name != "fashion-mnist_roar_gradient_samples" {
-		t.Fatalf("%d figures (%v), %d missing", len(figs), figs, missing)
+	var names []string
+	for _, f := range figs {
+		names = append(names, f.Name)
 	}
-	matchGolden(t, figs[0])
+	if got := strings.Join(names, " "); missing != 1 ||
+		got != "fashion-mnist_roar_smoothgrad-s15-nf0.15-abs_samples fashion-mnist_maps_smoothgrad-s15-nf0.15-abs" {
+		t.Fatalf("figures %s, %d missing", got, missing)
+	}
+	for _, f := range figs {
+		matchGolden(t, f)
+	}
 }
 
 // TestShiftBarsGolden draws the OOD and image-quality bars of protocols'
@@ -262,4 +317,104 @@ func TestShiftBarsGolden(t *testing.T) {
 		t.Fatalf("figures %s", got)
 	}
 	matchGolden(t, figs[0])
+}
+
+// R² is left out where it would mean nothing: accuracies that do not vary
+// (today's "mask TV explains 100 %" of a constant), or fewer than three
+// points; the diagnostic says why instead.
+func TestDiagnoseNoR2WithoutVariance(t *testing.T) {
+	roar := func(method string, acc, tv protocol.Values) store.Record {
+		rates := protocol.Values{0.1, 0.5, 0.9}[:len(acc)]
+		return store.Record{Dataset: "d", Method: method, Protocol: "ROAR", Result: &protocol.Result{Protocol: "ROAR", Method: method,
+			Curves: []protocol.Curve{{Name: "accuracy", X: rates, Y: acc}, {Name: "mask_tv", X: rates, Y: tv}}}}
+	}
+	for _, tc := range []struct {
+		name string
+		recs []store.Record
+		want string
+	}{
+		{"constant accuracy", []store.Record{roar("g", protocol.Values{0.1, 0.1, 0.1}, protocol.Values{1, 2, 3})}, "all y equal 0.1"},
+		{"two points", []store.Record{roar("g", protocol.Values{0.5, 0.3}, protocol.Values{1, 2})}, "at least three"},
+	} {
+		d := Diagnose(tc.recs)
+		if len(d.TVFits) != 1 || d.TVFits[0].Fit != nil || !strings.Contains(d.TVFits[0].Explained, tc.want) {
+			t.Fatalf("%s: %+v", tc.name, d.TVFits)
+		}
+		b, err := json.Marshal(d)
+		if err != nil || strings.Contains(string(b), "r2") || strings.Contains(string(b), "explains") {
+			t.Errorf("%s: %s (%v)", tc.name, b, err)
+		}
+		if s := d.Summary(); len(s) != 1 || !strings.Contains(s[0], tc.want) {
+			t.Errorf("%s: summary %q", tc.name, s)
+		}
+	}
+	d := Diagnose(records())
+	if len(d.TVFits) != 1 || d.TVFits[0].Fit == nil || !strings.Contains(d.TVFits[0].Explained, "explains") {
+		t.Errorf("a varying accuracy has no fit: %+v", d.TVFits)
+	}
+}
+
+// The summary is a table of each protocol's headline score per method,
+// with its direction, the best marked.
+func TestSummaryGolden(t *testing.T) {
+	recs := withSeeds(records())
+	for i, r := range recs {
+		if r.Protocol == "Deletion" && r.Result != nil {
+			res := *r.Result
+			res.Scalars = append(slices.Clone(res.Scalars), protocol.Scalar{Name: "lerf_minus_morf", Value: 0.1 * float64(i%3), Better: protocol.Higher})
+			recs[i].Result = &res
+		}
+	}
+	got := Summary(recs)
+	if want := golden(t, "summary.txt", []byte(got)); got != string(want) {
+		t.Errorf("summary differs from testdata/summary.txt:\n%s", got)
+	}
+	if Summary(nil) != "" {
+		t.Error("a summary of nothing")
+	}
+}
+
+func TestMethodLabels(t *testing.T) {
+	for _, tc := range []struct {
+		label, display, inline, slug string
+	}{
+		{"gradient", "gradient", "gradient", "gradient"},
+		{"ig+abs", "ig + abs", "ig + abs", "ig-abs"},
+		{"smoothgrad{samples=15,noise_frac=0.15}+abs,gaussian:1", "smoothgrad + abs, gaussian:1\nsamples=15, noise_frac=0.15",
+			"smoothgrad + abs, gaussian:1 (samples=15, noise_frac=0.15)", "smoothgrad-s15-nf0.15-abs-gaussian1"},
+		{"trace-sa{objective=lemo,iterations=5000,grid=7}", "trace-sa\nobjective=lemo\niterations=5000, grid=7",
+			"trace-sa (objective=lemo, iterations=5000, grid=7)", "trace-sa-olemo-i5000-g7"},
+		{"kernelshap{baseline=a/b c}", "kernelshap\nbaseline=a/b c", "kernelshap (baseline=a/b c)", "kernelshap-ba_b_c"},
+	} {
+		if d, i, s := display(tc.label), inline(tc.label), slug(tc.label); d != tc.display || i != tc.inline || s != tc.slug {
+			t.Errorf("%s: %q, %q, %q; want %q, %q, %q", tc.label, d, i, s, tc.display, tc.inline, tc.slug)
+		}
+	}
+}
+
+// Ticks are round numbers about five to an axis, all with the decimals
+// their step needs ("250", never "250.00"), and no "-0".
+func TestNiceTicks(t *testing.T) {
+	for _, tc := range []struct {
+		lo, hi float64
+		want   string
+	}{
+		{0, 1, "0.0 0.2 0.4 0.6 0.8 1.0"},
+		{0, 250, "0 50 100 150 200 250"},
+		{-1, 1, "-1.0 -0.5 0.0 0.5 1.0"},
+		{10, 25, "10 15 20 25"},
+		{0, 0.003, "0.000 0.001 0.002 0.003"},
+		{0.1, 0.9, "0.2 0.4 0.6 0.8"},
+		{-0.3, 0.2, "-0.3 -0.2 -0.1 0.0 0.1 0.2"},
+	} {
+		var labels []string
+		for _, tk := range (niceTicks{}).Ticks(tc.lo, tc.hi) {
+			if tk.Label != "" {
+				labels = append(labels, tk.Label)
+			}
+		}
+		if got := strings.Join(labels, " "); got != tc.want {
+			t.Errorf("[%g, %g]: %s, want %s", tc.lo, tc.hi, got, tc.want)
+		}
+	}
 }

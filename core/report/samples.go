@@ -2,28 +2,28 @@ package report
 
 import (
 	"fmt"
-	"image"
-	"image/color"
 	"math"
+	"slices"
 	"strings"
-
-	"github.com/disintegration/imaging"
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
 
 	"faithlab/core/data"
 	"faithlab/core/protocol"
 	"faithlab/core/store"
 )
 
-// SampleFigures draws, for every record whose protocol kept perturbed
-// samples, one grid of them: a row per sample (drop rate), its images side
-// by side, grey levels (or colours) stretched over the grid's own range so
-// that every row is comparable. Samples are read by key from the first of
-// the caches that holds them; those in none (a shard's cache left on its
-// node) are counted in missing and left out.
+// SampleFigures draws what the protocols kept of their inputs, read by key
+// from the first of the caches that holds them: for every record, a grid
+// of its samples — the test images untouched, their maps, then a row per
+// perturbation (drop rate) — and for every method on every dataset a
+// figure of its maps: the images, the maps in a diverging colour scale
+// with its bar, and the maps over the images. Images are grey levels (or
+// colours) stretched over the grid's own range, so that every row is
+// comparable. Samples in no cache (a shard's cache left on its node) are
+// counted in missing and left out.
 func SampleFigures(recs []store.Record, caches ...*store.Cache) (figs []Figure, missing int, err error) {
+	c := newCampaign(recs)
+	several := seeds(recs) > 1
+	mapped := map[string]bool{} // dataset and method with a maps figure
 	for _, r := range recs {
 		if r.Result == nil || len(r.Result.Samples) == 0 {
 			continue
@@ -45,77 +45,119 @@ func SampleFigures(recs []store.Record, caches ...*store.Cache) (figs []Figure, 
 			sm.Shape, sm.Values = a.Shape, a.Data
 			rows = append(rows, sm)
 		}
-		if len(rows) == 0 || !picture(rows[0].Shape) {
-			continue // tabular samples are no picture
+		i := slices.IndexFunc(rows, func(s protocol.Sample) bool { return s.Kind != protocol.AttributionMap })
+		if i < 0 || !picture(rows[i].Shape) {
+			continue // no images left, or tabular samples: no picture
 		}
-		p, aspect, err := sampleGrid(fmt.Sprintf("%s, %s: perturbed test images", r.Result.Protocol, methodName(r)), rows)
+		method := methodName(r)
+		name := []string{fileName(r.Dataset), fileName(strings.ToLower(r.Protocol)), slug(method)}
+		who := inline(method)
+		if several {
+			name = append(name, fmt.Sprintf("seed%d", r.Seed))
+			who += fmt.Sprintf(", seed %d", r.Seed)
+		}
+		f, err := sampleGrid(fmt.Sprintf("%s: test images as the model saw them — %s\n%s", r.Result.Protocol, r.Dataset, who), r.Result.Protocol, rows)
 		if err != nil {
 			return nil, missing, fmt.Errorf("%s: %w", r.Label, err)
 		}
-		// Square pixels: the picture's height follows from the width the
-		// row labels leave it.
-		h := (Width-0.9*vg.Inch)*vg.Length(aspect) + 0.35*vg.Inch
-		figs = append(figs, Figure{Name: fmt.Sprintf("%s_%s_%s_samples", fileName(r.Dataset), strings.ToLower(r.Result.Protocol), fileName(methodName(r))), Plot: p, Height: h})
+		f.Name = c.name(append(name, "samples")...)
+		figs = append(figs, f)
+		if key := r.Dataset + "\x00" + method; !mapped[key] {
+			f, ok, err := mapFigure(fmt.Sprintf("Attribution maps — %s\n%s", r.Dataset, inline(method)), rows)
+			if err != nil {
+				return nil, missing, fmt.Errorf("%s: %w", r.Label, err)
+			}
+			if ok {
+				mapped[key] = true
+				f.Name = c.name(fileName(r.Dataset), "maps", slug(method))
+				figs = append(figs, f)
+			}
+		}
 	}
 	return figs, missing, nil
 }
 
-// pixelScale is how many picture pixels a sample pixel becomes.
-const pixelScale = 8
-
-// sampleGrid lays the samples' images out as one picture, a row per sample
-// with a one-pixel gap, labelled on the left by the sample's name, and
-// returns it with the picture's height over its width.
-func sampleGrid(title string, rows []protocol.Sample) (*plot.Plot, float64, error) {
-	shape := rows[0].Shape
-	if len(shape) != 4 || (shape[1] != 1 && shape[1] != 3) {
-		return nil, 0, fmt.Errorf("samples of shape %v: want n×C×H×W with 1 or 3 channels", shape)
-	}
-	c, h, w := shape[1], shape[2], shape[3]
-	cols := 0
+// sampleGrid lays a record's samples out as one picture: the original
+// images, their maps (coloured as in the maps figure), then each
+// perturbation, labelled by what was done ("30%", "morf 30%").
+func sampleGrid(title, protocolName string, samples []protocol.Sample) (Figure, error) {
+	var imgs []images
 	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, sm := range rows {
-		if len(sm.Shape) != 4 || sm.Shape[1] != c || sm.Shape[2] != h || sm.Shape[3] != w {
-			return nil, 0, fmt.Errorf("sample %s has shape %v, the first %v", sm.Name, sm.Shape, shape)
+	var h, w, ch int
+	for _, sm := range samples {
+		if sm.Kind == protocol.AttributionMap {
+			continue
 		}
-		cols = max(cols, sm.Shape[0])
-		for _, v := range sm.Values {
-			lo, hi = min(lo, float64(v)), max(hi, float64(v))
+		im, err := newImages(sm)
+		if err != nil {
+			return Figure{}, err
 		}
+		if h == 0 {
+			h, w, ch = im.h, im.w, im.c
+		}
+		if im.h != h || im.w != w || im.c != ch {
+			return Figure{}, fmt.Errorf("sample %s has shape %v, unlike the first", sm.Name, sm.Shape)
+		}
+		imgs = append(imgs, im)
+		lo, hi = span(lo, hi, sm.Values)
 	}
-	scale := 255 / max(hi-lo, 1e-12)
-	img := image.NewRGBA(image.Rect(0, 0, cols*(w+1)-1, len(rows)*(h+1)-1))
-	for i := range img.Pix {
-		img.Pix[i] = 255 // white gaps
-	}
-	for r, sm := range rows {
-		for k := range sm.Shape[0] {
-			one := sm.Values[k*c*h*w : (k+1)*c*h*w]
-			for y := range h {
-				for x := range w {
-					var px [3]uint8
-					for ch := range 3 {
-						v := one[(ch%c)*h*w+y*w+x]
-						px[ch] = uint8(math.Round((float64(v) - lo) * scale))
-					}
-					img.SetRGBA(k*(w+1)+x, r*(h+1)+y, color.RGBA{px[0], px[1], px[2], 255})
-				}
+	var rows []pictureRow
+	k := 0
+	for _, sm := range samples {
+		if sm.Kind == protocol.AttributionMap {
+			if len(sm.Shape) != 4 || sm.Shape[2] != h || sm.Shape[3] != w {
+				return Figure{}, fmt.Errorf("maps of shape %v for %d×%d images", sm.Shape, h, w)
 			}
+			rows = append(rows, pictureRow{label: "map", n: sm.Shape[0], paint: newHeat(sm.Values, h, w).paint})
+			continue
+		}
+		im := imgs[k]
+		k++
+		im.lo, im.hi = lo, hi
+		label := "original"
+		if sm.Kind != protocol.Original {
+			label = strings.TrimPrefix(strings.TrimSuffix(sm.Name, " test"), protocolName+" ")
+		}
+		rows = append(rows, pictureRow{label: label, n: im.n, paint: im.paint})
+	}
+	if h == 0 {
+		return Figure{}, fmt.Errorf("no images among the samples")
+	}
+	p, aspect := picturePlot(title, rows, h, w)
+	return Figure{Plot: p, Height: pictureHeight(aspect, false, strings.Count(title, "\n")+1)}, nil
+}
+
+// mapFigure draws a method's maps from a record's samples: the original
+// images, the maps in a diverging colour scale with its bar, and the maps
+// over the images in grey. ok is false when the samples lack either.
+func mapFigure(title string, samples []protocol.Sample) (Figure, bool, error) {
+	var orig, maps *protocol.Sample
+	for i := range samples {
+		switch samples[i].Kind {
+		case protocol.Original:
+			orig = &samples[i]
+		case protocol.AttributionMap:
+			maps = &samples[i]
 		}
 	}
-	// Enlarged pixel by pixel, so that no renderer smooths them.
-	big := imaging.Resize(img, img.Bounds().Dx()*pixelScale, 0, imaging.NearestNeighbor)
-	p := newPlot(title, "", "")
-	p.Add(plotter.NewImage(big, 0, 0, float64(cols), float64(len(rows))))
-	p.HideX()
-	ticks := make([]plot.Tick, len(rows))
-	for r, sm := range rows {
-		// The first sample is the picture's top row; y grows upwards.
-		ticks[r] = plot.Tick{Value: float64(len(rows)-r) - 0.5, Label: strings.TrimSuffix(sm.Name, " test")}
+	if orig == nil || maps == nil {
+		return Figure{}, false, nil
 	}
-	p.Y.Tick.Marker = plot.ConstantTicks(ticks)
-	p.Y.Min, p.Y.Max = 0, float64(len(rows))
-	return p, float64(img.Bounds().Dy()) / float64(img.Bounds().Dx()), nil
+	im, err := newImages(*orig)
+	if err != nil {
+		return Figure{}, false, err
+	}
+	if len(maps.Shape) != 4 || maps.Shape[0] != im.n || maps.Shape[2] != im.h || maps.Shape[3] != im.w {
+		return Figure{}, false, fmt.Errorf("maps of shape %v for images of shape %v", maps.Shape, orig.Shape)
+	}
+	im.lo, im.hi = span(math.Inf(1), math.Inf(-1), orig.Values)
+	hm := newHeat(maps.Values, im.h, im.w)
+	p, aspect := picturePlot(title, []pictureRow{
+		{label: "image", n: im.n, paint: im.paint},
+		{label: "map", n: im.n, paint: hm.paint},
+		{label: "overlay", n: im.n, paint: hm.overlay(im)},
+	}, im.h, im.w)
+	return Figure{Plot: p, Scale: hm.scale(), Height: pictureHeight(aspect, true, strings.Count(title, "\n")+1)}, true, nil
 }
 
 // Fetch returns the artefact under key from the first cache that holds it,
@@ -131,10 +173,4 @@ func Fetch(key, ext string, caches []*store.Cache) ([]byte, string, error) {
 		}
 	}
 	return nil, "", nil
-}
-
-// picture says whether samples of shape n×C×H×W can be drawn: grey or RGB
-// images, not tabular rows (D×1×1).
-func picture(shape []int) bool {
-	return len(shape) == 4 && (shape[1] == 1 || shape[1] == 3) && shape[2] > 1 && shape[3] > 1
 }

@@ -103,18 +103,38 @@ func (p Problem) Error() string {
 // Problems are all the mistakes found in a spec.
 type Problems []Problem
 
+// maxProblemsShown is how many problems Error lists; it counts the rest.
+const maxProblemsShown = 50
+
 func (ps Problems) Error() string {
-	lines := make([]string, len(ps))
-	for i, p := range ps {
-		lines[i] = p.Error()
+	lines := make([]string, 0, min(len(ps), maxProblemsShown)+1)
+	for _, p := range ps[:min(len(ps), maxProblemsShown)] {
+		lines = append(lines, p.Error())
+	}
+	if len(ps) > maxProblemsShown {
+		lines = append(lines, fmt.Sprintf("… and %d more", len(ps)-maxProblemsShown))
 	}
 	return fmt.Sprintf("%d problem(s) in the spec:\n%s", len(ps), strings.Join(lines, "\n"))
 }
 
-// Load reads and checks a spec file. Relative paths in it are taken from
-// the file's folder.
+// MaxFileBytes bounds a spec (a campaign's is a few KiB; parsing takes
+// some 100 times the file's size at worst, a file of nothing but keys).
+const MaxFileBytes = 256 << 10
+
+// ReadFile reads a spec file: a regular file of at most MaxFileBytes
+// (256 KiB), refused before reading past it.
+func ReadFile(path string) ([]byte, error) {
+	b, err := data.ReadFileLimit(path, MaxFileBytes)
+	if err != nil {
+		return nil, fmt.Errorf("read spec %s: %w", path, err)
+	}
+	return b, nil
+}
+
+// Load reads (ReadFile) and checks a spec file. Relative paths in it are
+// taken from the file's folder.
 func Load(path string) (*Spec, error) {
-	b, err := os.ReadFile(path)
+	b, err := ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -125,6 +145,9 @@ func Load(path string) (*Spec, error) {
 // locations of problems and for relative paths. On a mistake it returns
 // Problems, every one it found.
 func Parse(name string, b []byte) (*Spec, error) {
+	if len(b) > MaxFileBytes {
+		return nil, Problems{{File: name, Line: 1, Col: 1, Msg: fmt.Sprintf("%d bytes, more than the %d a spec may hold", len(b), MaxFileBytes)}}
+	}
 	p := &parser{file: name, dir: filepath.Dir(name)}
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(b))

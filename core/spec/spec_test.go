@@ -135,3 +135,84 @@ func TestFormatRoundTrip(t *testing.T) {
 		t.Errorf("round trip:\n%+v\nwant\n%+v\nYAML:\n%s", back, s, b)
 	}
 }
+
+// A spec with twenty-one mistakes of every kind a user makes reports them
+// all, each at its own line and column, before any work starts.
+func TestTwentyOneMistakesAllReported(t *testing.T) {
+	const src = `output: out
+datasets:
+  - id: fashion-mnist
+    train_samples: -1
+model: {arch: goar-cnn, epochs: -3, lr: -0.1}
+methods:
+  - gradient
+  - name: ig
+    params: {steps: -3}
+  - name: ig
+    params: {baseline: nonsense}
+  - name: smoothgrad
+    params: {noise_frac: -1}
+  - name: kernelshap
+    params: {grid: -4}
+  - name: gradient
+    params: {steps: 5}
+  - name: trace-sa
+    params: {cooling: 1.5}
+  - gradiant
+post: ["", abs, abs, blur]
+reduce: median
+protocols:
+  - name: roar
+    params: {rates: [1.5]}
+  - name: kar
+    params: {rates: [0.1, 0.1]}
+  - name: road
+    params: {reference: nonsense}
+  - name: deletion
+    params: {grid: -4}
+  - name: roar
+    params: {rank: loudest}
+seeds: [1, 1]
+retrain: {epochs: 0}
+workers: -2
+`
+	_, err := Parse("bad.yaml", []byte(src))
+	var ps Problems
+	if !errors.As(err, &ps) {
+		t.Fatalf("error %v, want Problems", err)
+	}
+	want := []struct {
+		line int
+		has  string
+	}{
+		{4, "train_samples: -1"},
+		{5, "model.epochs: -3"},
+		{5, "model.lr"},
+		{9, "params.steps: -3: want ≥ 1"},
+		{11, "baseline"},
+		{13, "params.noise_frac: -1: want ≥ 0"},
+		{15, "params.grid: -4: want ≥ 0"},
+		{17, "params.steps: does not apply (it takes none)"},
+		{19, "params.cooling: 1.5: want a value in (0, 1)"},
+		{20, `unknown attribution method "gradiant"`},
+		{21, `post-processing "abs" listed twice`},
+		{21, `unknown post-processing "blur"`},
+		{22, `channel reduction "median"`},
+		{25, "params.rates: [0] 1.5: want a value in (0, 1)"},
+		{27, "params.rates: lists 0.1 twice"},
+		{29, "nonsense"},
+		{31, "params.grid: -4: want ≥ 1"},
+		{33, `params.rank: "loudest": want one of magnitude, signed`},
+		{34, "seed 1 listed twice"},
+		{35, "retrain.epochs: 0 epochs"},
+		{36, "workers: -2 workers"},
+	}
+	if len(ps) != len(want) {
+		t.Fatalf("%d problems, want %d:\n%v", len(ps), len(want), err)
+	}
+	for i, w := range want {
+		if ps[i].Line != w.line || !strings.Contains(ps[i].Error(), w.has) {
+			t.Errorf("problem %d: %v, want line %d with %q", i, ps[i], w.line, w.has)
+		}
+	}
+}

@@ -6,7 +6,8 @@
 //	RUN/results.jsonl   one Record per finished task, appended and synced
 //	                    to disk before the next task starts
 //	CACHE/ab/abcd….ext  artefacts (models, maps) under the SHA-256 of what
-//	                    determines them, written whole or not at all
+//	                    determines them, written whole or not at all, each
+//	                    carrying the SHA-256 of its bytes (Cache)
 //
 // The results file is the results database. A campaign has hundreds of
 // records, read whole and filtered in memory; an append-only JSON-lines
@@ -69,6 +70,9 @@ type Manifest struct {
 	Failed   int       `json:"failed"`
 }
 
+// maxSmallFile bounds what a run folder's spec and manifest may hold.
+const maxSmallFile = 4 << 20
+
 // Run is an open run folder.
 type Run struct {
 	Dir string
@@ -89,14 +93,14 @@ func Open(dir string, spec []byte) (*Run, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	old, err := os.ReadFile(r.specPath())
+	old, err := data.ReadFileLimit(r.specPath(), maxSmallFile)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if err := data.WriteFileAtomic(r.specPath(), spec); err != nil {
 			return nil, err
 		}
 	case err != nil:
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", r.specPath(), err)
 	case !bytes.Equal(old, spec):
 		return nil, fmt.Errorf("run folder %s holds another campaign's spec (%s): give this one its own output folder", dir, r.specPath())
 	}
@@ -106,7 +110,7 @@ func Open(dir string, spec []byte) (*Run, error) {
 // OpenExisting opens a run folder that a campaign wrote.
 func OpenExisting(dir string) (*Run, []byte, error) {
 	r := &Run{Dir: dir}
-	spec, err := os.ReadFile(r.specPath())
+	spec, err := data.ReadFileLimit(r.specPath(), maxSmallFile)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s is not a run folder: %w", dir, err)
 	}
@@ -116,12 +120,12 @@ func OpenExisting(dir string) (*Run, []byte, error) {
 // Manifest reads the run's manifest (the zero Manifest before the first).
 func (r *Run) Manifest() (Manifest, error) {
 	var m Manifest
-	b, err := os.ReadFile(r.manifestPath())
+	b, err := data.ReadFileLimit(r.manifestPath(), maxSmallFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return m, nil
 	}
 	if err != nil {
-		return m, err
+		return m, fmt.Errorf("%s: %w", r.manifestPath(), err)
 	}
 	if err := json.Unmarshal(b, &m); err != nil {
 		return m, fmt.Errorf("%s: %w", r.manifestPath(), err)
@@ -209,10 +213,41 @@ func Latest(recs []Record) map[string]Record {
 	return m
 }
 
-// Cache holds artefacts under content addresses.
+// Cache holds artefacts under content addresses. An entry is the magic
+// "FLCACHE1", the SHA-256 of the artefact's bytes, then the bytes; Get
+// checks it, so that an entry damaged on disk (cut short, a flipped bit) is
+// found, reported by path, moved aside and, by the runner, rebuilt, instead
+// of failing every task that needs it for ever. Entries written before
+// checksums (the bare artefact) are read as they are: the runner checks
+// their content (job.Runner).
 type Cache struct {
 	Dir string
 }
+
+const (
+	entryMagic = "FLCACHE1"
+	entryHead  = len(entryMagic) + sha256.Size
+	// MaxEntryBytes bounds what Get reads for one entry.
+	MaxEntryBytes = 8 << 30
+)
+
+// DamagedError is a cache entry whose bytes are not what was stored. The
+// entry has been moved aside to Moved (Path + ".damaged", kept for
+// inspection), so that the cache now misses it and it can be rebuilt.
+type DamagedError struct {
+	Path  string
+	Moved string // "" when moving it aside failed too
+	Err   error  // what is wrong with it
+}
+
+func (e *DamagedError) Error() string {
+	if e.Moved == "" {
+		return fmt.Sprintf("cache entry %s is damaged (%v) and could not be moved aside", e.Path, e.Err)
+	}
+	return fmt.Sprintf("cache entry %s is damaged (%v); moved aside to %s", e.Path, e.Err, e.Moved)
+}
+
+func (e *DamagedError) Unwrap() error { return e.Err }
 
 // Key is the content address of what a task's output depends on: the
 // SHA-256 of the JSON of parts.
@@ -230,20 +265,56 @@ func (c *Cache) Path(key, ext string) string {
 	return filepath.Join(c.Dir, key[:2], key+ext)
 }
 
-// Get returns the artefact's bytes, or ok false when it is not stored.
+// Get returns the artefact's bytes, or ok false when it is not stored. An
+// entry that fails its checksum is moved aside and reported as a
+// *DamagedError (ok false): the caller may rebuild it.
 func (c *Cache) Get(key, ext string) (b []byte, ok bool, err error) {
-	b, err = os.ReadFile(c.Path(key, ext))
+	p := c.Path(key, ext)
+	b, err = data.ReadFileLimit(p, MaxEntryBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
 	}
-	return b, err == nil, err
+	if err != nil {
+		if st, serr := os.Stat(p); serr == nil && !st.Mode().IsRegular() {
+			return nil, false, c.MoveAside(key, ext, err) // a folder or a device where an entry should be
+		}
+		return nil, false, fmt.Errorf("cache entry %s: %w", p, err)
+	}
+	switch {
+	case len(b) == 0:
+		return nil, false, c.MoveAside(key, ext, errors.New("empty"))
+	case !bytes.HasPrefix(b, []byte(entryMagic)):
+		return b, true, nil // written before checksums
+	case len(b) < entryHead:
+		return nil, false, c.MoveAside(key, ext, fmt.Errorf("%d bytes, cut short in its header", len(b)))
+	}
+	body := b[entryHead:]
+	if sum := sha256.Sum256(body); !bytes.Equal(sum[:], b[len(entryMagic):entryHead]) {
+		return nil, false, c.MoveAside(key, ext, fmt.Errorf("SHA-256 of its %d bytes does not match the one stored with it", len(body)))
+	}
+	return body, true, nil
 }
 
-// Put stores an artefact whole or not at all.
+// MoveAside moves a damaged entry out of the way (to its path with
+// ".damaged" added, replacing an older one) and returns the error that
+// reports it; cause says what is wrong. A caller that finds an entry's
+// content unusable (one written before checksums, say) calls it itself.
+func (c *Cache) MoveAside(key, ext string, cause error) *DamagedError {
+	p := c.Path(key, ext)
+	e := &DamagedError{Path: p, Moved: p + ".damaged", Err: cause}
+	os.RemoveAll(e.Moved)
+	if err := os.Rename(p, e.Moved); err != nil {
+		e.Moved = ""
+	}
+	return e
+}
+
+// Put stores an artefact, with its checksum, whole or not at all.
 func (c *Cache) Put(key, ext string, b []byte) error {
 	p := c.Path(key, ext)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	return data.WriteFileAtomic(p, b)
+	sum := sha256.Sum256(b)
+	return data.WriteFileAtomic(p, []byte(entryMagic), sum[:], b)
 }

@@ -348,7 +348,10 @@ type Evaluation struct {
 	Loss          float64   `json:"loss"`
 	Accuracy      float64   `json:"accuracy"`
 	ClassAccuracy []float64 `json:"class_accuracy"`
-	Samples       int       `json:"samples"`
+	// Confusion counts the samples of each true class (row) by the class
+	// predicted (column).
+	Confusion [][]int `json:"confusion"`
+	Samples   int     `json:"samples"`
 }
 
 // Evaluate computes loss, accuracy and per-class accuracy in batches.
@@ -365,9 +368,11 @@ func Evaluate(ctx context.Context, net engine.Network, ds *data.Dataset, batch i
 	}
 	k, dim := net.Classes(), ds.Dim()
 	grad := make([]float32, batch*k)
-	hit := make([]int, k)
-	tot := make([]int, k)
 	var ev Evaluation
+	ev.Confusion = make([][]int, k)
+	for c := range ev.Confusion {
+		ev.Confusion[c] = make([]int, k)
+	}
 	for lo := 0; lo < ds.Len(); lo += batch {
 		if err := ctx.Err(); err != nil {
 			return ev, err
@@ -380,17 +385,7 @@ func Evaluate(ctx context.Context, net engine.Network, ds *data.Dataset, batch i
 		l, _ := crossEntropy(grad[:(hi-lo)*k], logits, ds.Y[lo:hi], k)
 		ev.Loss += l * float64(hi-lo)
 		for i := lo; i < hi; i++ {
-			row := logits[(i-lo)*k : (i-lo+1)*k]
-			arg := 0
-			for j, v := range row {
-				if v > row[arg] {
-					arg = j
-				}
-			}
-			tot[ds.Y[i]]++
-			if arg == ds.Y[i] {
-				hit[ds.Y[i]]++
-			}
+			ev.Confusion[ds.Y[i]][engine.Argmax(logits[(i-lo)*k:(i-lo+1)*k])]++
 		}
 	}
 	n := ds.Len()
@@ -398,10 +393,14 @@ func Evaluate(ctx context.Context, net engine.Network, ds *data.Dataset, batch i
 	ev.Loss /= float64(n)
 	correct := 0
 	ev.ClassAccuracy = make([]float64, k)
-	for c := range hit {
-		correct += hit[c]
-		if tot[c] > 0 {
-			ev.ClassAccuracy[c] = float64(hit[c]) / float64(tot[c])
+	for c, row := range ev.Confusion {
+		tot := 0
+		for _, v := range row {
+			tot += v
+		}
+		correct += row[c]
+		if tot > 0 {
+			ev.ClassAccuracy[c] = float64(row[c]) / float64(tot)
 		}
 	}
 	ev.Accuracy = float64(correct) / float64(n)

@@ -3,10 +3,12 @@ package train
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
 	"faithlab/core/data"
+	"faithlab/core/engine/enginetest"
 	"faithlab/core/engine/gemm"
 	"faithlab/core/engine/native"
 )
@@ -142,5 +144,29 @@ func TestValidationSplitOnlyWhenItCanStopTraining(t *testing.T) {
 		if got := tc.cfg.Defaults().ValFraction; got != tc.want {
 			t.Errorf("%+v: validation fraction %g, want %g", tc.cfg, got, tc.want)
 		}
+	}
+}
+
+// A linear model with logits (x0, −x0) predicts class a for a positive
+// first feature and b otherwise: its confusion matrix, counted by hand.
+func TestEvaluateConfusionByHand(t *testing.T) {
+	lin := enginetest.NewLinear(1, []int{2, 1, 1}, 2)
+	copy(lin.W, []float32{1, 0, -1, 0})
+	clear(lin.B)
+	ds := &data.Dataset{Name: "hand", Shape: []int{2, 1, 1}, Classes: []string{"a", "b"},
+		// predicted: a, a, b, b, b; labels: a, b, b, a, b
+		X: []float32{1, 0, 2, 0, -1, 0, -3, 0, -0.5, 0}, Y: []int{0, 1, 1, 0, 1}}
+	ev, err := Evaluate(context.Background(), lin, ds, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]int{{1, 1}, {1, 2}}
+	for c := range want {
+		if !slices.Equal(ev.Confusion[c], want[c]) {
+			t.Fatalf("confusion %v, want %v", ev.Confusion, want)
+		}
+	}
+	if ev.Accuracy != 0.6 || !slices.Equal(ev.ClassAccuracy, []float64{0.5, 2.0 / 3}) {
+		t.Errorf("accuracy %g, per class %v", ev.Accuracy, ev.ClassAccuracy)
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"faithlab/core/attr"
 	"faithlab/core/engine"
+	"faithlab/core/imageops"
 	"faithlab/core/perturb"
 )
 
@@ -71,18 +72,18 @@ func NetScorer(net engine.Network, x, ref []float32, shape []int, grid, target i
 // LeMo objective with K = 5000, T0 = 0.1 for probabilities (2 for logits),
 // η = 0.999, zero reference, α = 1.
 type TRACE struct {
-	Algorithm  string        `json:"-"` // "sa" (default) or "greedy", set by the method's name
-	Objective  Objective     `json:"objective" doc:"what the trajectory optimises: le (LeRF), mo (MoRF) or lemo (LeRF − MoRF)" choices:"le|mo|lemo"`
-	Grid       int           `json:"grid" doc:"patch grid side g: the trajectory orders g×g patches" range:"[1,]"`
-	Logit      bool          `json:"logit" doc:"score logits instead of probabilities"`
-	Iterations int           `json:"iterations" doc:"simulated annealing: iterations K" range:"[1,]"`
-	T0         float64       `json:"t0" doc:"simulated annealing: initial temperature" range:"(0,]"`
-	Cooling    float64       `json:"cooling" doc:"simulated annealing: cooling rate η" range:"(0,1)"`
-	GreedyInit bool          `json:"greedy_init" doc:"simulated annealing: start from TRACE-Greedy-Le's trajectory"`
-	Reference  attr.Baseline `json:"reference" doc:"value of removed patches: zero, mean or blur" choices:"zero|mean|blur"`
-	Alpha      float64       `json:"alpha" doc:"heatmap exponent α in ψ = (rank/t)^α" range:"(0,]"`
-	Seed       uint64        `json:"-"`
-	Chunk      int           `json:"-"`
+	Algorithm  string    `json:"-"` // "sa" (default) or "greedy", set by the method's name
+	Objective  Objective `json:"objective" doc:"what the trajectory optimises: le (LeRF), mo (MoRF) or lemo (LeRF − MoRF)" choices:"le|mo|lemo"`
+	Grid       int       `json:"grid" doc:"patch grid side g: the trajectory orders g×g patches" range:"[1,]"`
+	Logit      bool      `json:"logit" doc:"score logits instead of probabilities"`
+	Iterations int       `json:"iterations" doc:"simulated annealing: iterations K" range:"[1,]"`
+	T0         float64   `json:"t0" doc:"simulated annealing: initial temperature" range:"(0,]"`
+	Cooling    float64   `json:"cooling" doc:"simulated annealing: cooling rate η" range:"(0,1)"`
+	GreedyInit bool      `json:"greedy_init" doc:"simulated annealing: start from TRACE-Greedy-Le's trajectory"`
+	Reference  string    `json:"reference" doc:"value of removed patches, a removal reference: zero, mean (the image's channel means) or blur[:σ] (the image blurred; σ 5 pixels by default)"`
+	Alpha      float64   `json:"alpha" doc:"heatmap exponent α in ψ = (rank/t)^α" range:"(0,]"`
+	Seed       uint64    `json:"-"`
+	Chunk      int       `json:"-"`
 }
 
 func (m TRACE) defaults() TRACE {
@@ -113,7 +114,7 @@ func (m TRACE) defaults() TRACE {
 		}
 	}
 	if m.Reference == "" {
-		m.Reference = attr.BaselineZero
+		m.Reference = "zero"
 	}
 	if m.Alpha == 0 {
 		m.Alpha = 1
@@ -124,6 +125,9 @@ func (m TRACE) defaults() TRACE {
 // Check implements param.Checker: greedy search has no LeMo scheme and no
 // annealing settings.
 func (m TRACE) Check() error {
+	if _, err := m.reference(); err != nil {
+		return err
+	}
 	if m.Algorithm != "greedy" {
 		return nil
 	}
@@ -175,6 +179,25 @@ func (m TRACE) Attribute(ctx context.Context, net engine.Network, in attr.Input)
 	return maps, err
 }
 
+// reference parses the Reference: a removal reference whose values form an
+// image of their own (not ROAD's, not dataset-mean, which needs the data).
+func (m TRACE) reference() (perturb.Reference, error) {
+	name := m.Reference
+	if name == "" {
+		name = "zero"
+	}
+	ref, err := perturb.ParseReference(name, nil)
+	if err == nil {
+		if _, road := ref.(perturb.ROAD); road {
+			err = fmt.Errorf("ROAD imputes from kept pixels: TRACE needs a reference image (zero, mean, blur[:σ])")
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reference %s: %w", name, err)
+	}
+	return ref, nil
+}
+
 // Explain returns the heatmaps and, per image, the trajectory, objective
 // value, iterations and time.
 func (m TRACE) Explain(ctx context.Context, net engine.Network, in attr.Input) (attr.Maps, []Result, error) {
@@ -183,10 +206,14 @@ func (m TRACE) Explain(ctx context.Context, net engine.Network, in attr.Input) (
 	dim := in.Dim()
 	out := attr.Maps{Data: make([]float32, in.N*H*W), Shape: []int{in.N, 1, H, W}}
 	results := make([]Result, in.N)
+	reference, err := m.reference()
+	if err != nil {
+		return attr.Maps{}, nil, err
+	}
 	ref := make([]float32, dim)
 	for i := 0; i < in.N; i++ {
 		x := in.Sample(i)
-		if err := attr.BaselineOf(m.Reference, 5, x, ref, in.Shape); err != nil {
+		if err := perturb.Baseline(reference, x, in.Shape, ref); err != nil {
 			return attr.Maps{}, nil, err
 		}
 		f, err := NetScorer(net, x, ref, in.Shape, m.Grid, in.Target[i], !m.Logit, m.Chunk)
@@ -215,7 +242,19 @@ func (m TRACE) Explain(ctx context.Context, net engine.Network, in attr.Input) (
 			return attr.Maps{}, nil, err
 		}
 		results[i] = r
-		attr.Bilinear(out.Data[i*H*W:(i+1)*H*W], H, W, Heatmap(r.Trajectory, m.Alpha), m.Grid, m.Grid)
+		imageops.Bilinear(out.Data[i*H*W:(i+1)*H*W], H, W, Heatmap(r.Trajectory, m.Alpha), m.Grid, m.Grid)
 	}
 	return out, results, nil
+}
+
+// Passes implements attr.Coster: forward passes over partially deleted
+// images — every remaining patch at each of greedy search's t steps, or
+// a whole trajectory of t+1 images per annealing iteration.
+func (m TRACE) Passes() float64 {
+	m = m.defaults()
+	t := float64(m.Grid * m.Grid)
+	if m.Algorithm == "greedy" {
+		return t * (t + 1) / 2 / 3
+	}
+	return float64(m.Iterations) * (t + 1) / 3
 }

@@ -62,3 +62,41 @@ func BenchmarkInputGradient(b *testing.B) {
 	}
 	b.ReportMetric(256*float64(b.N)/b.Elapsed().Seconds(), "img/s")
 }
+
+// benchUNet is unet-s on a random batch of 64 at spread timesteps, as the
+// peer's unet figures.
+func benchUNet(b *testing.B) (*UNet, []float32, []int) {
+	k, err := gemm.Best()
+	if err != nil {
+		b.Log(err)
+	}
+	u, err := NewUNet([]int{1, 28, 28}, k)
+	if err != nil {
+		b.Fatal(err)
+	}
+	u.Init(0)
+	ts := make([]int, 64)
+	for i := range ts {
+		ts[i] = i * 15
+	}
+	return u, randBatch(1, 64*784), ts
+}
+
+// BenchmarkUNetGradientParams is a training step's gradient (no optimiser).
+func BenchmarkUNetGradientParams(b *testing.B) {
+	u, x, ts := benchUNet(b)
+	g := func(first int, pred, d []float32) { copy(d, pred) }
+	for b.Loop() {
+		u.Gradient(x, ts, 64, engine.ParamGrad, g)
+	}
+	b.ReportMetric(64*float64(b.N)/b.Elapsed().Seconds(), "img/s")
+}
+
+// BenchmarkUNetForward is a DDIM step's network evaluation.
+func BenchmarkUNetForward(b *testing.B) {
+	u, x, ts := benchUNet(b)
+	for b.Loop() {
+		u.Forward(x, ts, 64)
+	}
+	b.ReportMetric(64*float64(b.N)/b.Elapsed().Seconds(), "img-steps/s")
+}

@@ -3,8 +3,6 @@ package native
 import (
 	"fmt"
 	"runtime"
-	"sync"
-	"sync/atomic"
 
 	"faithlab/core/engine"
 	"faithlab/core/engine/gemm"
@@ -48,35 +46,19 @@ func (m *Net) Gradient(x []float32, n int, want engine.Want, outGrad engine.Outp
 	if want&engine.ParamGrad != 0 {
 		slots = grow(&m.slots, pieces*size)
 	}
-	var next atomic.Int64
-	errs := make([]error, len(reps))
-	var wg sync.WaitGroup
-	for r, rep := range reps {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				p := int(next.Add(1)) - 1
-				if p >= pieces || errs[r] != nil {
-					return
-				}
-				lo, hi := p*piece, min((p+1)*piece, n)
-				var slot []float32
-				if slots != nil {
-					slot = slots[p*size : (p+1)*size]
-				}
-				errs[r] = rep.piece(x[lo*dim:hi*dim], hi-lo, lo, want, outGrad, dx, slot)
-			}
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, fmt.Errorf("%s gradient: %w", m.arch, err)
+	err := eachPiece(pieces, len(reps), func(r, p int) error {
+		lo, hi := p*piece, min((p+1)*piece, n)
+		var slot []float32
+		if slots != nil {
+			slot = slots[p*size : (p+1)*size]
 		}
+		return reps[r].piece(x[lo*dim:hi*dim], hi-lo, lo, want, outGrad, dx, slot)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s gradient: %w", m.arch, err)
 	}
 	if slots != nil {
-		m.addSlots(slots, pieces, size)
+		addSlots(m.gradParams(), slots, pieces, size, &m.gradSum)
 	}
 	return dx, nil
 }
@@ -144,27 +126,6 @@ func (m *Net) replicasFor(k int) []*Net {
 		r.train = m.train
 	}
 	return reps
-}
-
-// addSlots adds the pieces' parameter gradients (size values each) to m's,
-// in piece order.
-func (m *Net) addSlots(slots []float32, pieces, size int) {
-	sum := grow(&m.gradSum, size)
-	parallel(size, func(lo, hi int) {
-		acc := sum[lo:hi]
-		copy(acc, slots[lo:hi])
-		for p := 1; p < pieces; p++ {
-			for j, v := range slots[p*size+lo : p*size+hi] {
-				acc[j] += v
-			}
-		}
-	})
-	for _, q := range m.gradParams() {
-		for j := range q.Grad {
-			q.Grad[j] += sum[j]
-		}
-		sum = sum[len(q.Grad):]
-	}
 }
 
 // paramPtrs lists the parameters in Params' order, as pointers into the layers.

@@ -175,6 +175,19 @@ func (m *Net) Layers() []string {
 	return names
 }
 
+// CAMLayer implements engine.CAMLayerer: the last layer whose output is
+// still a spatial map of more than one pixel ("relu3" in goar-cnn,
+// "layer4.1" in resnet18); "" for networks without one (mlp, logreg).
+func (m *Net) CAMLayer() string {
+	name := ""
+	for _, l := range m.layers {
+		if o := l.out(); o.h*o.w > 1 {
+			name = l.name()
+		}
+	}
+	return name
+}
+
 // Activation implements engine.Network.
 func (m *Net) Activation(name string) (engine.Activation, error) {
 	for i, l := range m.layers {

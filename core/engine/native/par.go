@@ -3,6 +3,10 @@ package native
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
+
+	"faithlab/core/engine"
+	"faithlab/core/engine/gemm"
 )
 
 // parallel splits [0,n) into contiguous ranges, one per core, and runs fn on
@@ -38,12 +42,74 @@ func grow(buf *[]float32, n int) []float32 {
 	return *buf
 }
 
+// split is parallel for a layer on a parallel kernel, and runs fn inline
+// for one on a serial kernel: a replica's, which already has a core to
+// itself (goroutines beyond the cores only get preempted).
+func split(kern gemm.Kernel, n int, fn func(lo, hi int)) {
+	if _, ok := kern.(gemm.Parallel); ok {
+		parallel(n, fn)
+		return
+	}
+	fn(0, n)
+}
+
 // fillRows sets every row of the m×k matrix dst to row.
-func fillRows(dst, row []float32, m int) {
+func fillRows(kern gemm.Kernel, dst, row []float32, m int) {
 	k := len(row)
-	parallel(m, func(lo, hi int) {
+	split(kern, m, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			copy(dst[r*k:r*k+k], row)
 		}
 	})
+}
+
+// eachPiece runs fn(w, p) for pieces p = 0 … pieces−1 on workers
+// goroutines w = 0 … workers−1, each taking the next piece when it is done,
+// and returns the first error; a worker stops at its first error.
+func eachPiece(pieces, workers int, fn func(w, p int) error) error {
+	var next atomic.Int64
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				p := int(next.Add(1)) - 1
+				if p >= pieces {
+					return
+				}
+				if errs[w] = fn(w, p); errs[w] != nil {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addSlots adds to the parameters' gradients the pieces' gradients held in
+// slots (size values per piece, in params' order), summing the pieces in
+// piece order whatever the core count; sum is scratch.
+func addSlots(params []*engine.Param, slots []float32, pieces, size int, sum *[]float32) {
+	total := grow(sum, size)
+	parallel(size, func(lo, hi int) {
+		acc := total[lo:hi]
+		copy(acc, slots[lo:hi])
+		for p := 1; p < pieces; p++ {
+			for j, v := range slots[p*size+lo : p*size+hi] {
+				acc[j] += v
+			}
+		}
+	})
+	for _, q := range params {
+		addToScalar(q.Grad, total[:len(q.Grad)])
+		total = total[len(q.Grad):]
+	}
 }

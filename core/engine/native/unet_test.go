@@ -40,7 +40,7 @@ func TestUNetAgainstPyTorch(t *testing.T) {
 	must(t, data.SaveNPY(filepath.Join(dir, "t.npy"), []int{n}, []float32{0, 499, 999}))
 	pytorchReference(t, peer, "unet-s", "0",
 		filepath.Join(dir, "w.npz"), filepath.Join(dir, "x.npy"), filepath.Join(dir, "dl.npy"), filepath.Join(dir, "ref.npz"), filepath.Join(dir, "t.npy"))
-	ref, err := data.LoadNPZ(filepath.Join(dir, "ref.npz"))
+	ref, err := loadNPZ(filepath.Join(dir, "ref.npz"))
 	must(t, err)
 	nGrads := 0
 	for k := range ref {

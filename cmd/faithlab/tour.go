@@ -1,0 +1,138 @@
+package main
+
+import (
+	"fmt"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"fyne.io/fyne/v2"
+
+	"faithlab/ui"
+)
+
+// tour goes through every screen as a user would — after a small real
+// campaign — and writes a PNG of each screen and state into dir.
+func tour(w fyne.Window, wb *ui.Workbench, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	n := 0
+	shot := func(name string) error {
+		n++
+		time.Sleep(700 * time.Millisecond) // let the window redraw
+		return capture(w, filepath.Join(dir, fmt.Sprintf("%02d-%s.png", n, name)))
+	}
+	on := func(fn func()) { fyne.DoAndWait(fn) }
+	settle := func() {
+		wb.State.Wait()
+		time.Sleep(300 * time.Millisecond)
+		wb.State.Wait()
+	}
+	tab := func(i int) { on(func() { wb.Tabs.SelectIndex(i) }) }
+	settle()
+	shipped := ""
+	on(func() { shipped = wb.State.ModelPath })
+	steps := []struct {
+		name string
+		do   func()
+	}{
+		{"library", func() { tab(ui.TabLibrary) }},
+		{"data-grid", func() { tab(ui.TabData) }},
+		{"data-misclassified", func() { on(func() { wb.Data.SetFilter("Shirt", "misclassified") }) }},
+		{"model", func() { on(func() { wb.Data.SetFilter("all classes", "all samples") }); tab(ui.TabModel) }},
+		{"model-training", func() {
+			on(func() { wb.Model.Configure("goar-cnn", 2, 7); wb.Model.Start() })
+			time.Sleep(8 * time.Second)
+		}},
+		{"model-trained", func() {
+			settle()
+			for wb.Model.Training() {
+				time.Sleep(200 * time.Millisecond)
+			}
+			settle()
+		}},
+		{"explain", func() {
+			on(func() { wb.State.OpenModel(shipped) })
+			settle()
+			tab(ui.TabExplain)
+			on(func() {
+				wb.Explain.Select("gradient", "ig", "smoothgrad", "gradcam", "trace-greedy")
+				wb.Explain.Compute()
+			})
+			settle()
+		}},
+		{"inspect", func() { on(func() { wb.State.Inspect("test", 0) }); settle() }},
+		{"inspect-70-percent", func() { on(func() { wb.Inspect.Step(1); wb.Inspect.SetRate(0.7) }); settle() }},
+		{"evaluate", func() {
+			tab(ui.TabEvaluate)
+			on(func() { wb.Evaluate.Quick("tour", 3000, 500, 2); wb.Evaluate.Size() })
+			settle()
+		}},
+		{"evaluate-running", func() {
+			on(func() { wb.Evaluate.Launch() })
+			time.Sleep(6 * time.Second)
+		}},
+		{"evaluate-stopped", func() {
+			on(func() { wb.Evaluate.Cancel() })
+			for wb.Evaluate.Running() {
+				time.Sleep(200 * time.Millisecond)
+			}
+			settle()
+			tab(ui.TabEvaluate)
+		}},
+		{"results", func() {
+			on(func() { wb.Evaluate.Launch() }) // resumes
+			time.Sleep(time.Second)
+			for wb.Evaluate.Running() {
+				time.Sleep(500 * time.Millisecond)
+			}
+			settle()
+			tab(ui.TabResults)
+		}},
+		{"results-sorted", func() { on(func() { wb.Results.SortBy(9) }) }},
+		{"settings", func() { tab(ui.TabSettings) }},
+		{"results-dark", func() { on(func() { wb.Settings.SetTheme("dark") }); tab(ui.TabResults) }},
+		{"data-tabular", func() {
+			on(func() { wb.Settings.SetTheme("light"); wb.State.OpenData("breast-cancer") })
+			settle()
+			tab(ui.TabData)
+		}},
+		{"error", func() { on(func() { wb.State.OpenData("/no/such/dataset.csv") }); settle() }},
+	}
+	for _, s := range steps {
+		s.do()
+		if err := shot(s.name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// capture saves what the screen shows: the X display's root window when
+// there is one (xwd, as a user's screenshot would), else Fyne's own capture.
+func capture(w fyne.Window, path string) error {
+	if os.Getenv("DISPLAY") != "" {
+		if _, err := exec.LookPath("xwd"); err == nil {
+			cmd := exec.Command("sh", "-c", `xwd -root -silent | xwdtopnm 2>/dev/null | pnmtopng > "$0"`, path)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				return fmt.Errorf("xwd: %v: %s", err, out)
+			}
+			return nil
+		}
+	}
+	var err error
+	fyne.DoAndWait(func() {
+		img := w.Canvas().Capture()
+		f, e := os.Create(path)
+		if e != nil {
+			err = e
+			return
+		}
+		defer f.Close()
+		err = png.Encode(f, img)
+	})
+	return err
+}

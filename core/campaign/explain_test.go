@@ -1,0 +1,109 @@
+package campaign
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"faithlab/core/data"
+	"faithlab/core/job"
+	"faithlab/core/model"
+	"faithlab/core/store"
+)
+
+// GradientSHAP draws its references from the training data: maps made by
+// Attribute (faithlab-cli attribute, the workbench) and by a campaign are
+// the same, bit for bit (they once differed: 100 training references
+// against a zero image).
+func TestGradientSHAPSameMapsInAttributeAndCampaign(t *testing.T) {
+	dir := t.TempDir()
+	spec := `name: shap
+output: run
+datasets: [{id: gmm, train_samples: 600, test_samples: 40}]
+model: {arch: mlp, epochs: 2}
+methods: [{name: gradientshap, params: {samples: 8}}]
+protocols: [{name: deletion, params: {samples: 40}}]
+seeds: [4]
+`
+	p := filepath.Join(dir, "campaign.yaml")
+	if err := os.WriteFile(p, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := run(t, c, job.Shard{})
+	// The campaign's base model and its test maps, from the cache.
+	var m *model.Model
+	var campaignMaps [][]float32
+	cache := &store.Cache{Dir: filepath.Join(out.Dir, "cache")}
+	files, _ := filepath.Glob(filepath.Join(cache.Dir, "*", "*"))
+	for _, f := range files {
+		ext := filepath.Ext(f)
+		b, ok, err := cache.Get(strings.TrimSuffix(filepath.Base(f), ext), ext)
+		if !ok || err != nil {
+			t.Fatalf("cache entry %s: %v", f, err)
+		}
+		switch ext {
+		case ".flm":
+			if m, err = model.Decode(b, best()); err != nil {
+				t.Fatal(err)
+			}
+		case ".npy":
+			if a, err := data.ParseNPY(b); err == nil && len(a.Shape) == 3 && a.Shape[0] == 40 {
+				campaignMaps = append(campaignMaps, a.Data)
+			}
+		}
+	}
+	if m == nil || len(campaignMaps) != 1 {
+		t.Fatalf("cache holds model %v and %d test map sets, want a model and one", m != nil, len(campaignMaps))
+	}
+	trainSet, testSet, err := m.Data("", data.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := Attribute(context.Background(), m, trainSet.Head(600), testSet.Head(40),
+		Request{Method: "gradientshap", Params: map[string]any{"samples": 8}, Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ex.Maps.Data, campaignMaps[0]) {
+		t.Error("Attribute's GradientSHAP maps differ from the campaign's")
+	}
+}
+
+func TestEstimateCountsTheCampaignsWork(t *testing.T) {
+	c := load(t, t.TempDir())
+	z, err := c.Estimate(1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// campaignSpec: 3 methods × (ROAR at 5 rates, deletion); gmm capped
+	// at 3000 training and 300 test samples; one seed.
+	want := Size{Tasks: 6, BaseModels: 1, Retrainings: 15, MapSets: 6,
+		Images: 3*3000 + 15*3*3000 + (1+1+0)*(3000+300)}
+	if z.Tasks != want.Tasks || z.BaseModels != want.BaseModels || z.Retrainings != want.Retrainings || z.MapSets != want.MapSets || z.Images != want.Images {
+		t.Errorf("size %+v, want %+v", z, want)
+	}
+	if z.Seconds != z.Images/1000 {
+		t.Errorf("%g s for %g images at 1000 images/s", z.Seconds, z.Images)
+	}
+}
+
+func TestMeasureSpeed(t *testing.T) {
+	ds, err := data.GaussianMixture{Dim: 8, Samples: 2000}.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := MeasureSpeed(context.Background(), "mlp", ds, best())
+	if err != nil || !(v > 100) {
+		t.Errorf("%g images/s (%v): an mlp on 8 features trains far faster", v, err)
+	}
+	if _, err := MeasureSpeed(context.Background(), "goar-cnn", ds, best()); err == nil {
+		t.Error("goar-cnn on tabular data measured")
+	}
+}

@@ -1,0 +1,103 @@
+package campaign
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"faithlab/core/data"
+	"faithlab/core/engine"
+	"faithlab/core/model"
+	"faithlab/core/perturb"
+	"faithlab/core/protocol"
+)
+
+// References are the removal references a sample is shown filled with:
+// those of ROAR (zero), the channel and dataset means, blur and ROAD.
+func References() []string { return []string{"zero", "mean", "dataset-mean", "blur", "road"} }
+
+// Removal is a sample with a fraction of its features removed and filled
+// from one reference — what a removal protocol feeds the model — and the
+// model's prediction on it.
+type Removal struct {
+	Reference  string
+	Image      []float32 // C×H×W
+	Predicted  int       // the class the model predicts
+	Confidence float64   // its softmax probability
+	TargetProb float64   // the softmax probability of the class explained
+}
+
+// Removed is one sample at one rate: the keep-mask (H×W, 1 kept, 0
+// removed) and a Removal per reference; the first is the original (no
+// reference, nothing removed).
+type Removed struct {
+	Keep     []float32
+	Removals []Removal
+}
+
+// Remove removes the rate most relevant features of sample i of ds (the
+// least relevant when !morf), ranked by the map's magnitude as the removal
+// protocols do by default, fills them from each reference (References
+// when refs is empty) and scores every version with the model; target is
+// the class explained. trainSet gives the dataset mean.
+func Remove(ctx context.Context, m *model.Model, trainSet, ds *data.Dataset, i int, saliency []float32, rate float64, morf bool, target int, refs []string, seed uint64) (Removed, error) {
+	var out Removed
+	if i < 0 || i >= ds.Len() {
+		return out, fmt.Errorf("sample %d outside the %d of %s", i, ds.Len(), ds.Name)
+	}
+	fs := protocol.FeatureShape(ds.Shape)
+	feats, err := perturb.NewFeatures(fs[1], fs[2], 0)
+	if err != nil {
+		return out, err
+	}
+	if k := m.Net.Classes(); target < 0 || target >= k {
+		return out, fmt.Errorf("class %d outside the model's %d", target, k)
+	}
+	if len(saliency) != fs[1]*fs[2] {
+		return out, fmt.Errorf("map of %d values for samples of %d features", len(saliency), fs[1]*fs[2])
+	}
+	mag := make([]float32, len(saliency))
+	for j, v := range saliency {
+		mag[j] = float32(math.Abs(float64(v)))
+	}
+	scores, err := feats.Scores(mag)
+	if err != nil {
+		return out, err
+	}
+	k, err := perturb.Count(rate, feats.N())
+	if err != nil {
+		return out, err
+	}
+	out.Keep = make([]float32, feats.N())
+	feats.Keep(out.Keep, perturb.Order(scores, morf), k)
+	if len(refs) == 0 {
+		refs = References()
+	}
+	x := ds.Sample(i)
+	imgs := append([]float32(nil), x...)
+	for _, name := range refs {
+		ref, err := perturb.ParseReference(name, func() []float32 { return perturb.ChannelMeans(trainSet.X, fs) })
+		if err != nil {
+			return out, err
+		}
+		img := append([]float32(nil), x...)
+		if err := perturb.FillAll(ctx, ref, img, fs, out.Keep, seed, uint64(i)); err != nil {
+			return out, fmt.Errorf("%s: %w", name, err)
+		}
+		imgs = append(imgs, img...)
+	}
+	n := len(refs) + 1
+	dim := ds.Dim()
+	out.Removals = make([]Removal, n)
+	prob := make([]float32, m.Net.Classes())
+	err = engine.EachLogits(ctx, m.Net, imgs, n, n, func(j int, row []float32) {
+		engine.Softmax(prob, row, len(prob))
+		c := engine.Argmax(row)
+		r := Removal{Image: imgs[j*dim : (j+1)*dim], Predicted: c, Confidence: float64(prob[c]), TargetProb: float64(prob[target])}
+		if j > 0 {
+			r.Reference = refs[j-1]
+		}
+		out.Removals[j] = r
+	})
+	return out, err
+}

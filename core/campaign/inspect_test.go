@@ -1,0 +1,65 @@
+package campaign
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"faithlab/core/data"
+	"faithlab/core/engine"
+	"faithlab/core/engine/gemm"
+	"faithlab/core/model"
+)
+
+// Removing a quarter of a 4×4 image by a map that ranks pixels by index
+// (magnitude: the sign does not matter) removes the last four pixels: the
+// zero reference blanks exactly those, and each version's prediction is
+// the model's on that image.
+func TestRemoveFillsTheTopPixelsAndScoresEachVersion(t *testing.T) {
+	ds := &data.Dataset{Name: "tiny", Shape: []int{1, 4, 4}, Classes: []string{"a", "b"}, Y: []int{0, 1}}
+	for i := range 32 {
+		ds.X = append(ds.X, 0.5+float32(i%7)/10)
+	}
+	m, err := model.New("logreg", ds, gemm.Gonum{}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saliency := make([]float32, 16)
+	for p := range saliency {
+		saliency[p] = -float32(p) // most relevant by magnitude: pixel 15
+	}
+	got, err := Remove(context.Background(), m, ds, ds, 1, saliency, 0.25, true, 1, []string{"zero", "mean"}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantKeep := []float32{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0}
+	if !slices.Equal(got.Keep, wantKeep) {
+		t.Fatalf("keep %v, want %v", got.Keep, wantKeep)
+	}
+	if len(got.Removals) != 3 || got.Removals[0].Reference != "" || !slices.Equal(got.Removals[0].Image, ds.Sample(1)) {
+		t.Fatalf("the first version is not the original: %+v", got.Removals[0])
+	}
+	zero := got.Removals[1].Image
+	for p, v := range zero {
+		want := ds.Sample(1)[p]
+		if p >= 12 {
+			want = 0
+		}
+		if v != want {
+			t.Fatalf("zero reference: pixel %d is %g, want %g", p, v, want)
+		}
+	}
+	for _, r := range got.Removals {
+		logits, err := m.Net.Forward(r.Image, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prob := engine.Softmax(nil, logits, 2)
+		if c := engine.Argmax(logits); r.Predicted != c || r.Confidence != float64(prob[c]) || r.TargetProb != float64(prob[1]) {
+			t.Errorf("%q: predicted %d (%g), target %g; the model says %d %v", r.Reference, r.Predicted, r.Confidence, r.TargetProb, c, prob)
+		}
+	}
+	if _, err := Remove(context.Background(), m, ds, ds, 1, saliency, 0.25, true, 2, nil, 1); err == nil {
+		t.Error("class 2 of a two-class model accepted")
+	}
+}

@@ -1,0 +1,31 @@
+//go:build !goexperiment.simd || !amd64
+
+package native
+
+func winoIn(v []float32, plane int, x []float32, row, c int) { winoInScalar(v, plane, x, row, c) }
+
+func winoInAdj(dx []float32, row int, dv []float32, plane, c int) {
+	winoInAdjScalar(dx, row, dv, plane, c)
+}
+
+func winoOut(y []float32, row int, m []float32, plane int, bias, res []float32, c, rows, cols int) {
+	winoOutScalar(y, row, m, plane, bias, res, c, rows, cols)
+}
+
+func winoOutAdj(dm []float32, plane int, dy []float32, row, c, rows, cols int) {
+	winoOutAdjScalar(dm, plane, dy, row, c, rows, cols)
+}
+
+func chanSums(sum, x []float32, c int) { chanSumsScalar(sum, x, c) }
+
+func chanSqDevs(sq, x, mean []float32, c int) { chanSqDevsScalar(sq, x, mean, c) }
+
+func affineSiLU(y, sig, x, scale, shift []float32, c int) {
+	affineSiLUScalar(y, sig, x, scale, shift, c)
+}
+
+func siluGrad(da, dy, x, sig, scale, shift, mean, inv, sda, sdax []float32, c int) {
+	siluGradScalar(da, dy, x, sig, scale, shift, mean, inv, sda, sdax, c)
+}
+
+func affine3(dx, da, x, p, q, r []float32, c int) { affine3Scalar(dx, da, x, p, q, r, c) }

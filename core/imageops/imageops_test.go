@@ -1,0 +1,63 @@
+package imageops
+
+import (
+	"math"
+	"slices"
+	"testing"
+)
+
+func TestBilinearMatchesTorch(t *testing.T) {
+	// torch.nn.functional.interpolate([[0,1],[2,3]], size=4, mode="bilinear", align_corners=False)
+	want := []float32{0, 0.25, 0.75, 1, 0.5, 0.75, 1.25, 1.5, 1.5, 1.75, 2.25, 2.5, 2, 2.25, 2.75, 3}
+	got := make([]float32, 16)
+	Bilinear(got, 4, 4, []float32{0, 1, 2, 3}, 2, 2)
+	for i := range want {
+		if math.Abs(float64(got[i]-want[i])) > 1e-6 {
+			t.Fatalf("got %v, want %v", got, want)
+		}
+	}
+}
+
+func TestGaussianBlur(t *testing.T) {
+	const H, W = 15, 15
+	img := make([]float32, H*W)
+	img[7*W+7] = 1
+	GaussianBlur(img, H, W, 1)
+	var sum float64
+	for _, v := range img {
+		sum += float64(v)
+	}
+	if math.Abs(sum-1) > 1e-6 {
+		t.Errorf("an impulse's mass is %g after blurring, want 1", sum)
+	}
+	// Separable Gaussian, normalised over ±3σ: ratio of neighbours is e^{-1/2}.
+	if r := float64(img[7*W+8] / img[7*W+7]); math.Abs(r-math.Exp(-0.5)) > 1e-5 {
+		t.Errorf("neighbour ratio %g, want e^-½", r)
+	}
+	flat := slices.Repeat([]float32{0.3}, H*W)
+	GaussianBlur(flat, H, W, 2)
+	for _, v := range flat {
+		if math.Abs(float64(v)-0.3) > 1e-6 {
+			t.Fatalf("a constant image changed to %g", v)
+		}
+	}
+}
+
+func TestMaxFilterAndTotalVariation(t *testing.T) {
+	m := []float32{
+		0, 0, 0, 0,
+		0, 5, 0, 0,
+		0, 0, 0, 0,
+		0, 0, 0, 1,
+	}
+	mf := slices.Clone(m)
+	MaxFilter(mf, 4, 4, 3)
+	want := []float32{5, 5, 5, 0, 5, 5, 5, 0, 5, 5, 5, 1, 0, 0, 1, 1}
+	if !slices.Equal(mf, want) {
+		t.Errorf("max filter %v, want %v", mf, want)
+	}
+	// The 5 has four neighbours (20); the 1 in the corner has two (2).
+	if tv := TotalVariation(m, 4, 4); tv != 22 {
+		t.Errorf("total variation %g, want 22", tv)
+	}
+}

@@ -1,0 +1,271 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"faithlab/core/protocol"
+	"faithlab/core/store"
+)
+
+// campaign is the successful records a report draws, sorted for figures
+// and tables: datasets and methods in first-seen order (a method keeps its
+// colour in every figure), and the records grouped by dataset and
+// protocol setting.
+type campaign struct {
+	datasets []string
+	methods  map[string]int // method label → colour index
+	groups   []*group
+	files    map[string]bool // figure names taken
+}
+
+// group is the records of one protocol, configured alike, on one dataset,
+// with the protocol's description for that configuration.
+type group struct {
+	dataset string
+	info    protocol.Info
+	known   bool   // this build describes the protocol
+	title   string // the protocol's name, numbered where a dataset has several settings of it
+	file    string // the same for file names
+	recs    []store.Record
+}
+
+func newCampaign(recs []store.Record) *campaign {
+	c := &campaign{methods: map[string]int{}, files: map[string]bool{}}
+	byKey := map[string]*group{}
+	settings := map[string]int{}
+	for _, r := range recs {
+		if r.Result == nil {
+			continue
+		}
+		if !slices.Contains(c.datasets, r.Dataset) {
+			c.datasets = append(c.datasets, r.Dataset)
+		}
+		if _, ok := c.methods[methodName(r)]; !ok {
+			c.methods[methodName(r)] = len(c.methods)
+		}
+		cfg, _ := json.Marshal(r.Result.Config)
+		key := r.Dataset + "\x00" + r.Protocol + "\x00" + string(cfg)
+		g := byKey[key]
+		if g == nil {
+			g = &group{dataset: r.Dataset, title: r.Protocol, file: fileName(strings.ToLower(r.Protocol))}
+			g.info, g.known = describe(r)
+			settings[r.Dataset+"\x00"+r.Protocol]++
+			if n := settings[r.Dataset+"\x00"+r.Protocol]; n > 1 {
+				g.title += fmt.Sprintf(" (setting %d)", n)
+				g.file += fmt.Sprintf("-%d", n)
+			}
+			byKey[key] = g
+			c.groups = append(c.groups, g)
+		}
+		g.recs = append(g.recs, r)
+	}
+	return c
+}
+
+// describe returns the description of the record's protocol as it was
+// configured (its Result.Config), or with its defaults where this build no
+// longer takes that configuration; false for a protocol it does not know.
+func describe(r store.Record) (protocol.Info, bool) {
+	p, err := protocol.New(r.Protocol, r.Result.Config)
+	if err != nil {
+		if p, err = protocol.New(r.Protocol, nil); err != nil {
+			return protocol.Info{}, false
+		}
+	}
+	return p.Info(), true
+}
+
+// name returns a figure's file name, unique in the campaign: the parts
+// joined by "_", then "-2", "-3" where the name is taken.
+func (c *campaign) name(parts ...string) string {
+	base := strings.Join(parts, "_")
+	name := base
+	for i := 2; c.files[name]; i++ {
+		name = fmt.Sprintf("%s-%d", base, i)
+	}
+	c.files[name] = true
+	return name
+}
+
+// methodsOf returns the method labels of recs in the campaign's order,
+// with each method's records.
+func (c *campaign) methodsOf(recs []store.Record) ([]string, map[string][]store.Record) {
+	by := map[string][]store.Record{}
+	var labels []string
+	for _, r := range recs {
+		m := methodName(r)
+		if by[m] == nil {
+			labels = append(labels, m)
+		}
+		by[m] = append(by[m], r)
+	}
+	slices.SortStableFunc(labels, func(a, b string) int { return c.methods[a] - c.methods[b] })
+	return labels, by
+}
+
+// seeds is how many seeds the records hold.
+func seeds(recs []store.Record) int {
+	var s []uint64
+	for _, r := range recs {
+		if !slices.Contains(s, r.Seed) {
+			s = append(s, r.Seed)
+		}
+	}
+	return len(s)
+}
+
+// seedNote says what a figure's values are where there are several seeds.
+func seedNote(n int) string {
+	if n < 2 {
+		return ""
+	}
+	return fmt.Sprintf("mean ± s.d. over %d seeds", n)
+}
+
+// meanSD is the mean of v and its sample standard deviation (0 for one
+// value), undefined values left out; NaN and 0 when nothing is left.
+func meanSD(v []float64) (mean, sd float64) {
+	var s, ss float64
+	n := 0
+	for _, x := range v {
+		if defined(x) {
+			s += x
+			n++
+		}
+	}
+	if n == 0 {
+		return math.NaN(), 0
+	}
+	mean = s / float64(n)
+	if n < 2 {
+		return mean, 0
+	}
+	for _, x := range v {
+		if defined(x) {
+			ss += (x - mean) * (x - mean)
+		}
+	}
+	return mean, math.Sqrt(ss / float64(n-1))
+}
+
+// defined says whether x is a value to draw: not NaN, and not infinite
+// (which results store as ±MaxFloat64: the PSNR of an unchanged image).
+func defined(x float64) bool {
+	return !math.IsNaN(x) && math.Abs(x) < math.MaxFloat64
+}
+
+// scalars returns each record's value of the named scalar (NaN where it has
+// none).
+func scalars(recs []store.Record, name string) []float64 {
+	v := make([]float64, len(recs))
+	for i, r := range recs {
+		v[i] = math.NaN()
+		if x, ok := r.Result.Scalar(name); ok {
+			v[i] = x
+		}
+	}
+	return v
+}
+
+func methodName(r store.Record) string {
+	if r.Post != "" {
+		return r.Method + "+" + r.Post
+	}
+	return r.Method
+}
+
+// splitLabel splits a method label, e.g.
+// "smoothgrad{samples=15,noise_frac=0.15}+abs", into the method, its
+// parameters and its post-processing.
+func splitLabel(label string) (name string, params []string, post string) {
+	name, post, _ = strings.Cut(label, "+")
+	if i := strings.Index(label, "{"); i >= 0 {
+		if j := strings.LastIndex(label, "}"); j > i {
+			name = label[:i]
+			params = strings.Split(label[i+1:j], ",")
+			post = strings.TrimPrefix(label[j+1:], "+")
+		}
+	}
+	return name, params, post
+}
+
+// display breaks a method label for a key: the method and its
+// post-processing on the first line, its parameters a few to a line below
+// ("smoothgrad + abs\nsamples=15, noise_frac=0.15").
+func display(label string) string { return wrap(label, 28) }
+
+// tickLabel breaks a method label for an axis, where it takes width from
+// the plot: a parameter or two to a line.
+func tickLabel(label string) string { return wrap(label, 16) }
+
+// wrap is display with lines of parameters up to width characters.
+func wrap(label string, width int) string {
+	name, params, post := splitLabel(label)
+	if post != "" {
+		name += " + " + strings.ReplaceAll(post, ",", ", ")
+	}
+	lines := []string{name}
+	line := ""
+	for _, p := range params {
+		if line != "" && len(line)+len(p) > width {
+			lines, line = append(lines, line), ""
+		}
+		if line != "" {
+			line += ", "
+		}
+		line += p
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// inline is display on one line, for titles.
+func inline(label string) string {
+	head, rest, ok := strings.Cut(display(label), "\n")
+	if !ok {
+		return head
+	}
+	return head + " (" + strings.ReplaceAll(rest, "\n", ", ") + ")"
+}
+
+// slug is a short, safe file-name part for a method label: the method,
+// its parameters abbreviated (samples=15 → s15, noise_frac=0.15 → nf0.15)
+// and its post-processing, joined by "-".
+func slug(label string) string {
+	name, params, post := splitLabel(label)
+	parts := []string{name}
+	for _, p := range params {
+		k, v, _ := strings.Cut(p, "=")
+		var abbr string
+		for w := range strings.SplitSeq(k, "_") {
+			if w != "" {
+				abbr += w[:1]
+			}
+		}
+		parts = append(parts, abbr+v)
+	}
+	if post != "" {
+		parts = append(parts, strings.NewReplacer(",", "-", ":", "").Replace(post))
+	}
+	return safe(strings.Join(parts, "-"))
+}
+
+// fileName is the last element of a path, made safe.
+func fileName(s string) string { return safe(filepath.Base(s)) }
+
+// safe keeps letters, digits, '-', '_' and '.', and makes anything else '_'.
+func safe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '-' || r == '_' || r == '.' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '_'
+	}, s)
+}

@@ -1,0 +1,316 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"fyne.io/fyne/v2"
+
+	"faithlab/core/data"
+	"faithlab/core/engine"
+	"faithlab/core/engine/gemm"
+	"faithlab/core/model"
+)
+
+// Config is what the workbench needs from its host (cmd/faithlab, a test).
+type Config struct {
+	Kernel gemm.Kernel // the engine's GEMM kernel
+	// Root is the workbench's own folder: models/ (trained ones), runs/
+	// (campaigns launched here), cache/ (their shared artefact cache) and
+	// campaigns/ (specs saved here). Tests and screenshots use a temporary
+	// one, so that nothing reaches the user's config folder.
+	Root   string
+	Prefs  fyne.Preferences // recent items, window size, last screen; nil: nothing kept
+	Do     func(func())     // runs UI updates from other goroutines; default fyne.Do
+	Window fyne.Window      // the parent of dialogs; nil: none shown (tests)
+}
+
+func (c Config) dir(name string) string { return filepath.Join(c.Root, name) }
+
+// Preference keys.
+const (
+	prefRecentData   = "recent.datasets"
+	prefRecentModels = "recent.models"
+	prefRecentRuns   = "recent.runs"
+	prefTab          = "window.tab"
+	prefWidth        = "window.width"
+	prefHeight       = "window.height"
+	prefTheme        = "theme"
+	prefWorkers      = "settings.workers"
+	prefMemory       = "settings.memory_gb"
+	prefCache        = "settings.cache"
+)
+
+// State is what the screens share: the open dataset, the model under
+// explanation and the run shown, with the screens' subscriptions to their
+// changes. It is read and changed only on the UI goroutine; background work
+// reports back through Config.Do.
+type State struct {
+	cfg Config
+
+	Data      *Loaded
+	Model     *model.Model
+	ModelPath string
+
+	onData, onModel []func()
+	status          *StatusBar
+	inspect         func(split string, i int) // opens a sample in Inspect
+	pick            func(open func(string), exts ...string)
+	dataGen         int              // counts dataset loads, to drop stale ones
+	preds           map[string][]int // predictions of the model on the open dataset, by split
+	busy            sync.WaitGroup   // background work under way (tests, screenshots)
+}
+
+func newState(cfg Config) *State {
+	return &State{cfg: cfg, status: newStatusBar(cfg.Window)}
+}
+
+// Loaded is an open dataset: its splits and where it came from.
+type Loaded struct {
+	Ref         string // id or path
+	Train, Test *data.Dataset
+}
+
+// Split returns the named split ("train" or "test").
+func (l *Loaded) Split(name string) *data.Dataset {
+	if name == "train" {
+		return l.Train
+	}
+	return l.Test
+}
+
+// Tabular says whether samples are feature vectors rather than images.
+func (l *Loaded) Tabular() bool { return l.Train.Shape[1] == 1 && l.Train.Shape[2] == 1 }
+
+// OnData registers fn to run (on the UI goroutine) when another dataset is open.
+func (s *State) OnData(fn func()) { s.onData = append(s.onData, fn) }
+
+// OnModel registers fn to run when another model is open.
+func (s *State) OnModel(fn func()) { s.onModel = append(s.onModel, fn) }
+
+// Go runs work in the background with the status bar saying what runs;
+// done gets work's error on the UI goroutine. Errors also go to the status
+// bar, so that nothing fails silently.
+func (s *State) Go(what string, work func(ctx context.Context) error, done func(error)) context.CancelFunc {
+	ctx, cancel := context.WithCancel(context.Background())
+	s.status.busy(what)
+	s.busy.Add(1)
+	go func() {
+		defer s.busy.Done()
+		err := work(ctx)
+		s.cfg.Do(func() {
+			s.status.idle(what)
+			if err != nil && !errors.Is(err, context.Canceled) {
+				s.status.Error(fmt.Errorf("%s: %w", what, err))
+			}
+			if done != nil {
+				done(err)
+			}
+		})
+	}()
+	return cancel
+}
+
+// Wait blocks until the background work under way has ended (tests,
+// screenshots).
+func (s *State) Wait() { s.busy.Wait() }
+
+// OpenData loads a dataset by id or path in the background, then makes it
+// the open one. A later call supersedes an earlier one still loading.
+func (s *State) OpenData(ref string) {
+	s.dataGen++
+	gen := s.dataGen
+	var l *Loaded
+	s.Go("opening "+ref, func(ctx context.Context) error {
+		tr, te, err := s.openData(ref)
+		if err != nil {
+			return err
+		}
+		l = &Loaded{Ref: ref, Train: tr, Test: te}
+		return nil
+	}, func(err error) {
+		if err != nil || gen != s.dataGen {
+			return
+		}
+		s.Data = l
+		s.preds = nil
+		s.remember(prefRecentData, ref)
+		s.status.Info(fmt.Sprintf("%s: %d training and %d test samples of shape %v, %d classes", ref, l.Train.Len(), l.Test.Len(), l.Train.Shape, len(l.Train.Classes)))
+		for _, fn := range s.onData {
+			fn()
+		}
+		s.predict()
+	})
+}
+
+// openData opens ref as the open model saw its data when the model was
+// trained on it, else as data.Open does.
+func (s *State) openData(ref string) (*data.Dataset, *data.Dataset, error) {
+	if m := s.Model; m != nil && m.Source != nil && m.Source.Ref == ref {
+		return m.Data(ref, data.Options{})
+	}
+	return data.Open(ref, data.Options{})
+}
+
+// SetModel makes m (saved at path; "" when not saved) the model under
+// explanation.
+func (s *State) SetModel(m *model.Model, path string) {
+	s.Model, s.ModelPath = m, path
+	s.preds = nil
+	if path != "" {
+		s.remember(prefRecentModels, path)
+	}
+	for _, fn := range s.onModel {
+		fn()
+	}
+	s.predict()
+}
+
+// OpenModel loads a model file in the background and makes it current.
+func (s *State) OpenModel(path string) {
+	var m *model.Model
+	s.Go("opening "+filepath.Base(path), func(context.Context) error {
+		var err error
+		m, err = model.Load(path, s.cfg.Kernel)
+		return err
+	}, func(err error) {
+		if err == nil {
+			s.SetModel(m, path)
+		}
+	})
+}
+
+// Fits says whether the open model takes the open dataset's samples.
+func (s *State) Fits() bool {
+	return s.Model != nil && s.Data != nil && slices.Equal(s.Model.InputShape, s.Data.Train.Shape) && len(s.Model.Classes) == len(s.Data.Train.Classes)
+}
+
+// Predictions returns the open model's predicted class for every sample of
+// the split, or nil while they are being computed (or without a model that
+// fits the data); onModel listeners run again when they are ready.
+func (s *State) Predictions(split string) []int { return s.preds[split] }
+
+// predict computes the model's predictions on both splits in the background.
+func (s *State) predict() {
+	if !s.Fits() {
+		return
+	}
+	m, l := s.Model, s.Data
+	net := m.Net.Clone()
+	preds := map[string][]int{}
+	s.Go("predicting "+l.Ref, func(ctx context.Context) error {
+		for _, split := range []string{"train", "test"} {
+			ds := l.Split(split)
+			p, err := engine.Predicted(ctx, net, ds.X, ds.Len(), 512)
+			if err != nil {
+				return err
+			}
+			preds[split] = p
+		}
+		return nil
+	}, func(err error) {
+		if err != nil || s.Model != m || s.Data != l {
+			return
+		}
+		s.preds = preds
+		for _, fn := range s.onModel {
+			fn()
+		}
+	})
+}
+
+// PickFile asks the user for a file with one of the extensions (none:
+// any) and opens it with open.
+func (s *State) PickFile(open func(string), exts ...string) {
+	if s.pick != nil {
+		s.pick(open, exts...)
+	}
+}
+
+// Inspect opens sample i of a split of the open dataset in Inspect.
+func (s *State) Inspect(split string, i int) {
+	if s.inspect != nil {
+		s.inspect(split, i)
+	}
+}
+
+// remember puts item first in a list of recent items (at most ten).
+func (s *State) remember(key, item string) {
+	if s.cfg.Prefs == nil {
+		return
+	}
+	list := slices.DeleteFunc(s.cfg.Prefs.StringList(key), func(v string) bool { return v == item })
+	s.cfg.Prefs.SetStringList(key, append([]string{item}, list[:min(len(list), 9)]...))
+}
+
+// Recent lists the recent items under key that still exist (datasets by
+// id are always there).
+func (s *State) Recent(key string) []string {
+	if s.cfg.Prefs == nil {
+		return nil
+	}
+	var out []string
+	for _, v := range s.cfg.Prefs.StringList(key) {
+		if slices.Contains(data.IDs(), v) {
+			out = append(out, v)
+		} else if _, err := os.Stat(v); err == nil {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// classLabel names a class of the open dataset.
+func (s *State) classLabel(c int) string {
+	if s.Data == nil || c < 0 || c >= len(s.Data.Train.Classes) {
+		return fmt.Sprint(c)
+	}
+	return s.Data.Train.Classes[c]
+}
+
+// oneLine cuts text to its first line, for labels that must not grow.
+func oneLine(text string) string {
+	if i := strings.IndexByte(text, '\n'); i >= 0 {
+		return text[:i] + " …"
+	}
+	return text
+}
+
+// cacheDir is the artefact cache the campaigns launched here share
+// (Settings).
+func (s *State) cacheDir() string {
+	if p := s.cfg.Prefs; p != nil {
+		if v := strings.TrimSpace(p.String(prefCache)); v != "" {
+			return v
+		}
+	}
+	return s.cfg.dir("cache")
+}
+
+// workers is the tasks a campaign launched here runs at once (Settings;
+// 0: the runner's default).
+func (s *State) workers() int {
+	if p := s.cfg.Prefs; p != nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(p.String(prefWorkers))); err == nil && n > 0 {
+			return n
+		}
+	}
+	return 0
+}
+
+// memoryGB is the campaigns' memory cap (Settings; 0: none).
+func (s *State) memoryGB() float64 {
+	if p := s.cfg.Prefs; p != nil {
+		if v, err := strconv.ParseFloat(strings.TrimSpace(p.String(prefMemory)), 64); err == nil && v > 0 {
+			return v
+		}
+	}
+	return 0
+}

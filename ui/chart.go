@@ -1,0 +1,89 @@
+package ui
+
+import (
+	"image"
+	"image/color"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// series is one line of a chart.
+type series struct {
+	Name   string
+	X, Y   []float64
+	Colour color.Color
+	Dashed bool
+}
+
+// Line colours of the charts (Okabe–Ito, readable by colour-blind users).
+var (
+	blue   = color.RGBA{0, 114, 178, 255}
+	orange = color.RGBA{230, 159, 0, 255}
+	green  = color.RGBA{0, 158, 115, 255}
+)
+
+// chartDPI renders charts at the screen's usual density; the canvas.Image
+// holding them scales them to the widget's size.
+const chartDPI = 96
+
+// lineChart draws series against x in a w×h pixel image. yMin/yMax fix
+// the y range when yMax > yMin (accuracies in [0, 1]).
+func lineChart(title, xLabel, yLabel string, ss []series, w, h int, yMin, yMax float64) image.Image {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = xLabel
+	p.Y.Label.Text = yLabel
+	p.Legend.Top = true
+	p.Legend.Left = false
+	if yMax > yMin {
+		p.Y.Min, p.Y.Max = yMin, yMax
+	}
+	p.Add(plotter.NewGrid())
+	for _, s := range ss {
+		if len(s.X) == 0 {
+			continue
+		}
+		xy := make(plotter.XYs, len(s.X))
+		for i := range s.X {
+			xy[i].X, xy[i].Y = s.X[i], s.Y[i]
+		}
+		l, pts, err := plotter.NewLinePoints(xy)
+		if err != nil {
+			continue
+		}
+		l.Color, pts.Color, pts.Shape = s.Colour, s.Colour, draw.CircleGlyph{}
+		pts.Radius = vg.Points(2)
+		if s.Dashed {
+			l.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
+		}
+		p.Add(l, pts)
+		p.Legend.Add(s.Name, l)
+	}
+	return render(p, w, h)
+}
+
+// barChart draws one bar per label.
+func barChart(title string, labels []string, values []float64, w, h int) image.Image {
+	p := plot.New()
+	p.Title.Text = title
+	bars, err := plotter.NewBarChart(plotter.Values(values), vg.Points(float64(w)/float64(len(values)+1)*0.5))
+	if err == nil {
+		bars.Color, bars.LineStyle.Width = blue, 0
+		p.Add(bars)
+	}
+	p.NominalX(labels...)
+	p.X.Tick.Label.Rotation = 0.6
+	p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
+	p.Y.Min = 0
+	return render(p, w, h)
+}
+
+func render(p *plot.Plot, w, h int) image.Image {
+	c := vgimg.NewWith(vgimg.UseWH(vg.Length(w)*vg.Inch/chartDPI, vg.Length(h)*vg.Inch/chartDPI), vgimg.UseDPI(chartDPI))
+	p.Draw(draw.New(c))
+	return c.Image()
+}

@@ -1,0 +1,135 @@
+package ui
+
+import (
+	"image"
+	"image/color"
+	"math"
+
+	"gonum.org/v1/plot/palette/moreland"
+
+	"faithlab/core/data"
+)
+
+// diverging is Moreland's smooth blue–red diverging colour map as a table
+// of 257 colours from −1 (blue) through 0 (near white) to +1 (red): a
+// signed attribution map shows its sign and its size at once.
+var diverging = func() (lut [257]color.RGBA) {
+	cm := moreland.SmoothBlueRed()
+	cm.SetMin(-1)
+	cm.SetMax(1)
+	for i := range lut {
+		c, _ := cm.At(float64(i)/128 - 1)
+		r, g, b, _ := c.RGBA()
+		lut[i] = color.RGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), 255}
+	}
+	return lut
+}()
+
+// divergingAt is the colour of v in a scale that runs from −limit to +limit.
+func divergingAt(v, limit float32) color.RGBA {
+	if !(limit > 0) {
+		return diverging[128]
+	}
+	i := int(math.Round(float64(v/limit)*128)) + 128
+	return diverging[min(max(i, 0), 256)]
+}
+
+// absMax is the largest magnitude in m (the symmetric range of its colour
+// scale); 0 for an empty or all-zero map.
+func absMax(m []float32) float32 {
+	var a float32
+	for _, v := range m {
+		if v < 0 {
+			v = -v
+		}
+		a = max(a, v)
+	}
+	return a
+}
+
+// heatmap draws an H×W map in the diverging scale of ±limit.
+func heatmap(m []float32, H, W int, limit float32) *image.RGBA {
+	img := image.NewRGBA(image.Rect(0, 0, W, H))
+	for p, v := range m[:H*W] {
+		c := divergingAt(v, limit)
+		o := 4 * p
+		img.Pix[o], img.Pix[o+1], img.Pix[o+2], img.Pix[o+3] = c.R, c.G, c.B, 255
+	}
+	return img
+}
+
+// overlay blends the map's colours over a picture of the sample with the
+// given opacity (0: the sample only, 1: the map only), where the map is
+// far from zero; near zero the sample shows through.
+func overlay(base *image.RGBA, m []float32, limit float32, opacity float64) *image.RGBA {
+	out := image.NewRGBA(base.Rect)
+	copy(out.Pix, base.Pix)
+	for p, v := range m[:len(base.Pix)/4] {
+		a := opacity
+		if limit > 0 {
+			a *= math.Min(1, math.Abs(float64(v/limit)))
+		}
+		c := divergingAt(v, limit)
+		o := 4 * p
+		out.Pix[o] = uint8(float64(out.Pix[o])*(1-a) + float64(c.R)*a)
+		out.Pix[o+1] = uint8(float64(out.Pix[o+1])*(1-a) + float64(c.G)*a)
+		out.Pix[o+2] = uint8(float64(out.Pix[o+2])*(1-a) + float64(c.B)*a)
+	}
+	return out
+}
+
+// colorBar draws the scale's legend: a horizontal bar from −limit (left)
+// to +limit (right).
+func colorBar(w, h int) *image.RGBA {
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for x := range w {
+		c := diverging[x*256/max(w-1, 1)]
+		for y := range h {
+			img.SetRGBA(x, y, c)
+		}
+	}
+	return img
+}
+
+// maskImage draws a keep-mask: kept pixels white, removed ones dark red.
+func maskImage(keep []float32, H, W int) *image.RGBA {
+	img := image.NewRGBA(image.Rect(0, 0, W, H))
+	for p, k := range keep[:H*W] {
+		c := color.RGBA{255, 255, 255, 255}
+		if k == 0 {
+			c = color.RGBA{150, 20, 30, 255}
+		}
+		img.SetRGBA(p%W, p/W, c)
+	}
+	return img
+}
+
+// sampleImage draws values of one sample of shape (C, H, W) — an image as
+// its pixels, a tabular sample as a strip of its features in the
+// diverging scale (saturating at ±2 standard deviations).
+func sampleImage(x []float32, shape []int) *image.RGBA {
+	c, h, w := shape[0], shape[1], shape[2]
+	if h == 1 && w == 1 {
+		return heatmap(x, 1, c, 2)
+	}
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	hw := h * w
+	for p := range hw {
+		o := 4 * p
+		if c >= 3 {
+			img.Pix[o], img.Pix[o+1], img.Pix[o+2] = byte8(x[p]), byte8(x[hw+p]), byte8(x[2*hw+p])
+		} else {
+			g := byte8(x[p])
+			img.Pix[o], img.Pix[o+1], img.Pix[o+2] = g, g, g
+		}
+		img.Pix[o+3] = 255
+	}
+	return img
+}
+
+// Thumbnail renders sample i of ds (sampleImage).
+func Thumbnail(ds *data.Dataset, i int) *image.RGBA { return sampleImage(ds.Sample(i), ds.Shape) }
+
+func byte8(v float32) uint8 {
+	return uint8(math.Round(float64(min(max(v, 0), 1)) * 255))
+}

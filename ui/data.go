@@ -1,0 +1,270 @@
+package ui
+
+import (
+	"fmt"
+	"image"
+	"math"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"faithlab/core/data"
+)
+
+// Outcome filters of the data screen.
+const (
+	allOutcomes = "all samples"
+	correct     = "correctly classified"
+	incorrect   = "misclassified"
+	allClasses  = "all classes"
+)
+
+// DataView shows the open dataset: images as a grid of thumbnails, tabular
+// samples as a table with per-feature statistics; filters by class and by
+// whether the open model classifies a sample correctly; the class
+// histogram. Clicking a sample opens it in Inspect.
+type DataView struct {
+	s       *State
+	split   *widget.RadioGroup
+	class   *widget.Select
+	outcome *widget.Select
+	count   *widget.Label
+	grid    *widget.GridWrap
+	table   *widget.Table
+	stats   *widget.Table
+	hist    *canvas.Image
+	center  *fyne.Container
+	side    *fyne.Container
+	shown   []int // indices of the samples that pass the filters
+	feature [][4]float64
+	content fyne.CanvasObject
+}
+
+func newDataView(s *State) *DataView {
+	v := &DataView{s: s, count: widget.NewLabel("no dataset open"), hist: canvas.NewImageFromImage(image.NewRGBA(image.Rect(0, 0, 1, 1)))}
+	v.hist.FillMode = canvas.ImageFillContain
+	v.hist.SetMinSize(fyne.NewSize(280, 240))
+	v.split = widget.NewRadioGroup([]string{"train", "test"}, func(string) { v.filter() })
+	v.split.Horizontal = true
+	v.split.SetSelected("test")
+	v.class = widget.NewSelect([]string{allClasses}, func(string) { v.filter() })
+	v.class.SetSelected(allClasses)
+	v.outcome = widget.NewSelect([]string{allOutcomes, correct, incorrect}, func(string) { v.filter() })
+	v.outcome.SetSelected(allOutcomes)
+	v.outcome.Disable()
+	v.grid = widget.NewGridWrap(func() int { return len(v.shown) },
+		func() fyne.CanvasObject {
+			img := canvas.NewImageFromImage(image.NewRGBA(image.Rect(0, 0, 1, 1)))
+			img.FillMode = canvas.ImageFillContain
+			img.ScaleMode = canvas.ImageScalePixels
+			img.SetMinSize(fyne.NewSize(76, 76))
+			lbl := widget.NewLabel("")
+			lbl.SizeName = theme.SizeNameCaptionText
+			lbl.Alignment = fyne.TextAlignCenter
+			lbl.Truncation = fyne.TextTruncateEllipsis
+			return container.NewBorder(nil, lbl, nil, nil, img)
+		},
+		func(id widget.GridWrapItemID, o fyne.CanvasObject) {
+			if id >= len(v.shown) || v.s.Data == nil {
+				return
+			}
+			ds, i := v.dataset(), v.shown[id]
+			c := o.(*fyne.Container)
+			img := c.Objects[0].(*canvas.Image)
+			img.Image = Thumbnail(ds, i)
+			img.Refresh()
+			c.Objects[1].(*widget.Label).SetText(v.label(i))
+		})
+	v.grid.OnSelected = func(id widget.GridWrapItemID) {
+		if id < len(v.shown) {
+			v.s.Inspect(v.split.Selected, v.shown[id])
+		}
+		v.grid.UnselectAll()
+	}
+	v.table = widget.NewTableWithHeaders(v.tableSize, func() fyne.CanvasObject { return widget.NewLabel("00000.000") }, v.tableCell)
+	v.table.UpdateHeader = v.tableHeader
+	v.table.OnSelected = func(id widget.TableCellID) {
+		if id.Row >= 0 && id.Row < len(v.shown) {
+			v.s.Inspect(v.split.Selected, v.shown[id.Row])
+		}
+		v.table.UnselectAll()
+	}
+	v.stats = widget.NewTableWithHeaders(func() (int, int) { return len(v.feature), 4 },
+		func() fyne.CanvasObject { return widget.NewLabel("-00000.000") },
+		func(id widget.TableCellID, o fyne.CanvasObject) {
+			o.(*widget.Label).SetText(fmt.Sprintf("%.3f", v.feature[id.Row][id.Col]))
+		})
+	v.stats.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
+		l := o.(*widget.Label)
+		switch {
+		case id.Row < 0 && id.Col >= 0:
+			l.SetText([]string{"mean", "std", "min", "max"}[id.Col])
+		case id.Col < 0 && id.Row >= 0:
+			l.SetText(v.featureName(id.Row))
+		}
+	}
+	v.center = container.NewStack(widget.NewLabel("Open a dataset in the Library."))
+	v.side = container.NewVBox(widget.NewLabelWithStyle("Classes", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), v.hist)
+	top := container.NewHBox(widget.NewLabel("Split"), v.split, widget.NewLabel("Class"), v.class, widget.NewLabel("Show"), v.outcome, v.count)
+	split := container.NewHSplit(v.center, container.NewVScroll(v.side))
+	split.Offset = 0.74
+	v.content = container.NewBorder(top, nil, nil, nil, split)
+	s.OnData(v.reload)
+	s.OnModel(v.modelChanged)
+	return v
+}
+
+// Content is the screen.
+func (v *DataView) Content() fyne.CanvasObject { return v.content }
+
+func (v *DataView) dataset() *data.Dataset { return v.s.Data.Split(v.split.Selected) }
+
+// reload shows a newly opened dataset: filters reset, the view that fits
+// its kind, its histogram.
+func (v *DataView) reload() {
+	l := v.s.Data
+	v.class.Options = append([]string{allClasses}, l.Train.Classes...)
+	v.class.SetSelected(allClasses)
+	v.outcome.SetSelected(allOutcomes)
+	v.feature = nil
+	if l.Tabular() {
+		v.center.Objects = []fyne.CanvasObject{v.table}
+		v.feature = featureStats(l.Train)
+		v.side.Objects = []fyne.CanvasObject{widget.NewLabelWithStyle("Classes", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), v.hist,
+			widget.NewLabelWithStyle("Features (training split)", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+			container.NewGridWrap(fyne.NewSize(300, 320), v.stats)}
+	} else {
+		v.center.Objects = []fyne.CanvasObject{v.grid}
+		v.side.Objects = []fyne.CanvasObject{widget.NewLabelWithStyle("Classes", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), v.hist}
+	}
+	v.center.Refresh()
+	v.side.Refresh()
+	v.stats.Refresh()
+	v.modelChanged()
+	v.filter()
+}
+
+// modelChanged enables the outcome filter when the model's predictions
+// on this dataset are known.
+func (v *DataView) modelChanged() {
+	if v.s.Data == nil {
+		return
+	}
+	if v.s.Predictions("train") == nil {
+		v.outcome.SetSelected(allOutcomes)
+		v.outcome.Disable()
+	} else {
+		v.outcome.Enable()
+	}
+	v.filter()
+}
+
+// filter recomputes the samples shown and the histogram.
+func (v *DataView) filter() {
+	if v.s.Data == nil {
+		return
+	}
+	ds := v.dataset()
+	preds := v.s.Predictions(v.split.Selected)
+	want := v.class.SelectedIndex() - 1 // −1: all
+	v.shown = v.shown[:0]
+	counts := make([]float64, len(ds.Classes))
+	for i, y := range ds.Y {
+		if want >= 0 && y != want {
+			continue
+		}
+		if preds != nil && v.outcome.Selected != allOutcomes && (preds[i] == y) != (v.outcome.Selected == correct) {
+			continue
+		}
+		v.shown = append(v.shown, i)
+		counts[y]++
+	}
+	v.count.SetText(fmt.Sprintf("%d of %d samples", len(v.shown), ds.Len()))
+	v.hist.Image = barChart(fmt.Sprintf("%s split, %d samples", v.split.Selected, len(v.shown)), ds.Classes, counts, 560, 480)
+	v.hist.Refresh()
+	v.grid.Refresh()
+	v.grid.ScrollToTop()
+	v.table.Refresh()
+}
+
+// label is a sample's caption: its class, and the model's prediction when
+// it differs.
+func (v *DataView) label(i int) string {
+	ds := v.dataset()
+	text := ds.Classes[ds.Y[i]]
+	if p := v.s.Predictions(v.split.Selected); p != nil && p[i] != ds.Y[i] {
+		text += " → " + ds.Classes[p[i]]
+	}
+	return text
+}
+
+func (v *DataView) tableSize() (int, int) {
+	if v.s.Data == nil || !v.s.Data.Tabular() {
+		return 0, 0
+	}
+	return len(v.shown), v.dataset().Dim() + 1
+}
+
+func (v *DataView) tableCell(id widget.TableCellID, o fyne.CanvasObject) {
+	l := o.(*widget.Label)
+	if id.Row >= len(v.shown) {
+		return
+	}
+	ds, i := v.dataset(), v.shown[id.Row]
+	if id.Col == 0 {
+		l.SetText(v.label(i))
+		return
+	}
+	l.SetText(fmt.Sprintf("%.3f", ds.Sample(i)[id.Col-1]))
+}
+
+func (v *DataView) tableHeader(id widget.TableCellID, o fyne.CanvasObject) {
+	l := o.(*widget.Label)
+	switch {
+	case id.Row < 0 && id.Col == 0:
+		l.SetText("class")
+	case id.Row < 0 && id.Col > 0:
+		l.SetText(v.featureName(id.Col - 1))
+	case id.Col < 0 && id.Row >= 0 && id.Row < len(v.shown):
+		l.SetText(fmt.Sprint(v.shown[id.Row]))
+	}
+}
+
+func (v *DataView) featureName(j int) string {
+	if names := v.s.Data.Train.Features; j < len(names) {
+		return names[j]
+	}
+	return fmt.Sprintf("x%d", j)
+}
+
+// featureStats is each feature's mean, standard deviation, minimum and
+// maximum over a dataset.
+func featureStats(ds *data.Dataset) [][4]float64 {
+	dim := ds.Dim()
+	out := make([][4]float64, dim)
+	for j := range dim {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		var s, ss float64
+		for i := range ds.Len() {
+			x := float64(ds.X[i*dim+j])
+			s, ss = s+x, ss+x*x
+			lo, hi = math.Min(lo, x), math.Max(hi, x)
+		}
+		n := float64(ds.Len())
+		mean := s / n
+		out[j] = [4]float64{mean, math.Sqrt(math.Max(ss/n-mean*mean, 0)), lo, hi}
+	}
+	return out
+}
+
+// SetFilter shows the samples of a class (or allClasses) with an outcome
+// under the model (allOutcomes, correct, incorrect).
+func (v *DataView) SetFilter(class, outcome string) {
+	v.class.SetSelected(class)
+	if !v.outcome.Disabled() {
+		v.outcome.SetSelected(outcome)
+	}
+}

@@ -1,0 +1,643 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"faithlab/core/campaign"
+	"faithlab/core/data"
+	"faithlab/core/job"
+	"faithlab/core/model"
+	"faithlab/core/param"
+	"faithlab/core/spec"
+)
+
+// Evaluate builds a campaign — dataset, model, methods, post-processings,
+// protocols (forms from their own descriptions), seeds — says its size and
+// estimated time before launch, saves it as the YAML spec the CLI runs
+// (and opens one), launches it in the background and lists its tasks with
+// their progress, stage, ETA and a cancel button each. Interrupted
+// campaigns are offered for resumption at start.
+type Evaluate struct {
+	s         *State
+	name      *widget.Entry
+	dataset   *widget.Entry
+	trainCap  *widget.Entry
+	testCap   *widget.Entry
+	modelKind *widget.RadioGroup
+	arch      *widget.Select
+	epochs    *widget.Entry
+	methods   *checkForms
+	post      *widget.Entry
+	protocols *checkForms
+	seeds     *widget.Entry
+	retrain   *widget.Entry
+	size      *widget.Label
+	launch    *widget.Button
+	stop      *widget.Button
+	overall   *widget.ProgressBar
+	eta       *widget.Label
+	resume    *fyne.Container
+	list      *widget.List
+	rows      []taskRow
+	byKey     map[string]int
+	tasks     *job.TaskControl
+	cancel    context.CancelFunc
+	specPath  string // of the campaign running or last saved
+	onRun     func(dir string)
+	content   fyne.CanvasObject
+}
+
+// taskRow is one task of the running campaign as the list shows it.
+type taskRow struct {
+	key, label, state, stage string
+	frac                     float64
+}
+
+func newEvaluate(s *State) *Evaluate {
+	e := &Evaluate{s: s, name: widget.NewEntry(), dataset: widget.NewEntry(), trainCap: widget.NewEntry(), testCap: widget.NewEntry(),
+		arch: widget.NewSelect(model.Architectures(), nil), epochs: widget.NewEntry(), post: widget.NewEntry(), seeds: widget.NewEntry(),
+		retrain: widget.NewEntry(), size: widget.NewLabel(""), overall: widget.NewProgressBar(), eta: widget.NewLabel(""),
+		resume: container.NewVBox(), byKey: map[string]int{}}
+	e.name.SetText("my-campaign")
+	e.dataset.SetPlaceHolder("a dataset id or path (default: the open one)")
+	e.trainCap.SetPlaceHolder("all")
+	e.testCap.SetPlaceHolder("all")
+	e.modelKind = widget.NewRadioGroup([]string{"the open model", "train one"}, nil)
+	e.modelKind.Horizontal = true
+	e.modelKind.SetSelected("the open model")
+	e.arch.SetSelected("goar-cnn")
+	e.epochs.SetText("10")
+	e.post.SetPlaceHolder("none; several: none | abs | abs,gaussian:1")
+	e.seeds.SetText("1")
+	e.retrain.SetText("5")
+	e.size.Wrapping = fyne.TextWrapWord
+	var mInfo, pInfo []formItem
+	for _, m := range campaign.Methods() {
+		mInfo = append(mInfo, formItem{m.Name, m.Title + " — " + m.Category, m.Params})
+	}
+	for _, p := range campaign.Protocols() {
+		pInfo = append(pInfo, formItem{strings.ToLower(p.Name), p.Category, p.Params})
+	}
+	e.methods = newCheckForms(mInfo)
+	e.methods.Set("gradient", nil)
+	e.methods.Set("ig", nil)
+	e.methods.Set("random", nil)
+	e.protocols = newCheckForms(pInfo)
+	e.protocols.Set("roar", map[string]any{"rates": []float64{0.1, 0.5, 0.9}})
+	e.protocols.Set("road", map[string]any{"rates": []float64{0.1, 0.5, 0.9}})
+	e.protocols.Set("deletion", map[string]any{"samples": 200})
+	e.launch = widget.NewButtonWithIcon("Launch", theme.MediaPlayIcon(), e.Launch)
+	e.launch.Importance = widget.HighImportance
+	e.stop = widget.NewButtonWithIcon("Cancel campaign", theme.MediaStopIcon(), e.Cancel)
+	e.stop.Disable()
+	check := widget.NewButton("Check and size", e.Size)
+	save := widget.NewButtonWithIcon("Save spec", theme.DocumentSaveIcon(), func() {
+		if _, err := e.save(); err != nil {
+			e.s.status.Error(err)
+		}
+	})
+	openSpec := widget.NewButtonWithIcon("Open spec…", theme.FolderOpenIcon(), func() { e.s.PickFile(e.OpenSpec, ".yaml", ".yml") })
+	form := widget.NewForm(
+		widget.NewFormItem("Name", e.name),
+		widget.NewFormItem("Dataset", e.dataset),
+		widget.NewFormItem("Training samples", e.trainCap),
+		widget.NewFormItem("Test samples", e.testCap),
+		widget.NewFormItem("Model", e.modelKind),
+		widget.NewFormItem("Architecture", e.arch),
+		widget.NewFormItem("Epochs", e.epochs),
+		widget.NewFormItem("Post-processings", e.post),
+		widget.NewFormItem("Seeds", e.seeds),
+		widget.NewFormItem("Retraining epochs", e.retrain),
+	)
+	form.Items[2].HintText = "the first n (empty: all); fewer make a quick campaign"
+	form.Items[5].HintText = "when training one"
+	form.Items[8].HintText = "comma-separated; one campaign per seed"
+	left := container.NewVBox(form,
+		widget.NewLabelWithStyle("Methods", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), e.methods.content,
+		widget.NewLabelWithStyle("Protocols", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), e.protocols.content,
+		container.NewHBox(check, save, openSpec), e.size, container.NewHBox(e.launch, e.stop))
+	e.list = widget.NewList(func() int { return len(e.rows) }, e.newRow, e.updateRow)
+	right := container.NewBorder(container.NewVBox(e.resume, widget.NewLabelWithStyle("Tasks", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+		container.NewBorder(nil, nil, nil, e.eta, e.overall)), nil, nil, nil, e.list)
+	split := container.NewHSplit(container.NewVScroll(left), right)
+	split.Offset = 0.45
+	e.content = split
+	s.OnData(func() {
+		if e.dataset.Text == "" || e.cancel == nil {
+			e.dataset.SetText(s.Data.Ref)
+		}
+	})
+	e.offerResume()
+	return e
+}
+
+// Content is the screen.
+func (e *Evaluate) Content() fyne.CanvasObject { return e.content }
+
+// build makes the campaign's spec from the form; paths are absolute, so
+// that the saved spec runs from anywhere (the CLI, a cluster).
+func (e *Evaluate) build() (*spec.Spec, error) {
+	var errs []error
+	name := strings.TrimSpace(e.name.Text)
+	if name == "" || strings.ContainsAny(name, `/\ `) {
+		errs = append(errs, fmt.Errorf("name %q: one word, no slashes or spaces", name))
+	}
+	ref := strings.TrimSpace(e.dataset.Text)
+	if ref == "" && e.s.Data != nil {
+		ref = e.s.Data.Ref
+	}
+	if ref == "" {
+		errs = append(errs, errors.New("no dataset: open one or name one"))
+	}
+	if abs, err := filepath.Abs(ref); err == nil && fileExists(ref) {
+		ref = abs
+	}
+	whole := func(en *widget.Entry, what string) int {
+		t := strings.TrimSpace(en.Text)
+		if t == "" {
+			return 0
+		}
+		n, err := strconv.Atoi(t)
+		if err != nil || n < 0 {
+			errs = append(errs, fmt.Errorf("%s %q: want a whole number", what, t))
+		}
+		return n
+	}
+	s := &spec.Spec{Name: name, Output: filepath.Join(e.s.cfg.dir("runs"), name), Cache: e.s.cacheDir(), Reduce: "sum",
+		Datasets: []spec.Dataset{{Ref: ref, TrainSamples: whole(e.trainCap, "training samples"), TestSamples: whole(e.testCap, "test samples")}},
+		Retrain:  spec.Retrain{Epochs: whole(e.retrain, "retraining epochs")}, Workers: e.s.workers(), MemoryGB: e.s.memoryGB()}
+	if e.modelKind.Selected == "the open model" {
+		if e.s.ModelPath == "" {
+			errs = append(errs, errors.New("no model file open: open one, or train one here"))
+		}
+		s.Model.File = e.s.ModelPath
+	} else {
+		s.Model.Arch, s.Model.Epochs = e.arch.Selected, whole(e.epochs, "epochs")
+	}
+	for _, name := range e.methods.Checked() {
+		params, err := e.methods.Values(name)
+		errs = append(errs, err)
+		s.Methods = append(s.Methods, spec.Method{Name: name, Params: params})
+	}
+	for _, name := range e.protocols.Checked() {
+		params, err := e.protocols.Values(name)
+		errs = append(errs, err)
+		s.Protocols = append(s.Protocols, spec.Protocol{Name: name, Params: params})
+	}
+	s.Post = nil
+	for _, p := range strings.Split(e.post.Text, "|") {
+		p = strings.TrimSpace(p)
+		if p == "none" {
+			p = ""
+		}
+		s.Post = append(s.Post, p)
+	}
+	for _, f := range strings.Split(e.seeds.Text, ",") {
+		v, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("seeds %q: want whole numbers, comma-separated", e.seeds.Text))
+			break
+		}
+		s.Seeds = append(s.Seeds, v)
+	}
+	return s, errors.Join(errs...)
+}
+
+// save writes the campaign's spec to the workbench's campaigns folder
+// (where the spec's checks run, every problem named) and loads it back.
+func (e *Evaluate) save() (*campaign.Campaign, error) {
+	s, err := e.build()
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(e.s.cfg.dir("campaigns"), s.Name)
+	if old, err := os.ReadFile(filepath.Join(dir, "campaign.yaml")); err == nil {
+		// A campaign of this name exists: replace its spec unless it has
+		// results, which belong to the spec that made them.
+		if r, err := campaign.Open(s.Output); err == nil && len(r.Records) > 0 {
+			if text, _ := spec.Format(s); string(text) != string(old) {
+				return nil, fmt.Errorf("campaign %s has results from another spec in %s: give this one another name", s.Name, s.Output)
+			}
+		} else {
+			os.Remove(filepath.Join(dir, "campaign.yaml"))
+		}
+	}
+	c, path, err := campaign.Save(dir, s)
+	if err != nil {
+		return nil, err
+	}
+	e.specPath = path
+	e.s.status.Info("saved " + path + " — run it headless with: faithlab-cli run " + path)
+	return c, nil
+}
+
+// OpenSpec fills the form from a spec file.
+func (e *Evaluate) OpenSpec(path string) {
+	c, err := campaign.Load(path)
+	if err != nil {
+		e.s.status.Error(err)
+		return
+	}
+	s := c.Spec
+	e.name.SetText(s.Name)
+	if len(s.Datasets) > 0 {
+		d := s.Datasets[0]
+		e.dataset.SetText(d.Ref)
+		e.trainCap.SetText(zeroEmpty(d.TrainSamples))
+		e.testCap.SetText(zeroEmpty(d.TestSamples))
+	}
+	if s.Model.File != "" {
+		e.modelKind.SetSelected("the open model")
+		e.s.OpenModel(s.Model.File)
+	} else {
+		e.modelKind.SetSelected("train one")
+		e.arch.SetSelected(s.Model.Arch)
+		e.epochs.SetText(zeroEmpty(s.Model.Epochs))
+	}
+	e.methods.Clear()
+	for _, m := range s.Methods {
+		e.methods.Set(m.Name, m.Params)
+	}
+	e.protocols.Clear()
+	for _, p := range s.Protocols {
+		e.protocols.Set(strings.ToLower(p.Name), p.Params)
+	}
+	var post, seeds []string
+	for _, p := range s.Post {
+		if p == "" {
+			p = "none"
+		}
+		post = append(post, p)
+	}
+	for _, v := range s.Seeds {
+		seeds = append(seeds, strconv.FormatUint(v, 10))
+	}
+	e.post.SetText(strings.Join(post, " | "))
+	e.seeds.SetText(strings.Join(seeds, ", "))
+	e.retrain.SetText(strconv.Itoa(s.Retrain.Epochs))
+	e.s.status.Info("opened campaign " + path)
+}
+
+func zeroEmpty(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
+}
+
+// Size checks the campaign and says, in the background, how many tasks,
+// retrainings and maps it makes and about how long they take here (the
+// training speed measured on this machine).
+func (e *Evaluate) Size() {
+	s, err := e.build()
+	if err != nil {
+		e.s.status.Error(err)
+		return
+	}
+	c := &campaign.Campaign{Spec: s}
+	arch := s.Model.Arch
+	if s.Model.File != "" && e.s.Model != nil {
+		arch = e.s.Model.Arch
+	}
+	var z campaign.Size
+	e.size.SetText("sizing…")
+	e.s.Go("sizing the campaign", func(ctx context.Context) error {
+		tr, _, err := data.Open(s.Datasets[0].Ref, s.Datasets[0].Options)
+		if err != nil {
+			return err
+		}
+		speed, err := campaign.MeasureSpeed(ctx, arch, tr, e.s.cfg.Kernel)
+		if err != nil {
+			return err
+		}
+		z, err = c.Estimate(speed)
+		return err
+	}, func(err error) {
+		if err != nil {
+			e.size.SetText("")
+			return
+		}
+		e.size.SetText(fmt.Sprintf("%d tasks; %d base model(s) and %d retrainings to train; %d map sets. About %s here at most (early stopping ends training sooner; the protocols' own passes are not counted).",
+			z.Tasks, z.BaseModels, z.Retrainings, z.MapSets, (time.Duration(z.Seconds) * time.Second).Round(time.Second)))
+	})
+}
+
+// Launch saves the campaign and runs it in the background.
+func (e *Evaluate) Launch() {
+	if e.cancel != nil {
+		return
+	}
+	c, err := e.save()
+	if err != nil {
+		e.s.status.Error(err)
+		return
+	}
+	e.run(c)
+}
+
+// run runs (or resumes) a loaded campaign in the background; the task list
+// follows its events, redrawn at most ~30 times a second.
+func (e *Evaluate) run(c *campaign.Campaign) {
+	e.s.remember(prefRecentRuns, e.specPath)
+	e.rows, e.byKey = nil, map[string]int{}
+	for _, t := range c.Tasks(job.Shard{}) {
+		e.byKey[t.Key] = len(e.rows)
+		e.rows = append(e.rows, taskRow{key: t.Key, label: t.Label, state: "to run"})
+	}
+	e.list.Refresh()
+	e.overall.SetValue(0)
+	e.eta.SetText("")
+	e.launch.Disable()
+	e.stop.Enable()
+	e.resume.Objects = nil
+	e.resume.Refresh()
+	events := make(chan job.Event, 256)
+	e.tasks = &job.TaskControl{}
+	pending := map[string]job.Event{}
+	var last time.Time
+	var done, total int
+	var eta time.Duration
+	go func() {
+		for ev := range events {
+			if ev.Kind == job.Repaired {
+				msg := ev.Err
+				e.s.cfg.Do(func() { e.s.status.Info(msg) })
+				continue
+			}
+			pending[ev.Key] = ev
+			done, total = ev.Done, ev.Total
+			if ev.ETA > 0 {
+				eta = ev.ETA
+			}
+			if ev.Kind == job.Progress && time.Since(last) < 33*time.Millisecond {
+				continue
+			}
+			last = time.Now()
+			batch, d, t, left := pending, done, total, eta
+			pending = map[string]job.Event{}
+			e.s.cfg.Do(func() { e.apply(batch, d, t, left) })
+		}
+		batch := pending
+		e.s.cfg.Do(func() { e.apply(batch, done, total, 0) })
+	}()
+	dir := c.Dir(job.Shard{})
+	e.cancel = e.s.Go("campaign "+c.Spec.Name, func(ctx context.Context) error {
+		out, err := c.Run(ctx, campaign.Options{Kernel: e.s.cfg.Kernel, Events: events, Tasks: e.tasks})
+		if err == nil && out.Failed > 0 {
+			return fmt.Errorf("%d task(s) failed: see their errors in the task list", out.Failed)
+		}
+		return err
+	}, func(err error) {
+		e.cancel = nil
+		e.launch.Enable()
+		e.stop.Disable()
+		e.eta.SetText("")
+		switch {
+		case errors.Is(err, context.Canceled):
+			e.s.status.Info("campaign stopped; finished tasks are kept: Launch resumes it")
+			for i := range e.rows {
+				if e.rows[i].state == "running" {
+					e.rows[i].state, e.rows[i].stage = "stopped", ""
+				}
+			}
+			e.list.Refresh()
+		case err == nil:
+			e.s.status.Info("campaign " + c.Spec.Name + " done: results in " + dir)
+		}
+		if e.onRun != nil {
+			e.onRun(dir)
+		}
+	})
+}
+
+// apply updates the task list with events (UI goroutine).
+func (e *Evaluate) apply(evs map[string]job.Event, done, total int, eta time.Duration) {
+	for key, ev := range evs {
+		i, ok := e.byKey[key]
+		if !ok {
+			continue
+		}
+		r := &e.rows[i]
+		switch ev.Kind {
+		case job.Started:
+			r.state, r.stage, r.frac = "running", "starting", 0
+		case job.Progress:
+			r.state, r.stage = "running", ev.Stage
+			if ev.Steps > 0 {
+				r.frac = float64(ev.Step) / float64(ev.Steps)
+			}
+		case job.Finished, job.Skipped:
+			r.state, r.stage, r.frac = "done", "", 1
+			if ev.Kind == job.Skipped {
+				r.stage = "done in an earlier run"
+			}
+		case job.Failed:
+			r.state, r.stage, r.frac = "failed", ev.Err, 0
+		case job.Cancelled:
+			r.state, r.stage, r.frac = "cancelled", "not recorded: a resume runs it", 0
+		}
+
+	}
+	if total > 0 {
+		e.overall.SetValue(float64(done) / float64(total))
+	}
+	if eta > 0 {
+		e.eta.SetText(fmt.Sprintf("%d/%d · about %s left", done, total, eta.Round(time.Second)))
+	} else if total > 0 {
+		e.eta.SetText(fmt.Sprintf("%d/%d", done, total))
+	}
+	e.list.Refresh()
+}
+
+// Cancel stops the campaign after the tasks under way; finished ones are kept.
+func (e *Evaluate) Cancel() {
+	if e.cancel != nil {
+		e.cancel()
+	}
+}
+
+// Running says whether a campaign runs.
+func (e *Evaluate) Running() bool { return e.cancel != nil }
+
+func (e *Evaluate) newRow() fyne.CanvasObject {
+	label := widget.NewLabel("")
+	label.Truncation = fyne.TextTruncateEllipsis
+	stage := widget.NewLabel("")
+	stage.Truncation = fyne.TextTruncateEllipsis
+	stage.SizeName = theme.SizeNameCaptionText
+	bar := widget.NewProgressBar()
+	cancel := widget.NewButtonWithIcon("", theme.CancelIcon(), nil)
+	cancel.Importance = widget.LowImportance
+	return container.NewBorder(nil, nil, nil, cancel, container.NewVBox(label, container.NewGridWithColumns(2, stage, bar)))
+}
+
+func (e *Evaluate) updateRow(id widget.ListItemID, o fyne.CanvasObject) {
+	if id >= len(e.rows) {
+		return
+	}
+	r := e.rows[id]
+	c := o.(*fyne.Container)
+	body := c.Objects[0].(*fyne.Container)
+	cancel := c.Objects[1].(*widget.Button)
+	body.Objects[0].(*widget.Label).SetText(r.label)
+	line := body.Objects[1].(*fyne.Container)
+	stage := line.Objects[0].(*widget.Label)
+	stage.SetText(strings.TrimSpace(r.state + " · " + r.stage))
+	if r.state == "failed" {
+		stage.Importance = widget.DangerImportance
+	} else {
+		stage.Importance = widget.MediumImportance
+	}
+	stage.Refresh()
+	line.Objects[1].(*widget.ProgressBar).SetValue(r.frac)
+	key := r.key
+	cancel.OnTapped = func() {
+		if e.tasks != nil && e.tasks.Cancel(key) {
+			e.s.status.Info("cancelling " + r.label)
+		}
+	}
+	if r.state == "running" {
+		cancel.Enable()
+	} else {
+		cancel.Disable()
+	}
+}
+
+// offerResume looks for campaigns launched here that did not finish and
+// offers to resume each.
+func (e *Evaluate) offerResume() {
+	for _, p := range e.s.Recent(prefRecentRuns) {
+		c, err := campaign.Load(p)
+		if err != nil {
+			continue
+		}
+		r, err := campaign.Open(c.Spec.Output)
+		if err != nil {
+			continue
+		}
+		st := r.Status()
+		if len(st.Missing) == 0 || len(st.Done)+len(st.Failed) == 0 {
+			continue
+		}
+		path := p
+		msg := widget.NewLabel(fmt.Sprintf("Campaign %s was interrupted: %d of %d tasks done.", c.Spec.Name, len(st.Done), len(st.Done)+len(st.Failed)+len(st.Missing)))
+		msg.Wrapping = fyne.TextWrapWord
+		var row *fyne.Container
+		resume := widget.NewButton("Resume", func() {
+			c, err := campaign.Load(path)
+			if err != nil {
+				e.s.status.Error(err)
+				return
+			}
+			e.OpenSpec(path)
+			e.specPath = path
+			e.run(c)
+		})
+		resume.Importance = widget.HighImportance
+		dismiss := widget.NewButton("Not now", func() { e.resume.Remove(row) })
+		row = container.NewBorder(nil, nil, nil, container.NewHBox(resume, dismiss), msg)
+		e.resume.Add(row)
+	}
+}
+
+// formItem describes one method or protocol for checkForms.
+type formItem struct {
+	name, doc string
+	params    []param.Param
+}
+
+// checkForms is a list of checkable methods or protocols, each with its
+// parameter form shown while it is checked.
+type checkForms struct {
+	items   []formItem
+	checks  map[string]*widget.Check
+	forms   map[string]*paramForm
+	content *fyne.Container
+}
+
+func newCheckForms(items []formItem) *checkForms {
+	f := &checkForms{items: items, checks: map[string]*widget.Check{}, forms: map[string]*paramForm{}, content: container.NewVBox()}
+	for _, it := range items {
+		form := newParamForm(it.params)
+		box := container.NewPadded(form.form)
+		box.Hide()
+		check := widget.NewCheck(it.name, func(on bool) {
+			if on && len(it.params) > 0 {
+				box.Show()
+			} else {
+				box.Hide()
+			}
+		})
+		hint := widget.NewLabel(it.doc)
+		hint.SizeName = theme.SizeNameCaptionText
+		hint.Truncation = fyne.TextTruncateEllipsis
+		f.checks[it.name], f.forms[it.name] = check, form
+		f.content.Add(container.NewBorder(nil, nil, check, nil, hint))
+		f.content.Add(box)
+	}
+	return f
+}
+
+// Checked lists the checked items, in the list's order.
+func (f *checkForms) Checked() []string {
+	var out []string
+	for _, it := range f.items {
+		if f.checks[it.name].Checked {
+			out = append(out, it.name)
+		}
+	}
+	return out
+}
+
+// Values reads a checked item's form.
+func (f *checkForms) Values(name string) (map[string]any, error) { return f.forms[name].Values() }
+
+// Set checks an item and fills its form.
+func (f *checkForms) Set(name string, params map[string]any) {
+	if c := f.checks[name]; c != nil {
+		c.SetChecked(true)
+		f.forms[name].Set(params)
+	}
+}
+
+// Clear unchecks every item.
+func (f *checkForms) Clear() {
+	for _, c := range f.checks {
+		c.SetChecked(false)
+	}
+}
+
+// Quick sets up a small campaign on the open model — the first train and
+// test samples, Gradient, Integrated Gradients and Random under ROAR, ROAD
+// and deletion — that runs in a minute or two on a laptop (screenshots,
+// a first try).
+func (e *Evaluate) Quick(name string, train, test, retrainEpochs int) {
+	e.name.SetText(name)
+	e.trainCap.SetText(zeroEmpty(train))
+	e.testCap.SetText(zeroEmpty(test))
+	e.modelKind.SetSelected("the open model")
+	e.methods.Clear()
+	for _, m := range []string{"gradient", "ig", "random"} {
+		e.methods.Set(m, nil)
+	}
+	e.protocols.Clear()
+	rates := []float64{0.1, 0.5, 0.9}
+	e.protocols.Set("roar", map[string]any{"rates": rates})
+	e.protocols.Set("road", map[string]any{"rates": rates})
+	e.protocols.Set("deletion", map[string]any{"samples": 100})
+	e.post.SetText("")
+	e.seeds.SetText("1")
+	e.retrain.SetText(strconv.Itoa(retrainEpochs))
+}

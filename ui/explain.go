@@ -1,0 +1,376 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"image"
+	"strconv"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"faithlab/core/campaign"
+	"faithlab/core/perturb"
+)
+
+// Explain computes maps of the chosen methods (their parameter forms built
+// from the methods' own descriptions) for a few samples of the open
+// dataset under the open model, and shows them side by side: a row per
+// sample, the image and each method's map over it in a diverging colour
+// scale (shared by all maps or per map) with its legend and an opacity
+// slider. TRACE's trajectories play back patch by patch.
+type Explain struct {
+	s        *State
+	methods  *widget.CheckGroup
+	forms    map[string]*paramForm
+	params   *fyne.Container
+	post     *widget.Entry
+	split    *widget.RadioGroup
+	offset   *widget.Entry
+	count    *widget.Entry
+	target   *widget.RadioGroup
+	seed     *widget.Entry
+	compute  *widget.Button
+	stop     *widget.Button
+	progress *widget.ProgressBar
+	overlayC *widget.Check
+	shared   *widget.Check
+	opacity  *widget.Slider
+	legend   *widget.Label
+	gallery  *fyne.Container
+	trace    *fyne.Container
+	results  []campaign.Explained
+	cancel   context.CancelFunc
+	// trajectory playback
+	traceSel  *widget.Select
+	traceStep *widget.Slider
+	traceImg  *canvas.Image
+	traceText *widget.Label
+	content   fyne.CanvasObject
+}
+
+func newExplain(s *State) *Explain {
+	e := &Explain{s: s, forms: map[string]*paramForm{}, params: container.NewVBox(), post: widget.NewEntry(), offset: widget.NewEntry(),
+		count: widget.NewEntry(), seed: widget.NewEntry(), progress: widget.NewProgressBar(), legend: widget.NewLabel(""),
+		gallery: container.NewGridWithColumns(1), trace: container.NewVBox()}
+	var names []string
+	titles := map[string]string{}
+	for _, m := range campaign.Methods() {
+		label := m.Name + " — " + m.Title
+		names = append(names, label)
+		titles[label] = m.Name
+		e.forms[m.Name] = newParamForm(m.Params)
+	}
+	e.methods = widget.NewCheckGroup(names, func([]string) { e.showForms(titles) })
+	e.methods.SetSelected([]string{names[0], names[2]}) // gradient, ig
+	e.post.SetPlaceHolder("none; e.g. abs,gaussian:1")
+	e.split = widget.NewRadioGroup([]string{"test", "train"}, nil)
+	e.split.Horizontal = true
+	e.split.SetSelected("test")
+	e.offset.SetText("0")
+	e.count.SetText("6")
+	e.target = widget.NewRadioGroup([]string{"predicted", "label"}, nil)
+	e.target.Horizontal = true
+	e.target.SetSelected("predicted")
+	e.seed.SetText("0")
+	e.compute = widget.NewButton("Compute maps", e.Compute)
+	e.compute.Importance = widget.HighImportance
+	e.stop = widget.NewButton("Cancel", func() {
+		if e.cancel != nil {
+			e.cancel()
+		}
+	})
+	e.stop.Disable()
+	e.overlayC = widget.NewCheck("over the image", func(bool) { e.draw() })
+	e.overlayC.SetChecked(true)
+	e.shared = widget.NewCheck("one colour scale for all maps", func(bool) { e.draw() })
+	e.shared.SetChecked(false)
+	e.opacity = widget.NewSlider(0, 1)
+	e.opacity.Step = 0.05
+	e.opacity.SetValue(0.7)
+	e.opacity.OnChangeEnded = func(float64) { e.draw() }
+	e.traceSel = widget.NewSelect(nil, func(string) { e.drawTrace() })
+	e.traceStep = widget.NewSlider(0, 1)
+	e.traceStep.Step = 1
+	e.traceStep.OnChanged = func(float64) { e.drawTrace() }
+	e.traceImg = canvas.NewImageFromImage(image.NewRGBA(image.Rect(0, 0, 1, 1)))
+	e.traceImg.ScaleMode = canvas.ImageScalePixels
+	e.traceImg.FillMode = canvas.ImageFillContain
+	e.traceImg.SetMinSize(fyne.NewSize(168, 168))
+	e.traceText = widget.NewLabel("")
+	samples := widget.NewForm(
+		widget.NewFormItem("Split", e.split),
+		widget.NewFormItem("First sample", e.offset),
+		widget.NewFormItem("Samples", e.count),
+		widget.NewFormItem("Explain", e.target),
+		widget.NewFormItem("Seed", e.seed),
+		widget.NewFormItem("Post-processing", e.post),
+	)
+	left := container.NewVBox(widget.NewLabelWithStyle("Methods", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), e.methods,
+		widget.NewLabelWithStyle("Parameters", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), e.params,
+		widget.NewLabelWithStyle("Samples", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), samples,
+		container.NewHBox(e.compute, e.stop), e.progress)
+	bar := canvas.NewImageFromImage(colorBar(256, 12))
+	bar.FillMode = canvas.ImageFillStretch
+	bar.SetMinSize(fyne.NewSize(180, 14))
+	controls := container.NewHBox(e.overlayC, widget.NewLabel("opacity"), container.NewGridWrap(fyne.NewSize(140, 36), e.opacity), e.shared,
+		container.NewVBox(bar), e.legend)
+	center := container.NewBorder(controls, e.trace, nil, nil, container.NewScroll(e.gallery))
+	e.content = container.NewBorder(nil, nil, container.NewVScroll(container.NewGridWrap(fyne.NewSize(360, 1400), left)), nil, center)
+	e.showForms(titles)
+	e.gallery.Add(widget.NewLabel("Pick methods and samples, then Compute maps."))
+	return e
+}
+
+// Content is the screen.
+func (e *Explain) Content() fyne.CanvasObject { return e.content }
+
+// showForms lists the parameter forms of the checked methods.
+func (e *Explain) showForms(titles map[string]string) {
+	e.params.Objects = nil
+	for _, label := range e.methods.Selected {
+		name := titles[label]
+		e.params.Add(widget.NewCard("", name, e.forms[name].form))
+	}
+	e.params.Refresh()
+}
+
+// chosen returns the checked methods' names.
+func (e *Explain) chosen() []string {
+	var out []string
+	for _, label := range e.methods.Selected {
+		name, _, _ := strings.Cut(label, " — ")
+		out = append(out, name)
+	}
+	return out
+}
+
+// Select checks exactly the named methods (screenshots, tests).
+func (e *Explain) Select(names ...string) {
+	var labels []string
+	for _, opt := range e.methods.Options {
+		name, _, _ := strings.Cut(opt, " — ")
+		if containsString(names, name) {
+			labels = append(labels, opt)
+		}
+	}
+	e.methods.SetSelected(labels)
+}
+
+// Compute makes the maps in the background, one method after another.
+func (e *Explain) Compute() {
+	if e.cancel != nil {
+		return
+	}
+	if !e.s.Fits() {
+		e.s.status.Error(fmt.Errorf("explaining needs an open dataset and a model that takes its samples"))
+		return
+	}
+	offset, err1 := strconv.Atoi(strings.TrimSpace(e.offset.Text))
+	count, err2 := strconv.Atoi(strings.TrimSpace(e.count.Text))
+	seed, err3 := strconv.ParseUint(strings.TrimSpace(e.seed.Text), 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil || offset < 0 || count < 1 || count > 64 {
+		e.s.status.Error(fmt.Errorf("first sample, samples (1 to 64) and seed must be whole numbers"))
+		return
+	}
+	var reqs []campaign.Request
+	for _, name := range e.chosen() {
+		params, err := e.forms[name].Values()
+		if err != nil {
+			e.s.status.Error(fmt.Errorf("%s: %w", name, err))
+			return
+		}
+		reqs = append(reqs, campaign.Request{Method: name, Params: params, Post: e.post.Text, Reduce: "sum", Split: e.split.Selected,
+			Offset: offset, Count: count, Target: e.target.Selected, Seed: seed})
+	}
+	if len(reqs) == 0 {
+		e.s.status.Error(fmt.Errorf("pick at least one method"))
+		return
+	}
+	m, l := e.s.Model.Copy(), e.s.Data
+	var out []campaign.Explained
+	e.compute.Disable()
+	e.stop.Enable()
+	e.progress.SetValue(0)
+	e.cancel = e.s.Go("computing maps", func(ctx context.Context) error {
+		for i, q := range reqs {
+			ex, err := campaign.Attribute(ctx, m, l.Train, l.Test, q)
+			if err != nil {
+				return fmt.Errorf("%s: %w", q.Method, err)
+			}
+			out = append(out, ex)
+			frac := float64(i+1) / float64(len(reqs))
+			e.s.cfg.Do(func() { e.progress.SetValue(frac) })
+		}
+		return nil
+	}, func(err error) {
+		e.cancel = nil
+		e.compute.Enable()
+		e.stop.Disable()
+		if err != nil {
+			e.progress.SetValue(0)
+			return
+		}
+		e.results = out
+		e.draw()
+		e.setupTrace()
+	})
+}
+
+// draw lays out the gallery: a header row of method names, then per
+// sample its image and each method's map.
+func (e *Explain) draw() {
+	if len(e.results) == 0 || e.s.Data == nil {
+		return
+	}
+	first := e.results[0]
+	ds := e.s.Data.Split(first.Request.Split)
+	n := first.Maps.N()
+	cols := len(e.results) + 1
+	var shared float32
+	for _, r := range e.results {
+		shared = max(shared, absMax(r.Maps.Data))
+	}
+	e.gallery.Objects = nil
+	e.gallery.Layout = container.NewGridWithColumns(cols).Layout
+	e.gallery.Add(widget.NewLabelWithStyle("sample", fyne.TextAlignCenter, fyne.TextStyle{Bold: true}))
+	for _, r := range e.results {
+		l := widget.NewLabelWithStyle(r.Request.Method, fyne.TextAlignCenter, fyne.TextStyle{Bold: true})
+		l.Truncation = fyne.TextTruncateEllipsis
+		e.gallery.Add(l)
+	}
+	shape := ds.Shape
+	for i := range n {
+		idx := first.Request.Offset + i
+		x := ds.Sample(idx)
+		base := sampleImage(x, shape)
+		caption := ds.Classes[ds.Y[idx]]
+		if t := first.Targets[i]; t != ds.Y[idx] {
+			caption += " (explains " + ds.Classes[t] + ")"
+		}
+		e.gallery.Add(e.cell(base, fmt.Sprintf("#%d %s", idx, caption), func() { e.s.Inspect(first.Request.Split, idx) }))
+		for _, r := range e.results {
+			m := r.Maps.Map(i)
+			limit := absMax(m)
+			if e.shared.Checked {
+				limit = shared
+			}
+			var img *image.RGBA
+			H, W := r.Maps.Shape[2], r.Maps.Shape[3]
+			if H*W == 1 { // a tabular sample's map: a strip of its features
+				H, W = 1, len(m)
+			}
+			switch {
+			case e.overlayC.Checked && H*W == base.Rect.Dx()*base.Rect.Dy():
+				img = overlay(base, m, limit, e.opacity.Value)
+			default:
+				img = heatmap(m, H, W, limit)
+			}
+			e.gallery.Add(e.cell(img, fmt.Sprintf("±%.3g", limit), nil))
+		}
+	}
+	if e.shared.Checked {
+		e.legend.SetText(fmt.Sprintf("−%.3g … 0 … +%.3g (all maps)", shared, shared))
+	} else {
+		e.legend.SetText("−max … 0 … +max of each map (its range under it)")
+	}
+	e.gallery.Refresh()
+}
+
+// cell is an image with a caption; tapping it runs tap (when not nil).
+func (e *Explain) cell(img image.Image, caption string, tap func()) fyne.CanvasObject {
+	ci := canvas.NewImageFromImage(img)
+	ci.ScaleMode = canvas.ImageScalePixels
+	ci.FillMode = canvas.ImageFillContain
+	ci.SetMinSize(fyne.NewSize(112, 112))
+	l := widget.NewLabel(caption)
+	l.Alignment = fyne.TextAlignCenter
+	l.Truncation = fyne.TextTruncateEllipsis
+	l.SizeName = theme.SizeNameCaptionText
+	var top fyne.CanvasObject = ci
+	if tap != nil {
+		b := widget.NewButton("", tap)
+		b.Importance = widget.LowImportance
+		top = container.NewStack(b, ci)
+	}
+	return container.NewBorder(nil, l, nil, nil, top)
+}
+
+// setupTrace offers the samples of the TRACE results for playback.
+func (e *Explain) setupTrace() {
+	e.trace.Objects = nil
+	var opts []string
+	for _, r := range e.results {
+		for i := range r.Trace {
+			opts = append(opts, fmt.Sprintf("%s · sample #%d", r.Request.Method, r.Request.Offset+i))
+		}
+	}
+	if len(opts) == 0 {
+		e.trace.Refresh()
+		return
+	}
+	e.traceSel.Options = opts
+	e.traceSel.SetSelected(opts[0])
+	e.trace.Add(widget.NewSeparator())
+	e.trace.Add(widget.NewLabelWithStyle("TRACE trajectory: patches deleted, least important first", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}))
+	e.trace.Add(container.NewBorder(nil, nil, container.NewHBox(e.traceSel, e.traceImg), nil,
+		container.NewVBox(e.traceStep, e.traceText)))
+	e.trace.Refresh()
+	e.drawTrace()
+}
+
+// drawTrace shows the chosen sample with the first patches of its TRACE
+// trajectory deleted, as many as the step slider says.
+func (e *Explain) drawTrace() {
+	if e.traceSel.Selected == "" || e.s.Data == nil {
+		return
+	}
+	k := 0
+	for _, r := range e.results {
+		for i, tr := range r.Trace {
+			if e.traceSel.Options[k] != e.traceSel.Selected {
+				k++
+				continue
+			}
+			ds := e.s.Data.Split(r.Request.Split)
+			grid, _ := r.Settings["grid"].(int)
+			t := len(tr.Trajectory)
+			e.traceStep.Max = float64(t)
+			step := min(int(e.traceStep.Value), t)
+			img, err := trajectoryFrame(ds.Sample(r.Request.Offset+i), ds.Shape, grid, tr.Trajectory, step)
+			if err != nil {
+				e.traceText.SetText(err.Error())
+				return
+			}
+			e.traceImg.Image = img
+			e.traceImg.Refresh()
+			e.traceText.SetText(fmt.Sprintf("%d of %d patches deleted (%d×%d grid); objective %.4f after %d iterations, %.2f s",
+				step, t, grid, grid, tr.Value, tr.Iterations, tr.Seconds))
+			return
+		}
+	}
+}
+
+// trajectoryFrame draws a sample with the first step patches of a TRACE
+// trajectory (least important first) on a grid×grid partition set to 0.
+func trajectoryFrame(x []float32, shape []int, grid int, trajectory []int, step int) (*image.RGBA, error) {
+	H, W := shape[1], shape[2]
+	feats, err := perturb.NewFeatures(H, W, grid)
+	if err != nil {
+		return nil, err
+	}
+	keep := make([]float32, H*W)
+	feats.Keep(keep, trajectory, min(step, len(trajectory)))
+	y := append([]float32(nil), x...)
+	hw := H * W
+	for c := range shape[0] {
+		for p := range hw {
+			y[c*hw+p] *= keep[p]
+		}
+	}
+	return sampleImage(y, shape), nil
+}

@@ -1,0 +1,141 @@
+package ui
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/widget"
+
+	"faithlab/core/param"
+)
+
+// paramForm is a form for the parameters of a method or a protocol, built
+// from its self-description (package param): an entry per number or text
+// with the default as placeholder, a check per switch, a select per
+// choice, a comma-separated entry per list; each item's hint is the
+// parameter's doc and range. An empty field means the default.
+type paramForm struct {
+	params []param.Param
+	get    map[string]func() (v any, set bool, err error)
+	put    map[string]func(v any)
+	form   *widget.Form
+}
+
+func newParamForm(ps []param.Param) *paramForm {
+	f := &paramForm{params: ps, get: map[string]func() (any, bool, error){}, put: map[string]func(any){}, form: widget.NewForm()}
+	for _, p := range ps {
+		hint := p.Doc
+		if p.Range != "" {
+			hint += " — " + param.Describe(p.Range)
+		}
+		var w fyne.CanvasObject
+		switch {
+		case p.Kind == "bool":
+			def, _ := p.Default.(bool)
+			c := widget.NewCheck("", nil)
+			c.SetChecked(def)
+			f.get[p.Name] = func() (any, bool, error) { return c.Checked, c.Checked != def, nil }
+			f.put[p.Name] = func(v any) { b, _ := v.(bool); c.SetChecked(b) }
+			w = c
+		case len(p.Choices) > 0:
+			s := widget.NewSelect(p.Choices, nil)
+			def := fmt.Sprint(p.Default)
+			s.SetSelected(def)
+			f.get[p.Name] = func() (any, bool, error) { return s.Selected, s.Selected != def && s.Selected != "", nil }
+			f.put[p.Name] = func(v any) { s.SetSelected(fmt.Sprint(v)) }
+			w = s
+		default:
+			e := widget.NewEntry()
+			e.SetPlaceHolder(formatValue(p.Default))
+			kind, name := p.Kind, p.Name
+			f.get[p.Name] = func() (any, bool, error) {
+				text := strings.TrimSpace(e.Text)
+				if text == "" {
+					return nil, false, nil
+				}
+				v, err := parseValue(kind, text)
+				if err != nil {
+					return nil, false, fmt.Errorf("%s: %w", name, err)
+				}
+				return v, true, nil
+			}
+			f.put[p.Name] = func(v any) { e.SetText(formatValue(v)) }
+			w = e
+		}
+		item := widget.NewFormItem(p.Name, w)
+		item.HintText = hint
+		f.form.AppendItem(item)
+	}
+	return f
+}
+
+// Values returns the parameters the user set, by name, or the first entry
+// that does not parse.
+func (f *paramForm) Values() (map[string]any, error) {
+	out := map[string]any{}
+	for _, p := range f.params {
+		v, set, err := f.get[p.Name]()
+		if err != nil {
+			return nil, err
+		}
+		if set {
+			out[p.Name] = v
+		}
+	}
+	return out, nil
+}
+
+// Set fills the form with values (a spec's parameters).
+func (f *paramForm) Set(values map[string]any) {
+	for k, v := range values {
+		if put := f.put[k]; put != nil {
+			put(v)
+		}
+	}
+}
+
+// parseValue reads a form field as a parameter of the given kind.
+func parseValue(kind, text string) (any, error) {
+	switch kind {
+	case "int":
+		return strconv.Atoi(text)
+	case "uint64":
+		return strconv.ParseUint(text, 10, 64)
+	case "float64":
+		return strconv.ParseFloat(text, 64)
+	case "[]float64", "[]int":
+		var out []any
+		for _, f := range strings.Split(text, ",") {
+			v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+			if err != nil {
+				return nil, fmt.Errorf("%q is not a list of numbers", text)
+			}
+			out = append(out, v)
+		}
+		return out, nil
+	}
+	return text, nil
+}
+
+// formatValue writes a value as a form shows it (lists comma-separated).
+func formatValue(v any) string {
+	switch x := v.(type) {
+	case []float64:
+		parts := make([]string, len(x))
+		for i, f := range x {
+			parts[i] = strconv.FormatFloat(f, 'g', -1, 64)
+		}
+		return strings.Join(parts, ", ")
+	case []any:
+		parts := make([]string, len(x))
+		for i, f := range x {
+			parts[i] = fmt.Sprint(f)
+		}
+		return strings.Join(parts, ", ")
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	return fmt.Sprint(v)
+}

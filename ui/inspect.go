@@ -1,0 +1,267 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"image"
+	"strconv"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"faithlab/core/campaign"
+)
+
+// Inspect shows one sample at a time: the image, a method's map, the mask
+// of the features removed at a rate (slider; ↑ ↓), and what every removal
+// reference fills them with — zero (ROAR), the channel and dataset means,
+// blur, ROAD's imputation — with the model's prediction and confidence on
+// each. ← → step through samples. For TRACE, a step slider plays the
+// trajectory back.
+type Inspect struct {
+	s         *State
+	split     *widget.RadioGroup
+	index     *widget.Entry
+	method    *widget.Select
+	rate      *widget.Slider
+	rateText  *widget.Label
+	morf      *widget.RadioGroup
+	panels    *fyne.Container
+	caption   *widget.Label
+	traceBox  *fyne.Container
+	traceStep *widget.Slider
+	traceImg  *canvas.Image
+	traceText *widget.Label
+	cur       int
+	explained *campaign.Explained // the map of the current sample and method
+	mapKey    string
+	gen       int // counts requests, so that a stale answer is dropped
+	content   fyne.CanvasObject
+}
+
+func newInspect(s *State) *Inspect {
+	v := &Inspect{s: s, index: widget.NewEntry(), rateText: widget.NewLabel(""), panels: container.NewGridWrap(fyne.NewSize(150, 190)),
+		caption:   widget.NewLabel("Open a dataset and a model, then pick a sample (or click one on the Data screen)."),
+		traceStep: widget.NewSlider(0, 1), traceText: widget.NewLabel("")}
+	v.caption.Wrapping = fyne.TextWrapWord
+	v.split = widget.NewRadioGroup([]string{"test", "train"}, func(string) { v.refresh() })
+	v.split.Horizontal = true
+	v.split.SetSelected("test")
+	v.index.SetText("0")
+	v.index.OnSubmitted = func(string) { v.refresh() }
+	var names []string
+	for _, m := range campaign.Methods() {
+		names = append(names, m.Name)
+	}
+	v.method = widget.NewSelect(names, func(string) { v.refresh() })
+	v.method.SetSelected("gradient")
+	v.rate = widget.NewSlider(0.05, 0.95)
+	v.rate.Step = 0.05
+	v.rate.SetValue(0.3)
+	v.rate.OnChanged = func(r float64) { v.rateText.SetText(fmt.Sprintf("%.0f %% removed", 100*r)) }
+	v.rate.OnChangeEnded = func(float64) { v.remove() }
+	v.rate.OnChanged(v.rate.Value)
+	v.morf = widget.NewRadioGroup([]string{"most relevant first", "least relevant first"}, func(string) { v.remove() })
+	v.morf.Horizontal = true
+	v.morf.SetSelected("most relevant first")
+	v.traceStep.Step = 1
+	v.traceStep.OnChanged = func(float64) { v.drawTrace() }
+	v.traceImg = canvas.NewImageFromImage(image.NewRGBA(image.Rect(0, 0, 1, 1)))
+	v.traceImg.ScaleMode, v.traceImg.FillMode = canvas.ImageScalePixels, canvas.ImageFillContain
+	v.traceImg.SetMinSize(fyne.NewSize(140, 140))
+	v.traceBox = container.NewVBox()
+	prev := widget.NewButtonWithIcon("", theme.NavigateBackIcon(), func() { v.Step(-1) })
+	next := widget.NewButtonWithIcon("", theme.NavigateNextIcon(), func() { v.Step(1) })
+	top := container.NewVBox(
+		container.NewHBox(widget.NewLabel("Split"), v.split, widget.NewLabel("Sample"), prev, container.NewGridWrap(fyne.NewSize(80, 36), v.index), next,
+			widget.NewLabel("Method"), v.method),
+		container.NewBorder(nil, nil, container.NewHBox(widget.NewLabel("Rate"), v.rateText), v.morf, v.rate),
+		v.caption)
+	v.content = container.NewBorder(top, v.traceBox, nil, nil, container.NewVScroll(v.panels))
+	s.OnData(func() { v.cur = 0; v.index.SetText("0"); v.refresh() })
+	s.OnModel(func() { v.mapKey = ""; v.refresh() })
+	return v
+}
+
+// Content is the screen.
+func (v *Inspect) Content() fyne.CanvasObject { return v.content }
+
+// Show opens sample i of a split.
+func (v *Inspect) Show(split string, i int) {
+	v.split.SetSelected(split)
+	v.index.SetText(strconv.Itoa(i))
+	v.refresh()
+}
+
+// Step moves to the next (+1) or previous (−1) sample.
+func (v *Inspect) Step(d int) {
+	if v.s.Data == nil {
+		return
+	}
+	n := v.s.Data.Split(v.split.Selected).Len()
+	v.index.SetText(strconv.Itoa(((v.cur+d)%n + n) % n))
+	v.refresh()
+}
+
+// Key handles the arrow keys: samples left and right, rates up and down.
+func (v *Inspect) Key(k fyne.KeyName) {
+	switch k {
+	case fyne.KeyLeft:
+		v.Step(-1)
+	case fyne.KeyRight:
+		v.Step(1)
+	case fyne.KeyUp, fyne.KeyDown:
+		d := v.rate.Step
+		if k == fyne.KeyDown {
+			d = -d
+		}
+		v.rate.SetValue(min(max(v.rate.Value+d, v.rate.Min), v.rate.Max))
+		v.remove()
+	}
+}
+
+// SetRate sets the removal rate (screenshots, tests).
+func (v *Inspect) SetRate(r float64) {
+	v.rate.SetValue(r)
+	v.remove()
+}
+
+// refresh computes the current sample's map when the sample or the
+// method changed, then its removals.
+func (v *Inspect) refresh() {
+	if !v.s.Fits() {
+		return
+	}
+	ds := v.s.Data.Split(v.split.Selected)
+	i, err := strconv.Atoi(strings.TrimSpace(v.index.Text))
+	if err != nil || i < 0 || i >= ds.Len() {
+		v.s.status.Error(fmt.Errorf("sample %q: want 0 to %d", v.index.Text, ds.Len()-1))
+		return
+	}
+	v.cur = i
+	key := fmt.Sprint(v.split.Selected, i, v.method.Selected)
+	if key == v.mapKey && v.explained != nil {
+		v.remove()
+		return
+	}
+	v.gen++
+	gen := v.gen
+	m, l := v.s.Model.Copy(), v.s.Data
+	q := campaign.Request{Method: v.method.Selected, Split: v.split.Selected, Offset: i, Count: 1, Reduce: "sum"}
+	var ex campaign.Explained
+	v.s.Go(fmt.Sprintf("%s map of sample %d", q.Method, i), func(ctx context.Context) error {
+		var err error
+		ex, err = campaign.Attribute(ctx, m, l.Train, l.Test, q)
+		return err
+	}, func(err error) {
+		if err != nil || gen != v.gen {
+			return
+		}
+		v.explained, v.mapKey = &ex, key
+		v.remove()
+		v.setupTrace()
+	})
+}
+
+// remove fills the removed features from every reference and shows the
+// panels.
+func (v *Inspect) remove() {
+	ex := v.explained
+	if ex == nil || !v.s.Fits() {
+		return
+	}
+	v.gen++
+	gen := v.gen
+	m, l := v.s.Model.Copy(), v.s.Data
+	ds := l.Split(ex.Request.Split)
+	i, rate, morf, target := ex.Request.Offset, v.rate.Value, v.morf.Selected == "most relevant first", ex.Targets[0]
+	saliency := ex.Maps.Map(0)
+	var out campaign.Removed
+	v.s.Go("removing features", func(ctx context.Context) error {
+		var err error
+		out, err = campaign.Remove(ctx, m, l.Train, ds, i, saliency, rate, morf, target, nil, 1)
+		return err
+	}, func(err error) {
+		if err != nil || gen != v.gen {
+			return
+		}
+		v.show(ds.Shape, saliency, out, target)
+	})
+}
+
+func (v *Inspect) show(shape []int, saliency []float32, r campaign.Removed, target int) {
+	ds := v.s.Data.Split(v.split.Selected)
+	H, W := shape[1], shape[2]
+	if H == 1 && W == 1 {
+		H, W = 1, shape[0]
+	}
+	v.panels.Objects = nil
+	orig := r.Removals[0]
+	v.panels.Add(panel(sampleImage(orig.Image, shape), "original", v.predText(orig)))
+	limit := absMax(saliency)
+	v.panels.Add(panel(heatmap(saliency, H, W, limit), v.method.Selected, fmt.Sprintf("±%.3g", limit)))
+	v.panels.Add(panel(maskImage(r.Keep, H, W), "removed (red)", fmt.Sprintf("%.0f %%", 100*v.rate.Value)))
+	for _, rm := range r.Removals[1:] {
+		v.panels.Add(panel(sampleImage(rm.Image, shape), rm.Reference, v.predText(rm)))
+	}
+	v.panels.Refresh()
+	v.caption.SetText(fmt.Sprintf("Sample %d of the %s split: %s. Explaining %s; the model's probability of it on each version is p(target).",
+		v.cur, v.split.Selected, ds.Classes[ds.Y[v.cur]], v.s.modelClass(target)))
+}
+
+func (v *Inspect) predText(r campaign.Removal) string {
+	return fmt.Sprintf("→ %s %.2f · p(target) %.2f", abbrev(v.s.modelClass(r.Predicted), 10), r.Confidence, r.TargetProb)
+}
+
+// panel is an image with a title and a caption.
+func panel(img image.Image, title, caption string) fyne.CanvasObject {
+	ci := canvas.NewImageFromImage(img)
+	ci.ScaleMode, ci.FillMode = canvas.ImageScalePixels, canvas.ImageFillContain
+	ci.SetMinSize(fyne.NewSize(140, 140))
+	t := widget.NewLabelWithStyle(title, fyne.TextAlignCenter, fyne.TextStyle{Bold: true})
+	t.Truncation = fyne.TextTruncateEllipsis
+	c := widget.NewLabel(caption)
+	c.Alignment, c.Truncation, c.SizeName = fyne.TextAlignCenter, fyne.TextTruncateEllipsis, theme.SizeNameCaptionText
+	return container.NewBorder(t, c, nil, nil, ci)
+}
+
+// setupTrace offers trajectory playback when the map came from TRACE.
+func (v *Inspect) setupTrace() {
+	v.traceBox.Objects = nil
+	if v.explained == nil || len(v.explained.Trace) == 0 {
+		v.traceBox.Refresh()
+		return
+	}
+	t := len(v.explained.Trace[0].Trajectory)
+	v.traceStep.Max = float64(t)
+	v.traceStep.SetValue(float64(t / 2))
+	v.traceBox.Add(widget.NewSeparator())
+	v.traceBox.Add(container.NewBorder(nil, nil, v.traceImg, nil, container.NewVBox(
+		widget.NewLabelWithStyle("TRACE trajectory: patches deleted, least important first", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+		v.traceStep, v.traceText)))
+	v.traceBox.Refresh()
+	v.drawTrace()
+}
+
+func (v *Inspect) drawTrace() {
+	ex := v.explained
+	if ex == nil || len(ex.Trace) == 0 || v.s.Data == nil {
+		return
+	}
+	ds := v.s.Data.Split(ex.Request.Split)
+	grid, _ := ex.Settings["grid"].(int)
+	tr := ex.Trace[0]
+	step := int(v.traceStep.Value)
+	img, err := trajectoryFrame(ds.Sample(ex.Request.Offset), ds.Shape, grid, tr.Trajectory, step)
+	if err != nil {
+		v.traceText.SetText(err.Error())
+		return
+	}
+	v.traceImg.Image = img
+	v.traceImg.Refresh()
+	v.traceText.SetText(fmt.Sprintf("step %d of %d (%d×%d patches)", step, len(tr.Trajectory), grid, grid))
+}

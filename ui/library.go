@@ -1,0 +1,238 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"faithlab/core/data"
+	"faithlab/core/model"
+)
+
+// Library lists what the workbench can open: datasets (the built-in ids,
+// opened files and folders) and models (those trained here, the shipped
+// one, opened files), each with what it is.
+type Library struct {
+	s        *State
+	datasets []string
+	dsInfo   map[string]string
+	models   []string
+	mdInfo   map[string]string
+	dsList   *widget.List
+	mdList   *widget.List
+	dsDetail *widget.Label
+	mdDetail *widget.Label
+	selDS    string
+	selMD    string
+	onOpen   func(tab int)
+	content  fyne.CanvasObject
+}
+
+func newLibrary(s *State) *Library {
+	l := &Library{s: s, dsInfo: map[string]string{}, mdInfo: map[string]string{},
+		dsDetail: widget.NewLabel("Pick a dataset to see what it holds."), mdDetail: widget.NewLabel("Pick a model to see what it is.")}
+	l.dsDetail.Wrapping, l.mdDetail.Wrapping = fyne.TextWrapWord, fyne.TextWrapWord
+	l.dsList = widget.NewList(func() int { return len(l.datasets) },
+		func() fyne.CanvasObject { return twoLines() },
+		func(id widget.ListItemID, o fyne.CanvasObject) {
+			ref := l.datasets[id]
+			setTwoLines(o, displayName(ref), l.dsInfo[ref])
+		})
+	l.dsList.OnSelected = func(id widget.ListItemID) {
+		l.selDS = l.datasets[id]
+		l.describeDataset(l.selDS)
+	}
+	l.mdList = widget.NewList(func() int { return len(l.models) },
+		func() fyne.CanvasObject { return twoLines() },
+		func(id widget.ListItemID, o fyne.CanvasObject) {
+			p := l.models[id]
+			setTwoLines(o, filepath.Base(p), l.mdInfo[p])
+		})
+	l.mdList.OnSelected = func(id widget.ListItemID) {
+		l.selMD = l.models[id]
+		l.mdDetail.SetText(l.mdInfo[l.selMD])
+	}
+	openDS := widget.NewButton("Open", func() {
+		if l.selDS != "" {
+			s.OpenData(l.selDS)
+			l.open(TabData)
+		}
+	})
+	openDS.Importance = widget.HighImportance
+	path := widget.NewEntry()
+	path.SetPlaceHolder("a path: IDX or CIFAR folder, image folder, .csv, .npz")
+	path.OnSubmitted = func(p string) {
+		if p = strings.TrimSpace(p); p != "" {
+			s.OpenData(p)
+			l.open(TabData)
+		}
+	}
+	openMD := widget.NewButton("Open", func() {
+		if l.selMD != "" {
+			s.OpenModel(l.selMD)
+			l.open(TabModel)
+		}
+	})
+	openMD.Importance = widget.HighImportance
+	refresh := widget.NewButton("Refresh", l.Refresh)
+	dsPane := container.NewBorder(
+		container.NewVBox(widget.NewLabelWithStyle("Datasets", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+			container.NewBorder(nil, nil, nil, widget.NewButton("Open path", func() { path.OnSubmitted(path.Text) }), path)),
+		container.NewVBox(widget.NewSeparator(), l.dsDetail, container.NewHBox(openDS)), nil, nil, l.dsList)
+	mdPane := container.NewBorder(
+		container.NewHBox(widget.NewLabelWithStyle("Models", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), refresh),
+		container.NewVBox(widget.NewSeparator(), l.mdDetail, container.NewHBox(openMD)), nil, nil, l.mdList)
+	split := container.NewHSplit(dsPane, mdPane)
+	l.content = split
+	s.OnData(l.Refresh)
+	s.OnModel(l.Refresh)
+	l.Refresh()
+	return l
+}
+
+// Content is the screen.
+func (l *Library) Content() fyne.CanvasObject { return l.content }
+
+func (l *Library) open(tab int) {
+	if l.onOpen != nil {
+		l.onOpen(tab)
+	}
+}
+
+// Refresh lists the datasets and models again and describes them in the
+// background.
+func (l *Library) Refresh() {
+	ds := append([]string{}, data.IDs()...)
+	for _, r := range l.s.Recent(prefRecentData) {
+		if !slices.Contains(ds, r) {
+			ds = append(ds, r)
+		}
+	}
+	if d := l.s.Data; d != nil && !slices.Contains(ds, d.Ref) {
+		ds = append(ds, d.Ref)
+	}
+	l.datasets = ds
+	files, _ := filepath.Glob(filepath.Join(l.s.cfg.dir("models"), "*.flm"))
+	sort.Sort(sort.Reverse(sort.StringSlice(files))) // newest first: names end in a time stamp
+	for _, r := range l.s.Recent(prefRecentModels) {
+		if !slices.Contains(files, r) {
+			files = append(files, r)
+		}
+	}
+	l.models = files
+	l.dsList.Refresh()
+	l.mdList.Refresh()
+	var todo []string
+	for _, p := range files {
+		if _, ok := l.mdInfo[p]; !ok {
+			todo = append(todo, p)
+		}
+	}
+	if len(todo) == 0 {
+		return
+	}
+	info := map[string]string{}
+	l.s.Go("reading models", func(ctx context.Context) error {
+		for _, p := range todo {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			m, err := model.Load(p, l.s.cfg.Kernel)
+			if err != nil {
+				info[p] = "cannot be read: " + err.Error()
+				continue
+			}
+			info[p] = describeModel(m)
+		}
+		return nil
+	}, func(error) {
+		for k, v := range info {
+			l.mdInfo[k] = v
+		}
+		l.mdList.Refresh()
+	})
+}
+
+// describeDataset opens the dataset in the background to say what it holds.
+func (l *Library) describeDataset(ref string) {
+	if d, ok := l.dsInfo[ref]; ok {
+		l.dsDetail.SetText(d)
+		return
+	}
+	l.dsDetail.SetText("reading " + ref + "…")
+	var text string
+	l.s.Go("reading "+displayName(ref), func(context.Context) error {
+		tr, te, err := data.Open(ref, data.Options{})
+		if err != nil {
+			text = "cannot be opened: " + err.Error()
+			return nil
+		}
+		kind := "images"
+		if tr.Shape[1] == 1 && tr.Shape[2] == 1 {
+			kind = fmt.Sprintf("tabular, %d features", tr.Shape[0])
+		}
+		text = fmt.Sprintf("%s — %s of shape %v; %d training and %d test samples; %d classes: %s", ref, kind, tr.Shape, tr.Len(), te.Len(),
+			len(tr.Classes), strings.Join(tr.Classes[:min(len(tr.Classes), 10)], ", "))
+		return nil
+	}, func(error) {
+		l.dsInfo[ref] = text
+		l.dsList.Refresh()
+		if l.selDS == ref {
+			l.dsDetail.SetText(text)
+		}
+	})
+}
+
+// describeModel says what a model is: architecture, data, accuracy and
+// how it was trained.
+func describeModel(m *model.Model) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s for %v inputs, %d classes", m.Arch, m.InputShape, len(m.Classes))
+	if m.Source != nil {
+		fmt.Fprintf(&b, "; trained on %s", displayName(m.Source.Ref))
+	}
+	if m.Test != nil {
+		fmt.Fprintf(&b, "; test accuracy %.4f", m.Test.Accuracy)
+	}
+	if r := m.Training; r != nil {
+		fmt.Fprintf(&b, "; %d epochs (%s, best %d), %s, lr %g, seed %d, %.0f s", len(r.History), r.Stopped, r.BestEpoch,
+			r.Config.Optimizer, r.Config.LR, r.Config.Seed, r.Seconds)
+	}
+	return b.String()
+}
+
+// displayName is how a dataset reference is shown: an id as it is, a path
+// by its last element.
+func displayName(ref string) string {
+	if slices.Contains(data.IDs(), ref) {
+		return ref
+	}
+	if _, err := os.Stat(ref); err == nil {
+		return filepath.Base(ref)
+	}
+	return ref
+}
+
+// twoLines is a list row: a bold name over a one-line description.
+func twoLines() fyne.CanvasObject {
+	name := widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	desc := widget.NewLabel("")
+	desc.Truncation = fyne.TextTruncateEllipsis
+	desc.SizeName = theme.SizeNameCaptionText
+	return container.NewVBox(name, desc)
+}
+
+func setTwoLines(o fyne.CanvasObject, name, desc string) {
+	c := o.(*fyne.Container)
+	c.Objects[0].(*widget.Label).SetText(name)
+	c.Objects[1].(*widget.Label).SetText(desc)
+}

@@ -1,0 +1,382 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/widget"
+
+	"faithlab/core/data"
+	"faithlab/core/model"
+	"faithlab/core/train"
+)
+
+// ModelView trains a built-in architecture on the open dataset (only the
+// architectures that fit it are offered) with a live loss and accuracy
+// chart, or opens a model file; it shows the model under explanation with
+// its test accuracy and confusion matrix.
+type ModelView struct {
+	s         *State
+	arch      *widget.Select
+	epochs    *widget.Entry
+	batch     *widget.Entry
+	lr        *widget.Entry
+	optimizer *widget.Select
+	patience  *widget.Entry
+	seed      *widget.Entry
+	start     *widget.Button
+	stop      *widget.Button
+	bar       *widget.ProgressBar
+	readout   *widget.Label
+	chart     *canvas.Image
+	info      *widget.Label
+	confusion *widget.Table
+	matrix    [][]int
+	history   []train.Epoch
+	cancel    context.CancelFunc
+	content   fyne.CanvasObject
+}
+
+func newModelView(s *State) *ModelView {
+	d := train.Config{}.Defaults()
+	v := &ModelView{s: s, arch: widget.NewSelect(nil, nil), epochs: widget.NewEntry(), batch: widget.NewEntry(), lr: widget.NewEntry(),
+		optimizer: widget.NewSelect([]string{"adam", "sgd"}, nil), patience: widget.NewEntry(), seed: widget.NewEntry(),
+		bar: widget.NewProgressBar(), readout: widget.NewLabel("Open a dataset to train on."), info: widget.NewLabel("No model open."),
+		chart: canvas.NewImageFromImage(image.NewRGBA(image.Rect(0, 0, 1, 1)))}
+	v.epochs.SetText(strconv.Itoa(d.Epochs))
+	v.batch.SetText(strconv.Itoa(d.BatchSize))
+	v.lr.SetText(strconv.FormatFloat(d.LR, 'g', -1, 64))
+	v.optimizer.SetSelected(d.Optimizer)
+	v.patience.SetText(strconv.Itoa(d.Patience))
+	v.seed.SetText("0")
+	v.readout.Truncation = fyne.TextTruncateEllipsis
+	v.info.Wrapping = fyne.TextWrapWord
+	v.chart.FillMode = canvas.ImageFillContain
+	v.chart.SetMinSize(fyne.NewSize(420, 300))
+	v.start = widget.NewButton("Train", v.Start)
+	v.start.Importance = widget.HighImportance
+	v.start.Disable()
+	v.stop = widget.NewButton("Cancel", v.Cancel)
+	v.stop.Disable()
+	form := widget.NewForm(
+		widget.NewFormItem("Architecture", v.arch),
+		widget.NewFormItem("Epochs (most)", v.epochs),
+		widget.NewFormItem("Batch size", v.batch),
+		widget.NewFormItem("Learning rate", v.lr),
+		widget.NewFormItem("Optimizer", v.optimizer),
+		widget.NewFormItem("Patience (epochs; 0: none)", v.patience),
+		widget.NewFormItem("Seed", v.seed),
+	)
+	v.confusion = widget.NewTableWithHeaders(func() (int, int) { return len(v.matrix), len(v.matrix) },
+		func() fyne.CanvasObject {
+			return container.NewStack(canvas.NewRectangle(color.Transparent), widget.NewLabel("00000"))
+		},
+		v.confusionCell)
+	v.confusion.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
+		l := o.(*widget.Label)
+		switch {
+		case id.Row < 0 && id.Col >= 0:
+			l.SetText(abbrev(v.s.modelClass(id.Col), 7))
+		case id.Col < 0 && id.Row >= 0:
+			l.SetText(abbrev(v.s.modelClass(id.Row), 12))
+		}
+	}
+	open := widget.NewButton("Open a model file…", func() { v.s.PickFile(v.s.OpenModel, ".flm") })
+	left := container.NewVBox(widget.NewLabelWithStyle("Train a model", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+		form, container.NewHBox(v.start, v.stop), v.bar, v.readout, widget.NewSeparator(), open)
+	right := container.NewBorder(container.NewVBox(widget.NewLabelWithStyle("Model under explanation", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), v.info,
+		widget.NewLabel("Confusion matrix on the test split (rows: true class, columns: predicted)")), nil, nil, nil, v.confusion)
+	center := container.NewHSplit(container.NewBorder(nil, nil, nil, nil, v.chart), right)
+	center.Offset = 0.5
+	v.content = container.NewBorder(nil, nil, container.NewVScroll(container.NewGridWrap(fyne.NewSize(330, 520), left)), nil, center)
+	s.OnData(v.dataChanged)
+	s.OnModel(v.modelChanged)
+	return v
+}
+
+// Content is the screen.
+func (v *ModelView) Content() fyne.CanvasObject { return v.content }
+
+// dataChanged offers the architectures that fit the new dataset.
+func (v *ModelView) dataChanged() {
+	l := v.s.Data
+	var fit []string
+	v.s.Go("checking architectures", func(context.Context) error {
+		for _, a := range model.Architectures() {
+			if model.Fits(a, l.Train) == nil {
+				fit = append(fit, a)
+			}
+		}
+		return nil
+	}, func(error) {
+		if v.s.Data != l {
+			return
+		}
+		v.arch.Options = fit
+		if !containsString(fit, v.arch.Selected) && len(fit) > 0 {
+			v.arch.SetSelected(fit[0])
+		}
+		v.arch.Refresh()
+		if v.cancel == nil && len(fit) > 0 {
+			v.start.Enable()
+		}
+		v.readout.SetText(fmt.Sprintf("ready to train on %s (%d samples, %d classes): %s", displayName(l.Ref), l.Train.Len(), len(l.Train.Classes), strings.Join(fit, ", ")))
+	})
+	v.modelChanged()
+}
+
+func containsString(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// config reads the form.
+func (v *ModelView) config() (train.Config, error) {
+	var errs []error
+	num := func(e *widget.Entry, name string, positive bool) int {
+		n, err := strconv.Atoi(strings.TrimSpace(e.Text))
+		if err != nil || n < 0 || (positive && n == 0) {
+			errs = append(errs, fmt.Errorf("%s %q: want a whole number%s", name, e.Text, map[bool]string{true: " above 0", false: ""}[positive]))
+		}
+		return n
+	}
+	c := train.Config{Epochs: num(v.epochs, "epochs", true), BatchSize: num(v.batch, "batch size", true), Patience: num(v.patience, "patience", false),
+		Optimizer: v.optimizer.Selected}
+	if c.Patience == 0 {
+		c.Patience = -1 // train.Config: negative means never stop early
+	}
+	lr, err := strconv.ParseFloat(strings.TrimSpace(v.lr.Text), 64)
+	if err != nil || !(lr > 0) {
+		errs = append(errs, fmt.Errorf("learning rate %q: want a positive number", v.lr.Text))
+	}
+	c.LR = lr
+	seed, err := strconv.ParseUint(strings.TrimSpace(v.seed.Text), 10, 64)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("seed %q: want a whole number", v.seed.Text))
+	}
+	c.Seed = seed
+	return c, errors.Join(errs...)
+}
+
+// Configure fills the form (screenshots, tests).
+func (v *ModelView) Configure(arch string, epochs int, seed uint64) {
+	v.arch.SetSelected(arch)
+	v.epochs.SetText(strconv.Itoa(epochs))
+	v.seed.SetText(strconv.FormatUint(seed, 10))
+}
+
+// Start trains in the background and makes the trained model current.
+func (v *ModelView) Start() {
+	l := v.s.Data
+	if l == nil || v.cancel != nil {
+		return
+	}
+	cfg, err := v.config()
+	if err != nil {
+		v.s.status.Error(err)
+		return
+	}
+	arch := v.arch.Selected
+	if err := model.Fits(arch, l.Train); err != nil {
+		v.s.status.Error(err)
+		return
+	}
+	path := filepath.Join(v.s.cfg.dir("models"), fmt.Sprintf("%s-%s-%s.flm", arch, displayName(l.Ref), time.Now().Format("20060102-150405")))
+	fit := model.Fit{Arch: arch, Config: cfg, Train: l.Train, Test: l.Test, Kernel: v.s.cfg.Kernel,
+		Source: &model.Source{Ref: l.Ref, Options: data.Options{}}, Out: path}
+	v.history = nil
+	v.drawChart()
+	v.start.Disable()
+	v.stop.Enable()
+	v.bar.SetValue(0)
+	var last time.Time
+	var m *model.Model
+	v.cancel = v.s.Go("training "+arch, func(ctx context.Context) error {
+		var err error
+		m, err = fit.Run(ctx, func(p train.Progress) {
+			if !p.EpochDone && time.Since(last) < 33*time.Millisecond {
+				return // redraw at most ~30 times a second
+			}
+			last = time.Now()
+			frac := (float64(p.Epoch-1) + float64(p.Batch)/float64(p.Batches)) / float64(p.Epochs)
+			line := fmt.Sprintf("epoch %d/%d  batch %d/%d  loss %.4f  accuracy %.4f", p.Epoch, p.Epochs, p.Batch, p.Batches, p.Loss, p.Accuracy)
+			var e *train.Epoch
+			if p.EpochDone {
+				ep := *p.Last
+				e = &ep
+			}
+			v.s.cfg.Do(func() {
+				v.bar.SetValue(frac)
+				v.readout.SetText(line)
+				if e != nil {
+					v.history = append(v.history, *e)
+					v.drawChart()
+				}
+			})
+		})
+		return err
+	}, func(err error) {
+		v.cancel = nil
+		v.stop.Disable()
+		v.start.Enable()
+		switch {
+		case errors.Is(err, context.Canceled):
+			v.readout.SetText(fmt.Sprintf("cancelled after %d epochs; nothing saved", len(v.history)))
+			v.bar.SetValue(0)
+		case err != nil:
+			v.readout.SetText("training failed: " + oneLine(err.Error()))
+			v.bar.SetValue(0)
+		default:
+			v.bar.SetValue(1)
+			v.readout.SetText(fmt.Sprintf("test accuracy %.4f after %d epochs (%s); saved %s", m.Test.Accuracy, len(m.Training.History), m.Training.Stopped, filepath.Base(path)))
+			v.s.SetModel(m, path)
+		}
+	})
+}
+
+// Cancel stops training within a batch.
+func (v *ModelView) Cancel() {
+	if v.cancel != nil {
+		v.cancel()
+		v.readout.SetText("cancelling…")
+	}
+}
+
+// Training says whether a training runs.
+func (v *ModelView) Training() bool { return v.cancel != nil }
+
+// drawChart redraws the loss and accuracy curves of the training so far.
+func (v *ModelView) drawChart() {
+	var ep, loss, acc, vloss, vacc []float64
+	for _, e := range v.history {
+		ep, loss, acc = append(ep, float64(e.Epoch)), append(loss, e.Loss), append(acc, e.Accuracy)
+		if e.ValLoss != 0 {
+			vloss, vacc = append(vloss, e.ValLoss), append(vacc, e.ValAcc)
+		}
+	}
+	valX := ep[:len(vloss)]
+	lossImg := lineChart("Loss", "epoch", "cross-entropy", []series{{Name: "train", X: ep, Y: loss, Colour: blue}, {Name: "validation", X: valX, Y: vloss, Colour: orange, Dashed: true}}, 520, 300, 0, 0)
+	accImg := lineChart("Accuracy", "epoch", "accuracy", []series{{Name: "train", X: ep, Y: acc, Colour: blue}, {Name: "validation", X: valX, Y: vacc, Colour: orange, Dashed: true}}, 520, 300, 0, 1)
+	both := image.NewRGBA(image.Rect(0, 0, 520, 600))
+	drawInto(both, lossImg, 0)
+	drawInto(both, accImg, 300)
+	v.chart.Image = both
+	v.chart.Refresh()
+}
+
+// drawInto copies src into dst at row y.
+func drawInto(dst *image.RGBA, src image.Image, y int) {
+	b := src.Bounds()
+	for yy := b.Min.Y; yy < b.Max.Y; yy++ {
+		for xx := b.Min.X; xx < b.Max.X; xx++ {
+			dst.Set(xx-b.Min.X, y+yy-b.Min.Y, src.At(xx, yy))
+		}
+	}
+}
+
+// modelChanged shows the model under explanation and its confusion matrix
+// (recorded at training, else computed on the open dataset when it fits).
+func (v *ModelView) modelChanged() {
+	m := v.s.Model
+	if m == nil {
+		v.info.SetText("No model open: train one, or open one from the Library.")
+		v.matrix = nil
+		v.confusion.Refresh()
+		return
+	}
+	text := describeModel(m)
+	if v.s.ModelPath != "" {
+		text = filepath.Base(v.s.ModelPath) + ": " + text
+	}
+	if v.s.Data != nil && !v.s.Fits() {
+		text += fmt.Sprintf("\nIt does not take the open dataset's samples (%v, %d classes).", v.s.Data.Train.Shape, len(v.s.Data.Train.Classes))
+	}
+	v.info.SetText(text)
+	if m.Test != nil && len(m.Test.Confusion) > 0 && (v.s.Data == nil || m.Source != nil && m.Source.Ref == v.s.Data.Ref) {
+		v.setMatrix(m.Test.Confusion)
+		return
+	}
+	if !v.s.Fits() {
+		v.setMatrix(nil)
+		return
+	}
+	net, test := m.Net.Clone(), v.s.Data.Test
+	var ev train.Evaluation
+	v.s.Go("evaluating the model", func(ctx context.Context) error {
+		var err error
+		ev, err = train.Evaluate(ctx, net, test, 512)
+		return err
+	}, func(err error) {
+		if err == nil && v.s.Model == m {
+			v.info.SetText(text + fmt.Sprintf("\nAccuracy on %s's test split: %.4f", displayName(v.s.Data.Ref), ev.Accuracy))
+			v.setMatrix(ev.Confusion)
+		}
+	})
+}
+
+func (v *ModelView) setMatrix(m [][]int) {
+	v.matrix = m
+	for c := range m {
+		v.confusion.SetColumnWidth(c, 64)
+	}
+	v.confusion.Refresh()
+}
+
+// confusionCell shades a cell by its share of its row (the true class).
+func (v *ModelView) confusionCell(id widget.TableCellID, o fyne.CanvasObject) {
+	c := o.(*fyne.Container)
+	rect, l := c.Objects[0].(*canvas.Rectangle), c.Objects[1].(*widget.Label)
+	if id.Row >= len(v.matrix) || id.Col >= len(v.matrix) {
+		return
+	}
+	row := v.matrix[id.Row]
+	tot := 0
+	for _, n := range row {
+		tot += n
+	}
+	share := 0.0
+	if tot > 0 {
+		share = float64(row[id.Col]) / float64(tot)
+	}
+	base := blue
+	if id.Row != id.Col {
+		base = color.RGBA{213, 94, 0, 255}
+	}
+	rect.FillColor = color.NRGBA{base.R, base.G, base.B, uint8(40 + 200*share)}
+	if row[id.Col] == 0 {
+		rect.FillColor = color.Transparent
+	}
+	rect.Refresh()
+	l.SetText(strconv.Itoa(row[id.Col]))
+}
+
+// modelClass names class c of the open model.
+func (s *State) modelClass(c int) string {
+	if s.Model != nil && c < len(s.Model.Classes) {
+		return s.Model.Classes[c]
+	}
+	return strconv.Itoa(c)
+}
+
+// abbrev cuts a name to n characters.
+func abbrev(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

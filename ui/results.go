@@ -1,0 +1,446 @@
+package ui
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"fmt"
+	"image"
+	"image/png"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"faithlab/core/campaign"
+	"faithlab/core/report"
+)
+
+// Results shows a run's tidy results as a table — sorted by a tap on a
+// column's header, filtered by text — beside another run's (differences
+// highlighted) when one is chosen to compare with; the run's figures drawn
+// in the window; and exports the CSV and the figures (PNG, SVG, PDF)
+// through file dialogs, asking before anything is overwritten.
+type Results struct {
+	s        *State
+	runs     *widget.Select
+	compare  *widget.Select
+	filter   *widget.Entry
+	diffOnly *widget.Check
+	summary  *widget.Label
+	table    *widget.Table
+	figList  *widget.List
+	figure   *canvas.Image
+	run      *campaign.Results
+	other    *campaign.Results
+	header   []string
+	all      [][]string // the run's CSV rows, without the header
+	rows     [][]string // filtered and sorted, with the comparison's columns
+	sortCol  int
+	desc     bool
+	figs     []report.Figure
+	onShow   func()
+	content  fyne.CanvasObject
+}
+
+func newResults(s *State) *Results {
+	r := &Results{s: s, filter: widget.NewEntry(), summary: widget.NewLabel("No run open: launch a campaign on Evaluate, or open a run folder."), sortCol: -1,
+		figure: canvas.NewImageFromImage(image.NewRGBA(image.Rect(0, 0, 1, 1)))}
+	r.summary.Wrapping = fyne.TextWrapWord
+	r.runs = widget.NewSelect(nil, func(dir string) {
+		if r.run == nil || r.run.Dir != dir {
+			r.Open(dir)
+		}
+	})
+	r.runs.PlaceHolder = "(pick a run)"
+	r.compare = widget.NewSelect(nil, func(dir string) { r.setCompare(dir) })
+	r.compare.PlaceHolder = "(compare with…)"
+	r.filter.SetPlaceHolder("filter rows, e.g. roar accuracy")
+	r.filter.OnChanged = func(string) { r.refilter() }
+	r.diffOnly = widget.NewCheck("differences only", func(bool) { r.refilter() })
+	r.table = widget.NewTableWithHeaders(func() (int, int) { return len(r.rows), r.columns() },
+		func() fyne.CanvasObject {
+			l := widget.NewLabel("0000000000000")
+			l.Truncation = fyne.TextTruncateEllipsis
+			return l
+		},
+		r.cell)
+	r.table.CreateHeader = func() fyne.CanvasObject {
+		b := widget.NewButton("", nil)
+		b.Importance = widget.LowImportance
+		return b
+	}
+	r.table.UpdateHeader = r.headerCell
+	r.figList = widget.NewList(func() int { return len(r.figs) },
+		func() fyne.CanvasObject { l := widget.NewLabel(""); l.Truncation = fyne.TextTruncateEllipsis; return l },
+		func(id widget.ListItemID, o fyne.CanvasObject) { o.(*widget.Label).SetText(r.figs[id].Name) })
+	r.figList.OnSelected = r.showFigure
+	r.figure.FillMode = canvas.ImageFillContain
+	r.figure.SetMinSize(fyne.NewSize(420, 300))
+	open := widget.NewButtonWithIcon("Open run…", theme.FolderOpenIcon(), func() {
+		if w := s.cfg.Window; w != nil {
+			d := dialog.NewFolderOpen(func(u fyne.ListableURI, err error) {
+				if err == nil && u != nil {
+					r.Open(u.Path())
+				}
+			}, w)
+			d.Resize(fyne.NewSize(900, 600))
+			d.Show()
+		}
+	})
+	exportCSV := widget.NewButtonWithIcon("Export CSV…", theme.DocumentSaveIcon(), r.exportCSV)
+	exportFigs := widget.NewButtonWithIcon("Export figures…", theme.DocumentSaveIcon(), r.exportFigures)
+	top := container.NewVBox(
+		container.NewBorder(nil, nil, widget.NewLabel("Run"), container.NewHBox(open, exportCSV, exportFigs), r.runs),
+		container.NewBorder(nil, nil, widget.NewLabel("Compare"), r.diffOnly, container.NewGridWithColumns(2, r.compare, r.filter)),
+		r.summary)
+	figs := container.NewBorder(widget.NewLabelWithStyle("Figures", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), nil, nil, nil,
+		container.NewVSplit(r.figList, r.figure))
+	split := container.NewHSplit(r.table, figs)
+	split.Offset = 0.58
+	r.content = container.NewBorder(top, nil, nil, nil, split)
+	r.listRuns()
+	return r
+}
+
+// Content is the screen.
+func (r *Results) Content() fyne.CanvasObject { return r.content }
+
+// listRuns offers the runs under the workbench's runs folder and the
+// recent ones.
+func (r *Results) listRuns() {
+	var dirs []string
+	matches, _ := filepath.Glob(filepath.Join(r.s.cfg.dir("runs"), "*", "manifest.json"))
+	for _, m := range matches {
+		dirs = append(dirs, filepath.Dir(m))
+	}
+	if r.run != nil && !containsString(dirs, r.run.Dir) {
+		dirs = append(dirs, r.run.Dir)
+	}
+	sort.Strings(dirs)
+	r.runs.Options, r.compare.Options = dirs, append([]string{"(none)"}, dirs...)
+	r.runs.Refresh()
+	r.compare.Refresh()
+}
+
+// Open reads a run folder in the background and shows it.
+func (r *Results) Open(dir string) {
+	var res *campaign.Results
+	var figs []report.Figure
+	r.s.Go("reading run "+filepath.Base(dir), func(context.Context) error {
+		var err error
+		if res, err = campaign.Open(dir); err != nil {
+			return err
+		}
+		figs, _, err = res.FigureList()
+		return err
+	}, func(err error) {
+		if err != nil {
+			return
+		}
+		r.run, r.figs = res, figs
+		r.all, r.header = nil, nil
+		if b, err := res.CSV(); err == nil {
+			rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+			if err == nil && len(rows) > 0 {
+				r.header, r.all = rows[0], rows[1:]
+			}
+		}
+		st := res.Status()
+		text := fmt.Sprintf("%s (run %s): %d tasks done, %d failed, %d to run. %s", res.Spec.Name, res.ID(), len(st.Done), len(st.Failed), len(st.Missing), res.State())
+		if s := report.Summary(st.Done); s != "" {
+			text += "\n" + s
+		}
+		r.summary.SetText(text)
+		r.listRuns()
+		r.runs.SetSelected(dir)
+		r.refilter()
+		r.figList.Refresh()
+		r.figList.UnselectAll()
+		if len(figs) > 0 {
+			r.figList.Select(0)
+		}
+		if r.onShow != nil {
+			r.onShow()
+		}
+	})
+}
+
+// setCompare reads a second run to compare with.
+func (r *Results) setCompare(dir string) {
+	if dir == "(none)" || dir == "" {
+		r.other = nil
+		r.refilter()
+		return
+	}
+	var res *campaign.Results
+	r.s.Go("reading run "+filepath.Base(dir), func(context.Context) error {
+		var err error
+		res, err = campaign.Open(dir)
+		return err
+	}, func(err error) {
+		if err == nil {
+			r.other = res
+			r.refilter()
+		}
+	})
+}
+
+// Rows is the table's rows as shown (tests).
+func (r *Results) Rows() [][]string { return r.rows }
+
+// columns: the CSV's, and with a comparison its value and the difference.
+func (r *Results) columns() int {
+	n := len(r.header)
+	if r.other != nil && n > 0 {
+		n += 2
+	}
+	return n
+}
+
+// refilter applies the filter, the comparison and the sort.
+func (r *Results) refilter() {
+	words := strings.Fields(strings.ToLower(r.filter.Text))
+	other := map[string]string{}
+	if r.other != nil {
+		if b, err := r.other.CSV(); err == nil {
+			rows, _ := csv.NewReader(bytes.NewReader(b)).ReadAll()
+			for _, row := range rows[min(1, len(rows)):] {
+				other[rowKey(row)] = row[len(row)-1]
+			}
+		}
+	}
+	r.rows = r.rows[:0]
+	for _, row := range r.all {
+		line := strings.ToLower(strings.Join(row, " "))
+		keep := true
+		for _, w := range words {
+			keep = keep && strings.Contains(line, w)
+		}
+		if !keep {
+			continue
+		}
+		if r.other != nil {
+			v, ok := other[rowKey(row)]
+			diff := "—"
+			if ok {
+				diff = difference(row[len(row)-1], v)
+			} else {
+				v = "(absent)"
+			}
+			if r.diffOnly.Checked && diff == "0" {
+				continue
+			}
+			row = append(append([]string(nil), row...), v, diff)
+		}
+		r.rows = append(r.rows, row)
+	}
+	if c := r.sortCol; c >= 0 && c < r.columns() {
+		sort.SliceStable(r.rows, func(i, j int) bool {
+			a, b := r.rows[i][c], r.rows[j][c]
+			fa, ea := strconv.ParseFloat(a, 64)
+			fb, eb := strconv.ParseFloat(b, 64)
+			less := a < b
+			if ea == nil && eb == nil {
+				less = fa < fb
+			}
+			if r.desc {
+				return !less && a != b
+			}
+			return less
+		})
+	}
+	for c := range r.columns() {
+		r.table.SetColumnWidth(c, 120)
+	}
+	r.table.Refresh()
+}
+
+// rowKey identifies a result across runs: every column but the run id
+// and the value.
+func rowKey(row []string) string { return strings.Join(row[1:len(row)-1], "\x00") }
+
+// difference is b − a of two values as text ("0" when equal).
+func difference(a, b string) string {
+	if a == b {
+		return "0"
+	}
+	fa, ea := strconv.ParseFloat(a, 64)
+	fb, eb := strconv.ParseFloat(b, 64)
+	if ea != nil || eb != nil {
+		return "≠"
+	}
+	return strconv.FormatFloat(fb-fa, 'g', 4, 64)
+}
+
+func (r *Results) cell(id widget.TableCellID, o fyne.CanvasObject) {
+	l := o.(*widget.Label)
+	if id.Row >= len(r.rows) || id.Col >= len(r.rows[id.Row]) {
+		l.SetText("")
+		return
+	}
+	row := r.rows[id.Row]
+	l.SetText(row[id.Col])
+	l.Importance = widget.MediumImportance
+	if r.other != nil && row[len(row)-1] != "0" {
+		l.Importance = widget.WarningImportance
+	}
+	l.Refresh()
+}
+
+func (r *Results) headerCell(id widget.TableCellID, o fyne.CanvasObject) {
+	b := o.(*widget.Button)
+	if id.Row >= 0 {
+		b.SetText(strconv.Itoa(id.Row + 1))
+		b.OnTapped = nil
+		return
+	}
+	name := ""
+	switch {
+	case id.Col < len(r.header):
+		name = r.header[id.Col]
+	case id.Col == len(r.header):
+		name = "compared"
+	default:
+		name = "difference"
+	}
+	if id.Col == r.sortCol {
+		name += map[bool]string{false: " ▲", true: " ▼"}[r.desc]
+	}
+	b.SetText(name)
+	col := id.Col
+	b.OnTapped = func() { r.SortBy(col) }
+}
+
+// SortBy sorts by a column; a second tap reverses the order.
+func (r *Results) SortBy(col int) {
+	if r.sortCol == col {
+		r.desc = !r.desc
+	} else {
+		r.sortCol, r.desc = col, false
+	}
+	r.refilter()
+}
+
+// showFigure renders a figure for the window.
+func (r *Results) showFigure(id widget.ListItemID) {
+	if id >= len(r.figs) {
+		return
+	}
+	var buf bytes.Buffer
+	if err := report.Render(&buf, r.figs[id], "png", 150); err != nil {
+		r.s.status.Error(err)
+		return
+	}
+	img, err := png.Decode(&buf)
+	if err != nil {
+		r.s.status.Error(err)
+		return
+	}
+	r.figure.Image = img
+	r.figure.Refresh()
+}
+
+// WriteCSV writes the run's CSV to path (tests; the dialog's path).
+func (r *Results) WriteCSV(path string) error {
+	if r.run == nil {
+		return fmt.Errorf("no run open")
+	}
+	return r.run.WriteCSV(path)
+}
+
+// exportCSV asks where to save the run's CSV; the dialog asks before it
+// overwrites a file.
+func (r *Results) exportCSV() {
+	w := r.s.cfg.Window
+	if r.run == nil {
+		r.s.status.Error(fmt.Errorf("no run open to export"))
+		return
+	}
+	if w == nil {
+		return
+	}
+	d := dialog.NewFileSave(func(wc fyne.URIWriteCloser, err error) {
+		if err != nil || wc == nil {
+			return
+		}
+		b, err := r.run.CSV()
+		if err == nil {
+			_, err = wc.Write(b)
+		}
+		if cerr := wc.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			r.s.status.Error(err)
+			return
+		}
+		r.s.status.Info("wrote " + wc.URI().Path())
+	}, w)
+	d.SetFileName(r.run.Spec.Name + "-results.csv")
+	d.Resize(fyne.NewSize(900, 600))
+	d.Show()
+}
+
+// exportFigures asks for a folder and writes every figure there as PNG,
+// SVG and PDF, asking first when that would replace files.
+func (r *Results) exportFigures() {
+	w := r.s.cfg.Window
+	if r.run == nil {
+		r.s.status.Error(fmt.Errorf("no run open to export"))
+		return
+	}
+	if w == nil {
+		return
+	}
+	d := dialog.NewFolderOpen(func(u fyne.ListableURI, err error) {
+		if err != nil || u == nil {
+			return
+		}
+		dir := u.Path()
+		write := func() { r.ExportFigures(dir, "png", "svg", "pdf") }
+		var clash []string
+		for _, f := range r.figs {
+			for _, ext := range []string{".png", ".svg", ".pdf"} {
+				if _, err := os.Stat(filepath.Join(dir, f.Name+ext)); err == nil {
+					clash = append(clash, f.Name+ext)
+				}
+			}
+		}
+		if len(clash) == 0 {
+			write()
+			return
+		}
+		dialog.ShowConfirm("Replace files?", fmt.Sprintf("%s already holds %d of these figures (%s…). Replace them?", dir, len(clash), clash[0]),
+			func(ok bool) {
+				if ok {
+					write()
+				}
+			}, w)
+	}, w)
+	d.Resize(fyne.NewSize(900, 600))
+	d.Show()
+}
+
+// ExportFigures writes the figures into dir in the background.
+func (r *Results) ExportFigures(dir string, formats ...string) {
+	run := r.run
+	var ex campaign.Exported
+	r.s.Go("exporting figures", func(context.Context) error {
+		var err error
+		ex, err = run.Figures(dir, formats...)
+		return err
+	}, func(err error) {
+		if err == nil {
+			r.s.status.Info(fmt.Sprintf("wrote %d figures (%d files) to %s", ex.Figures, ex.Files, dir))
+		}
+	})
+}

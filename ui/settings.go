@@ -1,0 +1,144 @@
+package ui
+
+import (
+	"fmt"
+	"image/color"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"faithlab/core/model"
+)
+
+// Settings holds what the workbench's campaigns run with — the shared
+// cache folder, tasks at once, a memory cap — and shows the engine, the
+// GEMM kernel and the versions; the theme is chosen here too.
+type Settings struct {
+	s       *State
+	cache   *widget.Entry
+	workers *widget.Entry
+	memory  *widget.Entry
+	theme   *widget.RadioGroup
+	content fyne.CanvasObject
+}
+
+func newSettings(s *State) *Settings {
+	st := &Settings{s: s, cache: widget.NewEntry(), workers: widget.NewEntry(), memory: widget.NewEntry()}
+	p := s.cfg.Prefs
+	get := func(key, def string) string {
+		if p == nil {
+			return def
+		}
+		return p.StringWithFallback(key, def)
+	}
+	st.cache.SetText(get(prefCache, s.cfg.dir("cache")))
+	st.workers.SetText(get(prefWorkers, "0"))
+	st.memory.SetText(get(prefMemory, "0"))
+	save := func(key string) func(string) {
+		return func(v string) {
+			if p != nil {
+				p.SetString(key, strings.TrimSpace(v))
+			}
+		}
+	}
+	st.cache.OnChanged, st.workers.OnChanged, st.memory.OnChanged = save(prefCache), save(prefWorkers), save(prefMemory)
+	st.theme = widget.NewRadioGroup([]string{"light", "dark", "system"}, func(v string) { st.SetTheme(v) })
+	st.theme.Horizontal = true
+	st.theme.SetSelected(get(prefTheme, "system"))
+	form := widget.NewForm(
+		widget.NewFormItem("Artefact cache", st.cache),
+		widget.NewFormItem("Tasks at once", st.workers),
+		widget.NewFormItem("Memory cap (GiB)", st.memory),
+		widget.NewFormItem("Theme", st.theme),
+	)
+	form.Items[0].HintText = "trained models, maps and perturbed samples of the campaigns launched here, shared between them"
+	form.Items[1].HintText = "0: one per 8 cores (each task already uses every core)"
+	form.Items[2].HintText = "a soft cap on the process's memory while a campaign runs; 0: none"
+	bi, _ := debug.ReadBuildInfo()
+	fyneVersion := "unknown"
+	if bi != nil {
+		for _, d := range bi.Deps {
+			if d.Path == "fyne.io/fyne/v2" {
+				fyneVersion = d.Version
+			}
+		}
+	}
+	kernel := "none"
+	if s.cfg.Kernel != nil {
+		kernel = s.cfg.Kernel.Name()
+	}
+	about := widget.NewLabel(fmt.Sprintf("Faithlab %s — a workbench for judging feature-attribution methods.\n\n"+
+		"Engine: native (float32, NCHW; pieces of 16 samples on one replica per core)\nGEMM kernel: %s\n"+
+		"Go %s, %s/%s, %d CPUs\nFyne %s\nStorage: %s", model.Version, kernel, runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), fyneVersion, s.cfg.Root))
+	about.Wrapping = fyne.TextWrapWord
+	st.content = container.NewVScroll(container.NewVBox(
+		widget.NewLabelWithStyle("Campaigns launched here", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), form,
+		widget.NewSeparator(), widget.NewLabelWithStyle("About", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), about))
+	return st
+}
+
+// Content is the screen.
+func (st *Settings) Content() fyne.CanvasObject { return st.content }
+
+// CacheDir is the artefact cache campaigns launched here share.
+func (st *Settings) CacheDir() string { return strings.TrimSpace(st.cache.Text) }
+
+// Workers is the tasks a campaign runs at once (0: the runner's default).
+func (st *Settings) Workers() int {
+	n, err := strconv.Atoi(strings.TrimSpace(st.workers.Text))
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}
+
+// MemoryGB is the campaigns' memory cap (0: none).
+func (st *Settings) MemoryGB() float64 {
+	v, err := strconv.ParseFloat(strings.TrimSpace(st.memory.Text), 64)
+	if err != nil || v < 0 {
+		return 0
+	}
+	return v
+}
+
+// SetTheme switches between the light, dark and system themes and
+// remembers the choice.
+func (st *Settings) SetTheme(v string) {
+	if st.theme.Selected != v {
+		st.theme.SetSelected(v) // calls back here
+		return
+	}
+	if p := st.s.cfg.Prefs; p != nil {
+		p.SetString(prefTheme, v)
+	}
+	if app := fyne.CurrentApp(); app != nil {
+		app.Settings().SetTheme(variantTheme(v))
+	}
+}
+
+// variantTheme is Fyne's default theme held to one variant ("system":
+// the desktop's).
+func variantTheme(v string) fyne.Theme {
+	switch v {
+	case "light":
+		return forcedVariant{theme.DefaultTheme(), theme.VariantLight}
+	case "dark":
+		return forcedVariant{theme.DefaultTheme(), theme.VariantDark}
+	}
+	return theme.DefaultTheme()
+}
+
+type forcedVariant struct {
+	fyne.Theme
+	variant fyne.ThemeVariant
+}
+
+func (f forcedVariant) Color(n fyne.ThemeColorName, _ fyne.ThemeVariant) color.Color {
+	return f.Theme.Color(n, f.variant)
+}

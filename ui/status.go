@@ -1,0 +1,125 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+)
+
+// StatusBar is the window's bottom line: what runs in the background (with
+// an activity indicator), and the last message or error. Messages are cut
+// to one line with an ellipsis, so that a long error never widens the
+// window; the whole text is one click away.
+type StatusBar struct {
+	window   fyne.Window
+	activity *widget.Activity
+	working  *widget.Label
+	message  *widget.Label
+	icon     *widget.Icon
+	details  *widget.Button
+	running  []string
+	full     string
+	isError  bool
+	content  fyne.CanvasObject
+}
+
+func newStatusBar(w fyne.Window) *StatusBar {
+	b := &StatusBar{window: w, activity: widget.NewActivity(), working: widget.NewLabel(""), message: widget.NewLabel("ready"),
+		icon: widget.NewIcon(theme.InfoIcon())}
+	b.message.Truncation = fyne.TextTruncateEllipsis
+	b.working.Truncation = fyne.TextTruncateEllipsis
+	b.details = widget.NewButtonWithIcon("", theme.MoreHorizontalIcon(), b.showDetails)
+	b.details.Importance = widget.LowImportance
+	b.details.Hide()
+	b.activity.Hide()
+	left := container.NewHBox(b.activity, container.NewGridWrap(fyne.NewSize(260, b.working.MinSize().Height), b.working))
+	b.content = container.NewBorder(nil, nil, left, b.details, container.NewBorder(nil, nil, b.icon, nil, b.message))
+	return b
+}
+
+// Content is the bar.
+func (b *StatusBar) Content() fyne.CanvasObject { return b.content }
+
+// Info shows a message.
+func (b *StatusBar) Info(msg string) { b.show(msg, false) }
+
+// Error shows an error, saying what went wrong (the full text behind the
+// details button).
+func (b *StatusBar) Error(err error) { b.show(err.Error(), true) }
+
+// Text is the message shown, whole (tests).
+func (b *StatusBar) Text() string { return b.full }
+
+// IsError says whether the message shown is an error.
+func (b *StatusBar) IsError() bool { return b.isError }
+
+func (b *StatusBar) show(msg string, isErr bool) {
+	b.full, b.isError = msg, isErr
+	b.message.SetText(oneLine(msg))
+	if isErr {
+		b.icon.SetResource(theme.NewErrorThemedResource(theme.ErrorIcon()))
+		b.message.Importance = widget.DangerImportance
+	} else {
+		b.icon.SetResource(theme.InfoIcon())
+		b.message.Importance = widget.MediumImportance
+	}
+	b.message.Refresh()
+	if isErr || strings.Contains(msg, "\n") || len(msg) > 120 {
+		b.details.Show()
+	} else {
+		b.details.Hide()
+	}
+}
+
+func (b *StatusBar) showDetails() {
+	if b.window == nil {
+		return
+	}
+	text := widget.NewLabel(b.full)
+	text.Wrapping = fyne.TextWrapWord
+	title := "Message"
+	if b.isError {
+		title = "Error"
+	}
+	d := dialog.NewCustom(title, "Close", container.NewVScroll(text), b.window)
+	d.Resize(fyne.NewSize(640, 320))
+	d.Show()
+}
+
+// busy adds a piece of background work to what the bar says runs.
+func (b *StatusBar) busy(what string) {
+	b.running = append(b.running, what)
+	b.update()
+}
+
+// idle removes it.
+func (b *StatusBar) idle(what string) {
+	for i, w := range b.running {
+		if w == what {
+			b.running = append(b.running[:i], b.running[i+1:]...)
+			break
+		}
+	}
+	b.update()
+}
+
+func (b *StatusBar) update() {
+	switch len(b.running) {
+	case 0:
+		b.working.SetText("")
+		b.activity.Stop()
+		b.activity.Hide()
+		return
+	case 1:
+		b.working.SetText(b.running[0] + "…")
+	default:
+		b.working.SetText(fmt.Sprintf("%s… (+%d)", b.running[len(b.running)-1], len(b.running)-1))
+	}
+	b.activity.Show()
+	b.activity.Start()
+}
