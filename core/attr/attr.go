@@ -106,7 +106,7 @@ func gradients(ctx context.Context, net engine.Network, m, chunk int, fill func(
 		}
 		hi := min(lo+chunk, m)
 		fillRows(xs, dim, lo, hi, fill)
-		g, err := engine.Differentiate(net, xs[:(hi-lo)*dim], hi-lo, engine.InputGrad, func(first int, _, d []float32) {
+		g, err := engine.Differentiate(ctx, net, xs[:(hi-lo)*dim], hi-lo, engine.InputGrad, func(first int, _, d []float32) {
 			clear(d)
 			for r := range len(d) / k {
 				d[r*k+target(lo+first+r)] = 1

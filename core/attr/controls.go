@@ -100,7 +100,7 @@ func (r PixelRandom) Attribute(_ context.Context, _ engine.Network, in Input) (M
 // (DPI paper, §3 and Table 1). The rectangle's aspect ratio is drawn from
 // [1/2, 2] and clipped to the image.
 type BlockRandom struct {
-	DropRate float64 `json:"drop_rate" doc:"area of the rectangle as a fraction of the image (required)" range:"(0,1)"`
+	DropRate float64 `json:"drop_rate" doc:"area of the rectangle as a fraction of the image: the removal rate it is a control for" range:"(0,1)" required:"true"`
 	Seed     uint64  `json:"-"`
 }
 

@@ -1,7 +1,10 @@
 package attr
 
 import (
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"faithlab/core/param"
 )
@@ -99,16 +102,33 @@ func Entries() []Entry {
 }
 
 // entry builds an Entry for a method type T: newT makes the method from
-// the setup, defaults (nil: none) fills in what the parameters left zero.
-func entry[T Method](name, title, category string, data []string, needs, doc string, newT func(Setup) T, defaults func(T) T) Entry {
+// the setup, defaults (nil: none) fills in what the parameters left zero;
+// omit names parameters of T this method does not take (TRACE's greedy
+// search has no annealing settings).
+func entry[T Method](name, title, category string, data []string, needs, doc string, newT func(Setup) T, defaults func(T) T, omit ...string) Entry {
 	if defaults == nil {
 		defaults = func(v T) T { return v }
 	}
+	var ps []param.Param
+	for _, p := range param.Of(defaults(newT(Setup{}))) {
+		if !slices.Contains(omit, p.Name) {
+			ps = append(ps, p)
+		}
+	}
 	return Entry{
-		Info: Info{Name: name, Title: title, Category: category, Data: data, NeedsData: needs, Doc: doc, Params: param.Of(defaults(newT(Setup{})))},
+		Info: Info{Name: name, Title: title, Category: category, Data: data, NeedsData: needs, Doc: doc, Params: ps},
 		Build: func(s Setup, params map[string]any) (Method, error) {
 			if needs != "" && s.TrainN == 0 {
 				return nil, fmt.Errorf("%s needs training data (%s), and none was given", name, needs)
+			}
+			var errs []error
+			for _, k := range slices.Sorted(maps.Keys(params)) {
+				if slices.Contains(omit, k) {
+					errs = append(errs, &param.Error{Owner: name, Param: k, Err: fmt.Errorf("does not apply to %s", name)})
+				}
+			}
+			if len(errs) > 0 {
+				return nil, errors.Join(errs...)
 			}
 			m, err := param.Decode(newT(s), name, params)
 			if err != nil {
@@ -125,6 +145,6 @@ func entry[T Method](name, title, category string, data []string, needs, doc str
 
 // NewEntry makes the Entry of another package's method (TRACE), with the
 // same checks and defaults as this package's entries.
-func NewEntry[T Method](name, title, category string, data []string, doc string, newT func(Setup) T, defaults func(T) T) Entry {
-	return entry(name, title, category, data, "", doc, newT, defaults)
+func NewEntry[T Method](name, title, category string, data []string, doc string, newT func(Setup) T, defaults func(T) T, omit ...string) Entry {
+	return entry(name, title, category, data, "", doc, newT, defaults, omit...)
 }

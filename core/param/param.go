@@ -9,8 +9,9 @@
 // json names the parameter (a field without a json name, or named "-", is
 // not a parameter); doc says what it does; range bounds a number, or each
 // number of a list, as an interval with open "(" ")" or closed "[" "]"
-// ends and an empty end for no bound; choices lists the accepted texts.
-// The values in a list parameter must be distinct. A type with rules the
+// ends and an empty end for no bound; choices lists the accepted texts;
+// required:"true" marks a parameter without a default, whose zero value is
+// an error. The values in a list parameter must be distinct. A type with rules the
 // tags cannot state (a reference name that must parse, say) implements
 // Checker. Of lists the parameters with the value's fields as defaults;
 // Set returns a copy with some of them changed, after every check: what a
@@ -38,6 +39,8 @@ type Param struct {
 	Doc     string   `json:"doc"`
 	Range   string   `json:"range,omitempty"`   // e.g. "(0,1)", "[1,]"
 	Choices []string `json:"choices,omitempty"` // accepted texts ("" always means the default)
+	// Required: the value has no default; a zero value is an error.
+	Required bool `json:"required,omitempty"`
 }
 
 // Error is one parameter's problem. Set, Decode and Check return one per
@@ -104,6 +107,7 @@ func Of(v any) []Param {
 		if c := f.Tag.Get("choices"); c != "" {
 			p.Choices = strings.Split(c, "|")
 		}
+		p.Required = f.Tag.Get("required") == "true"
 		ps = append(ps, p)
 	}
 	return ps
@@ -229,6 +233,10 @@ func CheckOf(v any, what string) error {
 		f := t.Field(i)
 		name := nameOf(f)
 		if name == "" {
+			continue
+		}
+		if f.Tag.Get("required") == "true" && rv.Field(i).IsZero() {
+			errs = append(errs, &Error{Owner: what, Param: name, Err: errors.New("is required: it has no default")})
 			continue
 		}
 		if err := checkField(rv.Field(i), f.Tag.Get("range"), f.Tag.Get("choices")); err != nil {

@@ -193,7 +193,7 @@ workers: -2
 		{13, "params.noise_frac: -1: want ≥ 0"},
 		{15, "params.grid: -4: want ≥ 0"},
 		{17, "params.steps: does not apply (it takes none)"},
-		{19, "params.cooling: 1.5: want a value in (0, 1)"},
+		{19, "params.cooling: 1.5: want a value in [0, 1)"},
 		{20, `unknown attribution method "gradiant"`},
 		{21, `post-processing "abs" listed twice`},
 		{21, `unknown post-processing "blur"`},

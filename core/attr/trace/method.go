@@ -76,9 +76,9 @@ type TRACE struct {
 	Objective  Objective `json:"objective" doc:"what the trajectory optimises: le (LeRF), mo (MoRF) or lemo (LeRF − MoRF)" choices:"le|mo|lemo"`
 	Grid       int       `json:"grid" doc:"patch grid side g: the trajectory orders g×g patches" range:"[1,]"`
 	Logit      bool      `json:"logit" doc:"score logits instead of probabilities"`
-	Iterations int       `json:"iterations" doc:"simulated annealing: iterations K" range:"[1,]"`
-	T0         float64   `json:"t0" doc:"simulated annealing: initial temperature" range:"(0,]"`
-	Cooling    float64   `json:"cooling" doc:"simulated annealing: cooling rate η" range:"(0,1)"`
+	Iterations int       `json:"iterations" doc:"simulated annealing: iterations K (0: 5000)" range:"[0,]"`
+	T0         float64   `json:"t0" doc:"simulated annealing: initial temperature (0: 0.1 for probabilities, 2 for logits)" range:"[0,]"`
+	Cooling    float64   `json:"cooling" doc:"simulated annealing: cooling rate η (0: 0.999)" range:"[0,1)"`
 	GreedyInit bool      `json:"greedy_init" doc:"simulated annealing: start from TRACE-Greedy-Le's trajectory"`
 	Reference  string    `json:"reference" doc:"value of removed patches, a removal reference: zero, mean (the image's channel means) or blur[:σ] (the image blurred; σ 5 pixels by default)"`
 	Alpha      float64   `json:"alpha" doc:"heatmap exponent α in ψ = (rank/t)^α" range:"(0,]"`
@@ -151,7 +151,7 @@ func Entries() []attr.Entry {
 			newTRACE("sa"), TRACE.defaults),
 		attr.NewEntry("trace-greedy", "TRACE (greedy)", attr.CategoryTRACE, []string{"image"},
 			"the patch order that optimises the deletion objective, built greedily step by step, as a heatmap (TRACE paper)",
-			newTRACE("greedy"), TRACE.defaults),
+			newTRACE("greedy"), TRACE.defaults, "iterations", "t0", "cooling", "greedy_init"),
 	}
 }
 
