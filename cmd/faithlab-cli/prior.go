@@ -369,7 +369,7 @@ func classifierTargets(ctx context.Context, net engine.Network, x []float32, n, 
 func logProbGrad(net engine.Network, targets []int) diffusion.ClassifierGrad {
 	return func(ctx context.Context, first int, x []float32, n int, grad []float32) error {
 		k := net.Classes()
-		g, err := engine.Differentiate(net, x, n, engine.InputGrad, func(lo int, logits, d []float32) {
+		g, err := engine.Differentiate(ctx, net, x, n, engine.InputGrad, func(lo int, logits, d []float32) {
 			engine.Softmax(d, logits, k)
 			for r := 0; r*k < len(logits); r++ {
 				for j := range k {

@@ -103,7 +103,7 @@ func CNN(ctx context.Context, ds *data.Dataset, opt Options, emit func(Result)) 
 		for _, p := range params {
 			clear(p.Grad)
 		}
-		_, err := engine.Differentiate(net, xb, B, engine.ParamGrad, func(first int, logits, d []float32) {
+		_, err := engine.Differentiate(ctx, net, xb, B, engine.ParamGrad, func(first int, logits, d []float32) {
 			softmaxCE(d, logits, yb[first:first+len(logits)/k], k, B)
 		})
 		if err != nil {
@@ -122,7 +122,7 @@ func CNN(ctx context.Context, ds *data.Dataset, opt Options, emit func(Result)) 
 			return err
 		}
 		batch()
-		_, err := engine.Differentiate(net, xb, B, engine.InputGrad, func(_ int, logits, d []float32) {
+		_, err := engine.Differentiate(ctx, net, xb, B, engine.InputGrad, func(_ int, logits, d []float32) {
 			topLogitGrad(d, logits, k)
 		})
 		return err

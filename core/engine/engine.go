@@ -103,31 +103,40 @@ type OutputGrad func(first int, logits, dLogits []float32)
 // Gradient adds the same parameter gradients and returns the same input
 // gradients as Forward, outGrad and Backward on the whole batch would, up to
 // float rounding; afterwards the network holds no forward pass to
-// differentiate.
+// differentiate. When ctx is done it stops within a layer of the piece
+// under way and returns ctx's error, with the parameter gradients partial:
+// a caller that stops discards them.
 type Gradienter interface {
 	Network
-	Gradient(x []float32, n int, want Want, outGrad OutputGrad) ([]float32, error)
+	Gradient(ctx context.Context, x []float32, n int, want Want, outGrad OutputGrad) ([]float32, error)
 }
 
 // Differentiate runs x (n inputs) forward, asks outGrad for the output
 // gradient and backpropagates it: through net's own Gradient when it has one,
 // else through Forward and Backward.
-func Differentiate(net Network, x []float32, n int, want Want, outGrad OutputGrad) ([]float32, error) {
+func Differentiate(ctx context.Context, net Network, x []float32, n int, want Want, outGrad OutputGrad) ([]float32, error) {
 	if g, ok := net.(Gradienter); ok {
-		return g.Gradient(x, n, want, outGrad)
+		return g.Gradient(ctx, x, n, want, outGrad)
 	}
-	return WholeBatch(net, x, n, want, outGrad)
+	return WholeBatch(ctx, net, x, n, want, outGrad)
 }
 
 // WholeBatch is Differentiate through one Forward and one Backward of the
-// whole batch: what a Gradienter does with batches it must not cut.
-func WholeBatch(net Network, x []float32, n int, want Want, outGrad OutputGrad) ([]float32, error) {
+// whole batch, for networks that cannot cut it; it looks at ctx before
+// each of the two passes.
+func WholeBatch(ctx context.Context, net Network, x []float32, n int, want Want, outGrad OutputGrad) ([]float32, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	logits, err := net.Forward(x, n)
 	if err != nil {
 		return nil, err
 	}
 	dl := make([]float32, len(logits))
 	outGrad(0, logits, dl)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	return net.Backward(dl, want)
 }
 

@@ -175,7 +175,7 @@ func Train(ctx context.Context, net engine.Network, ds *data.Dataset, cfg Config
 			for _, p := range params {
 				clear(p.Grad)
 			}
-			_, err := engine.Differentiate(net, xb[:n*dim], n, engine.ParamGrad, func(first int, logits, dl []float32) {
+			_, err := engine.Differentiate(ctx, net, xb[:n*dim], n, engine.ParamGrad, func(first int, logits, dl []float32) {
 				rows := len(logits) / k
 				softmaxCE(dl, logits, yb[first:first+rows], k, n, lossAt[first:first+rows], hitAt[first:first+rows])
 			})

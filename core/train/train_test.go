@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"faithlab/core/data"
@@ -168,5 +169,64 @@ func TestEvaluateConfusionByHand(t *testing.T) {
 	}
 	if ev.Accuracy != 0.6 || !slices.Equal(ev.ClassAccuracy, []float64{0.5, 2.0 / 3}) {
 		t.Errorf("accuracy %g, per class %v", ev.Accuracy, ev.ClassAccuracy)
+	}
+}
+
+// cancelAfter is a context that is cancelled after its first n calls to
+// Err: a cancel that arrives in the middle of a batch, at a point fixed
+// by the code rather than by the clock.
+type cancelAfter struct {
+	context.Context
+	left atomic.Int64
+}
+
+func (c *cancelAfter) Err() error {
+	if c.left.Add(-1) < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// A cancel reaches training within the batch under way, for every
+// built-in architecture — resnet18's whole-batch passes (batch norm) last
+// seconds: no optimiser step is taken, so the weights are those of before.
+func TestCancelStopsWithinABatchForEveryArchitecture(t *testing.T) {
+	ds := &data.Dataset{Name: "noise", Shape: []int{1, 28, 28}, Classes: []string{"0", "1", "2"}}
+	for i := range 64 {
+		ds.Y = append(ds.Y, i%3)
+	}
+	ds.X = make([]float32, 64*784)
+	for i := range ds.X {
+		ds.X[i] = float32(i%97) / 97
+	}
+	for _, arch := range native.Architectures() {
+		m, err := native.New(arch, ds.Shape, 3, gemm.Gonum{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Init(1)
+		// The trained weights (batch norm's running statistics, which a
+		// forward pass in training updates, are not among them).
+		weights := func() []float32 {
+			var w []float32
+			for _, p := range m.Params() {
+				if p.Grad != nil {
+					w = append(w, p.Data...)
+				}
+			}
+			return w
+		}
+		before := weights()
+		ctx := &cancelAfter{Context: context.Background()}
+		ctx.left.Store(3) // the check before the batch, then two layers
+		batches := 0
+		_, err = Train(ctx, m, ds, Config{Epochs: 1, BatchSize: 64, ValFraction: -1}, func(p Progress) { batches++ })
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: %v, want a cancel", arch, err)
+			continue
+		}
+		if batches > 0 || !slices.Equal(weights(), before) {
+			t.Errorf("%s: the cancel let %d batch(es) finish and the weights change", arch, batches)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package native
 
 import (
+	"context"
 	"testing"
 
 	"faithlab/core/engine"
@@ -48,7 +49,7 @@ func benchGradient(b *testing.B, want engine.Want) {
 	m, x, dl := benchNet(b)
 	g := func(first int, _, d []float32) { copy(d, dl[first*10:]) }
 	for b.Loop() {
-		m.Gradient(x, 256, want, g)
+		m.Gradient(context.Background(), x, 256, want, g)
 	}
 	b.ReportMetric(256*float64(b.N)/b.Elapsed().Seconds(), "img/s")
 }

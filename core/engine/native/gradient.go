@@ -1,6 +1,7 @@
 package native
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 
@@ -26,12 +27,12 @@ var _ engine.Gradienter = (*Net)(nil)
 // Batch statistics (batch norm in training) and DeepLift's rescale rule, whose
 // reference is per batch, need the whole batch in one pass: those networks
 // run Forward and Backward as usual.
-func (m *Net) Gradient(x []float32, n int, want engine.Want, outGrad engine.OutputGrad) ([]float32, error) {
+func (m *Net) Gradient(ctx context.Context, x []float32, n int, want engine.Want, outGrad engine.OutputGrad) ([]float32, error) {
 	if err := engine.CheckInput(x, n, m.shape); err != nil {
 		return nil, fmt.Errorf("%s gradient: %w", m.arch, err)
 	}
 	if !m.pieceable() {
-		return engine.WholeBatch(m, x, n, want, outGrad)
+		return m.wholeBatch(ctx, x, n, want, outGrad)
 	}
 	m.n = 0 // what the replicas run leaves nothing here to differentiate
 	pieces := (n + piece - 1) / piece
@@ -52,8 +53,11 @@ func (m *Net) Gradient(x []float32, n int, want engine.Want, outGrad engine.Outp
 		if slots != nil {
 			slot = slots[p*size : (p+1)*size]
 		}
-		return reps[r].piece(x[lo*dim:hi*dim], hi-lo, lo, want, outGrad, dx, slot)
+		return reps[r].piece(ctx, x[lo*dim:hi*dim], hi-lo, lo, want, outGrad, dx, slot)
 	})
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s gradient: %w", m.arch, err)
 	}
@@ -63,11 +67,24 @@ func (m *Net) Gradient(x []float32, n int, want engine.Want, outGrad engine.Outp
 	return dx, nil
 }
 
+// wholeBatch is Gradient for networks whose batch must not be cut, with
+// ctx looked at between layers: resnet18 in training spends seconds in
+// one whole-batch pass.
+func (m *Net) wholeBatch(ctx context.Context, x []float32, n int, want engine.Want, outGrad engine.OutputGrad) ([]float32, error) {
+	logits, err := m.forward(ctx, x, n)
+	if err != nil {
+		return nil, err
+	}
+	dl := make([]float32, len(logits))
+	outGrad(0, logits, dl)
+	return m.backward(ctx, dl, want)
+}
+
 // piece runs samples lo… of a batch (x holds them) forward and back on a
 // replica: the input gradient goes to its rows of dx, the parameter gradient
 // to slot (nil: none asked for).
-func (m *Net) piece(x []float32, n, lo int, want engine.Want, outGrad engine.OutputGrad, dx, slot []float32) error {
-	logits, err := m.forward(x, n)
+func (m *Net) piece(ctx context.Context, x []float32, n, lo int, want engine.Want, outGrad engine.OutputGrad, dx, slot []float32) error {
+	logits, err := m.forward(ctx, x, n)
 	if err != nil {
 		return err
 	}
@@ -79,7 +96,7 @@ func (m *Net) piece(x []float32, n, lo int, want engine.Want, outGrad engine.Out
 			q.Grad, slot = slot[:len(q.Grad):len(q.Grad)], slot[len(q.Grad):]
 		}
 	}
-	g, err := m.Backward(dl, want)
+	g, err := m.backward(ctx, dl, want)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package native
 
 import (
+	"context"
 	"math"
 	"runtime"
 	"slices"
@@ -73,7 +74,7 @@ func TestGradientMatchesForwardBackward(t *testing.T) {
 			// Twice: the second call reuses the replicas and must add to
 			// the gradients, not replace them.
 			for range 2 {
-				dx, err := got.Gradient(x, tc.n, engine.InputGrad|engine.ParamGrad, outGrad(w, 10))
+				dx, err := got.Gradient(context.Background(), x, tc.n, engine.InputGrad|engine.ParamGrad, outGrad(w, 10))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -114,7 +115,7 @@ func TestGradientIndependentOfCores(t *testing.T) {
 		}
 		m.Init(1)
 		x := randBatch(4, 100*784)
-		dx, err := m.Gradient(x, 100, engine.InputGrad|engine.ParamGrad, outGrad(randBatch(5, 1000), 10))
+		dx, err := m.Gradient(context.Background(), x, 100, engine.InputGrad|engine.ParamGrad, outGrad(randBatch(5, 1000), 10))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -143,11 +144,11 @@ func TestGradientSeesNewWeights(t *testing.T) {
 	grab := func(int, []float32, []float32) {}
 	logits := make([]float32, 20*2)
 	keep := func(first int, l, _ []float32) { copy(logits[first*2:], l) } // its own rows only: pieces run at once
-	if _, err := m.Gradient(x, 20, engine.ParamGrad, grab); err != nil {
+	if _, err := m.Gradient(context.Background(), x, 20, engine.ParamGrad, grab); err != nil {
 		t.Fatal(err)
 	}
 	m.Init(2)
-	if _, err := m.Gradient(x, 20, engine.ParamGrad, keep); err != nil {
+	if _, err := m.Gradient(context.Background(), x, 20, engine.ParamGrad, keep); err != nil {
 		t.Fatal(err)
 	}
 	want, err := m.Forward(x, 20)

@@ -1,6 +1,7 @@
 package native
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -91,15 +92,20 @@ func (m *Net) Forward(x []float32, n int) ([]float32, error) {
 	if err := engine.CheckInput(x, n, m.shape); err != nil {
 		return nil, fmt.Errorf("%s forward: %w", m.arch, err)
 	}
-	return m.forward(x, n)
+	return m.forward(context.Background(), x, n)
 }
 
-// forward is Forward on inputs already checked.
-func (m *Net) forward(x []float32, n int) ([]float32, error) {
+// forward is Forward on inputs already checked; it looks at ctx before
+// every layer and stops with its error.
+func (m *Net) forward(ctx context.Context, x []float32, n int) ([]float32, error) {
 	m.n = n
 	cur := grow(&m.xin, len(x))
 	chwToHWC(cur, x, n, m.inDims())
 	for i := 0; i < len(m.layers); i++ {
+		if err := ctx.Err(); err != nil {
+			m.n = 0 // nothing whole to differentiate
+			return nil, err
+		}
 		m.grads[i] = nil
 		m.ungated[i] = false
 		if p := m.reluPool(i + 1); p != nil {
@@ -126,6 +132,11 @@ func (m *Net) forward(x []float32, n int) ([]float32, error) {
 
 // Backward implements engine.Network.
 func (m *Net) Backward(dLogits []float32, want engine.Want) ([]float32, error) {
+	return m.backward(context.Background(), dLogits, want)
+}
+
+// backward is Backward looking at ctx before every layer.
+func (m *Net) backward(ctx context.Context, dLogits []float32, want engine.Want) ([]float32, error) {
 	if m.n == 0 {
 		return nil, fmt.Errorf("%s backward: no forward pass to differentiate", m.arch)
 	}
@@ -134,6 +145,9 @@ func (m *Net) Backward(dLogits []float32, want engine.Want) ([]float32, error) {
 	}
 	dy := dLogits
 	for i := len(m.layers) - 1; i >= 0; i-- {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		m.grads[i] = dy
 		if p := m.reluPool(i); p != nil {
 			// ReLU then max-pool: the pool routes each gradient to its
