@@ -11,7 +11,7 @@ PKGS_APT := libopenblas0-pthread dataset-fashion-mnist python3-sklearn python3-t
             libxxf86vm-dev pkg-config gcc x11-apps netpbm
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build run test bench bench-compare screenshots fuzz lint clean prior
+.PHONY: deps build run test bench bench-compare screenshots shipped-model package fuzz lint clean prior
 
 # deps installs the Debian packages the build and the tests need; it does
 # nothing when they are all present.
@@ -60,9 +60,23 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./core/model
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./core/spec
 
+# screenshots tours every screen of the real app under Xvfb, after a small
+# real campaign, into screenshots/; its settings and files go to a temporary
+# folder, never to the user's.
 screenshots: build
-	mkdir -p screenshots
-	xvfb-run -a -s "-screen 0 1200x800x24" $(BIN)/faithlab -screenshots screenshots
+	rm -rf screenshots && mkdir -p screenshots
+	tmp=$$(mktemp -d) && XDG_CONFIG_HOME=$$tmp/config xvfb-run -a -s "-screen 0 1280x800x24" \
+		$(BIN)/faithlab -root $$tmp/root -screenshots screenshots; status=$$?; rm -rf $$tmp; exit $$status
+
+# shipped-model trains the Fashion-MNIST goar-cnn that resources/ embeds and
+# the workbench opens on its first start (its file records this recipe).
+shipped-model: build
+	$(BIN)/faithlab-cli train --dataset fashion-mnist --model goar-cnn --epochs 30 --seed 1 --out resources/goar-cnn-fashion-mnist.flm
+
+# package builds an installable Linux bundle (icon, desktop entry) from
+# FyneApp.toml with the fyne tool.
+package: deps
+	$(GO) run fyne.io/tools/cmd/fyne@v1.7.4 package -os linux -src cmd/faithlab -icon ../../resources/icon.png -release
 
 clean:
 	rm -rf $(BIN) screenshots

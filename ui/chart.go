@@ -3,6 +3,8 @@ package ui
 import (
 	"image"
 	"image/color"
+	"math"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -17,6 +19,8 @@ type series struct {
 	X, Y   []float64
 	Colour color.Color
 	Dashed bool
+	Thin   bool // a line without points
+	NoKey  bool // left out of the legend (a continuation of the series before)
 }
 
 // Line colours of the charts (Okabe–Ito, readable by colour-blind users).
@@ -43,6 +47,7 @@ func lineChart(title, xLabel, yLabel string, ss []series, w, h int, yMin, yMax f
 		p.Y.Min, p.Y.Max = yMin, yMax
 	}
 	p.Add(plotter.NewGrid())
+	p.X.Tick.Marker, p.Y.Tick.Marker = plainTicks{}, plainTicks{}
 	for _, s := range ss {
 		if len(s.X) == 0 {
 			continue
@@ -60,8 +65,15 @@ func lineChart(title, xLabel, yLabel string, ss []series, w, h int, yMin, yMax f
 		if s.Dashed {
 			l.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
 		}
-		p.Add(l, pts)
-		p.Legend.Add(s.Name, l)
+		if s.Thin {
+			l.Width = vg.Points(0.8)
+			p.Add(l)
+		} else {
+			p.Add(l, pts)
+		}
+		if !s.NoKey {
+			p.Legend.Add(s.Name, l)
+		}
 	}
 	return render(p, w, h)
 }
@@ -76,6 +88,7 @@ func barChart(title string, labels []string, values []float64, w, h int) image.I
 		p.Add(bars)
 	}
 	p.NominalX(labels...)
+	p.Y.Tick.Marker = plainTicks{}
 	p.X.Tick.Label.Rotation = 0.6
 	p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
 	p.Y.Min = 0
@@ -86,4 +99,32 @@ func render(p *plot.Plot, w, h int) image.Image {
 	c := vgimg.NewWith(vgimg.UseWH(vg.Length(w)*vg.Inch/chartDPI, vg.Length(h)*vg.Inch/chartDPI), vgimg.UseDPI(chartDPI))
 	p.Draw(draw.New(c))
 	return c.Image()
+}
+
+// plainTicks are about five round ticks (steps of 1, 2, 2.5 or 5 times a
+// power of ten), labelled with as few digits as they need ("250", not
+// "250.00").
+type plainTicks struct{}
+
+func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) {
+		return []plot.Tick{{Value: lo, Label: strconv.FormatFloat(lo, 'g', 4, 64)}}
+	}
+	raw := (hi - lo) / 5
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := 10 * mag
+	for _, m := range []float64{1, 2, 2.5, 5} {
+		if m*mag >= raw {
+			step = m * mag
+			break
+		}
+	}
+	var ts []plot.Tick
+	for v := math.Ceil(lo/step) * step; v <= hi+step*1e-9; v += step {
+		if math.Abs(v) < step*1e-9 {
+			v = 0
+		}
+		ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', 4, 64)})
+	}
+	return ts
 }

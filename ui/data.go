@@ -134,7 +134,7 @@ func (v *DataView) reload() {
 		v.center.Objects = []fyne.CanvasObject{v.table}
 		v.feature = featureStats(l.Train)
 		v.side.Objects = []fyne.CanvasObject{widget.NewLabelWithStyle("Classes", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), v.hist,
-			widget.NewLabelWithStyle("Features (training split)", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+			widget.NewLabelWithStyle("Features (training split, standardised as models see them)", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 			container.NewGridWrap(fyne.NewSize(300, 320), v.stats)}
 	} else {
 		v.center.Objects = []fyne.CanvasObject{v.grid}

@@ -132,7 +132,7 @@ func newEvaluate(s *State) *Evaluate {
 	right := container.NewBorder(container.NewVBox(e.resume, widget.NewLabelWithStyle("Tasks", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		container.NewBorder(nil, nil, nil, e.eta, e.overall)), nil, nil, nil, e.list)
 	split := container.NewHSplit(container.NewVScroll(left), right)
-	split.Offset = 0.45
+	split.Offset = 0.5
 	e.content = split
 	s.OnData(func() {
 		if e.dataset.Text == "" || e.cancel == nil {
@@ -491,7 +491,7 @@ func (e *Evaluate) updateRow(id widget.ListItemID, o fyne.CanvasObject) {
 	c := o.(*fyne.Container)
 	body := c.Objects[0].(*fyne.Container)
 	cancel := c.Objects[1].(*widget.Button)
-	body.Objects[0].(*widget.Label).SetText(r.label)
+	body.Objects[0].(*widget.Label).SetText(taskTitle(r.label))
 	line := body.Objects[1].(*fyne.Container)
 	stage := line.Objects[0].(*widget.Label)
 	stage.SetText(strings.TrimSpace(r.state + " · " + r.stage))
@@ -640,4 +640,14 @@ func (e *Evaluate) Quick(name string, train, test, retrainEpochs int) {
 	e.post.SetText("")
 	e.seeds.SetText("1")
 	e.retrain.SetText(strconv.Itoa(retrainEpochs))
+}
+
+// taskTitle puts what distinguishes a task first: "gradient · ROAR
+// (fashion-mnist seed 1)" for "fashion-mnist seed 1 · gradient · ROAR".
+func taskTitle(label string) string {
+	data, rest, ok := strings.Cut(label, " · ")
+	if !ok {
+		return label
+	}
+	return rest + "  (" + data + ")"
 }

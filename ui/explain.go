@@ -100,7 +100,7 @@ func newExplain(s *State) *Explain {
 	e.traceImg = canvas.NewImageFromImage(image.NewRGBA(image.Rect(0, 0, 1, 1)))
 	e.traceImg.ScaleMode = canvas.ImageScalePixels
 	e.traceImg.FillMode = canvas.ImageFillContain
-	e.traceImg.SetMinSize(fyne.NewSize(168, 168))
+	e.traceImg.SetMinSize(fyne.NewSize(120, 120))
 	e.traceText = widget.NewLabel("")
 	samples := widget.NewForm(
 		widget.NewFormItem("Split", e.split),
@@ -236,13 +236,14 @@ func (e *Explain) draw() {
 		shared = max(shared, absMax(r.Maps.Data))
 	}
 	e.gallery.Objects = nil
-	e.gallery.Layout = container.NewGridWithColumns(cols).Layout
-	e.gallery.Add(widget.NewLabelWithStyle("sample", fyne.TextAlignCenter, fyne.TextStyle{Bold: true}))
+	e.gallery.Layout = container.NewVBox().Layout
+	header := container.NewGridWithColumns(cols, widget.NewLabelWithStyle("sample", fyne.TextAlignCenter, fyne.TextStyle{Bold: true}))
 	for _, r := range e.results {
 		l := widget.NewLabelWithStyle(r.Request.Method, fyne.TextAlignCenter, fyne.TextStyle{Bold: true})
 		l.Truncation = fyne.TextTruncateEllipsis
-		e.gallery.Add(l)
+		header.Add(l)
 	}
+	e.gallery.Add(header)
 	shape := ds.Shape
 	for i := range n {
 		idx := first.Request.Offset + i
@@ -252,7 +253,8 @@ func (e *Explain) draw() {
 		if t := first.Targets[i]; t != ds.Y[idx] {
 			caption += " (explains " + ds.Classes[t] + ")"
 		}
-		e.gallery.Add(e.cell(base, fmt.Sprintf("#%d %s", idx, caption), func() { e.s.Inspect(first.Request.Split, idx) }))
+		row := container.NewGridWithColumns(cols, e.cell(base, fmt.Sprintf("#%d %s", idx, caption), func() { e.s.Inspect(first.Request.Split, idx) }))
+		e.gallery.Add(row)
 		for _, r := range e.results {
 			m := r.Maps.Map(i)
 			limit := absMax(m)
@@ -270,13 +272,13 @@ func (e *Explain) draw() {
 			default:
 				img = heatmap(m, H, W, limit)
 			}
-			e.gallery.Add(e.cell(img, fmt.Sprintf("±%.3g", limit), nil))
+			row.Add(e.cell(img, fmt.Sprintf("±%.3g", limit), nil))
 		}
 	}
 	if e.shared.Checked {
-		e.legend.SetText(fmt.Sprintf("−%.3g … 0 … +%.3g (all maps)", shared, shared))
+		e.legend.SetText(fmt.Sprintf("±%.3g, all maps", shared))
 	} else {
-		e.legend.SetText("−max … 0 … +max of each map (its range under it)")
+		e.legend.SetText("± each map's own largest |value|")
 	}
 	e.gallery.Refresh()
 }
@@ -317,8 +319,7 @@ func (e *Explain) setupTrace() {
 	e.traceSel.SetSelected(opts[0])
 	e.trace.Add(widget.NewSeparator())
 	e.trace.Add(widget.NewLabelWithStyle("TRACE trajectory: patches deleted, least important first", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}))
-	e.trace.Add(container.NewBorder(nil, nil, container.NewHBox(e.traceSel, e.traceImg), nil,
-		container.NewVBox(e.traceStep, e.traceText)))
+	e.trace.Add(container.NewBorder(nil, nil, e.traceImg, nil, container.NewVBox(e.traceSel, e.traceStep, e.traceText)))
 	e.trace.Refresh()
 	e.drawTrace()
 }

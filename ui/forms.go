@@ -26,9 +26,12 @@ type paramForm struct {
 func newParamForm(ps []param.Param) *paramForm {
 	f := &paramForm{params: ps, get: map[string]func() (any, bool, error){}, put: map[string]func(any){}, form: widget.NewForm()}
 	for _, p := range ps {
-		hint := p.Doc
+		hint := abbrev(p.Doc, 64)
 		if p.Range != "" {
-			hint += " — " + param.Describe(p.Range)
+			hint += " (" + param.Describe(p.Range) + ")"
+		}
+		if p.Required {
+			hint += " — required"
 		}
 		var w fyne.CanvasObject
 		switch {

@@ -44,7 +44,7 @@ type Inspect struct {
 }
 
 func newInspect(s *State) *Inspect {
-	v := &Inspect{s: s, index: widget.NewEntry(), rateText: widget.NewLabel(""), panels: container.NewGridWrap(fyne.NewSize(150, 190)),
+	v := &Inspect{s: s, index: widget.NewEntry(), rateText: widget.NewLabel(""), panels: container.NewGridWrap(fyne.NewSize(150, 220)),
 		caption:   widget.NewLabel("Open a dataset and a model, then pick a sample (or click one on the Data screen)."),
 		traceStep: widget.NewSlider(0, 1), traceText: widget.NewLabel("")}
 	v.caption.Wrapping = fyne.TextWrapWord
@@ -214,7 +214,7 @@ func (v *Inspect) show(shape []int, saliency []float32, r campaign.Removed, targ
 }
 
 func (v *Inspect) predText(r campaign.Removal) string {
-	return fmt.Sprintf("→ %s %.2f · p(target) %.2f", abbrev(v.s.modelClass(r.Predicted), 10), r.Confidence, r.TargetProb)
+	return fmt.Sprintf("→ %s %.2f\np(target) %.2f", abbrev(v.s.modelClass(r.Predicted), 12), r.Confidence, r.TargetProb)
 }
 
 // panel is an image with a title and a caption.
@@ -224,9 +224,13 @@ func panel(img image.Image, title, caption string) fyne.CanvasObject {
 	ci.SetMinSize(fyne.NewSize(140, 140))
 	t := widget.NewLabelWithStyle(title, fyne.TextAlignCenter, fyne.TextStyle{Bold: true})
 	t.Truncation = fyne.TextTruncateEllipsis
-	c := widget.NewLabel(caption)
-	c.Alignment, c.Truncation, c.SizeName = fyne.TextAlignCenter, fyne.TextTruncateEllipsis, theme.SizeNameCaptionText
-	return container.NewBorder(t, c, nil, nil, ci)
+	var lines []fyne.CanvasObject
+	for _, line := range strings.Split(caption, "\n") {
+		c := widget.NewLabel(line)
+		c.Alignment, c.Truncation, c.SizeName = fyne.TextAlignCenter, fyne.TextTruncateEllipsis, theme.SizeNameCaptionText
+		lines = append(lines, c)
+	}
+	return container.NewBorder(t, container.NewVBox(lines...), nil, nil, ci)
 }
 
 // setupTrace offers trajectory playback when the map came from TRACE.

@@ -25,6 +25,7 @@ type Library struct {
 	s        *State
 	datasets []string
 	dsInfo   map[string]string
+	reading  map[string]bool // datasets being described
 	models   []string
 	mdInfo   map[string]string
 	dsList   *widget.List
@@ -38,7 +39,7 @@ type Library struct {
 }
 
 func newLibrary(s *State) *Library {
-	l := &Library{s: s, dsInfo: map[string]string{}, mdInfo: map[string]string{},
+	l := &Library{s: s, dsInfo: map[string]string{}, reading: map[string]bool{}, mdInfo: map[string]string{},
 		dsDetail: widget.NewLabel("Pick a dataset to see what it holds."), mdDetail: widget.NewLabel("Pick a model to see what it is.")}
 	l.dsDetail.Wrapping, l.mdDetail.Wrapping = fyne.TextWrapWord, fyne.TextWrapWord
 	l.dsList = widget.NewList(func() int { return len(l.datasets) },
@@ -131,6 +132,7 @@ func (l *Library) Refresh() {
 	l.models = files
 	l.dsList.Refresh()
 	l.mdList.Refresh()
+	l.describeDatasets()
 	var todo []string
 	for _, p := range files {
 		if _, ok := l.mdInfo[p]; !ok {
@@ -162,33 +164,57 @@ func (l *Library) Refresh() {
 	})
 }
 
-// describeDataset opens the dataset in the background to say what it holds.
+// describeDataset shows what a dataset holds (once read by
+// describeDatasets).
 func (l *Library) describeDataset(ref string) {
 	if d, ok := l.dsInfo[ref]; ok {
-		l.dsDetail.SetText(d)
+		l.dsDetail.SetText(ref + ": " + d)
 		return
 	}
 	l.dsDetail.SetText("reading " + ref + "…")
-	var text string
-	l.s.Go("reading "+displayName(ref), func(context.Context) error {
-		tr, te, err := data.Open(ref, data.Options{})
-		if err != nil {
-			text = "cannot be opened: " + err.Error()
-			return nil
+}
+
+// describeDatasets reads the listed datasets not yet described, in the
+// background, to say what each holds.
+func (l *Library) describeDatasets() {
+	var todo []string
+	for _, ref := range l.datasets {
+		if _, ok := l.dsInfo[ref]; !ok && !l.reading[ref] {
+			todo = append(todo, ref)
+			l.reading[ref] = true
 		}
-		kind := "images"
-		if tr.Shape[1] == 1 && tr.Shape[2] == 1 {
-			kind = fmt.Sprintf("tabular, %d features", tr.Shape[0])
+	}
+	if len(todo) == 0 {
+		return
+	}
+	info := map[string]string{}
+	l.s.Go("reading datasets", func(ctx context.Context) error {
+		for _, ref := range todo {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			tr, te, err := data.Open(ref, data.Options{})
+			if err != nil {
+				info[ref] = "cannot be opened: " + err.Error()
+				continue
+			}
+			kind := "images"
+			if tr.Shape[1] == 1 && tr.Shape[2] == 1 {
+				kind = fmt.Sprintf("tabular, %d features", tr.Shape[0])
+			}
+			info[ref] = fmt.Sprintf("%s of shape %v; %d training and %d test samples; %d classes: %s", kind, tr.Shape, tr.Len(), te.Len(),
+				len(tr.Classes), strings.Join(tr.Classes[:min(len(tr.Classes), 10)], ", "))
 		}
-		text = fmt.Sprintf("%s — %s of shape %v; %d training and %d test samples; %d classes: %s", ref, kind, tr.Shape, tr.Len(), te.Len(),
-			len(tr.Classes), strings.Join(tr.Classes[:min(len(tr.Classes), 10)], ", "))
 		return nil
 	}, func(error) {
-		l.dsInfo[ref] = text
-		l.dsList.Refresh()
-		if l.selDS == ref {
-			l.dsDetail.SetText(text)
+		for k, v := range info {
+			l.dsInfo[k] = v
+			delete(l.reading, k)
+			if l.selDS == k {
+				l.describeDataset(k)
+			}
 		}
+		l.dsList.Refresh()
 	})
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"image"
 	"image/color"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -43,6 +44,7 @@ type ModelView struct {
 	confusion *widget.Table
 	matrix    [][]int
 	history   []train.Epoch
+	live      [][3]float64 // (epochs so far, running loss, running accuracy) within the epochs
 	cancel    context.CancelFunc
 	content   fyne.CanvasObject
 }
@@ -79,16 +81,21 @@ func newModelView(s *State) *ModelView {
 	)
 	v.confusion = widget.NewTableWithHeaders(func() (int, int) { return len(v.matrix), len(v.matrix) },
 		func() fyne.CanvasObject {
-			return container.NewStack(canvas.NewRectangle(color.Transparent), widget.NewLabel("00000"))
+			l := widget.NewLabel("0000")
+			l.Alignment = fyne.TextAlignCenter
+			return container.NewStack(canvas.NewRectangle(color.Transparent), l)
 		},
 		v.confusionCell)
+	v.confusion.CreateHeader = func() fyne.CanvasObject { return widget.NewLabel("9 Ankle boot") }
 	v.confusion.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
 		l := o.(*widget.Label)
 		switch {
 		case id.Row < 0 && id.Col >= 0:
-			l.SetText(abbrev(v.s.modelClass(id.Col), 7))
+			l.SetText(strconv.Itoa(id.Col)) // the row headers name the classes
+			l.Alignment = fyne.TextAlignCenter
 		case id.Col < 0 && id.Row >= 0:
-			l.SetText(abbrev(v.s.modelClass(id.Row), 12))
+			l.SetText(fmt.Sprintf("%d %s", id.Row, abbrev(v.s.modelClass(id.Row), 11)))
+			l.Alignment = fyne.TextAlignLeading
 		}
 	}
 	open := widget.NewButton("Open a model file…", func() { v.s.PickFile(v.s.OpenModel, ".flm") })
@@ -97,7 +104,7 @@ func newModelView(s *State) *ModelView {
 	right := container.NewBorder(container.NewVBox(widget.NewLabelWithStyle("Model under explanation", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), v.info,
 		widget.NewLabel("Confusion matrix on the test split (rows: true class, columns: predicted)")), nil, nil, nil, v.confusion)
 	center := container.NewHSplit(container.NewBorder(nil, nil, nil, nil, v.chart), right)
-	center.Offset = 0.5
+	center.Offset = 0.36
 	v.content = container.NewBorder(nil, nil, container.NewVScroll(container.NewGridWrap(fyne.NewSize(330, 520), left)), nil, center)
 	s.OnData(v.dataChanged)
 	s.OnModel(v.modelChanged)
@@ -198,12 +205,12 @@ func (v *ModelView) Start() {
 	path := filepath.Join(v.s.cfg.dir("models"), fmt.Sprintf("%s-%s-%s.flm", arch, displayName(l.Ref), time.Now().Format("20060102-150405")))
 	fit := model.Fit{Arch: arch, Config: cfg, Train: l.Train, Test: l.Test, Kernel: v.s.cfg.Kernel,
 		Source: &model.Source{Ref: l.Ref, Options: data.Options{}}, Out: path}
-	v.history = nil
+	v.history, v.live = nil, nil
 	v.drawChart()
 	v.start.Disable()
 	v.stop.Enable()
 	v.bar.SetValue(0)
-	var last time.Time
+	var last, lastPoint time.Time
 	var m *model.Model
 	v.cancel = v.s.Go("training "+arch, func(ctx context.Context) error {
 		var err error
@@ -219,9 +226,18 @@ func (v *ModelView) Start() {
 				ep := *p.Last
 				e = &ep
 			}
+			point := time.Since(lastPoint) > 500*time.Millisecond
+			if point {
+				lastPoint = time.Now()
+			}
+			x := float64(p.Epoch-1) + float64(p.Batch)/float64(p.Batches)
 			v.s.cfg.Do(func() {
 				v.bar.SetValue(frac)
 				v.readout.SetText(line)
+				if point && e == nil {
+					v.live = append(v.live, [3]float64{x, p.Loss, p.Accuracy})
+					v.drawChart()
+				}
 				if e != nil {
 					v.history = append(v.history, *e)
 					v.drawChart()
@@ -268,9 +284,23 @@ func (v *ModelView) drawChart() {
 			vloss, vacc = append(vloss, e.ValLoss), append(vacc, e.ValAcc)
 		}
 	}
+	// The running means restart with every epoch: one line per epoch.
+	var lossS, accS []series
+	for i, p := range v.live {
+		if i == 0 || math.Ceil(p[0]) != math.Ceil(v.live[i-1][0]) {
+			name := "train, running mean in the epoch"
+			lossS = append(lossS, series{Name: name, Colour: green, Thin: true, NoKey: len(lossS) > 0})
+			accS = append(accS, series{Name: name, Colour: green, Thin: true, NoKey: len(accS) > 0})
+		}
+		l, a := &lossS[len(lossS)-1], &accS[len(accS)-1]
+		l.X, l.Y = append(l.X, p[0]), append(l.Y, p[1])
+		a.X, a.Y = append(a.X, p[0]), append(a.Y, p[2])
+	}
 	valX := ep[:len(vloss)]
-	lossImg := lineChart("Loss", "epoch", "cross-entropy", []series{{Name: "train", X: ep, Y: loss, Colour: blue}, {Name: "validation", X: valX, Y: vloss, Colour: orange, Dashed: true}}, 520, 300, 0, 0)
-	accImg := lineChart("Accuracy", "epoch", "accuracy", []series{{Name: "train", X: ep, Y: acc, Colour: blue}, {Name: "validation", X: valX, Y: vacc, Colour: orange, Dashed: true}}, 520, 300, 0, 1)
+	lossImg := lineChart("Loss", "epoch", "cross-entropy", append(lossS,
+		series{Name: "train", X: ep, Y: loss, Colour: blue}, series{Name: "validation", X: valX, Y: vloss, Colour: orange, Dashed: true}), 520, 300, 0, 0)
+	accImg := lineChart("Accuracy", "epoch", "accuracy", append(accS,
+		series{Name: "train", X: ep, Y: acc, Colour: blue}, series{Name: "validation", X: valX, Y: vacc, Colour: orange, Dashed: true}), 520, 300, 0, 1)
 	both := image.NewRGBA(image.Rect(0, 0, 520, 600))
 	drawInto(both, lossImg, 0)
 	drawInto(both, accImg, 300)
@@ -331,7 +361,7 @@ func (v *ModelView) modelChanged() {
 func (v *ModelView) setMatrix(m [][]int) {
 	v.matrix = m
 	for c := range m {
-		v.confusion.SetColumnWidth(c, 64)
+		v.confusion.SetColumnWidth(c, 40)
 	}
 	v.confusion.Refresh()
 }

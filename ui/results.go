@@ -37,7 +37,7 @@ type Results struct {
 	diffOnly *widget.Check
 	summary  *widget.Label
 	table    *widget.Table
-	figList  *widget.List
+	figSel   *widget.Select
 	figure   *canvas.Image
 	run      *campaign.Results
 	other    *campaign.Results
@@ -54,7 +54,8 @@ type Results struct {
 func newResults(s *State) *Results {
 	r := &Results{s: s, filter: widget.NewEntry(), summary: widget.NewLabel("No run open: launch a campaign on Evaluate, or open a run folder."), sortCol: -1,
 		figure: canvas.NewImageFromImage(image.NewRGBA(image.Rect(0, 0, 1, 1)))}
-	r.summary.Wrapping = fyne.TextWrapWord
+	r.summary.TextStyle = fyne.TextStyle{Monospace: true}
+	r.summary.Truncation = fyne.TextTruncateEllipsis
 	r.runs = widget.NewSelect(nil, func(dir string) {
 		if r.run == nil || r.run.Dir != dir {
 			r.Open(dir)
@@ -79,10 +80,14 @@ func newResults(s *State) *Results {
 		return b
 	}
 	r.table.UpdateHeader = r.headerCell
-	r.figList = widget.NewList(func() int { return len(r.figs) },
-		func() fyne.CanvasObject { l := widget.NewLabel(""); l.Truncation = fyne.TextTruncateEllipsis; return l },
-		func(id widget.ListItemID, o fyne.CanvasObject) { o.(*widget.Label).SetText(r.figs[id].Name) })
-	r.figList.OnSelected = r.showFigure
+	r.figSel = widget.NewSelect(nil, func(name string) {
+		for i, f := range r.figs {
+			if f.Name == name {
+				r.showFigure(i)
+			}
+		}
+	})
+	r.figSel.PlaceHolder = "(no figures)"
 	r.figure.FillMode = canvas.ImageFillContain
 	r.figure.SetMinSize(fyne.NewSize(420, 300))
 	open := widget.NewButtonWithIcon("Open run…", theme.FolderOpenIcon(), func() {
@@ -99,13 +104,14 @@ func newResults(s *State) *Results {
 	exportCSV := widget.NewButtonWithIcon("Export CSV…", theme.DocumentSaveIcon(), r.exportCSV)
 	exportFigs := widget.NewButtonWithIcon("Export figures…", theme.DocumentSaveIcon(), r.exportFigures)
 	top := container.NewVBox(
-		container.NewBorder(nil, nil, widget.NewLabel("Run"), container.NewHBox(open, exportCSV, exportFigs), r.runs),
-		container.NewBorder(nil, nil, widget.NewLabel("Compare"), r.diffOnly, container.NewGridWithColumns(2, r.compare, r.filter)),
+		container.NewBorder(nil, nil, widget.NewLabel("Run"), open, r.runs),
+		container.NewBorder(nil, nil, widget.NewLabel("Compare with"), r.diffOnly, r.compare),
+		container.NewBorder(nil, nil, widget.NewLabel("Filter"), container.NewHBox(exportCSV, exportFigs), r.filter),
 		r.summary)
-	figs := container.NewBorder(widget.NewLabelWithStyle("Figures", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), nil, nil, nil,
-		container.NewVSplit(r.figList, r.figure))
+	figs := container.NewBorder(container.NewBorder(nil, nil, widget.NewLabelWithStyle("Figures", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), nil, r.figSel),
+		nil, nil, nil, r.figure)
 	split := container.NewHSplit(r.table, figs)
-	split.Offset = 0.58
+	split.Offset = 0.55
 	r.content = container.NewBorder(top, nil, nil, nil, split)
 	r.listRuns()
 	return r
@@ -163,10 +169,14 @@ func (r *Results) Open(dir string) {
 		r.listRuns()
 		r.runs.SetSelected(dir)
 		r.refilter()
-		r.figList.Refresh()
-		r.figList.UnselectAll()
-		if len(figs) > 0 {
-			r.figList.Select(0)
+		var names []string
+		for _, f := range figs {
+			names = append(names, f.Name)
+		}
+		r.figSel.Options = names
+		r.figSel.ClearSelected()
+		if len(names) > 0 {
+			r.figSel.SetSelected(names[0])
 		}
 		if r.onShow != nil {
 			r.onShow()
@@ -197,14 +207,23 @@ func (r *Results) setCompare(dir string) {
 // Rows is the table's rows as shown (tests).
 func (r *Results) Rows() [][]string { return r.rows }
 
-// columns: the CSV's, and with a comparison its value and the difference.
-func (r *Results) columns() int {
-	n := len(r.header)
-	if r.other != nil && n > 0 {
-		n += 2
+// shown lists the row columns the table shows: the CSV's but the run id
+// and the model (the same on every row; the summary names them), and with
+// a comparison its value and the difference.
+func (r *Results) shown() []int {
+	var cols []int
+	for i, h := range r.header {
+		if h != "run" && h != "model" {
+			cols = append(cols, i)
+		}
 	}
-	return n
+	if r.other != nil && len(r.header) > 0 {
+		cols = append(cols, len(r.header), len(r.header)+1)
+	}
+	return cols
 }
+
+func (r *Results) columns() int { return len(r.shown()) }
 
 // refilter applies the filter, the comparison and the sort.
 func (r *Results) refilter() {
@@ -243,7 +262,8 @@ func (r *Results) refilter() {
 		}
 		r.rows = append(r.rows, row)
 	}
-	if c := r.sortCol; c >= 0 && c < r.columns() {
+	if cols := r.shown(); r.sortCol >= 0 && r.sortCol < len(cols) {
+		c := cols[r.sortCol]
 		sort.SliceStable(r.rows, func(i, j int) bool {
 			a, b := r.rows[i][c], r.rows[j][c]
 			fa, ea := strconv.ParseFloat(a, 64)
@@ -258,8 +278,12 @@ func (r *Results) refilter() {
 			return less
 		})
 	}
-	for c := range r.columns() {
-		r.table.SetColumnWidth(c, 120)
+	for c, col := range r.shown() {
+		w := float32(110)
+		if col < len(r.header) && (r.header[col] == "method" || r.header[col] == "metric") {
+			w = 170
+		}
+		r.table.SetColumnWidth(c, w)
 	}
 	r.table.Refresh()
 }
@@ -283,12 +307,12 @@ func difference(a, b string) string {
 
 func (r *Results) cell(id widget.TableCellID, o fyne.CanvasObject) {
 	l := o.(*widget.Label)
-	if id.Row >= len(r.rows) || id.Col >= len(r.rows[id.Row]) {
+	if id.Row >= len(r.rows) || id.Col >= r.columns() {
 		l.SetText("")
 		return
 	}
 	row := r.rows[id.Row]
-	l.SetText(row[id.Col])
+	l.SetText(row[r.shown()[id.Col]])
 	l.Importance = widget.MediumImportance
 	if r.other != nil && row[len(row)-1] != "0" {
 		l.Importance = widget.WarningImportance
@@ -303,14 +327,14 @@ func (r *Results) headerCell(id widget.TableCellID, o fyne.CanvasObject) {
 		b.OnTapped = nil
 		return
 	}
-	name := ""
-	switch {
-	case id.Col < len(r.header):
-		name = r.header[id.Col]
-	case id.Col == len(r.header):
+	name := "difference"
+	switch cols := r.shown(); {
+	case id.Col >= len(cols):
+		return
+	case cols[id.Col] < len(r.header):
+		name = r.header[cols[id.Col]]
+	case cols[id.Col] == len(r.header):
 		name = "compared"
-	default:
-		name = "difference"
 	}
 	if id.Col == r.sortCol {
 		name += map[bool]string{false: " ▲", true: " ▼"}[r.desc]
@@ -331,7 +355,7 @@ func (r *Results) SortBy(col int) {
 }
 
 // showFigure renders a figure for the window.
-func (r *Results) showFigure(id widget.ListItemID) {
+func (r *Results) showFigure(id int) {
 	if id >= len(r.figs) {
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -161,6 +162,39 @@ func TestWorkflowOpenTrainLaunchCancelResumeExport(t *testing.T) {
 	if lines := strings.Count(string(got), "\n"); lines != len(rows)+1 {
 		t.Errorf("CSV of %d lines for a table of %d rows", lines, len(rows))
 	}
+	// Compared with itself, the run differs nowhere; sorting by value
+	// orders the rows; a filter keeps only the rows that match.
+	loop.run(func() { wb.Results.compare.SetSelected(filepath.Join(root, "runs", "flow")) })
+	loop.waitFor(t, "the comparison", func() bool { return wb.Results.other != nil })
+	loop.run(func() {
+		for _, r := range wb.Results.Rows() {
+			if d := r[len(r)-1]; d != "0" {
+				t.Fatalf("a run compared with itself differs by %s in %v", d, r)
+			}
+		}
+		wb.Results.diffOnly.SetChecked(true)
+		if n := len(wb.Results.Rows()); n != 0 {
+			t.Errorf("differences only: %d rows of a run compared with itself", n)
+		}
+		wb.Results.diffOnly.SetChecked(false)
+		wb.Results.compare.SetSelected("(none)")
+		wb.Results.filter.SetText("random roar")
+		for _, r := range wb.Results.Rows() {
+			if r[3] != "random" || r[5] != "ROAR" {
+				t.Fatalf("filter random roar kept %v", r)
+			}
+		}
+		col := slices.Index(wb.Results.shown(), len(wb.Results.header)-1) // the value
+		wb.Results.SortBy(col)
+		rows := wb.Results.Rows()
+		for i := 1; i < len(rows); i++ {
+			a, _ := strconv.ParseFloat(rows[i-1][len(rows[i-1])-1], 64)
+			b, _ := strconv.ParseFloat(rows[i][len(rows[i])-1], 64)
+			if a > b {
+				t.Fatalf("sorted by value, row %d (%g) after %g", i, b, a)
+			}
+		}
+	})
 }
 
 // Maps of two methods for four samples make a gallery of a header and
@@ -176,8 +210,14 @@ func TestExplainGalleryAndInspect(t *testing.T) {
 	})
 	loop.waitFor(t, "the maps", func() bool { return len(wb.Explain.results) == 2 })
 	loop.run(func() {
-		if n := len(wb.Explain.gallery.Objects); n != 3*5 {
-			t.Errorf("gallery of %d cells, want 3 columns × (header + 4 samples)", n)
+		rows := wb.Explain.gallery.Objects
+		if len(rows) != 5 {
+			t.Fatalf("gallery of %d rows, want a header and 4 samples", len(rows))
+		}
+		for i, r := range rows {
+			if n := len(r.(*fyne.Container).Objects); n != 3 {
+				t.Errorf("gallery row %d has %d cells, want the sample and 2 maps", i, n)
+			}
 		}
 		wb.State.Inspect("test", 3)
 	})

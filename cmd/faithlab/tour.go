@@ -92,11 +92,11 @@ func tour(w fyne.Window, wb *ui.Workbench, dir string) error {
 			settle()
 			tab(ui.TabResults)
 		}},
-		{"results-sorted", func() { on(func() { wb.Results.SortBy(9) }) }},
+		{"results-sorted", func() { on(func() { wb.Results.SortBy(7) }) }}, // by value
 		{"settings", func() { tab(ui.TabSettings) }},
-		{"results-dark", func() { on(func() { wb.Settings.SetTheme("dark") }); tab(ui.TabResults) }},
+		{"inspect-light", func() { on(func() { wb.Settings.SetTheme("light") }); tab(ui.TabInspect) }},
 		{"data-tabular", func() {
-			on(func() { wb.Settings.SetTheme("light"); wb.State.OpenData("breast-cancer") })
+			on(func() { wb.Settings.SetTheme("dark"); wb.State.OpenData("breast-cancer") })
 			settle()
 			tab(ui.TabData)
 		}},
