@@ -82,7 +82,7 @@ type Header struct {
 	Source          *Source               `json:"source,omitempty"` // the training data, for Data
 	Training        *train.Record         `json:"training,omitempty"`
 	Diffusion       *Diffusion            `json:"diffusion,omitempty"` // set for a diffusion prior (see prior.go)
-	Test            *train.Evaluation     `json:"test,omitempty"` // on the source's test split, after training
+	Test            *train.Evaluation     `json:"test,omitempty"`      // on the source's test split, after training
 	Created         time.Time             `json:"created"`
 	Faithlab        string                `json:"faithlab_version"`
 	Params          []ParamInfo           `json:"params"`
