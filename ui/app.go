@@ -314,3 +314,6 @@ func (s *State) memoryGB() float64 {
 	}
 	return 0
 }
+
+// Busy says whether background work is under way (UI goroutine).
+func (s *State) Busy() bool { return len(s.status.running) > 0 }

@@ -268,3 +268,18 @@ func (v *DataView) SetFilter(class, outcome string) {
 		v.outcome.SetSelected(outcome)
 	}
 }
+
+// Shown is how many samples pass the filters.
+func (v *DataView) Shown() int { return len(v.shown) }
+
+// SetSplit shows the train or test split.
+func (v *DataView) SetSplit(split string) { v.split.SetSelected(split) }
+
+// ScrollTo scrolls the grid (or table) to the i-th sample shown.
+func (v *DataView) ScrollTo(i int) {
+	if v.s.Data != nil && v.s.Data.Tabular() {
+		v.table.ScrollTo(widget.TableCellID{Row: i})
+		return
+	}
+	v.grid.ScrollTo(i)
+}

@@ -71,7 +71,7 @@ func newEvaluate(s *State) *Evaluate {
 		retrain: widget.NewEntry(), size: widget.NewLabel(""), overall: widget.NewProgressBar(), eta: widget.NewLabel(""),
 		resume: container.NewVBox(), byKey: map[string]int{}}
 	e.name.SetText("my-campaign")
-	e.dataset.SetPlaceHolder("a dataset id or path (default: the open one)")
+	e.dataset.SetPlaceHolder("id or path (default: the open one)")
 	e.trainCap.SetPlaceHolder("all")
 	e.testCap.SetPlaceHolder("all")
 	e.modelKind = widget.NewRadioGroup([]string{"the open model", "train one"}, nil)
@@ -79,7 +79,7 @@ func newEvaluate(s *State) *Evaluate {
 	e.modelKind.SetSelected("the open model")
 	e.arch.SetSelected("goar-cnn")
 	e.epochs.SetText("10")
-	e.post.SetPlaceHolder("none; several: none | abs | abs,gaussian:1")
+	e.post.SetPlaceHolder("none | abs | abs,gaussian:1")
 	e.seeds.SetText("1")
 	e.retrain.SetText("5")
 	e.size.Wrapping = fyne.TextWrapWord
@@ -131,7 +131,7 @@ func newEvaluate(s *State) *Evaluate {
 	e.list = widget.NewList(func() int { return len(e.rows) }, e.newRow, e.updateRow)
 	right := container.NewBorder(container.NewVBox(e.resume, widget.NewLabelWithStyle("Tasks", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		container.NewBorder(nil, nil, nil, e.eta, e.overall)), nil, nil, nil, e.list)
-	split := container.NewHSplit(container.NewVScroll(left), right)
+	split := container.NewHSplit(container.NewScroll(left), right)
 	split.Offset = 0.5
 	e.content = split
 	s.OnData(func() {

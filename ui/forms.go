@@ -26,7 +26,7 @@ type paramForm struct {
 func newParamForm(ps []param.Param) *paramForm {
 	f := &paramForm{params: ps, get: map[string]func() (any, bool, error){}, put: map[string]func(any){}, form: widget.NewForm()}
 	for _, p := range ps {
-		hint := abbrev(p.Doc, 64)
+		hint := abbrev(p.Doc, 56)
 		if p.Range != "" {
 			hint += " (" + param.Describe(p.Range) + ")"
 		}

@@ -39,7 +39,8 @@ type Inspect struct {
 	cur       int
 	explained *campaign.Explained // the map of the current sample and method
 	mapKey    string
-	gen       int // counts requests, so that a stale answer is dropped
+	mapGen    int // counts map requests, so that a stale answer is dropped
+	removeGen int // and removal requests
 	content   fyne.CanvasObject
 }
 
@@ -144,12 +145,13 @@ func (v *Inspect) refresh() {
 	}
 	v.cur = i
 	key := fmt.Sprint(v.split.Selected, i, v.method.Selected)
-	if key == v.mapKey && v.explained != nil {
+	if key == v.mapKey {
 		v.remove()
 		return
 	}
-	v.gen++
-	gen := v.gen
+	v.mapGen++
+	gen := v.mapGen
+	v.mapKey, v.explained = key, nil
 	m, l := v.s.Model.Copy(), v.s.Data
 	q := campaign.Request{Method: v.method.Selected, Split: v.split.Selected, Offset: i, Count: 1, Reduce: "sum"}
 	var ex campaign.Explained
@@ -158,10 +160,10 @@ func (v *Inspect) refresh() {
 		ex, err = campaign.Attribute(ctx, m, l.Train, l.Test, q)
 		return err
 	}, func(err error) {
-		if err != nil || gen != v.gen {
+		if err != nil || gen != v.mapGen {
 			return
 		}
-		v.explained, v.mapKey = &ex, key
+		v.explained = &ex
 		v.remove()
 		v.setupTrace()
 	})
@@ -172,10 +174,10 @@ func (v *Inspect) refresh() {
 func (v *Inspect) remove() {
 	ex := v.explained
 	if ex == nil || !v.s.Fits() {
-		return
+		return // the map under way calls back when it is ready
 	}
-	v.gen++
-	gen := v.gen
+	v.removeGen++
+	gen := v.removeGen
 	m, l := v.s.Model.Copy(), v.s.Data
 	ds := l.Split(ex.Request.Split)
 	i, rate, morf, target := ex.Request.Offset, v.rate.Value, v.morf.Selected == "most relevant first", ex.Targets[0]
@@ -186,7 +188,7 @@ func (v *Inspect) remove() {
 		out, err = campaign.Remove(ctx, m, l.Train, ds, i, saliency, rate, morf, target, nil, 1)
 		return err
 	}, func(err error) {
-		if err != nil || gen != v.gen {
+		if err != nil || gen != v.removeGen || v.explained != ex {
 			return
 		}
 		v.show(ds.Shape, saliency, out, target)
@@ -203,8 +205,8 @@ func (v *Inspect) show(shape []int, saliency []float32, r campaign.Removed, targ
 	orig := r.Removals[0]
 	v.panels.Add(panel(sampleImage(orig.Image, shape), "original", v.predText(orig)))
 	limit := absMax(saliency)
-	v.panels.Add(panel(heatmap(saliency, H, W, limit), v.method.Selected, fmt.Sprintf("±%.3g", limit)))
-	v.panels.Add(panel(maskImage(r.Keep, H, W), "removed (red)", fmt.Sprintf("%.0f %%", 100*v.rate.Value)))
+	v.panels.Add(panel(heatmap(saliency, H, W, limit), v.method.Selected, fmt.Sprintf("±%.3g\nblue − · red +", limit)))
+	v.panels.Add(panel(maskImage(r.Keep, H, W), "removed (red)", fmt.Sprintf("%.0f %%\n%s", 100*v.rate.Value, v.morf.Selected)))
 	for _, rm := range r.Removals[1:] {
 		v.panels.Add(panel(sampleImage(rm.Image, shape), rm.Reference, v.predText(rm)))
 	}

@@ -15,6 +15,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"faithlab/core/data"
@@ -82,11 +83,15 @@ func newModelView(s *State) *ModelView {
 	v.confusion = widget.NewTableWithHeaders(func() (int, int) { return len(v.matrix), len(v.matrix) },
 		func() fyne.CanvasObject {
 			l := widget.NewLabel("0000")
-			l.Alignment = fyne.TextAlignCenter
+			l.Alignment, l.SizeName = fyne.TextAlignCenter, theme.SizeNameCaptionText
 			return container.NewStack(canvas.NewRectangle(color.Transparent), l)
 		},
 		v.confusionCell)
-	v.confusion.CreateHeader = func() fyne.CanvasObject { return widget.NewLabel("9 Ankle boot") }
+	v.confusion.CreateHeader = func() fyne.CanvasObject {
+		l := widget.NewLabel("9 Ankle boot")
+		l.SizeName = theme.SizeNameCaptionText
+		return l
+	}
 	v.confusion.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
 		l := o.(*widget.Label)
 		switch {
@@ -104,7 +109,7 @@ func newModelView(s *State) *ModelView {
 	right := container.NewBorder(container.NewVBox(widget.NewLabelWithStyle("Model under explanation", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), v.info,
 		widget.NewLabel("Confusion matrix on the test split (rows: true class, columns: predicted)")), nil, nil, nil, v.confusion)
 	center := container.NewHSplit(container.NewBorder(nil, nil, nil, nil, v.chart), right)
-	center.Offset = 0.36
+	center.Offset = 0.34
 	v.content = container.NewBorder(nil, nil, container.NewVScroll(container.NewGridWrap(fyne.NewSize(330, 520), left)), nil, center)
 	s.OnData(v.dataChanged)
 	s.OnModel(v.modelChanged)
@@ -361,7 +366,7 @@ func (v *ModelView) modelChanged() {
 func (v *ModelView) setMatrix(m [][]int) {
 	v.matrix = m
 	for c := range m {
-		v.confusion.SetColumnWidth(c, 40)
+		v.confusion.SetColumnWidth(c, 36)
 	}
 	v.confusion.Refresh()
 }

@@ -35,7 +35,8 @@ type Results struct {
 	compare  *widget.Select
 	filter   *widget.Entry
 	diffOnly *widget.Check
-	summary  *widget.Label
+	state    *widget.Label // the run's name, counts and manifest
+	summary  *widget.Label // the headline scores, a monospaced table
 	table    *widget.Table
 	figSel   *widget.Select
 	figure   *canvas.Image
@@ -52,10 +53,11 @@ type Results struct {
 }
 
 func newResults(s *State) *Results {
-	r := &Results{s: s, filter: widget.NewEntry(), summary: widget.NewLabel("No run open: launch a campaign on Evaluate, or open a run folder."), sortCol: -1,
+	r := &Results{s: s, filter: widget.NewEntry(), summary: widget.NewLabel(""), sortCol: -1,
+		state: widget.NewLabel("No run open: launch a campaign on Evaluate, or open a run folder."),
 		figure: canvas.NewImageFromImage(image.NewRGBA(image.Rect(0, 0, 1, 1)))}
 	r.summary.TextStyle = fyne.TextStyle{Monospace: true}
-	r.summary.Truncation = fyne.TextTruncateEllipsis
+	r.state.Wrapping = fyne.TextWrapWord
 	r.runs = widget.NewSelect(nil, func(dir string) {
 		if r.run == nil || r.run.Dir != dir {
 			r.Open(dir)
@@ -107,7 +109,7 @@ func newResults(s *State) *Results {
 		container.NewBorder(nil, nil, widget.NewLabel("Run"), open, r.runs),
 		container.NewBorder(nil, nil, widget.NewLabel("Compare with"), r.diffOnly, r.compare),
 		container.NewBorder(nil, nil, widget.NewLabel("Filter"), container.NewHBox(exportCSV, exportFigs), r.filter),
-		r.summary)
+		r.state, container.NewHScroll(r.summary))
 	figs := container.NewBorder(container.NewBorder(nil, nil, widget.NewLabelWithStyle("Figures", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), nil, r.figSel),
 		nil, nil, nil, r.figure)
 	split := container.NewHSplit(r.table, figs)
@@ -161,11 +163,8 @@ func (r *Results) Open(dir string) {
 			}
 		}
 		st := res.Status()
-		text := fmt.Sprintf("%s (run %s): %d tasks done, %d failed, %d to run. %s", res.Spec.Name, res.ID(), len(st.Done), len(st.Failed), len(st.Missing), res.State())
-		if s := report.Summary(st.Done); s != "" {
-			text += "\n" + s
-		}
-		r.summary.SetText(text)
+		r.state.SetText(fmt.Sprintf("%s (run %s): %d tasks done, %d failed, %d to run. %s", res.Spec.Name, res.ID(), len(st.Done), len(st.Failed), len(st.Missing), res.State()))
+		r.summary.SetText(report.Summary(st.Done))
 		r.listRuns()
 		r.runs.SetSelected(dir)
 		r.refilter()

@@ -236,10 +236,14 @@ func TestExplainGalleryAndInspect(t *testing.T) {
 		if wb.Inspect.cur != 3 {
 			t.Errorf("Inspect shows sample %d, want 3", wb.Inspect.cur)
 		}
+		// The next sample and another rate at once: the rate's removal
+		// must not drop the new sample's map (it once did).
 		wb.Inspect.Key(fyne.KeyRight)
+		wb.Inspect.SetRate(0.7)
 	})
 	loop.waitFor(t, "the next sample", func() bool {
-		return wb.Inspect.cur == 4 && wb.Inspect.explained != nil && wb.Inspect.explained.Request.Offset == 4
+		return wb.Inspect.cur == 4 && wb.Inspect.explained != nil && wb.Inspect.explained.Request.Offset == 4 &&
+			len(wb.Inspect.panels.Objects) == 8 && strings.Contains(wb.Inspect.caption.Text, "Sample 4 ")
 	})
 }
 
@@ -319,5 +323,23 @@ func TestTrainedModelSavedAndListed(t *testing.T) {
 	}
 	loop.waitFor(t, "the library's description", func() bool {
 		return slices.Contains(wb.Library.models, files[0]) && strings.Contains(wb.Library.mdInfo[files[0]], "test accuracy")
+	})
+}
+
+// Every screen fits a 1280×800 window: no screen's content is wider than
+// 1280 or taller than 800 minus the window's chrome, so nothing is cut off.
+func TestEveryScreenFits1280By800(t *testing.T) {
+	wb, loop, _ := newTestWorkbench(t)
+	trainMLP(t, wb, loop, 1)
+	loop.run(func() {
+		for i, tab := range wb.Tabs.Items {
+			if sz := tab.Content.MinSize(); sz.Width > 1280 || sz.Height > 700 {
+				t.Errorf("%s needs %g×%g", tab.Text, sz.Width, sz.Height)
+			}
+			_ = i
+		}
+		if sz := wb.Content().MinSize(); sz.Width > 1280 || sz.Height > 760 {
+			t.Errorf("the window's content needs %g×%g", sz.Width, sz.Height)
+		}
 	})
 }
