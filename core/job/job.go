@@ -105,7 +105,19 @@ func baseKey(s *spec.Spec, d int, seed uint64) string {
 		h := sha256.Sum256(b)
 		return store.Key("model-file", hex.EncodeToString(h[:]))
 	}
-	return store.Key("model", ds.Ref, ds.Options, ds.TrainSamples, s.Model, seed)
+	return store.Key("model", ds.Ref, optionsKey(ds.Options), ds.TrainSamples, s.Model, seed)
+}
+
+// optionsKey is how a dataset's options enter a key: with the field names
+// they had before data.Options gained JSON names, so that caches and the
+// results' model names carry over.
+func optionsKey(o data.Options) any {
+	return struct {
+		Label               string
+		ImageSize, Channels int
+		TestFrac            float64
+		Seed                uint64
+	}{o.Label, o.ImageSize, o.Channels, o.TestFrac, o.Seed}
 }
 
 // Kind says what an Event reports.
