@@ -87,7 +87,7 @@ func newExplain(s *State) *Explain {
 	e.stop.Disable()
 	e.overlayC = widget.NewCheck("over the image", func(bool) { e.draw() })
 	e.overlayC.SetChecked(true)
-	e.shared = widget.NewCheck("one colour scale for all maps", func(bool) { e.draw() })
+	e.shared = widget.NewCheck("one scale for all maps", func(bool) { e.draw() })
 	e.shared.SetChecked(false)
 	e.opacity = widget.NewSlider(0, 1)
 	e.opacity.Step = 0.05
@@ -117,8 +117,9 @@ func newExplain(s *State) *Explain {
 	bar := canvas.NewImageFromImage(colorBar(256, 12))
 	bar.FillMode = canvas.ImageFillStretch
 	bar.SetMinSize(fyne.NewSize(180, 14))
-	controls := container.NewHBox(e.overlayC, widget.NewLabel("opacity"), container.NewGridWrap(fyne.NewSize(140, 36), e.opacity), e.shared,
-		container.NewVBox(bar), e.legend)
+	controls := container.NewVBox(
+		container.NewHBox(e.overlayC, widget.NewLabel("opacity"), container.NewGridWrap(fyne.NewSize(140, 36), e.opacity), e.shared),
+		container.NewHBox(widget.NewLabel("−"), container.NewCenter(bar), widget.NewLabel("+"), e.legend))
 	center := container.NewBorder(controls, e.trace, nil, nil, container.NewScroll(e.gallery))
 	e.content = container.NewBorder(nil, nil, container.NewVScroll(container.NewGridWrap(fyne.NewSize(360, 1400), left)), nil, center)
 	e.showForms(titles)

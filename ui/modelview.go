@@ -65,7 +65,7 @@ func newModelView(s *State) *ModelView {
 	v.readout.Truncation = fyne.TextTruncateEllipsis
 	v.info.Wrapping = fyne.TextWrapWord
 	v.chart.FillMode = canvas.ImageFillContain
-	v.chart.SetMinSize(fyne.NewSize(420, 300))
+	v.chart.SetMinSize(fyne.NewSize(340, 300))
 	v.start = widget.NewButton("Train", v.Start)
 	v.start.Importance = widget.HighImportance
 	v.start.Disable()

@@ -11,6 +11,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/theme"
 
 	"faithlab/core/engine/gemm"
 	"faithlab/core/model"
@@ -332,11 +333,15 @@ func TestEveryScreenFits1280By800(t *testing.T) {
 	wb, loop, _ := newTestWorkbench(t)
 	trainMLP(t, wb, loop, 1)
 	loop.run(func() {
-		for i, tab := range wb.Tabs.Items {
+		fyne.CurrentApp().Settings().SetTheme(theme.DefaultTheme()) // the app's fonts, not the test theme's
+		wb.State.OpenData("fashion-mnist")
+	})
+	loop.waitFor(t, "Fashion-MNIST", func() bool { return wb.State.Data.Ref == "fashion-mnist" })
+	loop.run(func() {
+		for _, tab := range wb.Tabs.Items {
 			if sz := tab.Content.MinSize(); sz.Width > 1280 || sz.Height > 700 {
 				t.Errorf("%s needs %g×%g", tab.Text, sz.Width, sz.Height)
 			}
-			_ = i
 		}
 		if sz := wb.Content().MinSize(); sz.Width > 1280 || sz.Height > 760 {
 			t.Errorf("the window's content needs %g×%g", sz.Width, sz.Height)

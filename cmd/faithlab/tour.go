@@ -127,6 +127,12 @@ func tour(w fyne.Window, wb *ui.Workbench, dir string) error {
 			return err
 		}
 	}
+	on(func() {
+		for _, t := range wb.Tabs.Items {
+			sz := t.Content.MinSize()
+			timings = append(timings, fmt.Sprintf("%s needs at least %.0f×%.0f", t.Text, sz.Width, sz.Height))
+		}
+	})
 	text := strings.Join(timings, "\n") + "\n"
 	fmt.Fprint(os.Stderr, text)
 	return os.WriteFile(filepath.Join(dir, "timings.txt"), []byte(text), 0o644)
