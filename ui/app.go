@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -30,6 +31,10 @@ type Config struct {
 	Prefs  fyne.Preferences // recent items, window size, last screen; nil: nothing kept
 	Do     func(func())     // runs UI updates from other goroutines; default fyne.Do
 	Window fyne.Window      // the parent of dialogs; nil: none shown (tests)
+	// Worker makes the command that runs the campaign of a spec file in a
+	// child process (campaign.Serve behind it): `faithlab
+	// -campaign-worker SPEC` in the app.
+	Worker func(spec string) *exec.Cmd
 }
 
 func (c Config) dir(name string) string { return filepath.Join(c.Root, name) }

@@ -52,7 +52,7 @@ type Evaluate struct {
 	list      *widget.List
 	rows      []taskRow
 	byKey     map[string]int
-	tasks     *job.TaskControl
+	child     *campaign.Child // the worker running the campaign
 	cancel    context.CancelFunc
 	specPath  string // of the campaign running or last saved
 	onRun     func(dir string)
@@ -347,8 +347,10 @@ func (e *Evaluate) Launch() {
 	e.run(c)
 }
 
-// run runs (or resumes) a loaded campaign in the background; the task list
-// follows its events, redrawn at most ~30 times a second.
+// run runs (or resumes) a loaded campaign in a worker process
+// (Config.Worker, campaign.Serve) at a lower priority, so that the window
+// stays responsive; the task list follows its events, redrawn at most ~30
+// times a second.
 func (e *Evaluate) run(c *campaign.Campaign) {
 	e.s.remember(prefRecentRuns, e.specPath)
 	e.rows, e.byKey = nil, map[string]int{}
@@ -363,14 +365,20 @@ func (e *Evaluate) run(c *campaign.Campaign) {
 	e.stop.Enable()
 	e.resume.Objects = nil
 	e.resume.Refresh()
-	events := make(chan job.Event, 256)
-	e.tasks = &job.TaskControl{}
+	child, err := campaign.StartChild(e.s.cfg.Worker(e.specPath))
+	if err != nil {
+		e.s.status.Error(err)
+		e.launch.Enable()
+		e.stop.Disable()
+		return
+	}
+	e.child = child
 	pending := map[string]job.Event{}
 	var last time.Time
 	var done, total int
 	var eta time.Duration
-	go func() {
-		for ev := range events {
+	follow := func() {
+		for ev := range child.Events() {
 			if ev.Kind == job.Repaired {
 				msg := ev.Err
 				e.s.cfg.Do(func() { e.s.status.Info(msg) })
@@ -391,16 +399,22 @@ func (e *Evaluate) run(c *campaign.Campaign) {
 		}
 		batch := pending
 		e.s.cfg.Do(func() { e.apply(batch, done, total, 0) })
-	}()
+	}
 	dir := c.Dir(job.Shard{})
 	e.cancel = e.s.Go("campaign "+c.Spec.Name, func(ctx context.Context) error {
-		out, err := c.Run(ctx, campaign.Options{Kernel: e.s.cfg.Kernel, Events: events, Tasks: e.tasks})
-		if err == nil && out.Failed > 0 {
-			return fmt.Errorf("%d task(s) failed: see their errors in the task list", out.Failed)
-		}
-		return err
+		stopped := make(chan struct{})
+		defer close(stopped)
+		go func() {
+			select {
+			case <-ctx.Done():
+				child.Stop()
+			case <-stopped:
+			}
+		}()
+		follow()
+		return child.Wait()
 	}, func(err error) {
-		e.cancel = nil
+		e.cancel, e.child = nil, nil
 		e.launch.Enable()
 		e.stop.Disable()
 		e.eta.SetText("")
@@ -504,8 +518,9 @@ func (e *Evaluate) updateRow(id widget.ListItemID, o fyne.CanvasObject) {
 	line.Objects[1].(*widget.ProgressBar).SetValue(r.frac)
 	key := r.key
 	cancel.OnTapped = func() {
-		if e.tasks != nil && e.tasks.Cancel(key) {
-			e.s.status.Info("cancelling " + r.label)
+		if e.child != nil {
+			e.child.CancelTask(key)
+			e.s.status.Info("cancelling " + taskTitle(r.label))
 		}
 	}
 	if r.state == "running" {

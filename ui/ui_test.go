@@ -1,7 +1,9 @@
 package ui
 
 import (
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -13,9 +15,30 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/theme"
 
+	"faithlab/core/campaign"
 	"faithlab/core/engine/gemm"
 	"faithlab/core/model"
 )
+
+// TestMain runs a campaign worker (campaign.Serve) when asked to: the
+// workbench's campaigns run in a child process, here this test binary.
+func TestMain(m *testing.M) {
+	if spec := os.Getenv("FAITHLAB_SERVE_SPEC"); spec != "" {
+		if err := campaign.Serve(context.Background(), spec, gemm.Gonum{}, os.Stdin, os.Stdout); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// testWorker runs a campaign in this test binary, as the app runs one in
+// itself.
+func testWorker(spec string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "FAITHLAB_SERVE_SPEC="+spec)
+	return cmd
+}
 
 // uiLoop stands in for the app's main thread: one goroutine runs every UI
 // function in order, so widgets are only ever touched from it, as under the
@@ -68,7 +91,7 @@ func newTestWorkbench(t *testing.T) (*Workbench, uiLoop, string) {
 	root := t.TempDir()
 	var wb *Workbench
 	loop.run(func() {
-		wb = NewWorkbench(Config{Kernel: gemm.Gonum{}, Root: root, Do: loop.do})
+		wb = NewWorkbench(Config{Kernel: gemm.Gonum{}, Root: root, Do: loop.do, Worker: testWorker})
 		w := test.NewTempWindow(t, wb.Content())
 		w.Resize(fyne.NewSize(1280, 800))
 		wb.State.OpenData("gmm")

@@ -3,14 +3,17 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/app"
 
+	"faithlab/core/campaign"
 	"faithlab/core/engine/gemm"
 	"faithlab/resources"
 	"faithlab/ui"
@@ -21,7 +24,15 @@ func main() {
 	modelPath := flag.String("model", "", "model file to open (default: the last one trained here, else the shipped Fashion-MNIST goar-cnn)")
 	root := flag.String("root", "", "the workbench's folder for models, runs and specs (default: the app's storage folder)")
 	shots := flag.String("screenshots", "", "tour every screen, write one PNG per screen and state into this folder, and quit")
+	worker := flag.String("campaign-worker", "", "run the campaign of this spec for a workbench (events on standard output) instead of opening a window")
 	flag.Parse()
+	if *worker != "" {
+		kern, _ := gemm.Best()
+		if err := campaign.Serve(context.Background(), *worker, kern, os.Stdin, os.Stdout); err != nil {
+			os.Exit(1)
+		}
+		return
+	}
 
 	a := app.NewWithID("org.faithlab.workbench")
 	a.SetIcon(fyne.NewStaticResource("icon.png", resources.IconPNG()))
@@ -37,7 +48,12 @@ func main() {
 	if *shots != "" {
 		prefs = nil // a tour leaves nothing behind in the user's settings
 	}
-	wb := ui.NewWorkbench(ui.Config{Kernel: kern, Root: *root, Prefs: prefs, Window: w})
+	self, err := os.Executable()
+	if err != nil {
+		self = os.Args[0]
+	}
+	wb := ui.NewWorkbench(ui.Config{Kernel: kern, Root: *root, Prefs: prefs, Window: w,
+		Worker: func(spec string) *exec.Cmd { return exec.Command(self, "-campaign-worker", spec) }})
 	wb.Install(w)
 	path, err := firstModel(*root, *modelPath)
 	if err != nil {

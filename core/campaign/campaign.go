@@ -135,6 +135,11 @@ type Options struct {
 	Kernel gemm.Kernel      // the engine's GEMM kernel
 	Events chan<- job.Event // the runner's events, closed when Run returns; nil: none
 	Tasks  *job.TaskControl // lets the caller stop single tasks; nil: none
+	// Engine, when set, runs the campaign on this engine setting instead of
+	// the spec's (see model.Engine): another host of the same kind, e.g.
+	// torch@ssh://gpu1 for a spec's torch. Results are filed under the
+	// engine's kind, so a setting of another kind is refused.
+	Engine string
 }
 
 // Run runs (or resumes) a shard of the campaign. It holds the run folder's
@@ -179,12 +184,22 @@ func (c *Campaign) Run(ctx context.Context, o Options) (Outcome, error) {
 	if man.Started.IsZero() {
 		man.Started = time.Now().UTC()
 	}
+	eng, err := c.openEngine(ctx, o.Engine, kernel)
+	if err != nil {
+		return out, err
+	}
+	defer eng.Close()
+	info, err := eng.Info(ctx)
+	if err != nil {
+		return out, err
+	}
 	man.ID, man.Spec, man.Faithlab, man.Go, man.Kernel, man.Host, man.CPUs, man.Seeds, man.Shard, man.Cache, man.Ended =
 		c.ID(), hash(c.Raw), model.Version, runtime.Version(), kernel.Name(), host, runtime.NumCPU(), s.Seeds, sh.String(), cache, time.Time{}
+	man.Engine, man.Torch, man.Device = info.Engine, info.Torch, info.Device
 	if err := run.SetManifest(man); err != nil {
 		return out, err
 	}
-	r := &job.Runner{Spec: s, Run: run, Cache: &store.Cache{Dir: cache}, Kernel: kernel, Shard: sh, Events: o.Events, Tasks: o.Tasks}
+	r := &job.Runner{Spec: s, Run: run, Cache: &store.Cache{Dir: cache}, Kernel: kernel, Engine: eng, Shard: sh, Events: o.Events, Tasks: o.Tasks}
 	t0 := time.Now()
 	out.Failed, err = r.Execute(ctx)
 	out.Elapsed = time.Since(t0)
@@ -201,6 +216,23 @@ func (c *Campaign) Run(ctx context.Context, o Options) (Outcome, error) {
 		err = merr
 	}
 	return out, err
+}
+
+// openEngine opens the spec's engine, or setting when given, which must
+// be of the spec's kind.
+func (c *Campaign) openEngine(ctx context.Context, setting string, kern gemm.Kernel) (*model.Engine, error) {
+	want, err := model.EngineKind(c.Spec.Engine)
+	if err != nil {
+		return nil, err
+	}
+	if setting == "" {
+		setting = c.Spec.Engine
+	} else if got, err := model.EngineKind(setting); err != nil {
+		return nil, err
+	} else if got != want {
+		return nil, fmt.Errorf("engine %s: the campaign's spec runs on the %s engine, and results are filed by engine: write engine: %s in a spec of its own", setting, want, setting)
+	}
+	return model.OpenEngine(ctx, setting, kern)
 }
 
 // writeResults writes DIR/results.csv and DIR/diagnostics.json from the

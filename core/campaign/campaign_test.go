@@ -20,6 +20,12 @@ import (
 // TestMain lets a test run a campaign in a child process of this binary,
 // so that it can kill it with SIGKILL.
 func TestMain(m *testing.M) {
+	if spec := os.Getenv("FAITHLAB_SERVE_SPEC"); spec != "" {
+		if err := Serve(context.Background(), spec, best(), os.Stdin, os.Stdout); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if spec := os.Getenv("FAITHLAB_RUN_SPEC"); spec != "" {
 		c, err := Load(spec)
 		if err == nil {

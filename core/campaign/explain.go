@@ -42,6 +42,7 @@ type Request struct {
 	Target string         `json:"target"`           // "predicted" (default) or "label"
 	Seed   uint64         `json:"seed"`
 	Chunk  int            `json:"-"` // inputs per engine call (0: 256)
+	Engine *model.Engine  `json:"-"` // where the model computes (nil: native)
 }
 
 // Explained is what Attribute made.
@@ -95,10 +96,14 @@ func Attribute(ctx context.Context, m *model.Model, trainSet, testSet *data.Data
 	}
 	dim := ds.Dim()
 	in := attr.Input{X: ds.X[q.Offset*dim : (q.Offset+n)*dim], N: n, Shape: ds.Shape}
+	net, err := q.Engine.Network(ctx, m)
+	if err != nil {
+		return ex, err
+	}
 	switch q.Target {
 	case "", "predicted":
 		ex.Request.Target = "predicted"
-		if in.Target, err = engine.Predicted(ctx, m.Net, in.X, n, q.Chunk); err != nil {
+		if in.Target, err = engine.Predicted(ctx, net, in.X, n, q.Chunk); err != nil {
 			return ex, err
 		}
 	case "label":
@@ -110,7 +115,7 @@ func Attribute(ctx context.Context, m *model.Model, trainSet, testSet *data.Data
 	if t, ok := meth.(trace.TRACE); ok {
 		meth = recordTrace{t, &ex.Trace}
 	}
-	maps, err := attr.Run(ctx, meth, m.Net, in)
+	maps, err := attr.Run(ctx, meth, net, in)
 	if err != nil {
 		return ex, err
 	}

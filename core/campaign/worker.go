@@ -1,0 +1,178 @@
+package campaign
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"sync"
+
+	"faithlab/core/engine/gemm"
+	"faithlab/core/job"
+)
+
+// A campaign can run in a child process of the front end — the workbench
+// runs its campaigns so: the child runs at a lower priority, so that the
+// window stays responsive while the campaign takes every core, and a
+// crash stays out of the window's process. The child (Serve) writes the
+// runner's events to its standard output as JSON lines and reads commands
+// from its standard input, a line each:
+//
+//	cancel KEY   stop the task with that key (it is not recorded)
+//	stop         stop the campaign after the tasks under way
+//
+// It stops the campaign too when its standard input closes — which the
+// kernel does when the front end ends, however it ends (kill -9
+// included) — so that it never outlives the front end. Its last line is {"kind":"end"} with the
+// run's error, if any, in "err".
+
+// endKind marks the last line a worker writes.
+const endKind job.Kind = "end"
+
+// Serve runs (or resumes) the campaign of the spec file for a parent
+// process, as described above.
+func Serve(ctx context.Context, specPath string, kernel gemm.Kernel, in io.Reader, out io.Writer) error {
+	lowerPriority()
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	c, err := Load(specPath)
+	enc := json.NewEncoder(out)
+	if err != nil {
+		enc.Encode(job.Event{Kind: endKind, Err: err.Error()})
+		return err
+	}
+	tasks := &job.TaskControl{}
+	go func() {
+		sc := bufio.NewScanner(in)
+		for sc.Scan() {
+			cmd, arg, _ := strings.Cut(strings.TrimSpace(sc.Text()), " ")
+			switch cmd {
+			case "cancel":
+				tasks.Cancel(arg)
+			case "stop":
+				stop()
+			}
+		}
+		stop() // the parent is gone
+	}()
+	events := make(chan job.Event, 64)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for e := range events {
+			enc.Encode(e)
+		}
+	}()
+	out2, err := c.Run(ctx, Options{Kernel: kernel, Events: events, Tasks: tasks})
+	<-done
+	end := job.Event{Kind: endKind}
+	switch {
+	case err != nil:
+		end.Err = err.Error()
+	case out2.Failed > 0:
+		end.Err = fmt.Sprintf("%d task(s) failed", out2.Failed)
+	}
+	return enc.Encode(end)
+}
+
+// Child is a campaign run by a child process (Serve).
+type Child struct {
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	mu     sync.Mutex
+	events chan job.Event
+	done   chan struct{}
+	err    error
+}
+
+// StartChild starts the worker command cmd (a Serve behind some command
+// line) and follows its events.
+func StartChild(cmd *exec.Cmd) (*Child, error) {
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &limitedWriter{w: &stderr, left: 64 << 10}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting the campaign worker %s: %w", cmd.Path, err)
+	}
+	c := &Child{cmd: cmd, in: in, events: make(chan job.Event, 64), done: make(chan struct{})}
+	go func() {
+		defer close(c.done)
+		defer close(c.events)
+		dec := json.NewDecoder(out)
+		ended := false
+		for {
+			var e job.Event
+			if err := dec.Decode(&e); err != nil {
+				break
+			}
+			if e.Kind == endKind {
+				ended = true
+				if e.Err != "" {
+					c.err = errors.New(e.Err)
+				}
+				continue
+			}
+			c.events <- e
+		}
+		werr := cmd.Wait()
+		if !ended {
+			c.err = fmt.Errorf("the campaign worker ended without a result (%v): %s", werr, strings.TrimSpace(stderr.String()))
+		}
+	}()
+	return c, nil
+}
+
+// Events are the runner's events; the channel closes when the child ends.
+func (c *Child) Events() <-chan job.Event { return c.events }
+
+// CancelTask stops one running task; it is not recorded.
+func (c *Child) CancelTask(key string) { c.send("cancel " + key) }
+
+// Stop stops the campaign after the tasks under way.
+func (c *Child) Stop() { c.send("stop") }
+
+func (c *Child) send(line string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	fmt.Fprintln(c.in, line)
+}
+
+// Wait waits for the child to end (Events must be read to the end) and
+// returns the run's error; a stopped campaign returns context.Canceled.
+func (c *Child) Wait() error {
+	<-c.done
+	c.mu.Lock()
+	c.in.Close()
+	c.mu.Unlock()
+	if c.err != nil && strings.HasSuffix(c.err.Error(), context.Canceled.Error()) {
+		return context.Canceled
+	}
+	return c.err
+}
+
+// limitedWriter keeps the first left bytes written to it.
+type limitedWriter struct {
+	w    io.Writer
+	left int
+}
+
+func (l *limitedWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	if l.left > 0 {
+		k := min(n, l.left)
+		l.w.Write(p[:k])
+		l.left -= k
+	}
+	return n, nil
+}
