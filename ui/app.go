@@ -10,7 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
+	"sync/atomic"
+	"time"
 
 	"fyne.io/fyne/v2"
 
@@ -70,7 +71,7 @@ type State struct {
 	pick            func(open func(string), exts ...string)
 	dataGen         int              // counts dataset loads, to drop stale ones
 	preds           map[string][]int // predictions of the model on the open dataset, by split
-	busy            sync.WaitGroup   // background work under way (tests, screenshots)
+	pending         atomic.Int64     // background work under way (tests, screenshots)
 }
 
 func newState(cfg Config) *State {
@@ -106,11 +107,11 @@ func (s *State) OnModel(fn func()) { s.onModel = append(s.onModel, fn) }
 func (s *State) Go(what string, work func(ctx context.Context) error, done func(error)) context.CancelFunc {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.status.busy(what)
-	s.busy.Add(1)
+	s.pending.Add(1)
 	go func() {
-		defer s.busy.Done()
 		err := work(ctx)
 		s.cfg.Do(func() {
+			defer s.pending.Add(-1)
 			s.status.idle(what)
 			if err != nil && !errors.Is(err, context.Canceled) {
 				s.status.Error(fmt.Errorf("%s: %w", what, err))
@@ -123,9 +124,14 @@ func (s *State) Go(what string, work func(ctx context.Context) error, done func(
 	return cancel
 }
 
-// Wait blocks until the background work under way has ended (tests,
-// screenshots).
-func (s *State) Wait() { s.busy.Wait() }
+// Wait blocks until the background work under way — and what its
+// completion starts — has ended (tests, screenshots). Work started from
+// other goroutines meanwhile is waited for too.
+func (s *State) Wait() {
+	for s.pending.Load() > 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+}
 
 // OpenData loads a dataset by id or path in the background, then makes it
 // the open one. A later call supersedes an earlier one still loading.
