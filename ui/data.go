@@ -283,3 +283,6 @@ func (v *DataView) ScrollTo(i int) {
 	}
 	v.grid.ScrollTo(i)
 }
+
+// ScrollToOffset scrolls the grid to a pixel offset (as a wheel does).
+func (v *DataView) ScrollToOffset(y float32) { v.grid.ScrollToOffset(y) }

@@ -508,7 +508,11 @@ func (e *Evaluate) updateRow(id widget.ListItemID, o fyne.CanvasObject) {
 	body.Objects[0].(*widget.Label).SetText(taskTitle(r.label))
 	line := body.Objects[1].(*fyne.Container)
 	stage := line.Objects[0].(*widget.Label)
-	stage.SetText(strings.TrimSpace(r.state + " · " + r.stage))
+	text := r.state
+	if r.stage != "" {
+		text += " · " + r.stage
+	}
+	stage.SetText(text)
 	if r.state == "failed" {
 		stage.Importance = widget.DangerImportance
 	} else {

@@ -9,6 +9,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -211,8 +212,14 @@ func (r *Results) Rows() [][]string { return r.rows }
 // a comparison its value and the difference.
 func (r *Results) shown() []int {
 	var cols []int
+	// What tells results apart first, the value in view; then the rest.
+	for _, name := range []string{"method", "protocol", "metric", "parameter", "value", "post", "seed", "dataset"} {
+		if i := slices.Index(r.header, name); i >= 0 {
+			cols = append(cols, i)
+		}
+	}
 	for i, h := range r.header {
-		if h != "run" && h != "model" {
+		if h != "run" && h != "model" && !slices.Contains(cols, i) {
 			cols = append(cols, i)
 		}
 	}
@@ -278,9 +285,14 @@ func (r *Results) refilter() {
 		})
 	}
 	for c, col := range r.shown() {
-		w := float32(110)
-		if col < len(r.header) && (r.header[col] == "method" || r.header[col] == "metric") {
-			w = 170
+		w := float32(100)
+		if col < len(r.header) {
+			switch r.header[col] {
+			case "method", "metric":
+				w = 160
+			case "parameter", "seed":
+				w = 80
+			}
 		}
 		r.table.SetColumnWidth(c, w)
 	}
