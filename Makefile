@@ -73,10 +73,11 @@ screenshots: build
 shipped-model: build
 	$(BIN)/faithlab-cli train --dataset fashion-mnist --model goar-cnn --epochs 30 --seed 1 --out resources/goar-cnn-fashion-mnist.flm
 
-# package builds an installable Linux bundle (icon, desktop entry) from
-# FyneApp.toml with the fyne tool.
-package: deps
-	$(GO) run fyne.io/tools/cmd/fyne@v1.7.4 package -os linux -src cmd/faithlab -icon ../../resources/icon.png -release
+# package builds Faithlab.tar.xz, an installable Linux bundle of the app
+# with its icon and desktop entry (from FyneApp.toml; `make install` inside
+# it installs them), with the fyne tool.
+package: build
+	$(GO) run fyne.io/tools/cmd/fyne@v1.7.4 package -os linux --executable $(BIN)/faithlab --name Faithlab --release
 
 clean:
-	rm -rf $(BIN) screenshots
+	rm -rf $(BIN) screenshots Faithlab.tar.xz
