@@ -76,8 +76,12 @@ shipped-model: build
 # package builds Faithlab.tar.xz, an installable Linux bundle of the app
 # with its icon and desktop entry (from FyneApp.toml; `make install` inside
 # it installs them), with the fyne tool.
+# The tool bumps the build number in FyneApp.toml: the file is put back,
+# so that packaging leaves the tree as it was.
 package: build
-	$(GO) run fyne.io/tools/cmd/fyne@v1.7.4 package -os linux --executable $(BIN)/faithlab --name Faithlab --release
+	cp FyneApp.toml $(BIN)/FyneApp.toml.kept
+	$(GO) run fyne.io/tools/cmd/fyne@v1.7.4 package -os linux --executable $(BIN)/faithlab --name Faithlab --release; \
+		status=$$?; mv $(BIN)/FyneApp.toml.kept FyneApp.toml; exit $$status
 
 clean:
 	rm -rf $(BIN) screenshots Faithlab.tar.xz
