@@ -33,6 +33,9 @@ type Figure struct {
 	Plot  *plot.Plot
 	Key   []KeyEntry
 	Scale *colourBar // drawn at the plot's right
+	// Beside are plots drawn at Plot's right, each as wide as it: the
+	// figure is that many columns wide (a page's width for two).
+	Beside []*plot.Plot
 	// Height is the plot's height without the key (0: Height).
 	Height vg.Length
 }
@@ -83,6 +86,15 @@ func Figures(recs []store.Record) ([]Figure, error) {
 				}
 				if m.MaskTV != "" {
 					if f, ok := c.tvFigure(g, m); ok {
+						figs = append(figs, f)
+					}
+				}
+				if m.Beside != "" {
+					f, ok, err := c.besideFigure(g, m)
+					if err != nil {
+						return nil, err
+					}
+					if ok {
 						figs = append(figs, f)
 					}
 				}
@@ -380,7 +392,12 @@ func (f Figure) draw(c draw.Canvas) {
 		s.Max.Y -= f.Plot.Title.TextStyle.Height(f.Plot.Title.Text) + f.Plot.Title.Padding
 		f.Scale.draw(s)
 	}
-	f.Plot.Draw(c)
+	w := c.Size().X / vg.Length(1+len(f.Beside))
+	for i, p := range append([]*plot.Plot{f.Plot}, f.Beside...) {
+		col := c
+		col.Min.X, col.Max.X = c.Min.X+vg.Length(i)*w, c.Min.X+vg.Length(i+1)*w
+		p.Draw(col)
+	}
 }
 
 // size is the figure's width and height: the plot's height and the key's.
@@ -389,8 +406,9 @@ func (f Figure) size() (vg.Length, vg.Length) {
 	if h == 0 {
 		h = Height
 	}
-	_, _, _, k := keyLayout(f.Key, Width)
-	return Width, h + k
+	w := Width * vg.Length(1+len(f.Beside))
+	_, _, _, k := keyLayout(f.Key, w)
+	return w, h + k
 }
 
 // Render writes a figure in one format: "png" (at dpi), "svg" or "pdf".
@@ -408,7 +426,7 @@ func Render(w io.Writer, f Figure, format string, dpi int) error {
 	case "pdf":
 		p := vgpdf.New(width, height)
 		p.EmbedFonts(true)
-		c, out = draw.New(p), p
+		c, out = draw.New(pdfText{p}), p
 	default:
 		return fmt.Errorf("figure format %q: png, svg or pdf", format)
 	}

@@ -418,3 +418,11 @@ func TestNiceTicks(t *testing.T) {
 		}
 	}
 }
+
+// PDF figures carry their text in the fonts' code page: "—" and the
+// arrows of "↓ better" once came out as "â€"" and "â†"".
+func TestPDFTextIsInTheFontsCodePage(t *testing.T) {
+	if got, want := cp1252("ROAR — fashion-mnist (↓ better), R² −0.5"), "ROAR \x97 fashion-mnist (lower is better), R\xb2 -0.5"; got != want {
+		t.Errorf("cp1252 = %q, want %q", got, want)
+	}
+}
