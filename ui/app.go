@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
 
 	"faithlab/core/data"
 	"faithlab/core/engine"
@@ -139,7 +140,7 @@ func (s *State) OpenData(ref string) {
 	s.dataGen++
 	gen := s.dataGen
 	var l *Loaded
-	s.Go("opening "+ref, func(ctx context.Context) error {
+	s.Go("opening "+displayName(ref), func(ctx context.Context) error {
 		tr, te, err := s.openData(ref)
 		if err != nil {
 			return err
@@ -215,26 +216,33 @@ func (s *State) predict() {
 	}
 	m, l := s.Model, s.Data
 	net := m.Net.Clone()
-	preds := map[string][]int{}
-	s.Go("predicting "+l.Ref, func(ctx context.Context) error {
-		for _, split := range []string{"train", "test"} {
-			ds := l.Split(split)
-			p, err := engine.Predicted(ctx, net, ds.X, ds.Len(), 512)
-			if err != nil {
-				return err
+	// The test split first (a second or two), then the training split.
+	var next func(i int)
+	splits := []string{"test", "train"}
+	next = func(i int) {
+		var p []int
+		ds := l.Split(splits[i])
+		s.Go(fmt.Sprintf("predicting the %s split of %s", splits[i], displayName(l.Ref)), func(ctx context.Context) error {
+			var err error
+			p, err = engine.Predicted(ctx, net, ds.X, ds.Len(), 512)
+			return err
+		}, func(err error) {
+			if err != nil || s.Model != m || s.Data != l {
+				return
 			}
-			preds[split] = p
-		}
-		return nil
-	}, func(err error) {
-		if err != nil || s.Model != m || s.Data != l {
-			return
-		}
-		s.preds = preds
-		for _, fn := range s.onModel {
-			fn()
-		}
-	})
+			if s.preds == nil {
+				s.preds = map[string][]int{}
+			}
+			s.preds[splits[i]] = p
+			for _, fn := range s.onModel {
+				fn()
+			}
+			if i+1 < len(splits) {
+				next(i + 1)
+			}
+		})
+	}
+	next(0)
 }
 
 // PickFile asks the user for a file with one of the extensions (none:
@@ -328,3 +336,21 @@ func (s *State) memoryGB() float64 {
 
 // Busy says whether background work is under way (UI goroutine).
 func (s *State) Busy() bool { return len(s.status.running) > 0 }
+
+// fixedWidth lays out one object at a fixed width and its own height: a
+// side panel that scrolls vertically without being cut off.
+type fixedWidth float32
+
+func (w fixedWidth) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	return fyne.NewSize(float32(w), objs[0].MinSize().Height)
+}
+
+func (w fixedWidth) Layout(objs []fyne.CanvasObject, size fyne.Size) {
+	objs[0].Move(fyne.NewPos(0, 0))
+	objs[0].Resize(fyne.NewSize(size.Width, objs[0].MinSize().Height))
+}
+
+// sidePanel is a panel of the given width that scrolls vertically.
+func sidePanel(width float32, content fyne.CanvasObject) fyne.CanvasObject {
+	return container.NewVScroll(container.New(fixedWidth(width), content))
+}

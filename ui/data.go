@@ -47,7 +47,7 @@ func newDataView(s *State) *DataView {
 	v := &DataView{s: s, count: widget.NewLabel("no dataset open"), hist: canvas.NewImageFromImage(image.NewRGBA(image.Rect(0, 0, 1, 1)))}
 	v.hist.FillMode = canvas.ImageFillContain
 	v.hist.SetMinSize(fyne.NewSize(280, 240))
-	v.split = widget.NewRadioGroup([]string{"train", "test"}, func(string) { v.filter() })
+	v.split = widget.NewRadioGroup([]string{"train", "test"}, func(string) { v.modelChanged() })
 	v.split.Horizontal = true
 	v.split.SetSelected("test")
 	v.class = widget.NewSelect([]string{allClasses}, func(string) { v.filter() })
@@ -60,11 +60,9 @@ func newDataView(s *State) *DataView {
 			img := canvas.NewImageFromImage(image.NewRGBA(image.Rect(0, 0, 1, 1)))
 			img.FillMode = canvas.ImageFillContain
 			img.ScaleMode = canvas.ImageScalePixels
-			img.SetMinSize(fyne.NewSize(76, 76))
-			lbl := widget.NewLabel("")
-			lbl.SizeName = theme.SizeNameCaptionText
-			lbl.Alignment = fyne.TextAlignCenter
-			lbl.Truncation = fyne.TextTruncateEllipsis
+			img.SetMinSize(fyne.NewSize(84, 76))
+			lbl := widget.NewLabel("\n")
+			lbl.SizeName, lbl.Alignment = theme.SizeNameCaptionText, fyne.TextAlignCenter
 			return container.NewBorder(nil, lbl, nil, nil, img)
 		},
 		func(id widget.GridWrapItemID, o fyne.CanvasObject) {
@@ -76,7 +74,13 @@ func newDataView(s *State) *DataView {
 			img := c.Objects[0].(*canvas.Image)
 			img.Image = Thumbnail(ds, i)
 			img.Refresh()
-			c.Objects[1].(*widget.Label).SetText(v.label(i))
+			// The class, and on a second line the model's prediction when
+			// it differs.
+			text := abbrev(ds.Classes[ds.Y[i]], 12) + "\n"
+			if p := v.s.Predictions(v.split.Selected); p != nil && p[i] != ds.Y[i] {
+				text += "→ " + abbrev(ds.Classes[p[i]], 10)
+			}
+			c.Objects[1].(*widget.Label).SetText(text)
 		})
 	v.grid.OnSelected = func(id widget.GridWrapItemID) {
 		if id < len(v.shown) {
@@ -153,7 +157,7 @@ func (v *DataView) modelChanged() {
 	if v.s.Data == nil {
 		return
 	}
-	if v.s.Predictions("train") == nil {
+	if v.s.Predictions(v.split.Selected) == nil {
 		v.outcome.SetSelected(allOutcomes)
 		v.outcome.Disable()
 	} else {

@@ -55,7 +55,7 @@ type Evaluate struct {
 	child     *campaign.Child // the worker running the campaign
 	cancel    context.CancelFunc
 	specPath  string // of the campaign running or last saved
-	onRun     func(dir string)
+	onRun     func(dir string, finished bool) // a campaign ended (or stopped)
 	content   fyne.CanvasObject
 }
 
@@ -85,10 +85,10 @@ func newEvaluate(s *State) *Evaluate {
 	e.size.Wrapping = fyne.TextWrapWord
 	var mInfo, pInfo []formItem
 	for _, m := range campaign.Methods() {
-		mInfo = append(mInfo, formItem{m.Name, m.Title + " — " + m.Category, m.Params})
+		mInfo = append(mInfo, formItem{m.Name, m.Title + " — " + m.Doc, m.Params})
 	}
 	for _, p := range campaign.Protocols() {
-		pInfo = append(pInfo, formItem{strings.ToLower(p.Name), p.Category, p.Params})
+		pInfo = append(pInfo, formItem{strings.ToLower(p.Name), p.Doc, p.Params})
 	}
 	e.methods = newCheckForms(mInfo)
 	e.methods.Set("gradient", nil)
@@ -431,7 +431,11 @@ func (e *Evaluate) run(c *campaign.Campaign) {
 			e.s.status.Info("campaign " + c.Spec.Name + " done: results in " + dir)
 		}
 		if e.onRun != nil {
-			e.onRun(dir)
+			e.onRun(dir, err == nil)
+		}
+		e.launch.SetText("Launch")
+		if err != nil {
+			e.launch.SetText("Resume")
 		}
 	})
 }
@@ -551,6 +555,11 @@ func (e *Evaluate) offerResume() {
 			continue
 		}
 		path := p
+		if len(e.resume.Objects) == 0 {
+			e.OpenSpec(path) // the form shows the first interrupted campaign
+			e.specPath = path
+			e.launch.SetText("Resume")
+		}
 		msg := widget.NewLabel(fmt.Sprintf("Campaign %s was interrupted: %d of %d tasks done.", c.Spec.Name, len(st.Done), len(st.Done)+len(st.Failed)+len(st.Missing)))
 		msg.Wrapping = fyne.TextWrapWord
 		var row *fyne.Container

@@ -85,14 +85,21 @@ func newExplain(s *State) *Explain {
 		}
 	})
 	e.stop.Disable()
-	e.overlayC = widget.NewCheck("over the image", func(bool) { e.draw() })
-	e.overlayC.SetChecked(true)
-	e.shared = widget.NewCheck("one scale for all maps", func(bool) { e.draw() })
-	e.shared.SetChecked(false)
 	e.opacity = widget.NewSlider(0, 1)
 	e.opacity.Step = 0.05
 	e.opacity.SetValue(0.7)
 	e.opacity.OnChangeEnded = func(float64) { e.draw() }
+	e.overlayC = widget.NewCheck("over the image", func(on bool) {
+		if on {
+			e.opacity.Enable()
+		} else {
+			e.opacity.Disable()
+		}
+		e.draw()
+	})
+	e.overlayC.SetChecked(true)
+	e.shared = widget.NewCheck("one scale for all maps", func(bool) { e.draw() })
+	e.shared.SetChecked(false)
 	e.traceSel = widget.NewSelect(nil, func(string) { e.drawTrace() })
 	e.traceStep = widget.NewSlider(0, 1)
 	e.traceStep.Step = 1
@@ -110,10 +117,10 @@ func newExplain(s *State) *Explain {
 		widget.NewFormItem("Seed", e.seed),
 		widget.NewFormItem("Post-processing", e.post),
 	)
-	left := container.NewVBox(widget.NewLabelWithStyle("Methods", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), e.methods,
+	left := container.NewVBox(container.NewHBox(e.compute, e.stop), e.progress,
+		widget.NewLabelWithStyle("Methods", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), e.methods,
 		widget.NewLabelWithStyle("Parameters", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), e.params,
-		widget.NewLabelWithStyle("Samples", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), samples,
-		container.NewHBox(e.compute, e.stop), e.progress)
+		widget.NewLabelWithStyle("Samples", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), samples)
 	bar := canvas.NewImageFromImage(colorBar(256, 12))
 	bar.FillMode = canvas.ImageFillStretch
 	bar.SetMinSize(fyne.NewSize(180, 14))
@@ -121,7 +128,7 @@ func newExplain(s *State) *Explain {
 		container.NewHBox(e.overlayC, widget.NewLabel("opacity"), container.NewGridWrap(fyne.NewSize(140, 36), e.opacity), e.shared),
 		container.NewHBox(widget.NewLabel("−"), container.NewCenter(bar), widget.NewLabel("+"), e.legend))
 	center := container.NewBorder(controls, e.trace, nil, nil, container.NewScroll(e.gallery))
-	e.content = container.NewBorder(nil, nil, container.NewVScroll(container.NewGridWrap(fyne.NewSize(360, 1400), left)), nil, center)
+	e.content = container.NewBorder(nil, nil, sidePanel(360, left), nil, center)
 	e.showForms(titles)
 	e.gallery.Add(widget.NewLabel("Pick methods and samples, then Compute maps."))
 	return e
@@ -219,6 +226,7 @@ func (e *Explain) Compute() {
 		e.results = out
 		e.draw()
 		e.setupTrace()
+		e.s.status.Info(fmt.Sprintf("maps of %d method(s) for %d sample(s) of the %s split", len(out), out[0].Maps.N(), out[0].Request.Split))
 	})
 }
 

@@ -103,11 +103,23 @@ func (f *paramForm) Set(values map[string]any) {
 func parseValue(kind, text string) (any, error) {
 	switch kind {
 	case "int":
-		return strconv.Atoi(text)
+		v, err := strconv.Atoi(text)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a whole number", text)
+		}
+		return v, nil
 	case "uint64":
-		return strconv.ParseUint(text, 10, 64)
+		v, err := strconv.ParseUint(text, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a whole number ≥ 0", text)
+		}
+		return v, nil
 	case "float64":
-		return strconv.ParseFloat(text, 64)
+		v, err := strconv.ParseFloat(text, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a number", text)
+		}
+		return v, nil
 	case "[]float64", "[]int":
 		var out []any
 		for _, f := range strings.Split(text, ",") {

@@ -31,6 +31,7 @@ type Library struct {
 	dsList   *widget.List
 	mdList   *widget.List
 	dsDetail *widget.Label
+	current  *widget.Label // what is open now
 	mdDetail *widget.Label
 	selDS    string
 	selMD    string
@@ -85,6 +86,8 @@ func newLibrary(s *State) *Library {
 	})
 	openMD.Importance = widget.HighImportance
 	refresh := widget.NewButton("Refresh", l.Refresh)
+	l.current = widget.NewLabel("")
+	l.current.Truncation = fyne.TextTruncateEllipsis
 	dsPane := container.NewBorder(
 		container.NewVBox(widget.NewLabelWithStyle("Datasets", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 			container.NewBorder(nil, nil, nil, widget.NewButton("Open path", func() { path.OnSubmitted(path.Text) }), path)),
@@ -93,7 +96,7 @@ func newLibrary(s *State) *Library {
 		container.NewHBox(widget.NewLabelWithStyle("Models", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), refresh),
 		container.NewVBox(widget.NewSeparator(), l.mdDetail, container.NewHBox(openMD)), nil, nil, l.mdList)
 	split := container.NewHSplit(dsPane, mdPane)
-	l.content = split
+	l.content = container.NewBorder(container.NewVBox(l.current, widget.NewSeparator()), nil, nil, nil, split)
 	s.OnData(l.Refresh)
 	s.OnModel(l.Refresh)
 	l.Refresh()
@@ -112,6 +115,16 @@ func (l *Library) open(tab int) {
 // Refresh lists the datasets and models again and describes them in the
 // background.
 func (l *Library) Refresh() {
+	open := "Open now: no dataset"
+	if d := l.s.Data; d != nil {
+		open = "Open now: dataset " + displayName(d.Ref)
+	}
+	if l.s.ModelPath != "" {
+		open += ", model " + filepath.Base(l.s.ModelPath)
+	} else {
+		open += ", no model"
+	}
+	l.current.SetText(open)
 	ds := append([]string{}, data.IDs()...)
 	for _, r := range l.s.Recent(prefRecentData) {
 		if !slices.Contains(ds, r) {
@@ -230,7 +243,8 @@ func describeModel(m *model.Model) string {
 		fmt.Fprintf(&b, "; test accuracy %.4f", m.Test.Accuracy)
 	}
 	if r := m.Training; r != nil {
-		fmt.Fprintf(&b, "; %d epochs (%s, best %d), %s, lr %g, seed %d, %.0f s", len(r.History), r.Stopped, r.BestEpoch,
+		stopped := map[string]string{"epochs": "all epochs run", "early-stopping": "stopped early", "cancelled": "cancelled"}[r.Stopped]
+		fmt.Fprintf(&b, "; trained %d epochs (%s; weights of epoch %d), %s, lr %g, seed %d, %.0f s", len(r.History), stopped, r.BestEpoch,
 			r.Config.Optimizer, r.Config.LR, r.Config.Seed, r.Seconds)
 	}
 	return b.String()

@@ -391,7 +391,7 @@ func (v *ModelView) confusionCell(id widget.TableCellID, o fyne.CanvasObject) {
 	if id.Row != id.Col {
 		base = color.RGBA{213, 94, 0, 255}
 	}
-	rect.FillColor = color.NRGBA{base.R, base.G, base.B, uint8(40 + 200*share)}
+	rect.FillColor = color.NRGBA{base.R, base.G, base.B, uint8(30 + 225*math.Sqrt(share))} // √ so that small shares still show
 	if row[id.Col] == 0 {
 		rect.FillColor = color.Transparent
 	}

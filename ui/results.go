@@ -61,7 +61,7 @@ func newResults(s *State) *Results {
 	r.state.Wrapping = fyne.TextWrapWord
 	r.runs = widget.NewSelect(nil, func(dir string) {
 		if r.run == nil || r.run.Dir != dir {
-			r.Open(dir)
+			r.Open(dir, false)
 		}
 	})
 	r.runs.PlaceHolder = "(pick a run)"
@@ -97,21 +97,22 @@ func newResults(s *State) *Results {
 		if w := s.cfg.Window; w != nil {
 			d := dialog.NewFolderOpen(func(u fyne.ListableURI, err error) {
 				if err == nil && u != nil {
-					r.Open(u.Path())
+					r.Open(u.Path(), false)
 				}
 			}, w)
 			d.Resize(fyne.NewSize(900, 600))
 			d.Show()
 		}
 	})
-	exportCSV := widget.NewButtonWithIcon("Export CSV…", theme.DocumentSaveIcon(), r.exportCSV)
-	exportFigs := widget.NewButtonWithIcon("Export figures…", theme.DocumentSaveIcon(), r.exportFigures)
+	exportCSV := widget.NewButtonWithIcon("CSV…", theme.DocumentSaveIcon(), r.exportCSV)
+	exportFigs := widget.NewButtonWithIcon("All figures…", theme.DocumentSaveIcon(), r.exportFigures)
+	saveFig := widget.NewButtonWithIcon("Save figure…", theme.DocumentSaveIcon(), r.saveFigure)
 	top := container.NewVBox(
 		container.NewBorder(nil, nil, widget.NewLabel("Run"), open, r.runs),
 		container.NewBorder(nil, nil, widget.NewLabel("Compare with"), r.diffOnly, r.compare),
-		container.NewBorder(nil, nil, widget.NewLabel("Filter"), container.NewHBox(exportCSV, exportFigs), r.filter),
+		container.NewBorder(nil, nil, widget.NewLabel("Filter"), container.NewHBox(widget.NewLabel("Export"), exportCSV, exportFigs), r.filter),
 		r.state, container.NewHScroll(r.summary))
-	figs := container.NewBorder(container.NewBorder(nil, nil, widget.NewLabelWithStyle("Figures", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), nil, r.figSel),
+	figs := container.NewBorder(container.NewBorder(nil, nil, widget.NewLabelWithStyle("Figures", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), saveFig, r.figSel),
 		nil, nil, nil, r.figure)
 	split := container.NewHSplit(r.table, figs)
 	split.Offset = 0.55
@@ -140,8 +141,9 @@ func (r *Results) listRuns() {
 	r.compare.Refresh()
 }
 
-// Open reads a run folder in the background and shows it.
-func (r *Results) Open(dir string) {
+// Open reads a run folder in the background into the screen; with show,
+// the workbench switches to it (a finished campaign's results).
+func (r *Results) Open(dir string, show bool) {
 	var res *campaign.Results
 	var figs []report.Figure
 	r.s.Go("reading run "+filepath.Base(dir), func(context.Context) error {
@@ -178,7 +180,7 @@ func (r *Results) Open(dir string) {
 		if len(names) > 0 {
 			r.figSel.SetSelected(names[0])
 		}
-		if r.onShow != nil {
+		if r.onShow != nil && show {
 			r.onShow()
 		}
 	})
@@ -213,18 +215,18 @@ func (r *Results) Rows() [][]string { return r.rows }
 func (r *Results) shown() []int {
 	var cols []int
 	// What tells results apart first, the value in view; then the rest.
-	for _, name := range []string{"method", "protocol", "metric", "parameter", "value", "post", "seed", "dataset"} {
+	for _, name := range []string{"method", "protocol", "metric", "parameter", "value"} {
 		if i := slices.Index(r.header, name); i >= 0 {
 			cols = append(cols, i)
 		}
+	}
+	if r.other != nil && len(r.header) > 0 {
+		cols = append(cols, len(r.header), len(r.header)+1) // the compared run's value and the difference
 	}
 	for i, h := range r.header {
 		if h != "run" && h != "model" && !slices.Contains(cols, i) {
 			cols = append(cols, i)
 		}
-	}
-	if r.other != nil && len(r.header) > 0 {
-		cols = append(cols, len(r.header), len(r.header)+1)
 	}
 	return cols
 }
@@ -323,7 +325,7 @@ func (r *Results) cell(id widget.TableCellID, o fyne.CanvasObject) {
 		return
 	}
 	row := r.rows[id.Row]
-	l.SetText(row[r.shown()[id.Col]])
+	l.SetText(shortNumber(row[r.shown()[id.Col]]))
 	l.Importance = widget.MediumImportance
 	if r.other != nil && row[len(row)-1] != "0" {
 		l.Importance = widget.WarningImportance
@@ -404,8 +406,12 @@ func (r *Results) exportCSV() {
 		return
 	}
 	d := dialog.NewFileSave(func(wc fyne.URIWriteCloser, err error) {
-		if err != nil || wc == nil {
+		if err != nil {
+			r.s.status.Error(fmt.Errorf("saving the CSV: %w", err))
 			return
+		}
+		if wc == nil {
+			return // cancelled
 		}
 		b, err := r.run.CSV()
 		if err == nil {
@@ -418,9 +424,49 @@ func (r *Results) exportCSV() {
 			r.s.status.Error(err)
 			return
 		}
-		r.s.status.Info("wrote " + wc.URI().Path())
+		r.s.status.Info(fmt.Sprintf("wrote %s: all %d results of the run (the table's filter does not apply)", wc.URI().Path(), len(r.all)))
 	}, w)
 	d.SetFileName(r.run.Spec.Name + "-results.csv")
+	d.Resize(fyne.NewSize(900, 600))
+	d.Show()
+}
+
+// saveFigure asks where to save the figure on screen; the file name's
+// extension (.pdf, .svg or .png) picks the format.
+func (r *Results) saveFigure() {
+	w := r.s.cfg.Window
+	i := slices.Index(r.figSel.Options, r.figSel.Selected)
+	if i < 0 || i >= len(r.figs) {
+		r.s.status.Error(fmt.Errorf("no figure shown to save"))
+		return
+	}
+	if w == nil {
+		return
+	}
+	fig := r.figs[i]
+	d := dialog.NewFileSave(func(wc fyne.URIWriteCloser, err error) {
+		if err != nil {
+			r.s.status.Error(fmt.Errorf("saving the figure: %w", err))
+			return
+		}
+		if wc == nil {
+			return
+		}
+		format := strings.TrimPrefix(strings.ToLower(filepath.Ext(wc.URI().Path())), ".")
+		if format != "png" && format != "svg" {
+			format = "pdf"
+		}
+		err = report.Render(wc, fig, format, 300)
+		if cerr := wc.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			r.s.status.Error(err)
+			return
+		}
+		r.s.status.Info(fmt.Sprintf("wrote %s (%s)", wc.URI().Path(), strings.ToUpper(format)))
+	}, w)
+	d.SetFileName(fig.Name + ".pdf")
 	d.Resize(fyne.NewSize(900, 600))
 	d.Show()
 }
@@ -478,4 +524,14 @@ func (r *Results) ExportFigures(dir string, formats ...string) {
 			r.s.status.Info(fmt.Sprintf("wrote %d figures (%d files) to %s", ex.Figures, ex.Files, dir))
 		}
 	})
+}
+
+// shortNumber shows a number with four significant digits (the CSV keeps
+// them all); other text as it is.
+func shortNumber(v string) string {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || len(v) <= 7 {
+		return v
+	}
+	return strconv.FormatFloat(f, 'g', 4, 64)
 }

@@ -27,6 +27,7 @@ type Workbench struct {
 	Settings *Settings
 	Tabs     *container.AppTabs
 	content  fyne.CanvasObject
+	showData string // a dataset opened from a menu or a drop, whose screen opens when it is open
 }
 
 // Screen names, in tab order.
@@ -79,10 +80,16 @@ func NewWorkbench(cfg Config) *Workbench {
 		w.Tabs.SelectIndex(TabInspect)
 	}
 	s.pick = w.openFile
-	w.Evaluate.onRun = func(dir string) {
-		w.Results.Open(dir)
+	w.Evaluate.onRun = func(dir string, finished bool) {
+		w.Results.Open(dir, finished) // a stopped campaign's results are read, not shown
 	}
 	w.Results.onShow = func() { w.Tabs.SelectIndex(TabResults) }
+	s.OnData(func() {
+		if w.showData != "" && s.Data.Ref == w.showData {
+			w.Tabs.SelectIndex(TabData)
+		}
+		w.showData = ""
+	})
 	w.Library.onOpen = func(tab int) { w.Tabs.SelectIndex(tab) }
 	w.content = container.NewBorder(nil, container.NewVBox(widget.NewSeparator(), s.status.Content()), nil, nil, w.Tabs)
 	return w
@@ -107,13 +114,8 @@ func (w *Workbench) Install(win fyne.Window) {
 			size = fyne.NewSize(float32(wd), float32(ht))
 		}
 		w.Tabs.SelectIndex(min(max(p.Int(prefTab), 0), TabSettings))
-		win.SetCloseIntercept(func() {
-			sz := win.Canvas().Size()
-			p.SetFloat(prefWidth, float64(sz.Width))
-			p.SetFloat(prefHeight, float64(sz.Height))
-			win.Close()
-		})
 	}
+	win.SetCloseIntercept(func() { w.quit(win) })
 	win.Resize(size)
 	for i := range TabSettings + 1 {
 		tab := i
@@ -122,6 +124,7 @@ func (w *Workbench) Install(win fyne.Window) {
 	}
 	for key, fn := range map[fyne.KeyName]func(){
 		fyne.KeyO: w.openDataset, fyne.KeyM: w.openModel, fyne.KeyE: w.Results.exportCSV, fyne.KeyR: w.Evaluate.Launch,
+		fyne.KeyQ: func() { w.quit(win) },
 	} {
 		fn := fn
 		win.Canvas().AddShortcut(&desktop.CustomShortcut{KeyName: key, Modifier: fyne.KeyModifierShortcutDefault}, func(fyne.Shortcut) { fn() })
@@ -138,6 +141,38 @@ func (w *Workbench) Install(win fyne.Window) {
 	})
 }
 
+// quit closes the window — remembering its size — after asking, when a
+// campaign or a training runs, whether to stop it (a campaign's finished
+// tasks are kept and it is offered for resumption at the next start).
+func (w *Workbench) quit(win fyne.Window) {
+	closeNow := func() {
+		if p := w.State.cfg.Prefs; p != nil {
+			sz := win.Canvas().Size()
+			p.SetFloat(prefWidth, float64(sz.Width))
+			p.SetFloat(prefHeight, float64(sz.Height))
+		}
+		w.Evaluate.Cancel()
+		w.Model.Cancel()
+		win.Close()
+	}
+	var running []string
+	if w.Evaluate.Running() {
+		running = append(running, "a campaign (its finished tasks are kept, and the next start offers to resume it)")
+	}
+	if w.Model.Training() {
+		running = append(running, "a training (nothing of it is saved)")
+	}
+	if len(running) == 0 {
+		closeNow()
+		return
+	}
+	dialog.ShowConfirm("Quit Faithlab?", "Quitting stops "+strings.Join(running, " and ")+".", func(ok bool) {
+		if ok {
+			closeNow()
+		}
+	}, win)
+}
+
 // OpenPath opens what a file or folder holds: a model (.flm), a campaign
 // (.yaml), a run folder (with a manifest.json), or a dataset.
 func (w *Workbench) OpenPath(p string) {
@@ -152,11 +187,10 @@ func (w *Workbench) OpenPath(p string) {
 		w.Evaluate.OpenSpec(p)
 		w.Tabs.SelectIndex(TabEvaluate)
 	case st.IsDir() && fileExists(filepath.Join(p, "manifest.json")):
-		w.Results.Open(p)
+		w.Results.Open(p, false)
 		w.Tabs.SelectIndex(TabResults)
 	default:
-		w.State.OpenData(p)
-		w.Tabs.SelectIndex(TabData)
+		w.openDataThenShow(p)
 	}
 }
 
@@ -195,10 +229,21 @@ func (w *Workbench) showShortcuts() {
 	if w.State.cfg.Window == nil {
 		return
 	}
-	text := "Ctrl+1 … Ctrl+8\tscreens, in tab order\nCtrl+O\topen a dataset\nCtrl+M\topen a model\nCtrl+R\tlaunch the campaign on Evaluate\n" +
-		"Ctrl+E\texport the results CSV\n← →\tInspect: previous / next sample\n↑ ↓\tInspect: next / previous rate\n" +
-		"Drop a file\t.flm model, .yaml campaign, run folder, or dataset"
-	dialog.ShowInformation("Keyboard shortcuts", text, w.State.cfg.Window)
+	form := widget.NewForm()
+	for _, kv := range [][2]string{
+		{"Ctrl+1 … Ctrl+8", "the screens, in tab order"},
+		{"Ctrl+O", "open a dataset"},
+		{"Ctrl+M", "open a model"},
+		{"Ctrl+R", "launch (or resume) the campaign on Evaluate"},
+		{"Ctrl+E", "export the results CSV"},
+		{"Ctrl+Q", "quit"},
+		{"← →", "Inspect: previous, next sample"},
+		{"↑ ↓", "Inspect: higher, lower removal rate"},
+		{"drop a file", ".flm model, .yaml campaign, run folder, or dataset"},
+	} {
+		form.Append(kv[0], widget.NewLabel(kv[1]))
+	}
+	dialog.ShowCustom("Keyboard shortcuts", "Close", form, w.State.cfg.Window)
 }
 
 // openFile asks for a file, then runs open with its path.
@@ -245,7 +290,14 @@ func (w *Workbench) openFolder(open func(string)) {
 }
 
 func (w *Workbench) openDataset() {
-	w.openFile(func(p string) { w.State.OpenData(p); w.Tabs.SelectIndex(TabData) }, ".csv", ".npz", ".gz", ".npy")
+	w.openFile(w.openDataThenShow, ".csv", ".npz", ".gz", ".npy")
+}
+
+// openDataThenShow opens a dataset and shows the Data screen once it is
+// open (a file that is no dataset leaves the screen as it is).
+func (w *Workbench) openDataThenShow(p string) {
+	w.State.OpenData(p)
+	w.showData = p
 }
 
 func (w *Workbench) openModel() {
@@ -257,5 +309,5 @@ func (w *Workbench) openCampaign() {
 }
 
 func (w *Workbench) openRun() {
-	w.openFolder(func(p string) { w.Results.Open(p); w.Tabs.SelectIndex(TabResults) })
+	w.openFolder(func(p string) { w.Results.Open(p, false); w.Tabs.SelectIndex(TabResults) })
 }
