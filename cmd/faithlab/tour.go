@@ -112,7 +112,7 @@ func tour(w fyne.Window, wb *ui.Workbench, dir string) error {
 			settle()
 			tab(ui.TabResults)
 		}},
-		{"results-sorted", func() { on(func() { wb.Results.SortBy(7) }) }}, // by value
+		{"results-sorted", func() { on(func() { wb.Results.SortBy(4) }) }}, // by value
 		{"settings", func() { tab(ui.TabSettings) }},
 		{"inspect-light", func() { on(func() { wb.Settings.SetTheme("light") }); tab(ui.TabInspect) }},
 		{"data-tabular", func() {
