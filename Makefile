@@ -47,7 +47,7 @@ bench-compare: build
 # embeds (about 1.9 MB; its header holds the training record). A killed run
 # resumes from $(BIN)/prior.ckpt when started again.
 prior: build
-	$(BIN)/faithlab-cli train-prior --dataset fashion-mnist --arch unet-s --epochs 10 --batch 128 --lr 1e-3 \
+	$(BIN)/faithlab-cli train-prior --dataset fashion-mnist --arch unet-s --epochs 20 --batch 128 --lr 1e-3 \
 		--seed 1 --checkpoint $(BIN)/prior.ckpt --out resources/priors/fashion-mnist-unet-s.flm
 
 fuzz: deps

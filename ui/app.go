@@ -53,6 +53,7 @@ const (
 	prefWorkers      = "settings.workers"
 	prefMemory       = "settings.memory_gb"
 	prefCache        = "settings.cache"
+	prefEngine       = "settings.engine"
 )
 
 // State is what the screens share: the open dataset, the model under
@@ -353,4 +354,15 @@ func (w fixedWidth) Layout(objs []fyne.CanvasObject, size fyne.Size) {
 // sidePanel is a panel of the given width that scrolls vertically.
 func sidePanel(width float32, content fyne.CanvasObject) fyne.CanvasObject {
 	return container.NewVScroll(container.New(fixedWidth(width), content))
+}
+
+// engine is the engine setting of the campaigns launched here (Settings;
+// "": native).
+func (s *State) engine() string {
+	if p := s.cfg.Prefs; p != nil {
+		if v := strings.TrimSpace(p.String(prefEngine)); v != "native" {
+			return v
+		}
+	}
+	return ""
 }

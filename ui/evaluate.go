@@ -54,7 +54,8 @@ type Evaluate struct {
 	byKey     map[string]int
 	child     *campaign.Child // the worker running the campaign
 	cancel    context.CancelFunc
-	specPath  string // of the campaign running or last saved
+	specPath  string                          // of the campaign running or last saved
+	script    string                          // a TorchScript model to evaluate (on the torch engine)
 	onRun     func(dir string, finished bool) // a campaign ended (or stopped)
 	content   fyne.CanvasObject
 }
@@ -74,7 +75,7 @@ func newEvaluate(s *State) *Evaluate {
 	e.dataset.SetPlaceHolder("id or path (default: the open one)")
 	e.trainCap.SetPlaceHolder("all")
 	e.testCap.SetPlaceHolder("all")
-	e.modelKind = widget.NewRadioGroup([]string{"the open model", "train one"}, nil)
+	e.modelKind = widget.NewRadioGroup([]string{"the open model", "train one", "TorchScript file"}, nil)
 	e.modelKind.Horizontal = true
 	e.modelKind.SetSelected("the open model")
 	e.arch.SetSelected("goar-cnn")
@@ -177,13 +178,22 @@ func (e *Evaluate) build() (*spec.Spec, error) {
 	}
 	s := &spec.Spec{Name: name, Output: filepath.Join(e.s.cfg.dir("runs"), name), Cache: e.s.cacheDir(), Reduce: "sum",
 		Datasets: []spec.Dataset{{Ref: ref, TrainSamples: whole(e.trainCap, "training samples"), TestSamples: whole(e.testCap, "test samples")}},
-		Retrain:  spec.Retrain{Epochs: whole(e.retrain, "retraining epochs")}, Workers: e.s.workers(), MemoryGB: e.s.memoryGB()}
-	if e.modelKind.Selected == "the open model" {
+		Retrain:  spec.Retrain{Epochs: whole(e.retrain, "retraining epochs")}, Workers: e.s.workers(), MemoryGB: e.s.memoryGB(), Engine: e.s.engine()}
+	switch e.modelKind.Selected {
+	case "the open model":
 		if e.s.ModelPath == "" {
 			errs = append(errs, errors.New("no model file open: open one, or train one here"))
 		}
 		s.Model.File = e.s.ModelPath
-	} else {
+	case "TorchScript file":
+		if e.script == "" {
+			errs = append(errs, errors.New("no TorchScript model chosen: open a .pt file from the Library or the File menu"))
+		}
+		s.Model.File = e.script
+		if s.Engine == "" {
+			s.Engine = "torch" // a TorchScript module runs in a PyTorch worker
+		}
+	default:
 		s.Model.Arch, s.Model.Epochs = e.arch.Selected, whole(e.epochs, "epochs")
 	}
 	for _, name := range e.methods.Checked() {
@@ -678,4 +688,13 @@ func taskTitle(label string) string {
 		return label
 	}
 	return rest + "  (" + data + ")"
+}
+
+// UseTorchScript makes a researcher's TorchScript classifier (a .pt file
+// with its .pt.json) the model of the campaign: campaigns evaluate it on
+// the torch engine with every method but DeepLift and every protocol.
+func (e *Evaluate) UseTorchScript(path string) {
+	e.script = path
+	e.modelKind.SetSelected("TorchScript file")
+	e.s.status.Info("the campaign evaluates " + filepath.Base(path) + " on the torch engine (Settings: engine); Explain and Inspect work with built-in models")
 }

@@ -36,6 +36,7 @@ type Inspect struct {
 	traceStep *widget.Slider
 	traceImg  *canvas.Image
 	traceText *widget.Label
+	manifold  *manifoldView
 	cur       int
 	explained *campaign.Explained // the map of the current sample and method
 	mapKey    string
@@ -82,7 +83,10 @@ func newInspect(s *State) *Inspect {
 			widget.NewLabel("Method"), v.method),
 		container.NewBorder(nil, nil, container.NewHBox(widget.NewLabel("Rate"), v.rateText), v.morf, v.rate),
 		v.caption)
-	v.content = container.NewBorder(top, v.traceBox, nil, nil, container.NewVScroll(v.panels))
+	v.manifold = newManifoldView(s)
+	v.manifold.on.OnChanged = func(bool) { v.remove() }
+	v.manifold.strength.OnChangeEnded = func(float64) { v.manifold.update(v.explained, v.rate.Value) }
+	v.content = container.NewBorder(top, v.traceBox, nil, nil, container.NewVScroll(container.NewVBox(v.panels, v.manifold.content)))
 	s.OnData(func() { v.cur = 0; v.index.SetText("0"); v.refresh() })
 	s.OnModel(func() { v.mapKey = ""; v.refresh() })
 	return v
@@ -192,6 +196,7 @@ func (v *Inspect) remove() {
 			return
 		}
 		v.show(ds.Shape, saliency, out, target)
+		v.manifold.update(ex, rate)
 	})
 }
 
@@ -271,3 +276,7 @@ func (v *Inspect) drawTrace() {
 	v.traceImg.Refresh()
 	v.traceText.SetText(fmt.Sprintf("step %d of %d (%d×%d patches)", step, len(tr.Trajectory), grid, grid))
 }
+
+// ShowManifold switches GOAR's projection and FUD's in-painting on or off
+// (screenshots, tests).
+func (v *Inspect) ShowManifold(on bool) { v.manifold.on.SetChecked(on) }

@@ -36,6 +36,7 @@ type Library struct {
 	selDS    string
 	selMD    string
 	onOpen   func(tab int)
+	openPath func(path string) // opens a model file as what it is (Workbench.OpenPath)
 	content  fyne.CanvasObject
 }
 
@@ -79,9 +80,8 @@ func newLibrary(s *State) *Library {
 		}
 	}
 	openMD := widget.NewButton("Open", func() {
-		if l.selMD != "" {
-			s.OpenModel(l.selMD)
-			l.open(TabModel)
+		if l.selMD != "" && l.openPath != nil {
+			l.openPath(l.selMD)
 		}
 	})
 	openMD.Importance = widget.HighImportance
@@ -136,6 +136,8 @@ func (l *Library) Refresh() {
 	}
 	l.datasets = ds
 	files, _ := filepath.Glob(filepath.Join(l.s.cfg.dir("models"), "*.flm"))
+	scripts, _ := filepath.Glob(filepath.Join(l.s.cfg.dir("models"), "*.pt"))
+	files = append(files, scripts...)
 	sort.Sort(sort.Reverse(sort.StringSlice(files))) // newest first: names end in a time stamp
 	for _, r := range l.s.Recent(prefRecentModels) {
 		if !slices.Contains(files, r) {
@@ -160,6 +162,15 @@ func (l *Library) Refresh() {
 		for _, p := range todo {
 			if ctx.Err() != nil {
 				return ctx.Err()
+			}
+			if model.IsTorchScript(p) {
+				m, err := model.LoadTorchScript(p)
+				if err != nil {
+					info[p] = "cannot be read: " + err.Error()
+					continue
+				}
+				info[p] = fmt.Sprintf("TorchScript classifier for %v inputs, %d classes: evaluated by campaigns on the torch engine", m.InputShape, len(m.Classes))
+				continue
 			}
 			m, err := model.Load(p, l.s.cfg.Kernel)
 			if err != nil {

@@ -55,7 +55,7 @@ type Results struct {
 
 func newResults(s *State) *Results {
 	r := &Results{s: s, filter: widget.NewEntry(), summary: widget.NewLabel(""), sortCol: -1,
-		state: widget.NewLabel("No run open: launch a campaign on Evaluate, or open a run folder."),
+		state:  widget.NewLabel("No run open: launch a campaign on Evaluate, or open a run folder."),
 		figure: canvas.NewImageFromImage(image.NewRGBA(image.Rect(0, 0, 1, 1)))}
 	r.summary.TextStyle = fyne.TextStyle{Monospace: true}
 	r.state.Wrapping = fyne.TextWrapWord

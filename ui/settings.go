@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"fmt"
 	"image/color"
 	"runtime"
@@ -24,12 +25,15 @@ type Settings struct {
 	cache   *widget.Entry
 	workers *widget.Entry
 	memory  *widget.Entry
+	engine  *widget.Entry
+	engInfo *widget.Label
 	theme   *widget.RadioGroup
 	content fyne.CanvasObject
 }
 
 func newSettings(s *State) *Settings {
-	st := &Settings{s: s, cache: widget.NewEntry(), workers: widget.NewEntry(), memory: widget.NewEntry()}
+	st := &Settings{s: s, cache: widget.NewEntry(), workers: widget.NewEntry(), memory: widget.NewEntry(), engine: widget.NewEntry(),
+		engInfo: widget.NewLabel("")}
 	p := s.cfg.Prefs
 	get := func(key, def string) string {
 		if p == nil {
@@ -40,6 +44,10 @@ func newSettings(s *State) *Settings {
 	st.cache.SetText(get(prefCache, s.cfg.dir("cache")))
 	st.workers.SetText(get(prefWorkers, "0"))
 	st.memory.SetText(get(prefMemory, "0"))
+	st.engine.SetText(get(prefEngine, "native"))
+	st.engine.SetPlaceHolder("native, torch, or torch@ssh://user@gpu-host")
+	st.engInfo.Wrapping = fyne.TextWrapWord
+	check := widget.NewButton("Check", st.checkEngine)
 	save := func(key string) func(string) {
 		return func(v string) {
 			if p != nil {
@@ -47,7 +55,7 @@ func newSettings(s *State) *Settings {
 			}
 		}
 	}
-	st.cache.OnChanged, st.workers.OnChanged, st.memory.OnChanged = save(prefCache), save(prefWorkers), save(prefMemory)
+	st.cache.OnChanged, st.workers.OnChanged, st.memory.OnChanged, st.engine.OnChanged = save(prefCache), save(prefWorkers), save(prefMemory), save(prefEngine)
 	st.theme = widget.NewRadioGroup([]string{"light", "dark", "system"}, func(v string) { st.SetTheme(v) })
 	st.theme.Horizontal = true
 	st.theme.SetSelected(get(prefTheme, "system"))
@@ -55,11 +63,13 @@ func newSettings(s *State) *Settings {
 		widget.NewFormItem("Artefact cache", st.cache),
 		widget.NewFormItem("Tasks at once", st.workers),
 		widget.NewFormItem("Memory cap (GiB)", st.memory),
+		widget.NewFormItem("Engine", container.NewBorder(nil, nil, nil, check, st.engine)),
 		widget.NewFormItem("Theme", st.theme),
 	)
 	form.Items[0].HintText = "trained models, maps and perturbed samples of the campaigns launched here, shared between them"
 	form.Items[1].HintText = "0: one per 8 cores (each task already uses every core)"
 	form.Items[2].HintText = "a soft cap on the process's memory while a campaign runs; 0: none"
+	form.Items[3].HintText = "where campaigns launched here compute: native, or a PyTorch worker (local, or a GPU host over SSH)"
 	bi, _ := debug.ReadBuildInfo()
 	fyneVersion := "unknown"
 	if bi != nil {
@@ -78,7 +88,7 @@ func newSettings(s *State) *Settings {
 		"Go %s, %s/%s, %d CPUs\nFyne %s\nStorage: %s", model.Version, kernel, runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), fyneVersion, s.cfg.Root))
 	about.Wrapping = fyne.TextWrapWord
 	st.content = container.NewVScroll(container.NewVBox(
-		widget.NewLabelWithStyle("Campaigns launched here", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), form,
+		widget.NewLabelWithStyle("Campaigns launched here", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), form, st.engInfo,
 		widget.NewSeparator(), widget.NewLabelWithStyle("About", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), about))
 	return st
 }
@@ -142,3 +152,37 @@ type forcedVariant struct {
 func (f forcedVariant) Color(n fyne.ThemeColorName, _ fyne.ThemeVariant) color.Color {
 	return f.Theme.Color(n, f.variant)
 }
+
+// checkEngine starts the engine setting's worker in the background and
+// says what it runs on (torch's version, the device) or why it cannot.
+func (st *Settings) checkEngine() {
+	setting := strings.TrimSpace(st.engine.Text)
+	if _, err := model.EngineKind(setting); err != nil {
+		st.engInfo.SetText(err.Error())
+		return
+	}
+	var info model.EngineInfo
+	st.engInfo.SetText("starting " + setting + "…")
+	st.s.Go("checking the engine", func(ctx context.Context) error {
+		eng, err := model.OpenEngine(ctx, setting, st.s.cfg.Kernel)
+		if err != nil {
+			return err
+		}
+		defer eng.Close()
+		info, err = eng.Info(ctx)
+		return err
+	}, func(err error) {
+		if err != nil {
+			st.engInfo.SetText("cannot use " + setting + ": " + oneLine(err.Error()))
+			return
+		}
+		text := fmt.Sprintf("%s: %s", info.Engine, info.Device)
+		if info.Torch != "" {
+			text += ", torch " + info.Torch
+		}
+		st.engInfo.SetText(text + ". Explain, Inspect and training here use the native engine; campaigns launched here use this one.")
+	})
+}
+
+// Engine is the engine setting campaigns launched here run on.
+func (st *Settings) Engine() string { return strings.TrimSpace(st.engine.Text) }

@@ -14,6 +14,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
 
 	"faithlab/core/campaign"
 	"faithlab/core/engine/gemm"
@@ -265,6 +266,16 @@ func TestExplainGalleryAndInspect(t *testing.T) {
 		wb.Inspect.Key(fyne.KeyRight)
 		wb.Inspect.SetRate(0.7)
 	})
+	// GOAR and FUD need an image prior: on tabular data the view says so.
+	loop.run(func() { wb.Inspect.manifold.on.SetChecked(true) })
+	loop.waitFor(t, "the on-manifold view's message", func() bool {
+		objs := wb.Inspect.manifold.box.Objects
+		if len(objs) != 1 {
+			return false
+		}
+		l, ok := objs[0].(*widget.Label)
+		return ok && strings.Contains(l.Text, "tabular")
+	})
 	loop.waitFor(t, "the next sample", func() bool {
 		return wb.Inspect.cur == 4 && wb.Inspect.explained != nil && wb.Inspect.explained.Request.Offset == 4 &&
 			len(wb.Inspect.panels.Objects) == 8 && strings.Contains(wb.Inspect.caption.Text, "Sample 4 ")
@@ -368,6 +379,26 @@ func TestEveryScreenFits1280By800(t *testing.T) {
 		}
 		if sz := wb.Content().MinSize(); sz.Width > 1280 || sz.Height > 760 {
 			t.Errorf("the window's content needs %g×%g", sz.Width, sz.Height)
+		}
+	})
+}
+
+// A TorchScript classifier opened in the workbench becomes the model of
+// the campaign, which then runs on the torch engine.
+func TestTorchScriptModelGoesToACampaignOnTheTorchEngine(t *testing.T) {
+	wb, loop, _ := newTestWorkbench(t)
+	fixture, _ := filepath.Abs(filepath.Join("..", "testdata", "torch", "scripted-cnn.pt"))
+	loop.run(func() {
+		wb.OpenPath(fixture)
+		if wb.Tabs.SelectedIndex() != TabEvaluate {
+			t.Errorf("opening a TorchScript file showed screen %d, want Evaluate", wb.Tabs.SelectedIndex())
+		}
+		s, err := wb.Evaluate.build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Model.File != fixture || s.Engine != "torch" {
+			t.Errorf("campaign of model %q on engine %q, want %q on torch", s.Model.File, s.Engine, fixture)
 		}
 	})
 }

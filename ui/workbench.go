@@ -11,6 +11,8 @@ import (
 	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/widget"
+
+	"faithlab/core/model"
 )
 
 // Workbench is the main window's content: one tab per screen over the
@@ -91,6 +93,7 @@ func NewWorkbench(cfg Config) *Workbench {
 		w.showData = ""
 	})
 	w.Library.onOpen = func(tab int) { w.Tabs.SelectIndex(tab) }
+	w.Library.openPath = w.OpenPath
 	w.content = container.NewBorder(nil, container.NewVBox(widget.NewSeparator(), s.status.Content()), nil, nil, w.Tabs)
 	return w
 }
@@ -180,6 +183,9 @@ func (w *Workbench) OpenPath(p string) {
 	switch {
 	case err != nil:
 		w.State.status.Error(err)
+	case model.IsTorchScript(p):
+		w.Evaluate.UseTorchScript(p)
+		w.Tabs.SelectIndex(TabEvaluate)
 	case strings.EqualFold(filepath.Ext(p), ".flm"):
 		w.State.OpenModel(p)
 		w.Tabs.SelectIndex(TabModel)
@@ -301,7 +307,7 @@ func (w *Workbench) openDataThenShow(p string) {
 }
 
 func (w *Workbench) openModel() {
-	w.openFile(func(p string) { w.State.OpenModel(p); w.Tabs.SelectIndex(TabModel) }, ".flm")
+	w.openFile(w.OpenPath, ".flm", ".pt")
 }
 
 func (w *Workbench) openCampaign() {

@@ -85,7 +85,8 @@ func methodFlags(fs *flag.FlagSet) func() map[string]any {
 func runAttribute(ctx context.Context, args []string) error {
 	fs := newFlags("attribute", "", "compute attribution maps for a model on a dataset and save them as .npy, with a .json record")
 	dsRef, dopt := modelDataFlags(fs)
-	path := fs.String("model", "", "model file (required)")
+	path := fs.String("model", "", "model file, or a TorchScript classifier (.pt) described by PATH.json (required)")
+	engineSetting := engineFlag(fs)
 	method := fs.String("method", "gradient", "method: "+strings.Join(methodNames(), ", "))
 	out := fs.String("out", "", "maps .npy to write (required); what made them goes to OUT.json")
 	var q campaign.Request
@@ -128,6 +129,10 @@ func runAttribute(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if q.Engine, err = openEngine(ctx, *engineSetting); err != nil {
+		return err
+	}
+	defer q.Engine.Close()
 	ex, err := campaign.Attribute(ctx, m, trainSet, testSet, q)
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 	"faithlab/core/bench"
 	"faithlab/core/data"
 	"faithlab/core/engine/gemm"
+	"faithlab/core/model"
 )
 
 func runBench(ctx context.Context, args []string) error {
@@ -21,10 +22,16 @@ func runBench(ctx context.Context, args []string) error {
 	asJSON := fs.Bool("json", false, "print one JSON object per line, as the peer script does")
 	only := fs.String("only", "cnn,unet,road", "figure groups to run")
 	quick := fs.Bool("quick", false, "shorter timing windows")
+	engineSetting := engineFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	return benchRun(ctx, *only, *quick, func(r bench.Result) {
+	eng, err := openEngine(ctx, *engineSetting)
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	return benchRun(ctx, *only, *quick, eng, func(r bench.Result) {
 		if *asJSON {
 			json.NewEncoder(os.Stdout).Encode(r)
 			return
@@ -33,8 +40,8 @@ func runBench(ctx context.Context, args []string) error {
 	})
 }
 
-func benchRun(ctx context.Context, only string, quick bool, emit func(bench.Result)) error {
-	opt := bench.Options{MinSeconds: 3, Kernel: kernel()}
+func benchRun(ctx context.Context, only string, quick bool, eng *model.Engine, emit func(bench.Result)) error {
+	opt := bench.Options{MinSeconds: 3, Kernel: kernel(), Engine: eng}
 	if quick {
 		opt.MinSeconds = 1
 	}
@@ -88,14 +95,24 @@ func runBenchCompare(ctx context.Context, args []string) error {
 	only := fs.String("only", "cnn", "figure groups to run")
 	rounds := fs.Int("rounds", 2, "alternating rounds; the best of each side is compared")
 	quick := fs.Bool("quick", false, "shorter timing windows")
+	engineSetting := engineFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	ct := coreType()
+	if _, set := os.LookupEnv("OPENBLAS_CORETYPE"); ct != "" && !set {
+		// A torch worker's OpenBLAS gets the peer's core type too.
+		os.Setenv("OPENBLAS_CORETYPE", ct)
+	}
+	eng, err := openEngine(ctx, *engineSetting)
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
 	ours, theirs := map[string]float64{}, map[string]float64{}
 	kern := ""
-	ct := coreType()
 	for r := 0; r < *rounds; r++ {
-		err := benchRun(ctx, *only, *quick, func(b bench.Result) {
+		err := benchRun(ctx, *only, *quick, eng, func(b bench.Result) {
 			ours[b.Key()] = max(ours[b.Key()], b.Value)
 			kern = b.Kernel
 		})

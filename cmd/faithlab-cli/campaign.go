@@ -19,6 +19,7 @@ func runCampaign(ctx context.Context, args []string) error {
 	fs := newFlags("run", "SPEC", "run (or resume) the campaign SPEC describes")
 	shardFlag := fs.String("shard", "", "run shard I of N (I/N, 0-based); \"/N\" takes I from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX")
 	quiet := fs.Bool("quiet", false, "print only task ends, not progress")
+	engineSetting := fs.String("engine", "", "run on this engine instead of the spec's, of the same kind (e.g. torch@ssh://gpu1 for a spec's torch): "+engineUsage)
 	specPath, err := parseWithArg(fs, args)
 	if err != nil {
 		return err
@@ -31,18 +32,19 @@ func runCampaign(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return runLoaded(ctx, c, shard, *quiet)
+	return runLoaded(ctx, c, shard, *quiet, *engineSetting)
 }
 
-// runLoaded runs a loaded campaign with progress on stderr.
-func runLoaded(ctx context.Context, c *campaign.Campaign, shard job.Shard, quiet bool) error {
+// runLoaded runs a loaded campaign with progress on stderr, on engine
+// ("": the spec's).
+func runLoaded(ctx context.Context, c *campaign.Campaign, shard job.Shard, quiet bool, engine string) error {
 	events := make(chan job.Event)
 	printed := make(chan struct{})
 	go func() {
 		newProgress(os.Stderr, quiet).show(events)
 		close(printed)
 	}()
-	out, err := c.Run(ctx, campaign.Options{Shard: shard, Kernel: kernel(), Events: events})
+	out, err := c.Run(ctx, campaign.Options{Shard: shard, Kernel: kernel(), Events: events, Engine: engine})
 	<-printed
 	if out.Summary != "" {
 		fmt.Fprintln(os.Stderr, out.Summary)

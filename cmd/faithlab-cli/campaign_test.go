@@ -74,7 +74,7 @@ func TestRunStatusExportMergeWiring(t *testing.T) {
 	}
 }
 
-func TestSlurmScript(t *testing.T) {
+func TestSlurmFlagsReachTheScript(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "c.sbatch")
 	if err := runSlurm(context.Background(), []string{writeSpec(t, dir), "--shards", "4", "--out", out}); err != nil {
@@ -84,11 +84,10 @@ func TestSlurmScript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"#!/bin/bash", "#SBATCH --array=0-3", "run " + filepath.Join(dir, "campaign.yaml") + " --shard /4",
-		"merge --out " + filepath.Join(dir, "run", "merged"), filepath.Join(dir, "run", "shards", "3-of-4")} {
-		if !strings.Contains(string(b), want) {
-			t.Errorf("script lacks %q:\n%s", want, b)
-		}
+	// The script's content is campaign.Slurm's, tested there: here, that
+	// the flags reach it.
+	if !strings.Contains(string(b), "#SBATCH --array=0-3") {
+		t.Errorf("--shards 4 did not reach the script:\n%s", b)
 	}
 	if err := runSlurm(context.Background(), []string{writeSpec(t, dir)}); err == nil {
 		t.Error("no --shards accepted")

@@ -21,7 +21,8 @@ import (
 func runEvaluate(ctx context.Context, args []string) error {
 	fs := newFlags("evaluate", "", "a one-command campaign: evaluate attribution methods of a trained model under protocols; OUT/campaign.yaml records it, and the same command (or `run OUT/campaign.yaml`) resumes it")
 	dsRef, dopt := dataFlags(fs)
-	path := fs.String("model", "", "trained model file (required)")
+	path := fs.String("model", "", "trained model file, or a TorchScript classifier (.pt) described by PATH.json (required)")
+	engineSetting := engineFlag(fs)
 	methods := fs.String("methods", "gradient,ig,smoothgrad,gradxinput,random,sobel", "attribution methods: "+strings.Join(methodNames(), ", "))
 	protocols := fs.String("protocols", "deletion", "protocols: "+protocolNames())
 	rates := fs.String("rates", "", "drop rates for ROAR, KAR, ROAD, Eval-X (default 0.1,…,0.9)")
@@ -69,6 +70,9 @@ func runEvaluate(ctx context.Context, args []string) error {
 	}
 	s := &spec.Spec{Name: "evaluate", Output: ".", Post: []string{*post}, Reduce: *reduce, Seeds: []uint64{*seed},
 		Retrain: spec.Retrain{Epochs: *epochs}}
+	if *engineSetting != "native" {
+		s.Engine = *engineSetting
+	}
 	for _, name := range strings.Split(*protocols, ",") {
 		name = strings.ToLower(strings.TrimSpace(name))
 		p := params[name]
@@ -97,7 +101,7 @@ func runEvaluate(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return runLoaded(ctx, c, job.Shard{}, false)
+	return runLoaded(ctx, c, job.Shard{}, false, "")
 }
 
 func protocolNames() string {

@@ -32,7 +32,7 @@ func commands() []command {
 		{"evaluate", "evaluate attribution methods with removal protocols (ROAR, KAR, ROAD, Eval-X, deletion, Sensitivity-N, Infidelity)", runEvaluate},
 		{"run", "run (or resume) the campaign a spec file describes; --shard I/N runs one part of it", runCampaign},
 		{"status", "what a campaign's run folder holds: tasks done, failed and to run", runStatus},
-		{"export", "write a run's tidy CSV", runExportResults},
+		{"export", "write a run's tidy CSV and, with --figures, its figures (PNG, SVG, PDF)", runExportResults},
 		{"merge", "join the run folders of a campaign's shards into one", runMerge},
 		{"slurm", "write a SLURM sbatch array script that runs a campaign's shards", runSlurm},
 		{"impute", "fill the removed pixels of an image (.npy) from a reference, ROAD's noisy linear imputation included", runImpute},

@@ -15,6 +15,7 @@ import (
 	"faithlab/core/diffusion"
 	"faithlab/core/engine"
 	"faithlab/core/model"
+	"faithlab/resources/priors"
 )
 
 // runTrainPrior is `faithlab-cli train-prior`.
@@ -23,7 +24,7 @@ func runTrainPrior(ctx context.Context, args []string) error {
 	dsRef, dopt := dataFlags(fs)
 	arch := fs.String("arch", "unet-s", "denoiser architecture: unet-s")
 	out := fs.String("out", "", "prior file to write (required; checked before training)")
-	ckpt := fs.String("checkpoint", "", "training state file, saved as it goes and resumed from when present (default: OUT.ckpt; \"none\": none)")
+	ckpt := fs.String("checkpoint", "", "training state file, saved as it goes and resumed from when present, also to train a finished run for more epochs (default: OUT.ckpt; \"none\": none)")
 	asJSON := fs.Bool("json", false, "print one JSON object with the result")
 	var cfg diffusion.TrainConfig
 	fs.IntVar(&cfg.Epochs, "epochs", 10, "passes over the training split")
@@ -94,7 +95,7 @@ func runTrainPrior(ctx context.Context, args []string) error {
 		return err
 	}
 	if cfg.Checkpoint != "" {
-		os.Remove(cfg.Checkpoint) // the prior file now holds what it kept
+		fmt.Fprintf(os.Stderr, "the checkpoint %s stays: the same command with more --epochs trains on from it\n", cfg.Checkpoint)
 	}
 	final := 0.0
 	if len(rec.History) > 0 {
@@ -119,7 +120,7 @@ type samplerFlags struct {
 
 func addSamplerFlags(fs *flag.FlagSet, steps int) *samplerFlags {
 	f := &samplerFlags{
-		prior:  fs.String("prior", "", "prior: a prior file, gmm (the exact score of the gmm dataset's mixture) or empirical:DATASET (the training-free denoiser of a dataset's training split) (required)"),
+		prior:  fs.String("prior", "", "prior: a prior file, fashion-mnist (the shipped unet-s), gmm (the exact score of the gmm dataset's mixture) or empirical:DATASET (the training-free denoiser of a dataset's training split) (required)"),
 		out:    fs.String("out", "", ".npy to write, in the dataset's own value range (required)"),
 		traj:   fs.String("trajectory", "", ".npy to write the first --record samples' trajectories to: (steps, 2, record, C, H, W), x_t then the predicted x̂₀ at each step, timesteps in FILE.json"),
 		record: fs.Int("record", 8, "how many samples' trajectories --trajectory keeps"),
@@ -187,13 +188,20 @@ func (f *samplerFlags) write(res *diffusion.Result, shape []int, n int) error {
 	return data.WriteFileAtomic(*f.traj+".json", meta)
 }
 
-// openPrior opens a prior by file name or name: gmm, empirical:DATASET.
+// openPrior opens a prior by file name or name: fashion-mnist (the shipped
+// one), gmm, empirical:DATASET.
 func openPrior(ref string) (diffusion.Prior, error) {
 	sched := func(kind string, T int) *diffusion.Schedule {
 		s, _ := diffusion.NewSchedule(kind, T) // a built-in kind
 		return s
 	}
 	switch {
+	case ref == "fashion-mnist":
+		m, err := model.DecodePrior(priors.FashionMNIST(), kernel())
+		if err != nil {
+			return nil, fmt.Errorf("the shipped Fashion-MNIST prior: %w", err)
+		}
+		return netPrior(m, ref)
 	case ref == "gmm":
 		return diffusion.NewMixturePrior(diffusion.MixtureOf(data.GaussianMixture{Dim: 20}), sched(diffusion.Linear, 1000), diffusion.Identity())
 	case strings.HasPrefix(ref, "empirical:"):
@@ -207,6 +215,11 @@ func openPrior(ref string) (diffusion.Prior, error) {
 	if err != nil {
 		return nil, err
 	}
+	return netPrior(m, ref)
+}
+
+// netPrior is the sampling view of a prior's model file.
+func netPrior(m *model.Model, ref string) (diffusion.Prior, error) {
 	d := m.Diffusion
 	s, err := diffusion.NewSchedule(d.Schedule, d.Steps)
 	if err != nil {

@@ -48,6 +48,7 @@ func runTrain(ctx context.Context, args []string) error {
 	arch := fs.String("model", "goar-cnn", "architecture: "+strings.Join(model.Architectures(), ", "))
 	out := fs.String("out", "", "model file to write (required; checked before training)")
 	asJSON := fs.Bool("json", false, "print one JSON object with the result")
+	engineSetting := engineFlag(fs)
 	d := train.Config{}.Defaults()
 	var cfg train.Config
 	fs.IntVar(&cfg.Epochs, "epochs", 0, fmt.Sprintf("most epochs; early stopping may end sooner (default %d)", d.Epochs))
@@ -77,8 +78,13 @@ func runTrain(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "training %s on %s (%d samples of %v)\n", *arch, trainSet.Name, trainSet.Len(), trainSet.Shape)
-	m, err := model.Fit{Arch: *arch, Config: cfg, Train: trainSet, Test: testSet, Kernel: kernel(), Out: *out,
+	eng, err := openEngine(ctx, *engineSetting)
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	fmt.Fprintf(os.Stderr, "training %s on %s (%d samples of %v) on the %s engine\n", *arch, trainSet.Name, trainSet.Len(), trainSet.Shape, eng)
+	m, err := model.Fit{Arch: *arch, Config: cfg, Train: trainSet, Test: testSet, Kernel: kernel(), Engine: eng, Out: *out,
 		Source: &model.Source{Ref: *dsRef, Options: *dopt}}.Run(ctx, newTrainProgress(os.Stderr))
 	if err != nil {
 		return err
@@ -88,7 +94,7 @@ func runTrain(ctx context.Context, args []string) error {
 		return json.NewEncoder(os.Stdout).Encode(map[string]any{
 			"model": *out, "arch": *arch, "dataset": trainSet.Name, "epochs": len(rec.History), "best_epoch": rec.BestEpoch,
 			"stopped": rec.Stopped, "seconds": rec.Seconds, "test_accuracy": ev.Accuracy, "test_loss": ev.Loss, "seed": cfg.Seed,
-			"kernel": m.Net.Kernel(), "faithlab_version": model.Version,
+			"kernel": m.Net.Kernel(), "engine": eng.String(), "faithlab_version": model.Version,
 		})
 	}
 	fmt.Printf("saved %s: test accuracy %.4f after %d epochs (%s, %.1f s)\n", *out, ev.Accuracy, len(rec.History), rec.Stopped, rec.Seconds)
@@ -101,7 +107,11 @@ func openModel(path, dsRef string, dopt *data.Options) (*model.Model, *data.Data
 	if path == "" {
 		return nil, nil, nil, errors.New("--model FILE is required")
 	}
-	m, err := model.Load(path, kernel())
+	load := func(path string) (*model.Model, error) { return model.Load(path, kernel()) }
+	if model.IsTorchScript(path) {
+		load = model.LoadTorchScript // with its description, PATH.json
+	}
+	m, err := load(path)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -115,8 +125,9 @@ func openModel(path, dsRef string, dopt *data.Options) (*model.Model, *data.Data
 func runEval(ctx context.Context, args []string) error {
 	fs := newFlags("eval", "", "accuracy and per-class accuracy of a model on a dataset's test split (the split the model was trained with)")
 	dsRef, dopt := modelDataFlags(fs)
-	path := fs.String("model", "", "model file (required)")
+	path := fs.String("model", "", "model file, or a TorchScript classifier (.pt) described by PATH.json (required)")
 	asJSON := fs.Bool("json", false, "print JSON")
+	engineSetting := engineFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -127,7 +138,16 @@ func runEval(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	ev, err := train.Evaluate(ctx, m.Net, testSet, 512)
+	eng, err := openEngine(ctx, *engineSetting)
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	net, err := eng.Network(ctx, m)
+	if err != nil {
+		return err
+	}
+	ev, err := train.Evaluate(ctx, net, testSet, 512)
 	if err != nil {
 		return err
 	}

@@ -83,6 +83,7 @@ func tour(w fyne.Window, wb *ui.Workbench, dir string) error {
 		}},
 		{"inspect", func() { on(func() { wb.State.Inspect("test", 0) }); settle() }},
 		{"inspect-70-percent", func() { on(func() { wb.Inspect.Step(1); wb.Inspect.SetRate(0.7) }); settle() }},
+		{"inspect-goar-fud", func() { on(func() { wb.Inspect.SetRate(0.5); wb.Inspect.ShowManifold(true) }); settle() }},
 		{"evaluate", func() {
 			tab(ui.TabEvaluate)
 			on(func() { wb.Evaluate.Quick("tour", 3000, 500, 2); wb.Evaluate.Size() })
@@ -166,6 +167,7 @@ func scrollWhileBusy(wb *ui.Workbench) string {
 	return fmt.Sprintf("wheel scrolling (300 steps of 40 px) mean %.1f ms, worst %.1f ms per step; jumps through all 60 000 thumbnails (120 steps) mean %.1f ms, worst %.1f ms",
 		wm, ww, jm, jw)
 }
+
 // capture saves what the screen shows: the X display's root window when
 // there is one (xwd, as a user's screenshot would), else Fyne's own capture.
 func capture(w fyne.Window, path string) error {

@@ -139,3 +139,82 @@ func (r BlockRandom) Attribute(_ context.Context, _ engine.Network, in Input) (M
 	}
 	return out, nil
 }
+
+// VLambda is GOAR's synthetic control (§6.1, Fig. 5): the known
+// ground-truth direction v of the explained class mixed with noise,
+// v_λ = λ·v + (1−λ)·w, with v scaled to unit length and w drawn uniformly
+// on the unit sphere (a normalised Gaussian vector, one per sample). λ = 1
+// is the truth itself, λ = 0 a random direction, so a protocol that judges
+// features should order the v_λ by λ. It needs a dataset whose generator
+// knows the truth (gmm): Setup.Truth, one direction per class. The paper
+// mixes noise into the trained network's input gradient, which on the
+// mixture is parallel to the truth; the truth itself makes λ the only
+// thing that varies.
+type VLambda struct {
+	Lambda float64     `json:"lambda" doc:"weight of the ground-truth direction: 1 the truth, 0 (the default) a random direction" range:"[0,1]"`
+	Truth  [][]float32 `json:"-"`
+	Seed   uint64      `json:"-"`
+}
+
+// Name implements Method.
+func (VLambda) Name() string { return "VLambda" }
+
+// Settings implements Method.
+func (v VLambda) Settings() map[string]any { return map[string]any{"lambda": v.Lambda, "seed": v.Seed} }
+
+// Attribute implements Method.
+func (v VLambda) Attribute(_ context.Context, _ engine.Network, in Input) (Maps, error) {
+	if !(v.Lambda >= 0 && v.Lambda <= 1) {
+		return Maps{}, fmt.Errorf("λ %g outside [0, 1]", v.Lambda)
+	}
+	dim := in.Dim()
+	unit := make([][]float64, len(v.Truth))
+	for k, t := range v.Truth {
+		if len(t) != dim {
+			return Maps{}, fmt.Errorf("the ground truth of class %d has %d values for samples of %d", k, len(t), dim)
+		}
+		unit[k] = normalised(t)
+		if unit[k] == nil {
+			return Maps{}, fmt.Errorf("the ground truth of class %d is zero: it has no direction", k)
+		}
+	}
+	out := Maps{Data: make([]float32, len(in.X)), Shape: append([]int{in.N}, in.Shape...)}
+	w := make([]float32, dim)
+	for i := range in.N {
+		t := in.Target[i]
+		if t >= len(unit) {
+			return Maps{}, fmt.Errorf("no ground truth for class %d (the dataset knows %d; v_λ needs a dataset with a known truth, such as gmm)", t, len(unit))
+		}
+		rng := rand.New(rand.NewPCG(v.Seed, uint64(i)))
+		for j := range w {
+			w[j] = float32(rng.NormFloat64())
+		}
+		u := normalised(w)
+		for u == nil { // a zero draw has no direction; never in practice
+			w[0] = float32(rng.NormFloat64())
+			u = normalised(w)
+		}
+		m := out.Map(i)
+		for j := range m {
+			m[j] = float32(v.Lambda*unit[t][j] + (1-v.Lambda)*u[j])
+		}
+	}
+	return out, nil
+}
+
+// normalised is v / ‖v‖₂, nil for a zero v.
+func normalised(v []float32) []float64 {
+	var ss float64
+	for _, x := range v {
+		ss += float64(x) * float64(x)
+	}
+	if ss == 0 {
+		return nil
+	}
+	n := math.Sqrt(ss)
+	out := make([]float64, len(v))
+	for j, x := range v {
+		out[j] = float64(x) / n
+	}
+	return out
+}

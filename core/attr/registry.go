@@ -39,6 +39,9 @@ type Setup struct {
 	// whose Info names NeedsData.
 	Train  []float32
 	TrainN int
+	// Truth, when the data's generator knows it, is the ground-truth
+	// attribution of each class (data.Dataset.Truth), for the v_λ control.
+	Truth [][]float32
 }
 
 // Entry is one method of a registry: its description and its builder,
@@ -96,6 +99,9 @@ func Entries() []Entry {
 			func(s Setup) Random { return Random{Seed: s.Seed} }, nil),
 		entry("pixelrandom", "Random (per pixel)", CategoryControl, imageOnly, "", "one uniform random value per pixel, shared by its channels: removing its top fraction erases uniformly random pixels (DPI paper): a control",
 			func(s Setup) PixelRandom { return PixelRandom{Seed: s.Seed} }, nil),
+		entry("vlambda", "v_λ (truth mixed with noise)", CategoryControl, imageAndTabular, "",
+			"GOAR's synthetic control (§6.1): the unit ground-truth direction of the explained class mixed with a uniform random unit direction, λ·v + (1−λ)·w; needs a dataset with a known truth (gmm)",
+			func(s Setup) VLambda { return VLambda{Truth: s.Truth, Seed: s.Seed} }, nil),
 		entry("blockrandom", "Random block", CategoryControl, imageOnly, "", "a random rectangle of the given area ranked first (DPI paper): a control with low mask total variation",
 			func(s Setup) BlockRandom { return BlockRandom{Seed: s.Seed} }, nil),
 	}

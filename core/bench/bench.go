@@ -17,6 +17,7 @@ import (
 	"faithlab/core/engine"
 	"faithlab/core/engine/gemm"
 	"faithlab/core/engine/native"
+	"faithlab/core/model"
 	"faithlab/core/optim"
 	"faithlab/core/perturb"
 	"faithlab/core/protocol"
@@ -46,6 +47,17 @@ func (r Result) Key() string {
 type Options struct {
 	MinSeconds float64 // timing window per figure (peer: 3, --quick 1)
 	Kernel     gemm.Kernel
+	// Engine, when set, runs the networks there (the torch engine, for
+	// the bridge's cost against the peer's own figures); nil: native.
+	Engine *model.Engine
+}
+
+// label names what computed a figure: the GEMM kernel, or the engine.
+func (o Options) label() string {
+	if o.Engine.Kind() != "native" {
+		return o.Engine.String()
+	}
+	return o.Kernel.Name()
 }
 
 // rate calls fn warm times, then as often as fits in minS seconds (at most
@@ -74,11 +86,15 @@ func rate(fn func() error, items, warm int, minS float64, maxCalls int) (float64
 // top logit, batch 256).
 func CNN(ctx context.Context, ds *data.Dataset, opt Options, emit func(Result)) error {
 	const B = 256
-	net, err := native.New("goar-cnn", ds.Shape, len(ds.Classes), opt.Kernel)
+	nat, err := native.New("goar-cnn", ds.Shape, len(ds.Classes), opt.Kernel)
 	if err != nil {
 		return err
 	}
-	net.Init(0)
+	nat.Init(0)
+	net, err := opt.Engine.Move(ctx, nat)
+	if err != nil {
+		return err
+	}
 	rng := rand.New(rand.NewPCG(0, 0))
 	perm := rng.Perm(ds.Len())
 	dim := ds.Dim()
@@ -116,7 +132,7 @@ func CNN(ctx context.Context, ds *data.Dataset, opt Options, emit func(Result)) 
 	if err != nil {
 		return fmt.Errorf("cnn_train: %w", err)
 	}
-	emit(result("cnn_train", v, "img/s", opt.Kernel))
+	emit(result("cnn_train", v, "img/s", opt.label()))
 	saliency := func() error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -131,7 +147,7 @@ func CNN(ctx context.Context, ds *data.Dataset, opt Options, emit func(Result)) 
 	if err != nil {
 		return fmt.Errorf("cnn_saliency: %w", err)
 	}
-	emit(result("cnn_saliency", v, "img/s", opt.Kernel))
+	emit(result("cnn_saliency", v, "img/s", opt.label()))
 
 	// IG (25 right-Riemann steps, zero baseline) and SmoothGrad (15 draws,
 	// σ 0.15) of the predicted class for 16 images, all inner samples in
@@ -163,7 +179,7 @@ func CNN(ctx context.Context, ds *data.Dataset, opt Options, emit func(Result)) 
 		if err != nil {
 			return fmt.Errorf("%s: %w", f.name, err)
 		}
-		emit(result(f.name, v, "img/s", opt.Kernel))
+		emit(result(f.name, v, "img/s", opt.label()))
 	}
 
 	// MoRF deletion curves over a 7×7 patch grid (4×4-pixel patches), zero
@@ -201,7 +217,7 @@ func CNN(ctx context.Context, ds *data.Dataset, opt Options, emit func(Result)) 
 	if err != nil {
 		return fmt.Errorf("cnn_deletion49: %w", err)
 	}
-	emit(result("cnn_deletion49", v, "img/s", opt.Kernel))
+	emit(result("cnn_deletion49", v, "img/s", opt.label()))
 	return nil
 }
 
@@ -235,16 +251,16 @@ func Road(ctx context.Context, ds *data.Dataset, opt Options, emit func(Result))
 		if err != nil {
 			return fmt.Errorf("road_impute_28x28 at %g removed: %w", frac, err)
 		}
-		r := result("road_impute_28x28", v, "img/s", opt.Kernel)
+		r := result("road_impute_28x28", v, "img/s", opt.Kernel.Name())
 		r.Removed = frac
 		emit(r)
 	}
 	return nil
 }
 
-func result(name string, v float64, unit string, k gemm.Kernel) Result {
+func result(name string, v float64, unit, kernel string) Result {
 	return Result{Bench: name, Value: float64(int(v*1000+0.5)) / 1000, Unit: unit, Peer: "faithlab",
-		Threads: runtime.GOMAXPROCS(0), Kernel: k.Name()}
+		Threads: runtime.GOMAXPROCS(0), Kernel: kernel}
 }
 
 // topLogitGrad sets d = one-hot of each row's largest logit: the gradient of
@@ -281,11 +297,19 @@ func softmaxCE(d, logits []float32, y []int, k, batch int) {
 // DDIM update from t=500 to 460, batch 64).
 func UNet(ctx context.Context, ds *data.Dataset, opt Options, emit func(Result)) error {
 	const B = 64
-	net, err := native.NewUNet(ds.Shape, opt.Kernel)
+	nat, err := native.NewUNet(ds.Shape, opt.Kernel)
 	if err != nil {
 		return err
 	}
-	net.Init(0)
+	nat.Init(0)
+	den, err := opt.Engine.MoveDenoiser(ctx, nat)
+	if err != nil {
+		return err
+	}
+	net, ok := den.(engine.DenoiserGradienter)
+	if !ok {
+		return fmt.Errorf("unet_train: %s runs no whole-batch gradient", opt.label())
+	}
 	abar := make([]float64, 1000)
 	prod := 1.0
 	for i := range abar {
@@ -334,7 +358,7 @@ func UNet(ctx context.Context, ds *data.Dataset, opt Options, emit func(Result))
 	if err != nil {
 		return fmt.Errorf("unet_train: %w", err)
 	}
-	emit(result("unet_train", v, "img/s", opt.Kernel))
+	emit(result("unet_train", v, "img/s", opt.label()))
 	for i := range xt {
 		xt[i] = float32(rng.NormFloat64())
 	}
@@ -363,6 +387,6 @@ func UNet(ctx context.Context, ds *data.Dataset, opt Options, emit func(Result))
 	if err != nil {
 		return fmt.Errorf("unet_ddim_step: %w", err)
 	}
-	emit(result("unet_ddim_step", v, "img-steps/s", opt.Kernel))
+	emit(result("unet_ddim_step", v, "img-steps/s", opt.label()))
 	return nil
 }

@@ -51,10 +51,25 @@ protocols:
 retrain: {epochs: 3}
 `
 
-func load(t *testing.T, dir string) *Campaign {
+// onManifoldSpec is a campaign of GOAR and FUD on the mixture with its
+// fitted prior: 6 tasks.
+const onManifoldSpec = `name: kill-test-on-manifold
+output: run
+datasets: [{id: gmm, train_samples: 2000, test_samples: 300}]
+model: {arch: mlp, epochs: 3}
+methods: [gradient, gradxinput, random]
+protocols:
+  - {name: goar, params: {strengths: [0, 3, 6], steps: 10}}
+  - {name: fud, params: {samples: 60, steps: 20, ratios: [0.2, 0.5, 0.8], trajectories: 1}}
+retrain: {epochs: 2}
+`
+
+func load(t *testing.T, dir string) *Campaign { return loadSpec(t, dir, campaignSpec) }
+
+func loadSpec(t *testing.T, dir, spec string) *Campaign {
 	t.Helper()
 	p := filepath.Join(dir, "campaign.yaml")
-	if err := os.WriteFile(p, []byte(campaignSpec), 0o644); err != nil {
+	if err := os.WriteFile(p, []byte(spec), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	c, err := Load(p)
@@ -89,10 +104,15 @@ func TestKill9ThenResume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs two campaigns")
 	}
-	want := readCSV(t, run(t, load(t, t.TempDir()), job.Shard{}).Dir)
+	t.Run("removal", func(t *testing.T) { testKill9ThenResume(t, campaignSpec, 6) })
+	t.Run("GOAR and FUD", func(t *testing.T) { testKill9ThenResume(t, onManifoldSpec, 6) })
+}
+
+func testKill9ThenResume(t *testing.T, spec string, tasks int) {
+	want := readCSV(t, run(t, loadSpec(t, t.TempDir(), spec), job.Shard{}).Dir)
 
 	dir := t.TempDir()
-	c := load(t, dir)
+	c := loadSpec(t, dir, spec)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "FAITHLAB_RUN_SPEC="+filepath.Join(dir, "campaign.yaml"))
 	if err := cmd.Start(); err != nil {
@@ -121,7 +141,7 @@ func TestKill9ThenResume(t *testing.T) {
 	cmd.Wait()
 	b, _ := os.ReadFile(results)
 	n := bytes.Count(b, []byte("\n"))
-	if n >= 6 {
+	if n >= tasks {
 		t.Fatalf("the campaign had finished (%d tasks) before the kill", n)
 	}
 	// The kill released the lock: the same campaign resumes.
@@ -129,12 +149,12 @@ func TestKill9ThenResume(t *testing.T) {
 		t.Errorf("CSV after kill -9 and resume (%d bytes) differs from the uninterrupted run's (%d bytes)", len(got), len(want))
 	}
 	b, _ = os.ReadFile(results)
-	if got := bytes.Count(b, []byte("\n")); got != 6 {
-		t.Errorf("%d records for 6 tasks: a task finished before the kill ran again", got)
+	if got := bytes.Count(b, []byte("\n")); got != tasks {
+		t.Errorf("%d records for %d tasks: a task finished before the kill ran again", got, tasks)
 	}
 	st := mustOpen(t, filepath.Join(dir, "run")).Status()
-	if len(st.Done) != 6 || len(st.Failed)+len(st.Missing) != 0 {
-		t.Errorf("status: %d done, %d failed, %d missing; want 6, 0, 0", len(st.Done), len(st.Failed), len(st.Missing))
+	if len(st.Done) != tasks || len(st.Failed)+len(st.Missing) != 0 {
+		t.Errorf("status: %d done, %d failed, %d missing; want %d, 0, 0", len(st.Done), len(st.Failed), len(st.Missing), tasks)
 	}
 }
 
@@ -154,25 +174,30 @@ func TestShardsMergeToOneRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs three campaigns")
 	}
-	one := run(t, load(t, t.TempDir()), job.Shard{})
+	t.Run("removal", func(t *testing.T) { testShardsMergeToOneRun(t, campaignSpec, 6) })
+	t.Run("GOAR and FUD", func(t *testing.T) { testShardsMergeToOneRun(t, onManifoldSpec, 6) })
+}
+
+func testShardsMergeToOneRun(t *testing.T, spec string, tasks int) {
+	one := run(t, loadSpec(t, t.TempDir(), spec), job.Shard{})
 	var shardDirs []string
 	for i := range 2 {
-		out := run(t, load(t, t.TempDir()), job.Shard{I: i, Of: 2})
+		out := run(t, loadSpec(t, t.TempDir(), spec), job.Shard{I: i, Of: 2})
 		if want := fmt.Sprintf("%d-of-2", i); filepath.Base(out.Dir) != want {
 			t.Fatalf("shard %d ran in %s", i, out.Dir)
 		}
 		shardDirs = append(shardDirs, out.Dir)
 	}
 	// A status of a shard's parent sees the shard's records.
-	if st := mustOpen(t, filepath.Dir(filepath.Dir(shardDirs[0]))).Status(); len(st.Done) != 3 || len(st.Missing) != 3 {
-		t.Errorf("status of shard 0's campaign folder: %d done, %d missing; want 3 and 3", len(st.Done), len(st.Missing))
+	if st := mustOpen(t, filepath.Dir(filepath.Dir(shardDirs[0]))).Status(); len(st.Done) != tasks/2 || len(st.Missing) != tasks/2 {
+		t.Errorf("status of shard 0's campaign folder: %d done, %d missing; want %d and %d", len(st.Done), len(st.Missing), tasks/2, tasks/2)
 	}
 	merged := filepath.Join(t.TempDir(), "merged")
 	m, err := Merge(merged, shardDirs...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Done != 6 || m.Failed+m.Missing+m.LostSamples != 0 {
+	if m.Done != tasks || m.Failed+m.Missing+m.LostSamples != 0 {
 		t.Errorf("merge: %+v", m)
 	}
 	if !bytes.Equal(readCSV(t, merged), readCSV(t, one.Dir)) {

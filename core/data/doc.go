@@ -19,5 +19,6 @@
 // by name (NPZ).
 //
 // Open resolves a short id (fashion-mnist, iris, wine, breast-cancer, digits,
-// gmm) or a path to a train and a test split.
+// gmm, or gmm with its settings such as gmm:dim=64, ParseGMM) or a path to a
+// train and a test split.
 package data

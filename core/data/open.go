@@ -20,6 +20,13 @@ func IDs() []string {
 	return []string{"fashion-mnist", "iris", "wine", "breast-cancer", "digits", "gmm"}
 }
 
+// IsID reports whether ref names a built-in dataset (IDs, or gmm with its
+// settings, ParseGMM) rather than a path.
+func IsID(ref string) bool {
+	_, ok, _ := ParseGMM(ref)
+	return ok || slices.Contains(IDs(), ref)
+}
+
 // Options tune Open for formats that need them.
 type Options struct {
 	Label     string  `json:"label,omitempty"`      // CSV label column (name or index; default last)
@@ -91,8 +98,13 @@ func Open(ref string, opt Options) (train, test *Dataset, err error) {
 			d.X[i] /= 16
 		}
 		return split(d)
-	case "gmm":
-		d, err := GaussianMixture{Dim: 20, Samples: 6000, Seed: opt.Seed}.Generate()
+	}
+	if g, ok, err := ParseGMM(ref); ok {
+		if err != nil {
+			return nil, nil, err
+		}
+		g.Seed = opt.Seed
+		d, err := g.Generate()
 		if err != nil {
 			return nil, nil, err
 		}

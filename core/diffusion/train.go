@@ -30,7 +30,9 @@ type TrainConfig struct {
 	// Checkpoint, when set, is a file the trainer saves its whole state to
 	// every CheckpointEvery steps and at every epoch's end, and resumes from
 	// when it exists: a run killed at any moment and started again ends with
-	// the same weights, bit for bit, as one never stopped.
+	// the same weights, bit for bit, as one never stopped, and a finished
+	// run started again with more Epochs goes on as one asked for them from
+	// the start would have.
 	Checkpoint      string `json:"-"`
 	CheckpointEvery int    `json:"-"` // default 100
 }
@@ -115,9 +117,9 @@ type TrainProgress struct {
 // context stops before the next step and returns the record so far with
 // ctx's error; the weights are then the raw ones, and a run with the same
 // checkpoint file resumes from its last checkpoint.
-func TrainPrior(ctx context.Context, net engine.Denoiser, ds *data.Dataset, cfg TrainConfig, progress func(TrainProgress)) (TrainRecord, error) {
+func TrainPrior(ctx context.Context, net engine.Denoiser, ds *data.Dataset, cfg TrainConfig, progress func(TrainProgress)) (rec TrainRecord, err error) {
 	cfg = cfg.withDefaults()
-	rec := TrainRecord{Config: cfg, Dataset: ds.Name, Samples: ds.Len()}
+	rec = TrainRecord{Config: cfg, Dataset: ds.Name, Samples: ds.Len()}
 	if err := cfg.check(); err != nil {
 		return rec, err
 	}
@@ -141,11 +143,12 @@ func TrainPrior(ctx context.Context, net engine.Denoiser, ds *data.Dataset, cfg 
 		}
 		if loaded {
 			rec = st.Record
+			rec.Config.Epochs = cfg.Epochs
 			rec.Resumed++
 		}
 	}
 	start := time.Now()
-	defer func() { rec.Seconds += time.Since(start).Seconds() }()
+	defer func() { rec.Seconds += time.Since(start).Seconds() }() // rec is the named result: the return sees this
 	batches := (ds.Len() + cfg.BatchSize - 1) / cfg.BatchSize
 	for st.Epoch < cfg.Epochs {
 		order := rand.New(rand.NewPCG(cfg.Seed, uint64(st.Epoch))).Perm(ds.Len())
@@ -317,11 +320,16 @@ func (tr *trainer) load(st *trainState) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	// Every step depends on the seed and its own number only, so a run
+	// may go on for more epochs than it first asked for.
 	want := tr.cfg
 	got := ck.State.Record.Config
-	got.Checkpoint, got.CheckpointEvery = want.Checkpoint, want.CheckpointEvery
+	got.Checkpoint, got.CheckpointEvery, got.Epochs = want.Checkpoint, want.CheckpointEvery, want.Epochs
 	if got != want || ck.State.Record.Dataset != tr.ds.Name || ck.State.Record.Samples != tr.ds.Len() {
 		return false, fmt.Errorf("it was made by another run (%+v on %s, %d samples)", ck.State.Record.Config, ck.State.Record.Dataset, ck.State.Record.Samples)
+	}
+	if ck.State.Epoch > want.Epochs {
+		return false, fmt.Errorf("it has trained %d epochs, more than the %d asked for", ck.State.Epoch, want.Epochs)
 	}
 	if err := ck.restore(tr); err != nil {
 		return false, err

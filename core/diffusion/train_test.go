@@ -132,12 +132,32 @@ func TestTrainPriorResumesAfterKillToSameWeights(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled run: %v, want context.Canceled", err)
 	}
+	resumed := time.Now()
 	again, rec2, err := trainTiny(t, context.Background(), tinyConfig(ck2, epochs), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if wall := time.Since(resumed).Seconds(); rec2.Seconds < wall {
+		t.Errorf("the record counts %.3f s of training, less than the resumed run's own %.3f s", rec2.Seconds, wall)
+	}
 	if !slices.Equal(again, want) || rec2.Resumed != 1 || rec2.Steps != epochs*6 {
 		t.Errorf("cancelled and resumed: same weights %v, resumed %d times, %d steps", slices.Equal(again, want), rec2.Resumed, rec2.Steps)
+	}
+	// A finished run of 2 epochs, asked for 4, ends as the 4-epoch run; asked
+	// for 1, it refuses.
+	ck3 := filepath.Join(dir, "extend.ckpt")
+	if _, _, err := trainTiny(t, context.Background(), tinyConfig(ck3, 2), nil); err != nil {
+		t.Fatal(err)
+	}
+	longer, rec3, err := trainTiny(t, context.Background(), tinyConfig(ck3, epochs), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(longer, want) || rec3.Config.Epochs != epochs || len(rec3.History) != epochs {
+		t.Errorf("extended from 2 to %d epochs: same weights %v, record of %d epochs (config %d)", epochs, slices.Equal(longer, want), len(rec3.History), rec3.Config.Epochs)
+	}
+	if _, _, err := trainTiny(t, context.Background(), tinyConfig(ck3, 1), nil); err == nil {
+		t.Error("a checkpoint of 4 epochs resumed a run asking for 1")
 	}
 	// A checkpoint of another run is refused.
 	if _, _, err := trainTiny(t, context.Background(), TrainConfig{Epochs: epochs, BatchSize: 4, Checkpoint: ck2}, nil); err == nil {

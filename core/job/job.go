@@ -28,9 +28,9 @@ import (
 
 	"faithlab/core/attr"
 	"faithlab/core/data"
+	"faithlab/core/diffusion"
 	"faithlab/core/engine"
 	"faithlab/core/engine/gemm"
-	"faithlab/core/engine/native"
 	"faithlab/core/model"
 	"faithlab/core/protocol"
 	"faithlab/core/spec"
@@ -66,8 +66,11 @@ func Plan(s *spec.Spec) []Task {
 							label += "+" + post
 						}
 						label += " · " + pr.Name
-						tasks = append(tasks, Task{Index: len(tasks), Dataset: d, Method: m, Post: p, Protocol: q, Seed: seed, Label: label, Base: base,
-							Key: store.Key("result", base, ds.TrainSamples, ds.TestSamples, meth.Label(), post, pr.Name, pr.Params, s.Retrain, seed)})
+						key := store.Key("result", base, ds.TrainSamples, ds.TestSamples, meth.Label(), post, pr.Name, pr.Params, s.Retrain, seed)
+						if pk := priorKey(ds, pr); pk != "" {
+							key = store.Key("result", key, pk) // a prior's content, not its name, decides
+						}
+						tasks = append(tasks, Task{Index: len(tasks), Dataset: d, Method: m, Post: p, Protocol: q, Seed: seed, Label: label, Base: base, Key: key})
 					}
 				}
 			}
@@ -94,9 +97,26 @@ func (s Shard) String() string {
 func dsName(d spec.Dataset) string { return filepath.Base(d.Ref) }
 
 // baseKey addresses the base model of dataset d trained with seed: the
-// model file's content, or the recipe and the data it is trained on.
+// model file's content, or the recipe and the data it is trained on; and
+// the engine's kind unless native, so that another engine's models, maps
+// and results are its own.
 func baseKey(s *spec.Spec, d int, seed uint64) string {
+	key := modelKey(s, d, seed)
+	if kind, _ := model.EngineKind(s.Engine); kind != "native" {
+		return store.Key(key, "engine", kind)
+	}
+	return key
+}
+
+func modelKey(s *spec.Spec, d int, seed uint64) string {
 	ds := s.Datasets[d]
+	if f := s.Model.File; f != "" && model.IsTorchScript(f) {
+		h, err := model.ScriptDigest(f)
+		if err != nil {
+			return store.Key("torchscript-file", f, err.Error())
+		}
+		return store.Key("torchscript-file", h)
+	}
 	if f := s.Model.File; f != "" {
 		b, err := model.ReadFile(f)
 		if err != nil {
@@ -158,6 +178,9 @@ type Runner struct {
 	Run    *store.Run
 	Cache  *store.Cache
 	Kernel gemm.Kernel
+	// Engine computes the networks (nil: native): the spec's engine,
+	// opened by the caller (campaign.Run).
+	Engine *model.Engine
 	Shard  Shard
 	// Events, when set, receives the progress; the runner blocks on it, so
 	// its reader must keep reading until Done.
@@ -363,7 +386,7 @@ func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol) (
 	if name == "" {
 		name = fmt.Sprintf("%s (%s)", m.Arch, base[:12])
 	}
-	method, err := meth.New(attr.Setup{Seed: t.Seed, Chunk: 256, Train: trainSet.X, TrainN: trainSet.Len()})
+	method, err := meth.New(attr.Setup{Seed: t.Seed, Chunk: 256, Train: trainSet.X, TrainN: trainSet.Len(), Truth: trainSet.Truth})
 	if err != nil {
 		return protocol.Result{}, name, err
 	}
@@ -380,15 +403,17 @@ func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol) (
 	if post != "" {
 		label += "+" + post
 	}
-	env := &protocol.Env{Net: m.Net, Train: trainSet, Test: testSet, Method: label, Recipe: recipe, Seed: t.Seed,
-		NewNet: func() (engine.Network, error) {
-			nm, err := model.New(m.Arch, trainSet, r.Kernel, t.Seed)
-			if err != nil {
-				return nil, err
-			}
-			return nm.Net, nil
+	eng := r.engine()
+	net, err := eng.Network(ctx, m)
+	if err != nil {
+		return protocol.Result{}, name, err
+	}
+	env := &protocol.Env{Net: net, Train: trainSet, Test: testSet, Method: label, Recipe: recipe, Seed: t.Seed,
+		NewNet: func() (engine.Network, error) { return eng.Fresh(ctx, m, trainSet, t.Seed) },
+		Models: &models{r: r, base: base, from: m, data: trainKey(s.Datasets[t.Dataset], trainSet)}, Artefacts: artefacts{r},
+		Prior: func(_ context.Context, path string) (diffusion.Prior, string, error) {
+			return r.openPrior(s.Datasets[t.Dataset].Ref, path)
 		},
-		Models: &models{r: r, base: base, header: m.Header},
 		Progress: func(p protocol.Progress) {
 			if p.Train != nil {
 				progress(fmt.Sprintf("%s (epoch %d/%d)", p.Stage, p.Train.Epoch, p.Train.Epochs), p.Train.Epoch-1, p.Train.Epochs)
@@ -402,7 +427,7 @@ func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol) (
 		key := store.Key("maps", base, label, s.Reduce, t.Seed, split, ds.Len())
 		b, err := r.artefact(ctx, key, ".npy", func() ([]byte, error) {
 			progress(fmt.Sprintf("%s maps of %d %s samples", label, ds.Len(), split), 0, 1)
-			maps, err := attribute(ctx, method, steps, s.Reduce, m.Net, ds)
+			maps, err := attribute(ctx, method, steps, s.Reduce, net, ds)
 			if err != nil {
 				return nil, err
 			}
@@ -420,10 +445,10 @@ func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol) (
 		}
 		return a.Data, nil
 	}
-	if perClass, err := knownTruth(m, testSet); err == nil {
+	if perClass, err := knownTruth(net, testSet); err == nil {
 		env.Truth = func(ctx context.Context, split string) ([]float32, error) {
 			ds := splits[split]
-			target, err := engine.Predicted(ctx, m.Net, ds.X, ds.Len(), 1024)
+			target, err := engine.Predicted(ctx, net, ds.X, ds.Len(), 1024)
 			if err != nil {
 				return nil, err
 			}
@@ -440,6 +465,14 @@ func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol) (
 // recipe's model is trained once on the split the task's seed makes.
 func (r *Runner) inputs(ctx context.Context, t Task, progress func(string, int, int)) (*model.Model, *data.Dataset, *data.Dataset, error) {
 	s := r.Spec
+	if s.Model.File != "" && model.IsTorchScript(s.Model.File) {
+		m, err := model.LoadTorchScript(s.Model.File)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("base model: %w", err)
+		}
+		trainSet, testSet, err := r.data(t.Dataset, t.Seed, m)
+		return m, trainSet, testSet, err
+	}
 	if s.Model.File != "" {
 		b, err := r.artefact(ctx, t.Base, ".flm", func() ([]byte, error) { return model.ReadFile(s.Model.File) })
 		if err != nil {
@@ -460,7 +493,7 @@ func (r *Runner) inputs(ctx context.Context, t Task, progress func(string, int, 
 	b, err := r.artefact(ctx, t.Base, ".flm", func() ([]byte, error) {
 		opt := ds.Options
 		opt.Seed = t.Seed
-		m, err := model.Fit{Arch: s.Model.Arch, Train: trainSet, Test: testSet, Kernel: r.Kernel, Source: &model.Source{Ref: ds.Ref, Options: opt},
+		m, err := model.Fit{Arch: s.Model.Arch, Train: trainSet, Test: testSet, Kernel: r.Kernel, Engine: r.Engine, Source: &model.Source{Ref: ds.Ref, Options: opt},
 			Config: train.Config{Epochs: s.Model.Epochs, Patience: s.Model.Patience, LR: s.Model.LR, BatchSize: s.Model.Batch, Seed: t.Seed},
 		}.Run(ctx, func(p train.Progress) {
 			progress(fmt.Sprintf("training the base model (epoch %d/%d)", p.Epoch, p.Epochs), p.Epoch-1, p.Epochs)
@@ -582,34 +615,42 @@ func (r *Runner) usable(key, ext string, b []byte) (bool, error) {
 // kept with the artefacts: a ROAR run killed after three of its nine
 // retrainings resumes with the fourth.
 type models struct {
-	r      *Runner
-	base   string
-	header model.Header // the base model's, for the files of retrained ones
+	r    *Runner
+	base string
+	from *model.Model // the base model, whose header (or TorchScript module) retrained ones share
+	data string       // the training set the protocols retrain on (trainKey)
+}
+
+// trainKey addresses a task's training set: its dataset, read with its
+// options, cut to its samples. A retrained model depends on it beside the
+// base model, whose own key leaves it out when the base is a model file
+// (campaigns of one model file on other training subsets once shared
+// their retrained models).
+func trainKey(d spec.Dataset, trainSet *data.Dataset) string {
+	return store.Key("train-set", d.Ref, optionsKey(d.Options), trainSet.Len())
 }
 
 func (c *models) Model(ctx context.Context, key string, build func() (engine.Network, error)) (engine.Network, error) {
-	k := store.Key("retrained", c.base, key)
-	b, err := c.r.artefact(ctx, k, ".flm", func() ([]byte, error) {
+	k := store.Key("retrained", c.base, c.data, key)
+	b, err := c.r.artefact(ctx, k, c.from.RetrainedExt(), func() ([]byte, error) {
 		net, err := build()
 		if err != nil {
 			return nil, err
 		}
-		n, ok := net.(*native.Net)
-		if !ok {
-			return nil, fmt.Errorf("retrained a %T, which has no model file format", net)
-		}
-		h := c.header
-		h.Training = nil
-		return (&model.Model{Header: h, Net: n}).Encode()
+		return c.from.EncodeRetrained(net)
 	})
 	if err != nil {
 		return nil, err
 	}
-	m, err := model.Decode(b, c.r.Kernel)
-	if err != nil {
-		return nil, err
+	return c.r.engine().DecodeRetrained(ctx, c.from, b)
+}
+
+// engine is the runner's engine: Engine, or the native one on Kernel.
+func (r *Runner) engine() *model.Engine {
+	if r.Engine != nil {
+		return r.Engine
 	}
-	return m.Net, nil
+	return model.NativeEngine(r.Kernel)
 }
 
 // attribute computes a split's maps for the classes the model predicts,
@@ -636,8 +677,8 @@ func attribute(ctx context.Context, meth attr.Method, steps []attr.Step, reduce 
 // knownTruth is the ground-truth attribution of each class when the problem
 // has one: a linear model's weights (what the model does, exactly), else
 // the data generator's (what tells the classes apart).
-func knownTruth(m *model.Model, ds *data.Dataset) ([][]float32, error) {
-	t, err := protocol.LinearTruth(m.Net)
+func knownTruth(net engine.Network, ds *data.Dataset) ([][]float32, error) {
+	t, err := protocol.LinearTruth(net)
 	if err != nil && ds.Truth != nil {
 		return ds.Truth, nil
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"faithlab/core/data"
+	"faithlab/core/engine"
 	"faithlab/core/engine/gemm"
 	"faithlab/core/engine/native"
 	"faithlab/core/train"
@@ -34,6 +35,10 @@ type Fit struct {
 	Test   *data.Dataset // evaluated after training; nil: no test evaluation
 	Source *Source       // recorded in the model; nil: unknown
 	Kernel gemm.Kernel
+	// Engine trains and evaluates (nil: native). The model starts from
+	// the native engine's initialisation and is saved as a model file on
+	// every engine.
+	Engine *Engine
 	// Out, when set, is the file the model is saved to; it is checked
 	// before the first epoch, so that a bad path fails at once.
 	Out string
@@ -60,16 +65,25 @@ func (f Fit) Run(ctx context.Context, progress func(train.Progress)) (*Model, er
 		src := *f.Source
 		m.Source = &src
 	}
-	rec, err := train.Train(ctx, m.Net, f.Train, f.Config, progress)
+	net, err := f.Engine.Network(ctx, m)
 	if err != nil {
 		return nil, err
+	}
+	rec, err := train.Train(ctx, net, f.Train, f.Config, progress)
+	if err != nil {
+		return nil, err
+	}
+	if net != engine.Network(m.Net) {
+		if err := CopyWeights(m.Net, net); err != nil {
+			return nil, err
+		}
 	}
 	m.Training = &rec
 	if f.Test != nil {
 		if err := m.check(f.Test); err != nil {
 			return nil, err
 		}
-		ev, err := train.Evaluate(ctx, m.Net, f.Test, 512)
+		ev, err := train.Evaluate(ctx, net, f.Test, 512)
 		if err != nil {
 			return nil, err
 		}
@@ -182,6 +196,8 @@ func Fits(arch string, ds *data.Dataset) error {
 // use the model.
 func (m *Model) Copy() *Model {
 	c := *m
-	c.Net = m.Net.Clone().(*native.Net)
+	if m.Net != nil {
+		c.Net = m.Net.Clone().(*native.Net)
+	}
 	return &c
 }

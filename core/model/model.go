@@ -93,6 +93,10 @@ type Model struct {
 	Header
 	Net   *native.Net
 	Prior *native.UNet // instead of Net in a diffusion prior's file
+	// Script, instead of Net, is a researcher's TorchScript classifier,
+	// which only the torch engine runs (torchscript.go); it has no model
+	// file of its own.
+	Script *Script
 }
 
 // New builds an untrained model of a built-in architecture for a dataset.
@@ -112,6 +116,9 @@ func (m *Model) Encode() ([]byte, error) {
 	h.Faithlab = Version
 	if h.Created.IsZero() {
 		h.Created = time.Now().UTC()
+	}
+	if m.Script != nil {
+		return nil, fmt.Errorf("%s is a TorchScript model: it has no Faithlab model file", m.Script.Path)
 	}
 	h.Params = nil
 	params := m.params()

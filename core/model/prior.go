@@ -77,6 +77,9 @@ func (m *Model) params() []engine.Param {
 	if m.Prior != nil {
 		return m.Prior.Params()
 	}
+	if m.Net == nil {
+		return nil
+	}
 	return m.Net.Params()
 }
 

@@ -1,6 +1,9 @@
 package protocol
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // The metrics each protocol reports, described for figures and tables
 // (Metric): the curves with their parameter, every scalar with its axis,
@@ -39,8 +42,9 @@ func accuracyMetrics(suffix, label, accuracy, masks string, better Better, over 
 // shiftMetrics are the Shift curves of a protocol's perturbed test images
 // and their means over the curve's parameter (FUD paper, §4.3): measures of
 // the protocol, not scores of the method. points says which rates the
-// means are over.
-func shiftMetrics(suffix, label, points string, over *Axis) []Metric {
+// means are over, levels what they are in the means' axis titles
+// ("removal rates").
+func shiftMetrics(suffix, label, points, levels string, over *Axis) []Metric {
 	var out []Metric
 	for _, m := range []struct {
 		name, doc string
@@ -52,12 +56,23 @@ func shiftMetrics(suffix, label, points string, over *Axis) []Metric {
 			Axis{Title: "PSNR against the clean images", Unit: "dB"}},
 		{"ssim", "SSIM of the perturbed test images against the clean ones",
 			unitAxis("SSIM against the clean images")},
+		{"msssim", "multi-scale SSIM of the perturbed test images against the clean ones (the scales a small image has: 3 at 28×28)",
+			unitAxis("MS-SSIM against the clean images")},
+		{"gmsd", "gradient magnitude similarity deviation of the perturbed test images from the clean ones (0: same edges)",
+			Axis{Title: "GMSD against the clean images", Range: []float64{0, 1}}},
+		{"ood_fpr95", "false positive rate at 95 % true positive rate of the model's energy score, clean test images the positives (0.95: the perturbed cannot be told apart; lower: easily)",
+			Axis{Title: "energy OOD FPR at 95% TPR", Range: []float64{0, 1}, Reference: &Reference{0.95, "indistinguishable"}}},
+		{"ood_aupr_in", "average precision of the negated energy score with the clean test images as positives (0.5: not told apart)",
+			Axis{Title: "energy OOD AUPR-In", Range: []float64{0, 1}, Reference: &Reference{0.5, "chance"}}},
+		{"ood_aupr_out", "average precision of the energy score with the perturbed test images as positives (0.5: not told apart)",
+			Axis{Title: "energy OOD AUPR-Out", Range: []float64{0, 1}, Reference: &Reference{0.5, "chance"}}},
 	} {
 		mean := m.value
-		mean.Title += ", mean over removal rates"
+		mean.Title += ", mean over " + levels
+		images := !strings.HasPrefix(m.name, "ood_")
 		out = append(out,
-			Metric{Name: m.name + suffix, Label: label, Over: over, Value: m.value, Measure: m.name, Doc: m.doc, Images: m.name != "ood_auroc"},
-			Metric{Name: m.name + suffix, Label: "mean", Of: m.name + suffix, Value: mean, Measure: m.name, Images: m.name != "ood_auroc",
+			Metric{Name: m.name + suffix, Label: label, Over: over, Value: m.value, Measure: m.name, Doc: m.doc, Images: images},
+			Metric{Name: m.name + suffix, Label: "mean", Of: m.name + suffix, Value: mean, Measure: m.name, Images: images,
 				Doc: m.doc + ", averaged over the " + points})
 	}
 	return out
@@ -70,7 +85,7 @@ func (r ROAR) metrics() []Metric {
 	}
 	m := accuracyMetrics("", "", "test accuracy after retraining", "training masks", better, removedAxis("pixels"))
 	m[2].Headline = true
-	return append(m, shiftMetrics("", "", "drop rates", removedAxis("pixels"))...)
+	return append(m, shiftMetrics("", "", "drop rates", "removal rates", removedAxis("pixels"))...)
 }
 
 func (r ROAD) metrics() []Metric {
@@ -89,13 +104,13 @@ func (r ROAD) metrics() []Metric {
 	m = append(m, Metric{Name: "lerf_minus_morf", Better: Higher, Headline: true,
 		Value: signedAxis("mean accuracy, LeRF − MoRF", "no difference"),
 		Doc:   "mean LeRF accuracy − mean MoRF accuracy"})
-	return append(append(m, shiftMetrics("_morf", "MoRF", "drop rates", over)...), shiftMetrics("_lerf", "LeRF", "drop rates", over)...)
+	return append(append(m, shiftMetrics("_morf", "MoRF", "drop rates", "removal rates", over)...), shiftMetrics("_lerf", "LeRF", "drop rates", "removal rates", over)...)
 }
 
 func (e EvalX) metrics() []Metric {
 	m := accuracyMetrics("", "", "proxy test accuracy", "masks", Lower, removedAxis("features"))
 	m[2].Headline = true
-	return append(m, shiftMetrics("", "", "drop rates", removedAxis("features"))...)
+	return append(m, shiftMetrics("", "", "drop rates", "removal rates", removedAxis("features"))...)
 }
 
 func (d Deletion) metrics() []Metric {
@@ -119,7 +134,7 @@ func (d Deletion) metrics() []Metric {
 		{Name: "tau_lerf", Better: Lower, Label: "LeRF", Value: tau, Doc: "mean Kendall τ of the LeRF curve against removal"},
 	}
 	at := fmt.Sprintf("%g, %g and %g %% removed", 100*shiftFractions[0], 100*shiftFractions[1], 100*shiftFractions[2])
-	return append(append(m, shiftMetrics("_morf", "MoRF", at, over)...), shiftMetrics("_lerf", "LeRF", at, over)...)
+	return append(append(m, shiftMetrics("_morf", "MoRF", at, "removal rates", over)...), shiftMetrics("_lerf", "LeRF", at, "removal rates", over)...)
 }
 
 func (s SensitivityN) metrics() []Metric {
@@ -151,4 +166,62 @@ func (GroundTruth) metrics() []Metric {
 		{Name: "rc", Better: Higher, Label: "RC", Value: corr, Doc: "rank correlation: Spearman's ρ of all features' magnitudes"},
 		{Name: "cos", Better: Higher, Label: "cosine", Headline: true, Value: corr, Doc: "cosine similarity with the truth (GOAR §5.1)"},
 	}
+}
+
+// strengthAxis is the x axis of GOAR's curves.
+func strengthAxis() *Axis { return &Axis{Title: "perturbation strength s (L2 norm of the shift)"} }
+
+// l2Metrics are the mean L2 distance of a protocol's perturbed test inputs
+// to the originals over its curve's parameter, and its mean (FUD Appendix
+// J): a measure of the protocol.
+func l2Metrics(label, points, levels string, over *Axis) []Metric {
+	v := Axis{Title: "mean L2 distance to the original test inputs"}
+	m := v
+	m.Title += ", mean over " + levels
+	doc := "mean L2 distance between the perturbed test inputs (what the model is scored on) and the originals, in the data's units"
+	return []Metric{
+		{Name: "l2", Label: label, Over: over, Value: v, Measure: "l2", Doc: doc},
+		{Name: "l2", Label: "mean", Of: "l2", Value: m, Measure: "l2", Doc: doc + ", averaged over the " + points},
+	}
+}
+
+func (g GOAR) metrics() []Metric {
+	over := strengthAxis()
+	frac := unitAxis("test inputs misclassified at any strength up to s")
+	m := []Metric{
+		{Name: "cumulative_misclassification", Better: Higher, Over: over, Value: frac, Beside: "no_projection",
+			Doc: "fraction of the test inputs that a model retrained at some strength up to s misclassifies (§5.3)"},
+		{Name: "area", Better: Higher, Headline: true, Label: "area", Of: "cumulative_misclassification",
+			Value: unitAxis("area under the cumulative misclassification, over the strengths' span"),
+			Doc:   "trapezoidal area under the cumulative misclassification curve divided by the strengths' span: its mean height"},
+		{Name: "accuracy", Better: Lower, Over: over, Value: unitAxis("test accuracy after retraining"),
+			Doc: "accuracy of the model retrained at each strength on the test inputs shifted (and projected) alike"},
+		{Name: "mean_accuracy", Better: Lower, Label: "mean", Of: "accuracy", Value: unitAxis("test accuracy after retraining, mean over strengths"),
+			Doc: "accuracy after retraining averaged over the strengths"},
+	}
+	m = append(m, l2Metrics("", "strengths", "strengths", over)...)
+	return append(m, shiftMetrics("", "", "strengths", "strengths", over)...)
+}
+
+func (f FUD) metrics() []Metric {
+	over := &Axis{Title: "fraction of features kept", Range: []float64{0, 1}}
+	better, order := Higher, "the least relevant features removed first (LeRF)"
+	if f.Order == "morf" {
+		better, order = Lower, "the most relevant features removed first (MoRF)"
+	}
+	tau := signedAxis("Kendall's τ of the confidence against the fraction kept, mean over inputs", "no trend")
+	m := []Metric{
+		{Name: "confidence", Better: better, Label: map[bool]string{true: "MoRF", false: "LeRF"}[f.Order == "morf"], Over: over,
+			Value: unitAxis("probability of the explained class"),
+			Doc:   "the model's probability of the explained class on the in-painted test inputs, " + order + ", mean over inputs"},
+		{Name: "auc", Better: better, Headline: true, Label: "AUC", Of: "confidence",
+			Value: unitAxis("area under the confidence curve, over the ratios' span"),
+			Doc:   "area under each input's confidence curve divided by the retained ratios' span, mean over inputs"},
+		{Name: "tau", Better: Higher, Value: tau,
+			Doc: "Kendall's τ of each input's confidence against the fraction kept, mean over inputs (1: the confidence falls with every removal; FUD Table 4)"},
+	}
+	m = append(m, l2Metrics("", "retained ratios", "retained ratios", over)...)
+	m = append(m, Metric{Name: "l2_trajectory", Over: &Axis{Title: "DDIM steps taken"}, Value: Axis{Title: "mean L2 distance of x_t to the original"},
+		Doc: "mean L2 distance of the in-painting's x_t to the original test inputs before each step and after the last, at the retained ratio nearest 90 % (FUD Appendix J, Fig. 5)"})
+	return append(m, shiftMetrics("", "", "retained ratios", "retained ratios", over)...)
 }

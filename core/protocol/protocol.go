@@ -1,6 +1,10 @@
 // Package protocol evaluates attribution maps: the removal protocols (ROAR,
-// KAR, ROAD, Eval-X, insertion/deletion, Sensitivity-N, Infidelity), agreement
-// with known ground truth, and the diagnostics that expose their biases.
+// KAR, ROAD, Eval-X, insertion/deletion, Sensitivity-N, Infidelity), the
+// on-manifold protocols that stand on a diffusion prior (GOAR, which shifts
+// inputs along their maps, projects them onto the data and retrains; FUD,
+// which in-paints the removed features away from the explained class),
+// agreement with known ground truth, and the diagnostics that expose their
+// biases (how far each protocol's perturbed inputs lie from the data).
 //
 // Every protocol describes itself (Info: name, category, the data it
 // applies to, its parameters with defaults, its scores and curves with
@@ -23,6 +27,7 @@ import (
 	"strings"
 
 	"faithlab/core/data"
+	"faithlab/core/diffusion"
 	"faithlab/core/engine"
 	"faithlab/core/param"
 	"faithlab/core/train"
@@ -77,6 +82,10 @@ type Metric struct {
 	// same parameters as this accuracy curve: the DPI paper's diagnostic
 	// fits this curve against that one.
 	MaskTV string `json:"mask_tv,omitempty"`
+	// Beside names a boolean parameter of the protocol: figures draw this
+	// curve of the settings that differ only in it side by side (GOAR's
+	// cumulative misclassification with and without projection, Fig. 8).
+	Beside string `json:"beside,omitempty"`
 }
 
 // Axis describes a metric's values or a curve's parameter.
@@ -181,6 +190,18 @@ type Env struct {
 	// everything that determines the model.
 	Models interface {
 		Model(ctx context.Context, key string, build func() (engine.Network, error)) (engine.Network, error)
+	}
+	// Prior, when set, opens the diffusion prior of a file (GOAR, FUD): the
+	// path a protocol's prior parameter names, or "" for the prior shipped
+	// for the evaluated dataset. It returns the prior and a key naming its
+	// content (the caches of what the prior makes are keyed by it).
+	Prior func(ctx context.Context, path string) (diffusion.Prior, string, error)
+	// Artefacts, when set, caches what a protocol makes and may need again
+	// (GOAR's projected data sets): Artefact(key, ext, build) returns the
+	// bytes stored under key or builds and stores them. Keys name what
+	// determines the bytes.
+	Artefacts interface {
+		Artefact(ctx context.Context, key, ext string, build func() ([]byte, error)) ([]byte, error)
 	}
 	// Progress, when set, receives the protocol's own progress.
 	Progress func(Progress)
@@ -382,6 +403,7 @@ func All() []Protocol {
 	return []Protocol{
 		Deletion{}.defaults(), ROAR{}.defaults(), ROAR{Keep: true}.defaults(), ROAD{}.defaults(),
 		EvalX{}.defaults(), SensitivityN{}.defaults(), Infidelity{}.defaults(), GroundTruth{}.defaults(),
+		GOAR{}.defaults(), FUD{}.defaults(),
 	}
 }
 

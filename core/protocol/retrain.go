@@ -313,27 +313,50 @@ type removal struct {
 
 // shiftCurves are the removal's Shift per rate as curves, their names
 // suffixed (e.g. "_morf"), and their means as scalars without a better
-// direction: they judge the protocol, not the method. PSNR and SSIM are
-// left out for inputs that are not images (Shift.Image).
+// direction: they judge the protocol, not the method. The image-quality
+// measures are left out for inputs that are not images (Shift.Image).
 func (r removal) shiftCurves(rates []float64, suffix string) ([]Curve, []Scalar) {
+	return shiftCurvesOver(r.shift, rates, "fraction removed", suffix)
+}
+
+// shiftMeasure is one measure of a Shift as a curve and a scalar: its
+// name, the curve's y label, whether it is for images only, its value.
+type shiftMeasure struct {
+	name, label string
+	image       bool
+	get         func(Shift) float64
+}
+
+// shiftMeasures are the measures of a Shift, in the order results list them.
+func shiftMeasures() []shiftMeasure {
+	return []shiftMeasure{
+		{"ood_auroc", "energy OOD AUROC, perturbed vs clean test images", false, func(s Shift) float64 { return s.AUROC }},
+		{"ood_fpr95", "energy OOD FPR at 95% TPR, perturbed vs clean test images", false, func(s Shift) float64 { return s.FPR95 }},
+		{"ood_aupr_in", "energy OOD AUPR-In, perturbed vs clean test images", false, func(s Shift) float64 { return s.AUPRIn }},
+		{"ood_aupr_out", "energy OOD AUPR-Out, perturbed vs clean test images", false, func(s Shift) float64 { return s.AUPROut }},
+		{"psnr", "PSNR against the clean test images (dB)", true, func(s Shift) float64 { return s.PSNR }},
+		{"ssim", "SSIM against the clean test images", true, func(s Shift) float64 { return s.SSIM }},
+		{"msssim", "MS-SSIM against the clean test images", true, func(s Shift) float64 { return s.MSSSIM }},
+		{"gmsd", "GMSD against the clean test images", true, func(s Shift) float64 { return s.GMSD }},
+	}
+}
+
+// shiftCurvesOver are the Shifts measured at the points x (rates,
+// strengths, retained fractions) as curves with the x label, and their
+// means as scalars, names suffixed. The image-quality measures are left
+// out for inputs that are not images.
+func shiftCurvesOver(shift []Shift, x []float64, xlabel, suffix string) ([]Curve, []Scalar) {
 	var cs []Curve
 	var ss []Scalar
-	for _, m := range []struct {
-		name, label string
-		get         func(Shift) float64
-	}{
-		{"ood_auroc", "energy OOD AUROC, perturbed vs clean test images", func(s Shift) float64 { return s.AUROC }},
-		{"psnr", "PSNR against the clean test images (dB)", func(s Shift) float64 { return s.PSNR }},
-		{"ssim", "SSIM against the clean test images", func(s Shift) float64 { return s.SSIM }},
-	} {
-		if m.name != "ood_auroc" && (len(r.shift) == 0 || !r.shift[0].Image) {
+	for _, m := range shiftMeasures() {
+		if m.image && (len(shift) == 0 || !shift[0].Image) {
 			continue
 		}
-		y := make([]float64, len(r.shift))
-		for i, s := range r.shift {
+		y := make([]float64, len(shift))
+		for i, s := range shift {
 			y[i] = m.get(s)
 		}
-		cs = append(cs, Curve{Name: m.name + suffix, XLabel: "fraction removed", YLabel: m.label, X: rates, Y: y})
+		cs = append(cs, Curve{Name: m.name + suffix, XLabel: xlabel, YLabel: m.label, X: x, Y: y})
 		ss = append(ss, Scalar{Name: m.name + suffix, Value: mean(y)})
 	}
 	return cs, ss

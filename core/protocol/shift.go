@@ -9,16 +9,22 @@ import (
 )
 
 // Shift is how far a protocol's perturbed inputs lie from the data they
-// were made from, measured as the FUD paper measures it (§4.3.1–4.3.2):
-// out-of-distribution detection from the model's own view — the AUROC with
-// which the evaluated model's energy score (Liu et al. 2020) tells
-// perturbed inputs from clean ones (0.5: not at all; 1: always) — and image
-// quality against the originals, PSNR (dB) and SSIM. A protocol whose
-// perturbed inputs are easy to tell apart scores the model off its data.
+// were made from, measured as the FUD paper measures it (§4.3.1–4.3.2,
+// Tables 2 and 3): out-of-distribution detection from the model's own view
+// — how well the evaluated model's energy score (Liu et al. 2020) tells
+// perturbed inputs from clean ones: AUROC (0.5: not at all; 1: always),
+// the false positive rate at 95 % true positive rate (the clean inputs
+// being the positives: 0.95 for indistinguishable sets, lower as they
+// separate), AUPR-In and AUPR-Out (average precision with the clean, or
+// the perturbed, inputs as positives: 0.5 for indistinguishable sets of
+// equal size) — and image quality against the originals: PSNR (dB), SSIM,
+// MS-SSIM and GMSD (lower is closer). A protocol whose perturbed inputs
+// are easy to tell apart scores the model off its data.
 type Shift struct {
-	AUROC, PSNR, SSIM float64
-	// Image says the inputs are images (at least 3×3): PSNR and SSIM,
-	// image-quality measures, are reported for images only.
+	AUROC, FPR95, AUPRIn, AUPROut float64
+	PSNR, SSIM, MSSSIM, GMSD      float64
+	// Image says the inputs are images (at least 3×3): PSNR, SSIM, MS-SSIM
+	// and GMSD, image-quality measures, are reported for images only.
 	Image bool
 }
 
@@ -50,9 +56,11 @@ const ssimImages = 1000
 
 // measureShift compares n perturbed inputs with the clean ones they came
 // from (whose energies are cleanEnergy). shape is one input's C, H, W;
-// SSIM (over the first ssimImages) needs images at least 3×3 and is NaN
-// otherwise (tabular rows). The data range of PSNR and SSIM is the clean
-// inputs' max − min.
+// SSIM, MS-SSIM and GMSD (over the first ssimImages, each channel apart)
+// need images at least 3×3 and are NaN otherwise (tabular rows). The data
+// range of the quality measures is the clean inputs' max − min. PSNR is NaN
+// for perturbed inputs identical to the clean ones (GOAR at strength 0
+// without projection): infinite, it would swamp any mean.
 func measureShift(ctx context.Context, net engine.Network, cleanEnergy []float64, clean, perturbed []float32, n int, shape []int) (Shift, error) {
 	pe, err := energies(ctx, net, perturbed, n)
 	if err != nil {
@@ -68,16 +76,24 @@ func measureShift(ctx context.Context, net engine.Network, cleanEnergy []float64
 		d := float64(v - clean[i])
 		se += d * d
 	}
-	s := Shift{AUROC: AUROC(pe, cleanEnergy), SSIM: math.NaN(),
-		PSNR: 10 * math.Log10(span*span/(se/float64(n*engine.Size(shape))))}
+	s := Shift{AUROC: AUROC(pe, cleanEnergy), FPR95: FPRAtTPR(cleanEnergy[:n], pe, 0.95),
+		AUPRIn: AveragePrecision(negated(cleanEnergy[:n]), negated(pe)), AUPROut: AveragePrecision(pe, cleanEnergy[:n]),
+		SSIM: math.NaN(), MSSSIM: math.NaN(), GMSD: math.NaN(),
+		PSNR: math.NaN()}
+	if se > 0 { // identical inputs have no error: their PSNR is infinite, left undefined
+		s.PSNR = 10 * math.Log10(span*span/(se/float64(n*engine.Size(shape))))
+	}
 	if c, h, w := shape[0], shape[1], shape[2]; h >= 3 && w >= 3 {
 		s.Image = true
-		var sum float64
+		var sum, ms, gm float64
 		m := min(n, ssimImages)
 		for p := range m * c {
-			sum += ssim(clean[p*h*w:(p+1)*h*w], perturbed[p*h*w:(p+1)*h*w], h, w, span)
+			a, b := clean[p*h*w:(p+1)*h*w], perturbed[p*h*w:(p+1)*h*w]
+			sum += ssim(a, b, h, w, span)
+			ms += msssim(a, b, h, w, span)
+			gm += gmsd(a, b, h, w, span)
 		}
-		s.SSIM = sum / float64(m*c)
+		s.SSIM, s.MSSSIM, s.GMSD = sum/float64(m*c), ms/float64(m*c), gm/float64(m*c)
 	}
 	return s, nil
 }
@@ -87,6 +103,13 @@ func measureShift(ctx context.Context, net engine.Network, cleanEnergy []float64
 // the image is), K1 0.01, K2 0.03, averaged over the positions where the
 // window lies inside the image.
 func ssim(x, y []float32, h, w int, span float64) float64 {
+	s, _ := ssimCS(x, y, h, w, span)
+	return s
+}
+
+// ssimCS is ssim and the mean of its contrast–structure term alone,
+// (2σ_xy + C2)/(σ_x² + σ_y² + C2), which MS-SSIM takes at its finer scales.
+func ssimCS(x, y []float32, h, w int, span float64) (float64, float64) {
 	size := min(11, h, w)
 	if size%2 == 0 {
 		size--
@@ -123,7 +146,7 @@ func ssim(x, y []float32, h, w int, span float64) float64 {
 		}
 	}
 	c1, c2 := 0.01*span*0.01*span, 0.03*span*0.03*span
-	var sum float64
+	var sum, cs float64
 	for r := range oh {
 		for c := range ow {
 			var mom [5]float64
@@ -135,7 +158,8 @@ func ssim(x, y []float32, h, w int, span float64) float64 {
 			mx, my := mom[0], mom[1]
 			vx, vy, cxy := mom[2]-mx*mx, mom[3]-my*my, mom[4]-mx*my
 			sum += (2*mx*my + c1) * (2*cxy + c2) / ((mx*mx + my*my + c1) * (vx + vy + c2))
+			cs += (2*cxy + c2) / (vx + vy + c2)
 		}
 	}
-	return sum / float64(oh*ow)
+	return sum / float64(oh*ow), cs / float64(oh*ow)
 }

@@ -158,3 +158,88 @@ func AUROC(pos, neg []float64) float64 {
 	np, nn := float64(len(pos)), float64(len(neg))
 	return (sum - np*(np+1)/2) / (np * nn)
 }
+
+// FPRAtTPR is the out-of-distribution detection measure of Liu et al.
+// (2020) and FUD's Table 2, for a score that is lower for in-distribution
+// inputs (the energy): the fraction of the out-of-distribution inputs ood
+// that a detector calls in-distribution when its threshold lets through at
+// least the fraction tpr (0.95 for FPR@95%TPR) of the in-distribution
+// inputs id. The threshold is the smallest id score that does, a sample at
+// it counting as in-distribution, so ties never flatter the detector. High
+// values mean the two sets are hard to tell apart (0.95 for the same
+// distribution at tpr 0.95); NaN for an empty set.
+func FPRAtTPR(id, ood []float64, tpr float64) float64 {
+	if len(id) == 0 || len(ood) == 0 {
+		return math.NaN()
+	}
+	s := slices.Sorted(slices.Values(id))
+	k := int(math.Ceil(tpr*float64(len(s)) - 1e-9)) // in-distribution inputs let through
+	thr := s[max(0, min(len(s), k)-1)]
+	var fp int
+	for _, v := range ood {
+		if v <= thr {
+			fp++
+		}
+	}
+	return float64(fp) / float64(len(ood))
+}
+
+// AveragePrecision is the area under the precision–recall curve of a score
+// that should be higher for pos than for neg, as average precision: Σ over
+// the distinct scores, highest first, of the recall gained there times the
+// precision there (tied scores enter together, as scikit-learn's
+// average_precision_score). It is 1 for a perfect score and the fraction of
+// positives for one that cannot tell them apart. AUPR-In is it with the
+// clean inputs as positives and the negated energy as score, AUPR-Out with
+// the perturbed ones as positives and the energy (FUD Table 2). NaN
+// without positives.
+func AveragePrecision(pos, neg []float64) float64 {
+	if len(pos) == 0 {
+		return math.NaN()
+	}
+	type scored struct {
+		v   float64
+		pos bool
+	}
+	all := make([]scored, 0, len(pos)+len(neg))
+	for _, v := range pos {
+		all = append(all, scored{v, true})
+	}
+	for _, v := range neg {
+		all = append(all, scored{v, false})
+	}
+	slices.SortStableFunc(all, func(a, b scored) int { return cmpFloat(b.v, a.v) })
+	var tp, fp, ap float64
+	for i := 0; i < len(all); {
+		v, gained := all[i].v, 0.0
+		for ; i < len(all) && all[i].v == v; i++ {
+			if all[i].pos {
+				tp++
+				gained++
+			} else {
+				fp++
+			}
+		}
+		ap += gained / float64(len(pos)) * tp / (tp + fp)
+	}
+	return ap
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// negated returns −v.
+func negated(v []float64) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = -x
+	}
+	return out
+}

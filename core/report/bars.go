@@ -134,7 +134,16 @@ func (c *campaign) measureFigures(ds string) []Figure {
 			all = append(all, e.g.recs...)
 		}
 		methods, _ := c.methodsOf(all)
-		if f, ok := c.barFigure("Protocols compared — "+ds, es[0].m.Value, "", methods, series, seeds(all)); ok {
+		axis := es[0].m.Value
+		for _, e := range es[1:] {
+			// Means over different things (rates, strengths): the
+			// curve's title says what the bars are.
+			if cv, ok := es[0].g.info.Curve(es[0].m.Of); ok && e.m.Value.Title != axis.Title {
+				axis.Title = cv.Value.Title + ", mean over each protocol's levels"
+				break
+			}
+		}
+		if f, ok := c.barFigure("Protocols compared — "+ds, axis, "", methods, series, seeds(all)); ok {
 			f.Name = c.name(fileName(ds), measure)
 			figs = append(figs, f)
 		}

@@ -30,6 +30,9 @@ func SampleFigures(recs []store.Record, caches ...*store.Cache) (figs []Figure, 
 		}
 		var rows []protocol.Sample
 		for _, sm := range r.Result.Samples {
+			if sm.Kind == protocol.Trajectory {
+				continue // steps of a sampler, not a row of images
+			}
 			b, path, err := Fetch(sm.Key, ".npy", caches)
 			if err != nil {
 				return nil, missing, err

@@ -23,6 +23,7 @@ type (
 		Retrain   Retrain        `yaml:"retrain"`
 		Workers   int            `yaml:"workers,omitempty"`
 		MemoryGB  float64        `yaml:"memory_gb,omitempty"`
+		Engine    string         `yaml:"engine,omitempty"`
 	}
 	fileDataset struct {
 		ID           string `yaml:"id"`
@@ -54,7 +55,7 @@ type (
 // (paths as they are in s): what the GUI saves and `evaluate` runs.
 func Format(s *Spec) ([]byte, error) {
 	f := fileSpec{Name: s.Name, Output: s.Output, Cache: s.Cache, Post: s.Post, Protocols: []fileProtocol{},
-		Seeds: s.Seeds, Retrain: s.Retrain, Workers: s.Workers, MemoryGB: s.MemoryGB,
+		Seeds: s.Seeds, Retrain: s.Retrain, Workers: s.Workers, MemoryGB: s.MemoryGB, Engine: s.Engine,
 		Model: fileModel{File: s.Model.File, Arch: s.Model.Arch, Epochs: s.Model.Epochs, Patience: s.Model.Patience, LR: s.Model.LR, Batch: s.Model.Batch}}
 	if s.Reduce != "sum" {
 		f.Reduce = s.Reduce

@@ -23,6 +23,7 @@ import (
 	"faithlab/core/attr/methods"
 	"faithlab/core/data"
 	"faithlab/core/engine/native"
+	"faithlab/core/model"
 	"faithlab/core/param"
 	"faithlab/core/protocol"
 )
@@ -45,6 +46,11 @@ type Spec struct {
 	// soft limit: the garbage collector works harder to stay under it.
 	// Workers bounds what the tasks hold at once; this bounds the slack.
 	MemoryGB float64
+	// Engine is where networks compute: "native" (also ""), "torch" (a
+	// PyTorch worker here) or "torch@ssh://HOST" (see model.Engine).
+	// Results are filed under its kind, so a run may move between hosts
+	// but not between engines.
+	Engine string
 }
 
 // Dataset is one dataset of the campaign.
@@ -270,7 +276,7 @@ func (p *parser) spec(doc *yaml.Node) *Spec {
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
 		root = doc.Content[0]
 	}
-	f := p.fields(root, "", "name", "output", "cache", "datasets", "model", "methods", "post", "reduce", "protocols", "seeds", "retrain", "workers", "memory_gb")
+	f := p.fields(root, "", "name", "output", "cache", "datasets", "model", "methods", "post", "reduce", "protocols", "seeds", "retrain", "workers", "memory_gb", "engine")
 	s := &Spec{Name: strings.TrimSuffix(filepath.Base(p.file), filepath.Ext(p.file)), Post: []string{""}, Reduce: "sum", Seeds: []uint64{1}, Retrain: Retrain{Epochs: 5}}
 	if n := f["name"]; n != nil {
 		p.decode(n, "name", &s.Name)
@@ -290,6 +296,11 @@ func (p *parser) spec(doc *yaml.Node) *Spec {
 	if n := f["memory_gb"]; n != nil {
 		if p.decode(n, "memory_gb", &s.MemoryGB) && !(s.MemoryGB >= 0) {
 			p.errorf(n, "memory_gb", "%g GiB: want 0 (no cap) or more", s.MemoryGB)
+		}
+	}
+	if n := f["engine"]; n != nil && p.decode(n, "engine", &s.Engine) {
+		if _, err := model.EngineKind(s.Engine); err != nil {
+			p.errorf(n, "engine", "%v", err)
 		}
 	}
 	if n := f["workers"]; n != nil {
@@ -375,6 +386,9 @@ func (p *parser) spec(doc *yaml.Node) *Spec {
 			p.errorf(e, "retrain.epochs", "%d epochs: want at least 1", s.Retrain.Epochs)
 		}
 	}
+	if kind, _ := model.EngineKind(s.Engine); kind == "native" && s.Model.File != "" && model.IsTorchScript(s.Model.File) {
+		p.errorf(f["model"], "model.file", "%s is a TorchScript model, which runs on the torch engine: add engine: torch", s.Model.File)
+	}
 	return s
 }
 
@@ -406,7 +420,10 @@ func (p *parser) dataset(n *yaml.Node, path string) Dataset {
 			p.decode(v, path+".label", &d.Options.Label)
 		}
 	}
-	if d.Ref != "" && !slices.Contains(data.IDs(), d.Ref) {
+	if _, ok, err := data.ParseGMM(d.Ref); ok && err != nil {
+		p.errorf(n, path, "%v", err)
+	}
+	if d.Ref != "" && !data.IsID(d.Ref) {
 		d.Ref = p.path(d.Ref)
 		if _, err := os.Stat(d.Ref); err != nil {
 			p.errorf(n, path, "dataset %q is neither a known id (%s) nor a readable path", d.Ref, strings.Join(data.IDs(), ", "))
@@ -540,6 +557,14 @@ func (p *parser) protocol(n *yaml.Node, path string) Protocol {
 	var params *yaml.Node
 	pr.Name, params = p.named(n, path)
 	pr.Params = p.params(params, path)
+	// A prior file (GOAR, FUD) is read relative to the spec's folder, as
+	// the model file is.
+	if v, ok := pr.Params["prior"].(string); ok && protocol.IsPriorFile(v) {
+		pr.Params["prior"] = p.path(v)
+		if _, err := os.Stat(p.path(v)); err != nil {
+			p.errorf(params, path+".params.prior", "cannot read prior file %s", p.path(v))
+		}
+	}
 	if pr.Name != "" {
 		if _, err := protocol.New(pr.Name, pr.Params); err != nil {
 			p.paramErrors(n, params, path, err)

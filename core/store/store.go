@@ -59,6 +59,9 @@ type Manifest struct {
 	Faithlab string    `json:"faithlab_version"`
 	Go       string    `json:"go_version"`
 	Kernel   string    `json:"kernel"`
+	Engine   string    `json:"engine,omitempty"`        // where networks computed: native, torch, torch@ssh://HOST
+	Torch    string    `json:"torch_version,omitempty"` // the torch engine's torch.__version__
+	Device   string    `json:"device,omitempty"`        // e.g. "cpu (2 threads)", "cuda:0 (NVIDIA H100 80GB HBM3)"
 	Host     string    `json:"host"`
 	CPUs     int       `json:"cpus"`
 	Seeds    []uint64  `json:"seeds"`

@@ -147,6 +147,15 @@ func Train(ctx context.Context, net engine.Network, ds *data.Dataset, cfg Config
 	yb := make([]int, bs)
 	lossAt := make([]float64, bs)
 	hitAt := make([]bool, bs)
+	// A network that trains beside its device runs each epoch's batches
+	// itself (session.go); the loop over batches below is then skipped.
+	var session EpochSession
+	if r, ok := net.(EpochRunner); ok {
+		if session, err = r.StartTraining(ctx, trainSet, cfg); err != nil {
+			return rec, fmt.Errorf("train: %w", err)
+		}
+		defer session.Close()
+	}
 	start := time.Now()
 	rec.Stopped = "epochs"
 	for epoch := 0; epoch < cfg.Epochs; epoch++ {
@@ -157,7 +166,28 @@ func Train(ctx context.Context, net engine.Network, ds *data.Dataset, cfg Config
 		batches := (len(perm) + bs - 1) / bs
 		var lossSum, correct float64
 		seen := 0
-		for b := 0; b < batches; b++ {
+		if session != nil {
+			var maskSeed uint64
+			if cfg.MaskProb > 0 {
+				maskSeed = rng.Uint64()
+			}
+			err := session.Epoch(ctx, perm, bs, lr, maskSeed, func(p EpochProgress) {
+				lossSum, correct, seen = p.LossSum, float64(p.Correct), p.Seen
+				if progress != nil {
+					progress(Progress{Epoch: epoch + 1, Epochs: cfg.Epochs, Batch: p.Batch, Batches: batches,
+						Loss: lossSum / float64(max(seen, 1)), Accuracy: correct / float64(max(seen, 1))})
+				}
+			})
+			if err := ctx.Err(); err != nil {
+				rec.Stopped = "cancelled"
+				rec.Seconds = time.Since(start).Seconds()
+				return rec, err
+			}
+			if err != nil {
+				return rec, fmt.Errorf("train epoch %d: %w", epoch+1, err)
+			}
+		}
+		for b := 0; session == nil && b < batches; b++ {
 			if err := ctx.Err(); err != nil {
 				rec.Stopped = "cancelled"
 				rec.Seconds = time.Since(start).Seconds()

@@ -26,10 +26,14 @@ func TestEveryMethodBuildsWithItsDefaultsAndRuns(t *testing.T) {
 		train[i] = rng.Float32()
 	}
 	in := attr.Input{X: train[:2*784], N: 2, Shape: []int{1, 28, 28}, Target: []int{3, 7}}
+	truth := make([][]float32, 10) // v_λ's ground truth, one direction per class
+	for k := range truth {
+		truth[k] = train[784 : 2*784]
+	}
 	cheap := map[string]map[string]any{"trace-sa": {"iterations": 20, "grid": 3}, "trace-greedy": {"grid": 3}, "kernelshap": {"samples": 64, "grid": 4},
 		"blockrandom": {"drop_rate": 0.3}}
 	for _, info := range All() {
-		m, err := New(info.Name, cheap[info.Name], attr.Setup{Seed: 1, Train: train, TrainN: 4})
+		m, err := New(info.Name, cheap[info.Name], attr.Setup{Seed: 1, Train: train, TrainN: 4, Truth: truth})
 		if err != nil {
 			t.Errorf("%s: %v", info.Name, err)
 			continue

@@ -75,7 +75,7 @@ func (l *conv2d) forward(x []float32, n int, _ bool) []float32 {
 	cols := x
 	if !l.pointwise() {
 		cols = grow(&l.cols, M*K)
-		split(l.kern, n, func(lo, hi int) {
+		parallel(n, func(lo, hi int) {
 			for s := lo; s < hi; s++ {
 				l.im2col(x[s*l.i.size():(s+1)*l.i.size()], cols[s*l.o.h*l.o.w*K:(s+1)*l.o.h*l.o.w*K])
 			}
@@ -84,7 +84,7 @@ func (l *conv2d) forward(x []float32, n int, _ bool) []float32 {
 	y := grow(&l.y, M*l.o.c)
 	beta := float32(0)
 	if !l.noBias {
-		fillRows(l.kern, y, l.b.Data, M)
+		fillRows(y, l.b.Data, M)
 		beta = 1
 	}
 	l.kern.Sgemm(false, true, M, l.o.c, K, 1, cols, K, l.kernelWeights(), K, beta, y, l.o.c)
@@ -229,7 +229,7 @@ func (l *conv2d) backward(dy []float32, n int, needDX, paramGrad bool) []float32
 	l.kern.Sgemm(false, false, M, K, l.o.c, 1, dy, l.o.c, w, K, 0, dcols, K)
 	dx := grow(&l.dx, n*l.i.size())
 	per := l.o.h * l.o.w * K
-	split(l.kern, n, func(lo, hi int) {
+	parallel(n, func(lo, hi int) {
 		for s := lo; s < hi; s++ {
 			l.col2im(dcols[s*per:(s+1)*per], dx[s*l.i.size():(s+1)*l.i.size()])
 		}
@@ -279,7 +279,7 @@ func (l *linear) clone(k gemm.Kernel) layer {
 func (l *linear) forward(x []float32, n int, _ bool) []float32 {
 	l.x = x
 	y := grow(&l.y, n*l.o.c)
-	fillRows(l.kern, y, l.b.Data, n)
+	fillRows(y, l.b.Data, n)
 	l.kern.Sgemm(false, true, n, l.o.c, l.i.c, 1, x, l.i.c, l.w.Data, l.i.c, 1, y, l.o.c)
 	return y
 }

@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 
 	"faithlab/core/engine"
-	"faithlab/core/engine/gemm"
 )
 
 // parallel splits [0,n) into contiguous ranges, one per core, and runs fn on
@@ -42,21 +41,10 @@ func grow(buf *[]float32, n int) []float32 {
 	return *buf
 }
 
-// split is parallel for a layer on a parallel kernel, and runs fn inline
-// for one on a serial kernel: a replica's, which already has a core to
-// itself (goroutines beyond the cores only get preempted).
-func split(kern gemm.Kernel, n int, fn func(lo, hi int)) {
-	if _, ok := kern.(gemm.Parallel); ok {
-		parallel(n, fn)
-		return
-	}
-	fn(0, n)
-}
-
 // fillRows sets every row of the m×k matrix dst to row.
-func fillRows(kern gemm.Kernel, dst, row []float32, m int) {
+func fillRows(dst, row []float32, m int) {
 	k := len(row)
-	split(kern, m, func(lo, hi int) {
+	parallel(m, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			copy(dst[r*k:r*k+k], row)
 		}

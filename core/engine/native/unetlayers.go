@@ -22,6 +22,7 @@ type gnSiLU struct {
 	eps       float32
 	x, y, dx  []float32
 	sig       []float32 // σ of the SiLU's input, kept by a forward pass that a backward pass follows; nil otherwise
+	sigBuf    []float32 // sig's storage, kept between passes
 	mean, inv []float32 // per sample and group
 	// Per-channel scratch: two sums, the affine map, the group's mean and
 	// inverse deviation, and the backward pass's three coefficients.
@@ -75,7 +76,7 @@ func (l *gnSiLU) forward(x []float32, n int, keep bool) []float32 {
 	l.x = x
 	var sig []float32
 	if keep {
-		sig = grow(&l.sig, n*l.d.size())
+		sig = grow(&l.sigBuf, n*l.d.size())
 	}
 	l.sig = sig
 	c, hw, w := l.d.c, l.d.h*l.d.w, l.d.w
