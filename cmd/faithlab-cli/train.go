@@ -117,7 +117,7 @@ func openModel(path, dsRef string, dopt *data.Options) (*model.Model, *data.Data
 	}
 	trainSet, testSet, err := m.Data(dsRef, *dopt)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, nil, fmt.Errorf("the data for model %s: %w", path, err)
 	}
 	return m, trainSet, testSet, nil
 }

@@ -90,8 +90,9 @@ type idxFile struct {
 
 // openIDX opens a raw or gzipped IDX file and reads its header. A raw
 // file's payload must be exactly what the header claims; a gzipped one may
-// claim no more than its capacity (see openContent): a header claiming more
-// than the file can hold is refused before anything is allocated.
+// claim no more than its capacity (see openContent) and must decompress to
+// exactly its claim: a header claiming more than the file holds is refused
+// before anything is allocated.
 func openIDX(path string) (*idxFile, error) {
 	c, err := openContent(path, maxIDXFileBytes)
 	if err != nil {
@@ -113,6 +114,26 @@ func openIDX(path string) (*idxFile, error) {
 		c.close()
 		return nil, err
 	}
+	if !c.gzipped {
+		return f, nil
+	}
+	// A gzip stream's length is known only by decompressing it: a counting
+	// pass first, so that a stream cut short of its header's claim (or
+	// running past it) is refused before its dataset is allocated, then
+	// the file again from the start for the payload.
+	err = f.read(int(total), func(int, []byte) {})
+	c.close()
+	if err != nil {
+		return nil, err
+	}
+	if c, err = openContent(path, maxIDXFileBytes); err != nil {
+		return nil, err
+	}
+	if _, _, err = readIDXHeader(c.r); err != nil {
+		c.close()
+		return nil, err
+	}
+	f.content = c
 	return f, nil
 }
 
@@ -140,9 +161,10 @@ func (f *idxFile) read(n int, use func(off int, piece []byte)) error {
 // Both headers are read first and checked against each other and against
 // the limits before any payload is read: at most 256 Mi values per file
 // (maxIDXValues), a raw file exactly as long as its header says, a gzipped
-// one claiming at most 64 times its size (16 MiB for small files). The
-// images are then decompressed through a 64 KiB buffer straight into the
-// dataset's storage, so memory is the dataset itself.
+// one claiming at most 64 times its size (16 MiB for small files) and
+// decompressing to exactly that (a first pass counts it). The images are
+// then decompressed through a 64 KiB buffer straight into the dataset's
+// storage, so memory is the dataset itself, spent only on a whole file.
 func LoadIDX(name, images, labels string, classes []string) (*Dataset, error) {
 	im, err := openIDX(images)
 	if err != nil {

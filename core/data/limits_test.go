@@ -52,6 +52,15 @@ func gzipped(t testing.TB, b []byte) []byte {
 	return buf.Bytes()
 }
 
+// lowNoise is n bytes of 2-bit noise: gzip shrinks them about 4×.
+func lowNoise(n int) []byte {
+	b := noise(n)
+	for i := range b {
+		b[i] &= 3
+	}
+	return b
+}
+
 // noise is n incompressible bytes.
 func noise(n int) []byte {
 	b := make([]byte, n)
@@ -105,7 +114,12 @@ func TestIDXHeaderClaimingMoreThanFileHoldsIsRefusedBeforeAllocating(t *testing.
 		{"gzip claiming far more than it can inflate to", gzipped(t, idxBytes([]int{60000, 28, 28}, make([]byte, 1000))), []string{"decompression bomb"}, 1 << 20},
 		{"consistent gzip bomb", bomb, []string{"decompression bomb"}, 1 << 20},
 		{"more values than any IDX file may hold", idxBytes([]int{1 << 16, 1 << 16, 1 << 16}, nil), []string{"exceed the limit"}, 1 << 20},
-		{"gzip cut short", gzipped(t, idxBytes([]int{60000, 5, 5}, noise(60000*25)))[:100000], []string{"truncated"}, 8 << 20}, // an honest claim (6 MB of images), a file cut short
+		{"gzip cut short", gzipped(t, idxBytes([]int{60000, 5, 5}, noise(60000*25)))[:100000], []string{"truncated"}, 1 << 20}, // an honest claim (6 MB of images), a file cut short
+		// A whole gzip stream whose content stops one byte short of a claim
+		// it could honestly hold (1.6 MB of 2-bit noise in about 0.4 MB:
+		// 4 bytes a value were spent before the counting pass).
+		{"gzip one byte short", gzipped(t, idxBytes([]int{2000, 28, 28}, lowNoise(2000*28*28-1))), []string{"need 1568000 bytes", "holds 1567999"}, 1 << 20},
+		{"gzip with a byte past its claim", gzipped(t, idxBytes([]int{2000, 28, 28}, lowNoise(2000*28*28+1))), []string{"trailing data"}, 1 << 20},
 	} {
 		p := writeFile(t, dir, strings.ReplaceAll(tc.name, " ", "-"), tc.images)
 		var err error
@@ -337,9 +351,11 @@ func npzWith(t testing.TB, members ...rawMember) []byte {
 	return buf.Bytes()
 }
 
-func deflated(b []byte) []byte {
+func deflated(b []byte) []byte { return deflatedAt(b, flate.BestCompression) }
+
+func deflatedAt(b []byte, level int) []byte {
 	var buf bytes.Buffer
-	fw, _ := flate.NewWriter(&buf, flate.BestCompression)
+	fw, _ := flate.NewWriter(&buf, level)
 	fw.Write(b)
 	fw.Close()
 	return buf.Bytes()
@@ -390,6 +406,36 @@ func TestNPZMembersAreCheckedByNameAndDeclaredSizeBeforeReading(t *testing.T) {
 	}
 	if a, err := z.Array("ok"); err != nil || !slices.Equal(a.Data, []float32{1, 2}) {
 		t.Errorf("ok: %v, %v", a, err)
+	}
+	// A compressed member that stops short of what its header and the
+	// archive's directory claim, or runs past it, is refused before its
+	// array is allocated (a counting pass first).
+	vals := make([]float32, 1<<20) // 4 MiB that deflate shrinks about 10×
+	for i, b := range lowNoise(len(vals)) {
+		vals[i] = float32(b)
+	}
+	full := npyBytes(t, []int{len(vals)}, vals)
+	short := full[:len(full)-4]
+	long := append(slices.Clone(full), 0, 0, 0, 0)
+	r := writeFile(t, dir, "short.npz", npzWith(t,
+		rawMember{"short.npy", zip.Deflate, deflatedAt(short, flate.BestSpeed), uint64(len(full)), crc32.ChecksumIEEE(short)},
+		rawMember{"long.npy", zip.Deflate, deflatedAt(long, flate.BestSpeed), uint64(len(full)), crc32.ChecksumIEEE(long)},
+	))
+	zs, err := OpenNPZ(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zs.Close()
+	for _, tc := range []struct{ name, want string }{
+		{"short", "of 1048576 values: unexpected EOF"},
+		{"long", "decompresses to other than its declared size"},
+	} {
+		var err error
+		n := allocated(func() { _, err = zs.Array(tc.name) })
+		wantError(t, tc.name, err, tc.want, r)
+		if n > 1<<20 {
+			t.Errorf("%s: allocated %d bytes before refusing (the array: %d)", tc.name, n, 4*len(vals))
+		}
 	}
 	// A member whose bytes do not match its checksum.
 	q := writeFile(t, dir, "crc.npz", npzWith(t, rawMember{"x.npy", zip.Store, small, uint64(len(small)), 1}))

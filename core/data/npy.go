@@ -119,16 +119,24 @@ func readNPYHeader(r io.Reader, size int64) (npyHeader, error) {
 }
 
 // readNPYPayload reads h's payload from r through a 64 KiB buffer,
-// converting it into the array as it comes.
-func readNPYPayload(r io.Reader, h npyHeader) (*Array, error) {
-	a := &Array{Shape: h.shape, Data: make([]float32, h.total)}
+// converting it into the array as it comes (only counting it when !keep),
+// and checks that nothing follows.
+func readNPYPayload(r io.Reader, h npyHeader, keep bool) (*Array, error) {
+	a := &Array{Shape: h.shape}
+	if keep {
+		a.Data = make([]float32, h.total)
+	}
 	buf := make([]byte, min(int64(64<<10), h.total*int64(h.width)))
 	per := len(buf) / max(h.width, 1)
-	for done := 0; done < len(a.Data); {
-		k := min(per, len(a.Data)-done)
+	for done := 0; done < int(h.total); {
+		k := min(per, int(h.total)-done)
 		p := buf[:k*h.width]
-		if _, err := io.ReadFull(r, p); err != nil {
-			return nil, fmt.Errorf("npy: payload cut short after %d of %d values: %w", done, len(a.Data), err)
+		if n, err := io.ReadFull(r, p); err != nil {
+			return nil, fmt.Errorf("npy: payload cut short after %d of %d values: %w", done+n/max(h.width, 1), h.total, zipErrors(err))
+		}
+		if !keep {
+			done += k
+			continue
 		}
 		x := a.Data[done : done+k]
 		switch h.dtype {
@@ -155,6 +163,9 @@ func readNPYPayload(r io.Reader, h npyHeader) (*Array, error) {
 		}
 		done += k
 	}
+	if err := atEOF(r); err != nil { // a gzip or zip stream's end checks its CRC
+		return nil, fmt.Errorf("npy: %w", zipErrors(err))
+	}
 	return a, nil
 }
 
@@ -166,7 +177,7 @@ func ParseNPY(b []byte) (*Array, error) {
 	if err != nil {
 		return nil, err
 	}
-	return readNPYPayload(r, h)
+	return readNPYPayload(r, h, true)
 }
 
 // LoadNPY reads a .npy file: a regular file of at most 1 GiB
@@ -183,10 +194,7 @@ func LoadNPY(path string) (*Array, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
-	a, err := readNPYPayload(r, h)
-	if err == nil {
-		err = atEOF(r)
-	}
+	a, err := readNPYPayload(r, h, true)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
@@ -351,21 +359,42 @@ func (z *NPZ) Shape(name string) ([]int, error) {
 	return h.shape, nil
 }
 
-// Array reads one array.
+// Array reads one array. A compressed member's length is known only by
+// decompressing it: a counting pass first, so that a member cut short of
+// its header's claim is refused before its array is allocated.
 func (z *NPZ) Array(name string) (*Array, error) {
+	if f := z.members[name]; f != nil && f.Method != zip.Store {
+		rc, h, err := z.open(name)
+		if err != nil {
+			return nil, err
+		}
+		_, err = readNPYPayload(rc, h, false)
+		rc.Close()
+		if err != nil {
+			return nil, fmt.Errorf("load %s: array %s: %w", z.Path, name, err)
+		}
+	}
 	rc, h, err := z.open(name)
 	if err != nil {
 		return nil, err
 	}
 	defer rc.Close()
-	a, err := readNPYPayload(rc, h)
-	if err == nil {
-		err = atEOF(rc) // checks the member's CRC
-	}
+	a, err := readNPYPayload(rc, h, true)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: array %s: %w", z.Path, name, err)
 	}
 	return a, nil
+}
+
+// zipErrors words the errors of a zip member's stream at its end.
+func zipErrors(err error) error {
+	switch {
+	case errors.Is(err, zip.ErrFormat):
+		return errors.New("decompresses to other than its declared size (corrupt, or a zip bomb?)")
+	case errors.Is(err, zip.ErrChecksum):
+		return errors.New("checksum mismatch: the member is corrupt")
+	}
+	return err
 }
 
 // ParseNPZ decodes every array of a .npz archive held in memory, under the
