@@ -11,11 +11,12 @@ import (
 	"strings"
 	"time"
 
+	"faithlab/core/campaign"
 	"faithlab/core/data"
 	"faithlab/core/diffusion"
 	"faithlab/core/engine"
+	"faithlab/core/job"
 	"faithlab/core/model"
-	"faithlab/resources/priors"
 )
 
 // runTrainPrior is `faithlab-cli train-prior`.
@@ -197,11 +198,8 @@ func openPrior(ref string) (diffusion.Prior, error) {
 	}
 	switch {
 	case ref == "fashion-mnist":
-		m, err := model.DecodePrior(priors.FashionMNIST(), kernel())
-		if err != nil {
-			return nil, fmt.Errorf("the shipped Fashion-MNIST prior: %w", err)
-		}
-		return netPrior(m, ref)
+		p, _, err := job.OpenPrior(ref, "", kernel())
+		return p, err
 	case ref == "gmm":
 		return diffusion.NewMixturePrior(diffusion.MixtureOf(data.GaussianMixture{Dim: 20}), sched(diffusion.Linear, 1000), diffusion.Identity())
 	case strings.HasPrefix(ref, "empirical:"):
@@ -211,21 +209,8 @@ func openPrior(ref string) (diffusion.Prior, error) {
 		}
 		return diffusion.NewEmpirical(ds, sched(diffusion.Linear, 1000), diffusion.ScalingFor(ds), kernel())
 	}
-	m, err := model.LoadPrior(ref, kernel())
-	if err != nil {
-		return nil, err
-	}
-	return netPrior(m, ref)
-}
-
-// netPrior is the sampling view of a prior's model file.
-func netPrior(m *model.Model, ref string) (diffusion.Prior, error) {
-	d := m.Diffusion
-	s, err := diffusion.NewSchedule(d.Schedule, d.Steps)
-	if err != nil {
-		return nil, fmt.Errorf("prior %s: %w", ref, err)
-	}
-	return diffusion.NewNetPrior(m.Prior, s, diffusion.Scaling{Lo: d.DataLo, Hi: d.DataHi})
+	p, _, err := job.OpenPrior("", ref, kernel())
+	return p, err
 }
 
 // runSample is `faithlab-cli sample`.
@@ -234,19 +219,44 @@ func runSample(ctx context.Context, args []string) error {
 	f := addSamplerFlags(fs, 50)
 	n := fs.Int("n", 16, "number of samples")
 	start := fs.Int("start", 0, "highest step to start from (0: T−1)")
+	judge := fs.String("judge", "", "classifier file: print the class it assigns each sample and how well its energy score tells the samples from as many of its test images (AUROC), beside test images with half their pixels zeroed")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	var clf *model.Model
+	if *judge != "" {
+		var err error
+		if clf, err = model.Load(*judge, kernel()); err != nil {
+			return err
+		}
 	}
 	p, err := f.open(fs)
 	if err != nil {
 		return err
+	}
+	if clf != nil && !slices.Equal(clf.Net.InputShape(), p.Shape()) {
+		return fmt.Errorf("--judge %s reads inputs of %v, the prior makes %v", *judge, clf.Net.InputShape(), p.Shape())
 	}
 	f.opt.Start = *start
 	res, err := diffusion.Sample(ctx, p, *n, f.opt)
 	if err != nil {
 		return err
 	}
-	return f.write(res, p.Shape(), *n)
+	if err := f.write(res, p.Shape(), *n); err != nil || clf == nil {
+		return err
+	}
+	c, err := campaign.CheckPrior(ctx, clf, res.X, *n, f.opt.Seed)
+	if err != nil {
+		return fmt.Errorf("--judge %s: %w", *judge, err)
+	}
+	fmt.Printf("%d samples as %s classifies them (uniform: %.1f %%):\n", c.Samples, *judge, 100/float64(len(c.Counts)))
+	for k, cnt := range c.Counts {
+		fmt.Printf("  %-14s %5d  %5.1f %%\n", c.Classes[k], cnt, 100*float64(cnt)/float64(c.Samples))
+	}
+	fmt.Printf("largest distance of a class's share from uniform: %.1f points\n", 100*c.MaxShareGap())
+	fmt.Printf("energy AUROC against %d test images: samples %.3f, test images with half their pixels zeroed %.3f (0.5: indistinguishable)\n",
+		c.Reference, c.AUROC, c.ZeroAUROC)
+	return nil
 }
 
 // loadImages reads (C,H,W), (N,C,H,W) or (H,W) images for a prior of shape.

@@ -5,6 +5,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"faithlab/core/data"
@@ -69,5 +70,19 @@ func TestSampleProjectInpaintWiring(t *testing.T) {
 	}
 	if err := runSample(ctx, []string{"--prior", "gmm", "--out", p("x.npy"), "--method", "euler"}); err == nil {
 		t.Error("an unknown sampler was accepted")
+	}
+	// --judge: a classifier of the mixture's samples judges them; one of
+	// other inputs is refused before any sampling.
+	if err := runTrain(ctx, []string{"--dataset", "gmm", "--model", "mlp", "--epochs", "1", "--out", p("clf.flm")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := runSample(ctx, []string{"--prior", "gmm", "--n", "40", "--steps", "10", "--out", p("j.npy"), "--judge", p("clf.flm")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := runTrain(ctx, []string{"--dataset", "iris", "--model", "mlp", "--epochs", "1", "--out", p("iris.flm")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := runSample(ctx, []string{"--prior", "gmm", "--out", p("k.npy"), "--judge", p("iris.flm")}); err == nil || !strings.Contains(err.Error(), "the prior makes [20 1 1]") {
+		t.Errorf("a classifier of other inputs judged the samples: %v", err)
 	}
 }

@@ -97,7 +97,11 @@ func runTrain(ctx context.Context, args []string) error {
 			"kernel": m.Net.Kernel(), "engine": eng.String(), "faithlab_version": model.Version,
 		})
 	}
-	fmt.Printf("saved %s: test accuracy %.4f after %d epochs (%s, %.1f s)\n", *out, ev.Accuracy, len(rec.History), rec.Stopped, rec.Seconds)
+	why := map[string]string{"epochs": "all epochs run", "early-stopping": "stopped early"}[rec.Stopped]
+	if why == "" {
+		why = rec.Stopped
+	}
+	fmt.Printf("saved %s: test accuracy %.4f after %d epochs (%s, %.1f s)\n", *out, ev.Accuracy, len(rec.History), why, rec.Seconds)
 	return nil
 }
 

@@ -49,6 +49,22 @@ func energies(ctx context.Context, net engine.Network, x []float32, n int) ([]fl
 	return e, nil
 }
 
+// EnergyAUROC is the AUROC with which net's energy score tells the nOut
+// inputs out from the nIn inputs in (0.5: not at all, 1: always; FUD
+// §4.3.1): how far from the model's data a set of inputs lies, as the
+// model itself sees it.
+func EnergyAUROC(ctx context.Context, net engine.Network, in []float32, nIn int, out []float32, nOut int) (float64, error) {
+	ei, err := energies(ctx, net, in, nIn)
+	if err != nil {
+		return 0, err
+	}
+	eo, err := energies(ctx, net, out, nOut)
+	if err != nil {
+		return 0, err
+	}
+	return AUROC(eo, ei), nil
+}
+
 // ssimImages is how many images SSIM averages over: a thousand fix the
 // mean well enough to compare protocols, and all of a 10 000-image test set
 // would add seconds per rate.
