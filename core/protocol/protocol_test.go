@@ -80,9 +80,9 @@ func testDeletionLinearExact(t *testing.T, shape []int, grid int, rank string) {
 		if rank == Magnitude {
 			// The contributions removed first are the largest in size,
 			// whatever their sign.
-			slices.SortFunc(c, func(a, b float64) int { return cmp(math.Abs(b), math.Abs(a)) })
+			slices.SortFunc(c, func(a, b float64) int { return cmpFloat(math.Abs(b), math.Abs(a)) })
 		} else {
-			slices.SortFunc(c, func(a, b float64) int { return cmp(b, a) })
+			slices.SortFunc(c, func(a, b float64) int { return cmpFloat(b, a) })
 		}
 		v := full
 		for k := 0; k <= 16; k++ {
@@ -136,16 +136,6 @@ func testDeletionLinearExact(t *testing.T, shape []int, grid int, rank string) {
 		// The mean of per-image AUCs equals the AUC of the mean curve.
 		t.Errorf("auc_morf %g, AUC of the mean curve %g", v, AUC(morf.X, morf.Y))
 	}
-}
-
-func cmp(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func TestSensitivityNLinearIsOne(t *testing.T) {

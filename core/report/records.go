@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
@@ -38,6 +39,7 @@ func newCampaign(recs []store.Record) *campaign {
 	c := &campaign{methods: map[string]int{}, files: map[string]bool{}}
 	byKey := map[string]*group{}
 	settings := map[string]int{}
+	first := map[string]map[string]any{} // the first setting of a protocol on a dataset
 	for _, r := range recs {
 		if r.Result == nil {
 			continue
@@ -54,10 +56,13 @@ func newCampaign(recs []store.Record) *campaign {
 		if g == nil {
 			g = &group{dataset: r.Dataset, title: r.Protocol, file: fileName(strings.ToLower(r.Protocol))}
 			g.info, g.known = describe(r)
-			settings[r.Dataset+"\x00"+r.Protocol]++
-			if n := settings[r.Dataset+"\x00"+r.Protocol]; n > 1 {
-				g.title += fmt.Sprintf(" (setting %d)", n)
+			dp := r.Dataset + "\x00" + r.Protocol
+			settings[dp]++
+			if n := settings[dp]; n > 1 {
+				g.title += " (" + settingDiff(first[dp], r.Result.Config) + ")"
 				g.file += fmt.Sprintf("-%d", n)
+			} else {
+				first[dp] = r.Result.Config
 			}
 			byKey[key] = g
 			c.groups = append(c.groups, g)
@@ -65,6 +70,30 @@ func newCampaign(recs []store.Record) *campaign {
 		g.recs = append(g.recs, r)
 	}
 	return c
+}
+
+// settingDiff names what sets a protocol's configuration apart from its
+// first setting on the same dataset: "no_projection" for a switch turned
+// on, "name=value" otherwise, in the keys' order.
+func settingDiff(first, cfg map[string]any) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(cfg)) {
+		v := cfg[k]
+		a, _ := json.Marshal(first[k])
+		b, _ := json.Marshal(v)
+		if string(a) == string(b) {
+			continue
+		}
+		if v == true {
+			parts = append(parts, k)
+		} else {
+			parts = append(parts, k+"="+strings.Trim(string(b), `"`))
+		}
+	}
+	if len(parts) == 0 {
+		return "again"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // describe returns the description of the record's protocol as it was

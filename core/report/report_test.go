@@ -426,3 +426,76 @@ func TestPDFTextIsInTheFontsCodePage(t *testing.T) {
 		t.Errorf("cp1252 = %q, want %q", got, want)
 	}
 }
+
+// TestTrajectoryFigureGolden draws the middle one of a record's sampler
+// trajectories (FUD's in-painting at the middle ratio kept) as x_t and x̂₀
+// rows per input at evenly spread steps, first and last included, beside
+// the record's grid of samples, which the trajectories stay out of.
+func TestTrajectoryFigureGolden(t *testing.T) {
+	cache := &store.Cache{Dir: t.TempDir()}
+	put := func(name, kind string, shape []int, vals []float32) protocol.Sample {
+		var buf bytes.Buffer
+		if err := data.EncodeNPY(&buf, shape, vals); err != nil {
+			t.Fatal(err)
+		}
+		key := store.Key("sample", name)
+		if err := cache.Put(key, ".npy", buf.Bytes()); err != nil {
+			t.Fatal(err)
+		}
+		return protocol.Sample{Name: name, Kind: kind, Shape: shape, Key: key}
+	}
+	const steps, n = 12, 2
+	ramp := func(k, x, y int) float32 { return float32(x+y+3*k) / 20 }
+	orig := make([]float32, n*64)
+	for k := range n {
+		for y := range 8 {
+			for x := range 8 {
+				orig[k*64+y*8+x] = ramp(k, x, y)
+			}
+		}
+	}
+	samples := []protocol.Sample{put("original test", protocol.Original, []int{n, 1, 8, 8}, orig),
+		put("FUD 50% kept test", "", []int{n, 1, 8, 8}, orig)}
+	for _, kept := range []int{90, 50, 10} {
+		// x̂₀ sharpens into the ramp; x_t is the ramp under a checkerboard
+		// of noise that fades step by step.
+		var v []float32
+		for s := range steps {
+			noise := float32(steps-1-s) / float32(steps-1)
+			for kind := range 2 {
+				for k := range n {
+					for y := range 8 {
+						for x := range 8 {
+							c := float32(1 - 2*((x+y)%2))
+							if kind == 0 {
+								v = append(v, ramp(k, x, y)+noise*c*float32(kept)/50)
+							} else {
+								v = append(v, ramp(k, x, y)*(1-noise/2))
+							}
+						}
+					}
+				}
+			}
+		}
+		samples = append(samples, put(fmt.Sprintf("FUD %d%% kept trajectory", kept), protocol.Trajectory, []int{steps, 2, n, 1, 8, 8}, v))
+	}
+	recs := []store.Record{{Dataset: "fashion-mnist", Method: "ig", Protocol: "FUD",
+		Result: &protocol.Result{Protocol: "FUD", Method: "ig", Samples: samples}}}
+	figs, missing, err := SampleFigures(recs, cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range figs {
+		names = append(names, f.Name)
+	}
+	if got := strings.Join(names, " "); missing != 0 || got != "fashion-mnist_fud_ig_samples fashion-mnist_fud_ig_trajectory" {
+		t.Fatalf("figures %s, %d missing", got, missing)
+	}
+	if title := figs[1].Plot.Title.Text; !strings.HasPrefix(title, "FUD 50% kept — fashion-mnist") || !strings.Contains(title, "10 of 12 steps") {
+		t.Errorf("trajectory figure titled %q", title)
+	}
+	for _, f := range figs {
+		matchGolden(t, f)
+	}
+}

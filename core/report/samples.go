@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"faithlab/core/data"
+	"faithlab/core/engine"
 	"faithlab/core/protocol"
 	"faithlab/core/store"
 )
@@ -28,11 +29,8 @@ func SampleFigures(recs []store.Record, caches ...*store.Cache) (figs []Figure, 
 		if r.Result == nil || len(r.Result.Samples) == 0 {
 			continue
 		}
-		var rows []protocol.Sample
+		var rows, trajectories []protocol.Sample
 		for _, sm := range r.Result.Samples {
-			if sm.Kind == protocol.Trajectory {
-				continue // steps of a sampler, not a row of images
-			}
 			b, path, err := Fetch(sm.Key, ".npy", caches)
 			if err != nil {
 				return nil, missing, err
@@ -46,6 +44,10 @@ func SampleFigures(recs []store.Record, caches ...*store.Cache) (figs []Figure, 
 				return nil, missing, fmt.Errorf("sample %s: %s: %w", sm.Name, path, err)
 			}
 			sm.Shape, sm.Values = a.Shape, a.Data
+			if sm.Kind == protocol.Trajectory {
+				trajectories = append(trajectories, sm) // steps of a sampler: a figure of their own
+				continue
+			}
 			rows = append(rows, sm)
 		}
 		i := slices.IndexFunc(rows, func(s protocol.Sample) bool { return s.Kind != protocol.AttributionMap })
@@ -65,6 +67,17 @@ func SampleFigures(recs []store.Record, caches ...*store.Cache) (figs []Figure, 
 		}
 		f.Name = c.name(append(name, "samples")...)
 		figs = append(figs, f)
+		if len(trajectories) > 0 {
+			// One of a record's trajectories, its middle setting (FUD: the
+			// ratio in the middle of those kept), step by step.
+			tr := trajectories[len(trajectories)/2]
+			f, err := trajectoryGrid(fmt.Sprintf("%s — %s\n%s", strings.TrimSuffix(tr.Name, " trajectory"), r.Dataset, who), tr, trajectoryColumns)
+			if err != nil {
+				return nil, missing, fmt.Errorf("%s: %w", r.Label, err)
+			}
+			f.Name = c.name(append(name, "trajectory")...)
+			figs = append(figs, f)
+		}
 		if key := r.Dataset + "\x00" + method; !mapped[key] {
 			f, ok, err := mapFigure(fmt.Sprintf("Attribution maps — %s\n%s", r.Dataset, inline(method)), rows)
 			if err != nil {
@@ -78,6 +91,58 @@ func SampleFigures(recs []store.Record, caches ...*store.Cache) (figs []Figure, 
 		}
 	}
 	return figs, missing, nil
+}
+
+// trajectoryColumns is how many of a trajectory's steps its figure shows.
+const trajectoryColumns = 10
+
+// trajectoryGrid draws a sampler's trajectory (Sample of Kind Trajectory,
+// Shape [steps, 2, n, C, H, W]) as two rows per input — x_t, then the
+// prior's prediction x̂₀ — at up to cols steps evenly spread from the
+// first to the last. Grey levels stretch over the range of the
+// predictions (x_t's noise beyond it is clipped), so that the rows read
+// as images of the data.
+func trajectoryGrid(title string, tr protocol.Sample, cols int) (Figure, error) {
+	if len(tr.Shape) != 6 || tr.Shape[1] != 2 || !picture(tr.Shape[2:]) || len(tr.Values) != engine.Size(tr.Shape) {
+		return Figure{}, fmt.Errorf("trajectory %s of shape %v: want steps×2×n×C×H×W images", tr.Name, tr.Shape)
+	}
+	steps, n, dim := tr.Shape[0], tr.Shape[2], engine.Size(tr.Shape[3:])
+	cols = min(cols, steps)
+	pick := make([]int, cols) // the steps shown, first and last included
+	for j := range pick {
+		pick[j] = j * (steps - 1) / max(cols-1, 1)
+	}
+	at := func(step, kind, i int) []float32 {
+		o := ((step*2+kind)*n + i) * dim
+		return tr.Values[o : o+dim]
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for s := range steps {
+		for i := range n {
+			lo, hi = span(lo, hi, at(s, 1, i))
+		}
+	}
+	var rows []pictureRow
+	for i := range n {
+		for kind, label := range []string{"x_t", "x̂₀"} {
+			var v []float32
+			for _, s := range pick {
+				v = append(v, at(s, kind, i)...)
+			}
+			im, err := newImages(protocol.Sample{Name: tr.Name, Shape: append([]int{cols}, tr.Shape[3:]...), Values: v})
+			if err != nil {
+				return Figure{}, err
+			}
+			im.lo, im.hi = lo, hi
+			if n > 1 {
+				label += fmt.Sprintf(" #%d", i+1)
+			}
+			rows = append(rows, pictureRow{label: label, n: cols, paint: im.paint})
+		}
+	}
+	title += fmt.Sprintf("\nx_t and predicted x̂₀ at %d of %d steps, first to last", cols, steps)
+	p, aspect := picturePlot(title, rows, tr.Shape[4], tr.Shape[5])
+	return Figure{Plot: p, Height: pictureHeight(aspect, false, strings.Count(title, "\n")+1)}, nil
 }
 
 // sampleGrid lays a record's samples out as one picture: the original
