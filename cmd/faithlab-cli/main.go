@@ -29,7 +29,7 @@ func commands() []command {
 		{"train", "train a built-in model on a dataset and save it", runTrain},
 		{"eval", "accuracy and per-class accuracy of a model on a dataset's test split", runEval},
 		{"attribute", "compute attribution maps for a model on a dataset and save them as .npy", runAttribute},
-		{"evaluate", "evaluate attribution methods with removal protocols (ROAR, KAR, ROAD, Eval-X, deletion, Sensitivity-N, Infidelity)", runEvaluate},
+		{"evaluate", "evaluate attribution methods of a trained model under any protocols (removal, GOAR, FUD …): a one-command campaign", runEvaluate},
 		{"run", "run (or resume) the campaign a spec file describes; --shard I/N runs one part of it", runCampaign},
 		{"status", "what a campaign's run folder holds: tasks done, failed and to run", runStatus},
 		{"export", "write a run's tidy CSV and, with --figures, its figures (PNG, SVG, PDF)", runExportResults},

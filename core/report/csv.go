@@ -19,6 +19,10 @@ import (
 // CSVHeader is the tidy CSV's columns: one row per scalar score or curve
 // point. parameter is the curve's x (drop rate, fraction removed, N) and
 // empty for a scalar.
+// protocol is the protocol's name, followed, for a dataset's later
+// settings of a protocol run in several (GOAR with and without
+// projection), by what sets each apart, as the figures title them:
+// "GOAR (no_projection, prior=auto)".
 var CSVHeader = []string{"run", "dataset", "model", "method", "post", "protocol", "seed", "metric", "parameter", "value"}
 
 // WriteCSV writes the successful records in the given order as tidy CSV:
@@ -32,12 +36,14 @@ func WriteCSV(w io.Writer, runID string, recs []store.Record) error {
 		return err
 	}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	c := newCampaign(recs)
 	for _, r := range recs {
 		if r.Result == nil {
 			continue
 		}
+		proto := c.setting(r)
 		row := func(metric, param, value string) error {
-			return cw.Write([]string{runID, r.Dataset, r.Model, r.Method, r.Post, r.Protocol, strconv.FormatUint(r.Seed, 10), metric, param, value})
+			return cw.Write([]string{runID, r.Dataset, r.Model, r.Method, r.Post, proto, strconv.FormatUint(r.Seed, 10), metric, param, value})
 		}
 		for _, s := range r.Result.Scalars {
 			if err := row(s.Name, "", f(s.Value)); err != nil {

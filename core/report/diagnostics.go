@@ -54,11 +54,12 @@ func Diagnose(recs []store.Record) Diagnostics {
 	type key struct{ ds, proto string }
 	byProto := map[key][]store.Record{}
 	var order []key
+	c := newCampaign(recs)
 	for _, r := range recs {
 		if r.Result == nil {
 			continue
 		}
-		k := key{r.Dataset, r.Protocol}
+		k := key{r.Dataset, c.setting(r)}
 		if byProto[k] == nil {
 			order = append(order, k)
 		}
@@ -101,7 +102,9 @@ func Diagnose(recs []store.Record) Diagnostics {
 		if _, ok := bySeed[k]; !ok {
 			seeds = append(seeds, k)
 		}
-		bySeed[k] = append(bySeed[k], *r.Result)
+		res := *r.Result
+		res.Protocol = c.setting(r) // a protocol's settings apart
+		bySeed[k] = append(bySeed[k], res)
 	}
 	for _, k := range seeds {
 		ds, seed, _ := strings.Cut(k, "\x00")
@@ -134,11 +137,12 @@ func comparePost(recs []store.Record) []PostComparison {
 	points := map[group][]protocol.Result{}
 	first := map[group]store.Record{}
 	var order []group
+	c := newCampaign(recs)
 	for _, r := range recs {
 		if r.Result == nil {
 			continue
 		}
-		g := group{r.Dataset, r.Protocol, r.Post}
+		g := group{r.Dataset, c.setting(r), r.Post}
 		if _, ok := first[g]; !ok {
 			first[g] = r
 			order = append(order, g)

@@ -21,7 +21,8 @@ type campaign struct {
 	datasets []string
 	methods  map[string]int // method label → colour index
 	groups   []*group
-	files    map[string]bool // figure names taken
+	byKey    map[string]*group // by settingKey
+	files    map[string]bool   // figure names taken
 }
 
 // group is the records of one protocol, configured alike, on one dataset,
@@ -30,14 +31,14 @@ type group struct {
 	dataset string
 	info    protocol.Info
 	known   bool   // this build describes the protocol
-	title   string // the protocol's name, numbered where a dataset has several settings of it
+	title   string // the protocol's name, then what sets it apart where a dataset has several settings of it
 	file    string // the same for file names
 	recs    []store.Record
 }
 
 func newCampaign(recs []store.Record) *campaign {
-	c := &campaign{methods: map[string]int{}, files: map[string]bool{}}
-	byKey := map[string]*group{}
+	c := &campaign{methods: map[string]int{}, files: map[string]bool{}, byKey: map[string]*group{}}
+	byKey := c.byKey
 	settings := map[string]int{}
 	first := map[string]map[string]any{} // the first setting of a protocol on a dataset
 	for _, r := range recs {
@@ -50,8 +51,7 @@ func newCampaign(recs []store.Record) *campaign {
 		if _, ok := c.methods[methodName(r)]; !ok {
 			c.methods[methodName(r)] = len(c.methods)
 		}
-		cfg, _ := json.Marshal(r.Result.Config)
-		key := r.Dataset + "\x00" + r.Protocol + "\x00" + string(cfg)
+		key := settingKey(r)
 		g := byKey[key]
 		if g == nil {
 			g = &group{dataset: r.Dataset, title: r.Protocol, file: fileName(strings.ToLower(r.Protocol))}
@@ -70,6 +70,27 @@ func newCampaign(recs []store.Record) *campaign {
 		g.recs = append(g.recs, r)
 	}
 	return c
+}
+
+// settingKey names a record's dataset, protocol and the protocol's
+// configuration.
+func settingKey(r store.Record) string {
+	cfg, _ := json.Marshal(r.Result.Config)
+	return r.Dataset + "\x00" + r.Protocol + "\x00" + string(cfg)
+}
+
+// setting is the title of a record's protocol setting: the protocol's
+// name, then, for a dataset's later settings of it, what sets each apart
+// ("GOAR (no_projection, prior=auto)"); the protocol's name for a record
+// without a result.
+func (c *campaign) setting(r store.Record) string {
+	if r.Result == nil {
+		return r.Protocol
+	}
+	if g := c.byKey[settingKey(r)]; g != nil {
+		return g.title
+	}
+	return r.Protocol
 }
 
 // settingDiff names what sets a protocol's configuration apart from its
