@@ -18,8 +18,8 @@ import (
 // perturbation (drop rate) — and for every method on every dataset a
 // figure of its maps: the images, the maps in a diverging colour scale
 // with its bar, and the maps over the images. Images are grey levels (or
-// colours) stretched over the grid's own range, so that every row is
-// comparable. Samples in no cache (a shard's cache left on its node) are
+// colours) stretched over the originals' range (values beyond it clip),
+// the same in every row, so that rows are comparable. Samples in no cache (a shard's cache left on its node) are
 // counted in missing and left out.
 func SampleFigures(recs []store.Record, caches ...*store.Cache) (figs []Figure, missing int, err error) {
 	c := newCampaign(recs)
@@ -147,10 +147,12 @@ func trajectoryGrid(title string, tr protocol.Sample, cols int) (Figure, error) 
 
 // sampleGrid lays a record's samples out as one picture: the original
 // images, their maps (coloured as in the maps figure), then each
-// perturbation, labelled by what was done ("30%", "morf 30%").
+// perturbation, labelled by what was done ("30%", "morf 30%"). Grey
+// levels span the originals' range, the same in every row.
 func sampleGrid(title, protocolName string, samples []protocol.Sample) (Figure, error) {
 	var imgs []images
 	lo, hi := math.Inf(1), math.Inf(-1)
+	olo, ohi := math.Inf(1), math.Inf(-1) // the originals' range
 	var h, w, ch int
 	for _, sm := range samples {
 		if sm.Kind == protocol.AttributionMap {
@@ -168,6 +170,14 @@ func sampleGrid(title, protocolName string, samples []protocol.Sample) (Figure, 
 		}
 		imgs = append(imgs, im)
 		lo, hi = span(lo, hi, sm.Values)
+		if sm.Kind == protocol.Original {
+			olo, ohi = span(olo, ohi, sm.Values)
+		}
+	}
+	if olo < ohi {
+		// Perturbations that leave the data's range (GOAR's shifts) clip
+		// at its ends instead of washing the originals out to grey.
+		lo, hi = olo, ohi
 	}
 	var rows []pictureRow
 	k := 0
