@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"image"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -67,6 +68,16 @@ func newExplain(s *State) *Explain {
 	}
 	e.methods = widget.NewCheckGroup(names, func([]string) { e.showForms(titles) })
 	e.methods.SetSelected([]string{names[0], names[2]}) // gradient, ig
+	s.OnData(func() {
+		// Only the methods that explain this data are offered.
+		var offered []string
+		for _, m := range campaign.MethodsFor(s.Data.Train) {
+			offered = append(offered, m.Name+" — "+m.Title)
+		}
+		e.methods.Options = offered
+		e.methods.SetSelected(slices.DeleteFunc(slices.Clone(e.methods.Selected), func(l string) bool { return !slices.Contains(offered, l) }))
+		e.methods.Refresh()
+	})
 	e.post.SetPlaceHolder("none; e.g. abs,gaussian:1")
 	e.split = widget.NewRadioGroup([]string{"test", "train"}, nil)
 	e.split.Horizontal = true

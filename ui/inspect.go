@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"image"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -87,7 +88,20 @@ func newInspect(s *State) *Inspect {
 	v.manifold.on.OnChanged = func(bool) { v.remove() }
 	v.manifold.strength.OnChangeEnded = func(float64) { v.manifold.update(v.explained, v.rate.Value) }
 	v.content = container.NewBorder(top, v.traceBox, nil, nil, container.NewVScroll(container.NewVBox(v.panels, v.manifold.content)))
-	s.OnData(func() { v.cur = 0; v.index.SetText("0"); v.refresh() })
+	s.OnData(func() {
+		var offered []string
+		for _, m := range campaign.MethodsFor(s.Data.Train) {
+			offered = append(offered, m.Name)
+		}
+		v.method.Options = offered
+		if !slices.Contains(offered, v.method.Selected) {
+			v.method.Selected = offered[0]
+		}
+		v.method.Refresh()
+		v.cur = 0
+		v.index.SetText("0")
+		v.refresh()
+	})
 	s.OnModel(func() { v.mapKey = ""; v.refresh() })
 	return v
 }

@@ -402,3 +402,35 @@ func TestTorchScriptModelGoesToACampaignOnTheTorchEngine(t *testing.T) {
 		}
 	})
 }
+
+// Explain and Inspect offer the methods that explain the open data: on
+// the Gaussian mixture (a table whose truth is known) no image-only
+// method and v_λ; on breast-cancer (a table) no v_λ either.
+func TestMethodsOfferedFitTheData(t *testing.T) {
+	wb, loop, _ := newTestWorkbench(t)
+	names := func() (explain, inspect []string) {
+		for _, l := range wb.Explain.methods.Options {
+			name, _, _ := strings.Cut(l, " — ")
+			explain = append(explain, name)
+		}
+		return explain, wb.Inspect.method.Options
+	}
+	loop.run(func() {
+		explain, inspect := names()
+		for _, list := range [][]string{explain, inspect} {
+			if slices.Contains(list, "gradcam") || slices.Contains(list, "sobel") || !slices.Contains(list, "vlambda") || !slices.Contains(list, "ig") {
+				t.Errorf("on gmm: %v", list)
+			}
+		}
+		wb.State.OpenData("breast-cancer")
+	})
+	loop.waitFor(t, "breast-cancer", func() bool { return wb.State.Data != nil && wb.State.Data.Ref == "breast-cancer" })
+	loop.run(func() {
+		explain, inspect := names()
+		for _, list := range [][]string{explain, inspect} {
+			if slices.Contains(list, "vlambda") || slices.Contains(list, "gradcam") || !slices.Contains(list, "gradient") {
+				t.Errorf("on breast-cancer: %v", list)
+			}
+		}
+	})
+}

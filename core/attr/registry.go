@@ -22,13 +22,16 @@ const (
 // methods` show. Params come from the method's struct tags (package param)
 // with the defaults filled in.
 type Info struct {
-	Name      string        `json:"name"`  // the short name specs and the CLI use, e.g. "ig"
-	Title     string        `json:"title"` // as in the literature
-	Category  string        `json:"category"`
-	Data      []string      `json:"data"`                 // "image", "tabular"
-	NeedsData string        `json:"needs_data,omitempty"` // what it takes from the training set, if anything
-	Doc       string        `json:"doc"`
-	Params    []param.Param `json:"params"`
+	Name      string   `json:"name"`  // the short name specs and the CLI use, e.g. "ig"
+	Title     string   `json:"title"` // as in the literature
+	Category  string   `json:"category"`
+	Data      []string `json:"data"`                 // "image", "tabular"
+	NeedsData string   `json:"needs_data,omitempty"` // what it takes from the training set, if anything
+	// NeedsTruth says the method takes the data's known ground truth
+	// (Setup.Truth): only datasets whose generator knows it (gmm) have one.
+	NeedsTruth bool          `json:"needs_truth,omitempty"`
+	Doc        string        `json:"doc"`
+	Params     []param.Param `json:"params"`
 }
 
 // Setup is what building a method takes besides its parameters.
@@ -99,9 +102,9 @@ func Entries() []Entry {
 			func(s Setup) Random { return Random{Seed: s.Seed} }, nil),
 		entry("pixelrandom", "Random (per pixel)", CategoryControl, imageOnly, "", "one uniform random value per pixel, shared by its channels: removing its top fraction erases uniformly random pixels (DPI paper): a control",
 			func(s Setup) PixelRandom { return PixelRandom{Seed: s.Seed} }, nil),
-		entry("vlambda", "v_λ (truth mixed with noise)", CategoryControl, imageAndTabular, "",
+		needsTruth(entry("vlambda", "v_λ (truth mixed with noise)", CategoryControl, imageAndTabular, "",
 			"GOAR's synthetic control (§6.1): the unit ground-truth direction of the explained class mixed with a uniform random unit direction, λ·v + (1−λ)·w; needs a dataset with a known truth (gmm)",
-			func(s Setup) VLambda { return VLambda{Truth: s.Truth, Seed: s.Seed} }, nil),
+			func(s Setup) VLambda { return VLambda{Truth: s.Truth, Seed: s.Seed} }, nil)),
 		entry("blockrandom", "Random block", CategoryControl, imageOnly, "", "a random rectangle of the given area ranked first (DPI paper): a control with low mask total variation",
 			func(s Setup) BlockRandom { return BlockRandom{Seed: s.Seed} }, nil),
 	}
@@ -147,6 +150,31 @@ func entry[T Method](name, title, category string, data []string, needs, doc str
 			return m, nil
 		},
 	}
+}
+
+// needsTruth marks a method that takes the data's ground truth, and
+// refuses to build without one.
+func needsTruth(e Entry) Entry {
+	e.Info.NeedsTruth = true
+	build := e.Build
+	e.Build = func(s Setup, params map[string]any) (Method, error) {
+		if len(s.Truth) == 0 {
+			return nil, fmt.Errorf("%s needs a dataset whose generator knows the ground truth (gmm), and this one has none", e.Info.Name)
+		}
+		return build(s, params)
+	}
+	return e
+}
+
+// Applies reports whether the method explains samples of shape (C, H, W;
+// tables are C×1×1) from data that knows its ground truth or not: its
+// kind of data, and a truth for a method that takes one.
+func (i Info) Applies(shape []int, truth bool) bool {
+	kind := "image"
+	if len(shape) == 3 && shape[1] == 1 && shape[2] == 1 {
+		kind = "tabular"
+	}
+	return slices.Contains(i.Data, kind) && (!i.NeedsTruth || truth)
 }
 
 // NewEntry makes the Entry of another package's method (TRACE), with the

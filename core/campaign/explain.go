@@ -20,6 +20,19 @@ import (
 // Methods describes every attribution method (methods.All).
 func Methods() []attr.Info { return methods.All() }
 
+// MethodsFor describes the methods that can explain samples of ds: of its
+// kind of data, and needing no ground truth it lacks (v_λ on any dataset
+// but the Gaussian mixture).
+func MethodsFor(ds *data.Dataset) []attr.Info {
+	var out []attr.Info
+	for _, m := range methods.All() {
+		if m.Applies(ds.Shape, len(ds.Truth) > 0) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // Protocols describes every evaluation protocol with its defaults.
 func Protocols() []protocol.Info {
 	var out []protocol.Info

@@ -74,3 +74,30 @@ func TestARequiredParameterIsNamedWhenMissing(t *testing.T) {
 		t.Errorf("blockrandom without its drop rate: %v", err)
 	}
 }
+
+// v_λ takes the data's ground truth: it is described so, refuses to build
+// without one, naming what it needs, and applies only where there is one;
+// every method applies to its own kinds of data.
+func TestAMethodNeedingTheTruthIsRefusedWithoutIt(t *testing.T) {
+	info, err := Lookup("vlambda")
+	if err != nil || !info.NeedsTruth {
+		t.Fatalf("vlambda: %+v, %v", info, err)
+	}
+	if _, err := New("vlambda", nil, attr.Setup{Seed: 1}); err == nil || !strings.Contains(err.Error(), "ground truth (gmm)") {
+		t.Errorf("built without a truth: %v", err)
+	}
+	image, table := []int{1, 28, 28}, []int{20, 1, 1}
+	for _, tc := range []struct {
+		name         string
+		shape        []int
+		truth, wants bool
+	}{
+		{"vlambda", table, true, true}, {"vlambda", table, false, false}, {"vlambda", image, false, false},
+		{"gradcam", image, false, true}, {"gradcam", table, true, false}, {"ig", table, false, true}, {"ig", image, false, true},
+	} {
+		info, _ := Lookup(tc.name)
+		if got := info.Applies(tc.shape, tc.truth); got != tc.wants {
+			t.Errorf("%s on %v (truth %v) applies %v, want %v", tc.name, tc.shape, tc.truth, got, tc.wants)
+		}
+	}
+}
