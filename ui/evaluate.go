@@ -658,9 +658,9 @@ func (f *checkForms) Clear() {
 }
 
 // Quick sets up a small campaign on the open model — the first train and
-// test samples, Gradient, Integrated Gradients and Random under ROAR, ROAD
-// and deletion — that runs in a minute or two on a laptop (screenshots,
-// a first try).
+// test samples, Gradient, Integrated Gradients and Random under ROAR, ROAD,
+// deletion and a small FUD (20 inputs, 10 steps, three ratios kept) — that
+// runs in a minute or two on a laptop (screenshots, a first try).
 func (e *Evaluate) Quick(name string, train, test, retrainEpochs int) {
 	e.name.SetText(name)
 	e.trainCap.SetText(zeroEmpty(train))
@@ -675,6 +675,7 @@ func (e *Evaluate) Quick(name string, train, test, retrainEpochs int) {
 	e.protocols.Set("roar", map[string]any{"rates": rates})
 	e.protocols.Set("road", map[string]any{"rates": rates})
 	e.protocols.Set("deletion", map[string]any{"samples": 100})
+	e.protocols.Set("fud", map[string]any{"samples": 20, "steps": 10, "ratios": []float64{0.2, 0.5, 0.8}})
 	e.post.SetText("")
 	e.seeds.SetText("1")
 	e.retrain.SetText(strconv.Itoa(retrainEpochs))

@@ -39,7 +39,7 @@ type manifoldView struct {
 }
 
 func newManifoldView(s *State) *manifoldView {
-	v := &manifoldView{s: s, strText: widget.NewLabel(""), panels: container.NewGridWrap(fyne.NewSize(150, 220)), stepText: widget.NewLabel(""),
+	v := &manifoldView{s: s, strText: widget.NewLabel(""), panels: container.NewGridWithColumns(4), stepText: widget.NewLabel(""),
 		step: widget.NewSlider(0, 1), box: container.NewVBox()}
 	v.strength = widget.NewSlider(0, 12)
 	v.strength.Step = 1
@@ -123,17 +123,21 @@ func (v *manifoldView) show(shape []int, goar campaign.Projected, fud campaign.I
 		return fmt.Sprintf("→ %s %.2f\np(target) %.2f", abbrev(v.s.modelClass(s.Predicted), 12), s.Confidence, s.TargetProb)
 	}
 	v.panels.Objects = []fyne.CanvasObject{
-		panel(sampleImage(goar.Shifted.Image, shape), fmt.Sprintf("GOAR shifted (s=%g)", strength), pred(goar.Shifted)),
+		panel(sampleImage(goar.Shifted.Image, shape), fmt.Sprintf("GOAR shift s=%g", strength), pred(goar.Shifted)),
 		panel(sampleImage(goar.Projected.Image, shape), "GOAR projected", pred(goar.Projected)),
-		panel(maskImage(fud.Keep, shape[1], shape[2]), "FUD keeps (white)", fmt.Sprintf("%.0f %% kept", 100*(1-rate))),
+		panel(maskImage(fud.Keep, shape[1], shape[2]), "FUD keeps", fmt.Sprintf("%.0f %% kept (white)\nred: in-painted", 100*(1-rate))),
 		panel(sampleImage(fud.Inpainted.Image, shape), "FUD in-painted", pred(fud.Inpainted)),
 	}
 	v.fud = &fud
 	v.step.Max = float64(max(len(fud.Steps)-1, 0))
 	v.step.SetValue(v.step.Max)
-	traj := container.NewBorder(nil, nil, container.NewHBox(container.NewVBox(widget.NewLabel("x_t"), v.xt), container.NewVBox(widget.NewLabel("predicted x̂₀"), v.x0)), nil,
-		container.NewVBox(widget.NewLabel("FUD's in-painting, step by step"), v.step, v.stepText))
-	v.box.Objects = []fyne.CanvasObject{v.panels, traj}
+	// The in-painting's steps beside the four panels, so that both fit
+	// the window without scrolling.
+	v.stepText.Wrapping = fyne.TextWrapWord
+	traj := container.NewVBox(widget.NewLabelWithStyle("FUD's in-painting, step by step", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+		container.NewHBox(container.NewVBox(widget.NewLabel("x_t"), v.xt), container.NewVBox(widget.NewLabel("predicted x̂₀"), v.x0)),
+		v.step, v.stepText)
+	v.box.Objects = []fyne.CanvasObject{container.NewBorder(nil, nil, v.panels, nil, traj)}
 	v.box.Refresh()
 	v.drawStep()
 }

@@ -367,6 +367,17 @@ func (r *Results) SortBy(col int) {
 	r.refilter()
 }
 
+// ShowFigure shows the first of the run's figures whose name ends with
+// suffix, as picking it from the list does.
+func (r *Results) ShowFigure(suffix string) {
+	for _, name := range r.figSel.Options {
+		if strings.HasSuffix(name, suffix) {
+			r.figSel.SetSelected(name)
+			return
+		}
+	}
+}
+
 // showFigure renders a figure for the window.
 func (r *Results) showFigure(id int) {
 	if id >= len(r.figs) {

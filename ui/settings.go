@@ -184,5 +184,12 @@ func (st *Settings) checkEngine() {
 	})
 }
 
+// CheckEngine sets the engine setting and checks it as the Check button
+// does.
+func (st *Settings) CheckEngine(setting string) {
+	st.engine.SetText(setting)
+	st.checkEngine()
+}
+
 // Engine is the engine setting campaigns launched here run on.
 func (st *Settings) Engine() string { return strings.TrimSpace(st.engine.Text) }

@@ -114,8 +114,17 @@ func tour(w fyne.Window, wb *ui.Workbench, dir string) error {
 			tab(ui.TabResults)
 		}},
 		{"results-sorted", func() { on(func() { wb.Results.SortBy(4) }) }}, // by value
-		{"settings", func() { tab(ui.TabSettings) }},
-		{"inspect-light", func() { on(func() { wb.Settings.SetTheme("light") }); tab(ui.TabInspect) }},
+		{"results-fud-trajectory", func() { on(func() { wb.Results.ShowFigure("fud_ig_trajectory") }) }},
+		{"settings", func() {
+			tab(ui.TabSettings)
+			on(func() { wb.Settings.CheckEngine("torch") }) // starts a PyTorch worker and says what it runs on
+			settle()
+		}},
+		{"inspect-light", func() {
+			on(func() { wb.Settings.CheckEngine("native"); wb.Settings.SetTheme("light") })
+			settle()
+			tab(ui.TabInspect)
+		}},
 		{"data-tabular", func() {
 			on(func() { wb.Settings.SetTheme("dark"); wb.State.OpenData("breast-cancer") })
 			settle()
