@@ -230,6 +230,21 @@ func TestDiagnosePostComparison(t *testing.T) {
 
 func slicesClone(v protocol.Values) protocol.Values { return append(protocol.Values(nil), v...) }
 
+// putSample stores a sample's values in the cache as a protocol run does
+// and returns the sample with its key.
+func putSample(t *testing.T, cache *store.Cache, name, kind string, shape []int, vals []float32) protocol.Sample {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := data.EncodeNPY(&buf, shape, vals); err != nil {
+		t.Fatal(err)
+	}
+	key := store.Key("sample", name)
+	if err := cache.Put(key, ".npy", buf.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	return protocol.Sample{Name: name, Kind: kind, Shape: shape, Key: key}
+}
+
 // TestSampleFiguresGolden draws a record's samples, read from the second
 // of two caches, as one grid — the originals, their maps, then the
 // perturbed images — and the maps on their own with an overlay, and counts
@@ -237,15 +252,7 @@ func slicesClone(v protocol.Values) protocol.Values { return append(protocol.Val
 func TestSampleFiguresGolden(t *testing.T) {
 	empty, cache := &store.Cache{Dir: t.TempDir()}, &store.Cache{Dir: t.TempDir()}
 	put := func(name, kind string, shape []int, vals []float32) protocol.Sample {
-		var buf bytes.Buffer
-		if err := data.EncodeNPY(&buf, shape, vals); err != nil {
-			t.Fatal(err)
-		}
-		key := store.Key("sample", name)
-		if err := cache.Put(key, ".npy", buf.Bytes()); err != nil {
-			t.Fatal(err)
-		}
-		return protocol.Sample{Name: name, Kind: kind, Shape: shape, Key: key}
+		return putSample(t, cache, name, kind, shape, vals)
 	}
 	// Four 8×8 ramps; their maps are signed, largest along the diagonal.
 	ramp := func(k, x, y int) float32 { return float32(x+y+k) / 17 }
@@ -434,15 +441,7 @@ func TestPDFTextIsInTheFontsCodePage(t *testing.T) {
 func TestTrajectoryFigureGolden(t *testing.T) {
 	cache := &store.Cache{Dir: t.TempDir()}
 	put := func(name, kind string, shape []int, vals []float32) protocol.Sample {
-		var buf bytes.Buffer
-		if err := data.EncodeNPY(&buf, shape, vals); err != nil {
-			t.Fatal(err)
-		}
-		key := store.Key("sample", name)
-		if err := cache.Put(key, ".npy", buf.Bytes()); err != nil {
-			t.Fatal(err)
-		}
-		return protocol.Sample{Name: name, Kind: kind, Shape: shape, Key: key}
+		return putSample(t, cache, name, kind, shape, vals)
 	}
 	const steps, n = 12, 2
 	ramp := func(k, x, y int) float32 { return float32(x+y+3*k) / 20 }
