@@ -47,6 +47,11 @@ type Setup struct {
 	Truth [][]float32
 }
 
+// CheckSetup is a setup that meets every method's needs (training data, a
+// truth) with placeholders: building a method with it checks its
+// parameters alone, as a spec is checked before any data is read.
+var CheckSetup = Setup{Train: []float32{0}, TrainN: 1, Truth: [][]float32{{0}}}
+
 // Entry is one method of a registry: its description and its builder,
 // which checks the parameters (unknown ones, types, ranges) and fills the
 // defaults.

@@ -61,7 +61,7 @@ func (c *Campaign) Estimate(speed float64) (Size, error) {
 				retrains = retrains || k > 0
 			}
 			for _, m := range s.Methods {
-				meth, err := methods.New(m.Name, m.Params, attr.Setup{Train: []float32{0}, TrainN: 1})
+				meth, err := methods.New(m.Name, m.Params, attr.CheckSetup)
 				if err != nil {
 					return z, err
 				}

@@ -99,7 +99,7 @@ func Attribute(ctx context.Context, m *model.Model, trainSet, testSet *data.Data
 	if err != nil {
 		return ex, err
 	}
-	meth, err := methods.New(q.Method, q.Params, attr.Setup{Seed: q.Seed, Chunk: q.Chunk, Train: trainSet.X, TrainN: trainSet.Len()})
+	meth, err := methods.New(q.Method, q.Params, attr.Setup{Seed: q.Seed, Chunk: q.Chunk, Train: trainSet.X, TrainN: trainSet.Len(), Truth: trainSet.Truth})
 	if err != nil {
 		return ex, err
 	}

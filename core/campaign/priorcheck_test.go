@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"faithlab/core/data"
@@ -59,5 +60,47 @@ func TestCheckPriorOfTheTestImagesThemselves(t *testing.T) {
 	}
 	if _, err := CheckPrior(context.Background(), m, samples[:10], n, 1); err == nil {
 		t.Error("samples of the wrong size were judged")
+	}
+}
+
+// v_λ explains the Gaussian mixture's samples through Attribute (as
+// `attribute` and the workbench do), which hands it the data's truth: at
+// λ = 1 each map is the explained class's unit direction; on data without
+// a truth it says what it needs.
+func TestAttributeHandsVLambdaTheTruth(t *testing.T) {
+	trainSet, test, err := data.Open("gmm:dim=16,samples=400", data.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := model.New("mlp", trainSet, gemm.Gonum{}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := Attribute(context.Background(), m, trainSet, test, Request{Method: "vlambda", Params: map[string]any{"lambda": 1.0}, Split: "test", Count: 3, Target: "label"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		dir := trainSet.Truth[test.Y[i]]
+		var norm float64
+		for _, v := range dir {
+			norm += float64(v) * float64(v)
+		}
+		for j, v := range ex.Maps.Map(i) {
+			if want := float64(dir[j]) / math.Sqrt(norm); math.Abs(float64(v)-want) > 1e-6 {
+				t.Fatalf("sample %d feature %d: %g, want the unit truth %g", i, j, v, want)
+			}
+		}
+	}
+	iris, irisTest, err := data.Open("iris", data.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mi, err := model.New("mlp", iris, gemm.Gonum{}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Attribute(context.Background(), mi, iris, irisTest, Request{Method: "vlambda", Count: 2}); err == nil || !strings.Contains(err.Error(), "ground truth") {
+		t.Errorf("v_λ on iris: %v", err)
 	}
 }

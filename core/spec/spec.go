@@ -497,7 +497,7 @@ func (p *parser) method(n *yaml.Node, path string) Method {
 	m.Params = p.params(params, path)
 	// Build it once to check every parameter; the training data it may
 	// need is not here yet, so it gets a stand-in.
-	if _, err := methods.New(m.Name, m.Params, attr.Setup{Train: []float32{0}, TrainN: 1}); err != nil {
+	if _, err := methods.New(m.Name, m.Params, attr.CheckSetup); err != nil {
 		p.paramErrors(n, params, path, err)
 	}
 	return m
