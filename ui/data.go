@@ -29,8 +29,8 @@ const (
 type DataView struct {
 	s       *State
 	split   *widget.RadioGroup
-	class   *widget.Select
-	outcome *widget.Select
+	class   *selectWidget
+	outcome *selectWidget
 	count   *widget.Label
 	grid    *widget.GridWrap
 	table   *widget.Table
@@ -50,9 +50,9 @@ func newDataView(s *State) *DataView {
 	v.split = widget.NewRadioGroup([]string{"train", "test"}, func(string) { v.modelChanged() })
 	v.split.Horizontal = true
 	v.split.SetSelected("test")
-	v.class = widget.NewSelect([]string{allClasses}, func(string) { v.filter() })
+	v.class = newSelect([]string{allClasses}, func(string) { v.filter() })
 	v.class.SetSelected(allClasses)
-	v.outcome = widget.NewSelect([]string{allOutcomes, correct, incorrect}, func(string) { v.filter() })
+	v.outcome = newSelect([]string{allOutcomes, correct, incorrect}, func(string) { v.filter() })
 	v.outcome.SetSelected(allOutcomes)
 	v.outcome.Disable()
 	v.grid = widget.NewGridWrap(func() int { return len(v.shown) },

@@ -36,7 +36,7 @@ type Evaluate struct {
 	trainCap  *widget.Entry
 	testCap   *widget.Entry
 	modelKind *widget.RadioGroup
-	arch      *widget.Select
+	arch      *selectWidget
 	epochs    *widget.Entry
 	methods   *checkForms
 	post      *widget.Entry
@@ -68,7 +68,7 @@ type taskRow struct {
 
 func newEvaluate(s *State) *Evaluate {
 	e := &Evaluate{s: s, name: widget.NewEntry(), dataset: widget.NewEntry(), trainCap: widget.NewEntry(), testCap: widget.NewEntry(),
-		arch: widget.NewSelect(model.Architectures(), nil), epochs: widget.NewEntry(), post: widget.NewEntry(), seeds: widget.NewEntry(),
+		arch: newSelect(model.Architectures(), nil), epochs: widget.NewEntry(), post: widget.NewEntry(), seeds: widget.NewEntry(),
 		retrain: widget.NewEntry(), size: widget.NewLabel(""), overall: widget.NewProgressBar(), eta: widget.NewLabel(""),
 		resume: container.NewVBox(), byKey: map[string]int{}}
 	e.name.SetText("my-campaign")

@@ -47,7 +47,7 @@ type Explain struct {
 	results  []campaign.Explained
 	cancel   context.CancelFunc
 	// trajectory playback
-	traceSel  *widget.Select
+	traceSel  *selectWidget
 	traceStep *widget.Slider
 	traceImg  *canvas.Image
 	traceText *widget.Label
@@ -111,7 +111,7 @@ func newExplain(s *State) *Explain {
 	e.overlayC.SetChecked(true)
 	e.shared = widget.NewCheck("one scale for all maps", func(bool) { e.draw() })
 	e.shared.SetChecked(false)
-	e.traceSel = widget.NewSelect(nil, func(string) { e.drawTrace() })
+	e.traceSel = newSelect(nil, func(string) { e.drawTrace() })
 	e.traceStep = widget.NewSlider(0, 1)
 	e.traceStep.Step = 1
 	e.traceStep.OnChanged = func(float64) { e.drawTrace() }

@@ -43,7 +43,7 @@ func newParamForm(ps []param.Param) *paramForm {
 			f.put[p.Name] = func(v any) { b, _ := v.(bool); c.SetChecked(b) }
 			w = c
 		case len(p.Choices) > 0:
-			s := widget.NewSelect(p.Choices, nil)
+			s := newSelect(p.Choices, nil)
 			def := fmt.Sprint(p.Default)
 			s.SetSelected(def)
 			f.get[p.Name] = func() (any, bool, error) { return s.Selected, s.Selected != def && s.Selected != "", nil }

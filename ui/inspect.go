@@ -27,7 +27,7 @@ type Inspect struct {
 	s         *State
 	split     *widget.RadioGroup
 	index     *widget.Entry
-	method    *widget.Select
+	method    *selectWidget
 	rate      *widget.Slider
 	rateText  *widget.Label
 	morf      *widget.RadioGroup
@@ -60,7 +60,7 @@ func newInspect(s *State) *Inspect {
 	for _, m := range campaign.Methods() {
 		names = append(names, m.Name)
 	}
-	v.method = widget.NewSelect(names, func(string) { v.refresh() })
+	v.method = newSelect(names, func(string) { v.refresh() })
 	v.method.SetSelected("gradient")
 	v.rate = widget.NewSlider(0.05, 0.95)
 	v.rate.Step = 0.05

@@ -29,11 +29,11 @@ import (
 // its test accuracy and confusion matrix.
 type ModelView struct {
 	s         *State
-	arch      *widget.Select
+	arch      *selectWidget
 	epochs    *widget.Entry
 	batch     *widget.Entry
 	lr        *widget.Entry
-	optimizer *widget.Select
+	optimizer *selectWidget
 	patience  *widget.Entry
 	seed      *widget.Entry
 	start     *widget.Button
@@ -52,8 +52,8 @@ type ModelView struct {
 
 func newModelView(s *State) *ModelView {
 	d := train.Config{}.Defaults()
-	v := &ModelView{s: s, arch: widget.NewSelect(nil, nil), epochs: widget.NewEntry(), batch: widget.NewEntry(), lr: widget.NewEntry(),
-		optimizer: widget.NewSelect([]string{"adam", "sgd"}, nil), patience: widget.NewEntry(), seed: widget.NewEntry(),
+	v := &ModelView{s: s, arch: newSelect(nil, nil), epochs: widget.NewEntry(), batch: widget.NewEntry(), lr: widget.NewEntry(),
+		optimizer: newSelect([]string{"adam", "sgd"}, nil), patience: widget.NewEntry(), seed: widget.NewEntry(),
 		bar: widget.NewProgressBar(), readout: widget.NewLabel("Open a dataset to train on."), info: widget.NewLabel("No model open."),
 		chart: canvas.NewImageFromImage(image.NewRGBA(image.Rect(0, 0, 1, 1)))}
 	v.epochs.SetText(strconv.Itoa(d.Epochs))

@@ -32,14 +32,14 @@ import (
 // through file dialogs, asking before anything is overwritten.
 type Results struct {
 	s        *State
-	runs     *widget.Select
-	compare  *widget.Select
+	runs     *selectWidget
+	compare  *selectWidget
 	filter   *widget.Entry
 	diffOnly *widget.Check
 	state    *widget.Label // the run's name, counts and manifest
 	summary  *widget.Label // the headline scores, a monospaced table
 	table    *widget.Table
-	figSel   *widget.Select
+	figSel   *selectWidget
 	figure   *canvas.Image
 	run      *campaign.Results
 	other    *campaign.Results
@@ -59,13 +59,13 @@ func newResults(s *State) *Results {
 		figure: canvas.NewImageFromImage(image.NewRGBA(image.Rect(0, 0, 1, 1)))}
 	r.summary.TextStyle = fyne.TextStyle{Monospace: true}
 	r.state.Wrapping = fyne.TextWrapWord
-	r.runs = widget.NewSelect(nil, func(dir string) {
+	r.runs = newSelect(nil, func(dir string) {
 		if r.run == nil || r.run.Dir != dir {
 			r.Open(dir, false)
 		}
 	})
 	r.runs.PlaceHolder = "(pick a run)"
-	r.compare = widget.NewSelect(nil, func(dir string) { r.setCompare(dir) })
+	r.compare = newSelect(nil, func(dir string) { r.setCompare(dir) })
 	r.compare.PlaceHolder = "(compare with…)"
 	r.filter.SetPlaceHolder("filter rows, e.g. roar accuracy")
 	r.filter.OnChanged = func(string) { r.refilter() }
@@ -83,7 +83,7 @@ func newResults(s *State) *Results {
 		return b
 	}
 	r.table.UpdateHeader = r.headerCell
-	r.figSel = widget.NewSelect(nil, func(name string) {
+	r.figSel = newSelect(nil, func(name string) {
 		for i, f := range r.figs {
 			if f.Name == name {
 				r.showFigure(i)

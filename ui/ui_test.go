@@ -434,3 +434,29 @@ func TestMethodsOfferedFitTheData(t *testing.T) {
 		}
 	})
 }
+
+// A select the driver finds no canvas for (Fyne 2.7 crashed opening its
+// list then) drops a tap or an opening key and stays usable; on its
+// canvas, a tap opens the list.
+func TestSelectWithoutACanvasDropsTheTap(t *testing.T) {
+	test.NewTempApp(t)
+	s := newSelect([]string{"a", "b"}, nil)
+	w := test.NewTempWindow(t, s)
+	found := canvasFor
+	t.Cleanup(func() { canvasFor = found })
+	canvasFor = func(fyne.CanvasObject) fyne.Canvas { return nil }
+	test.Tap(s)
+	s.TypedKey(&fyne.KeyEvent{Name: fyne.KeySpace})
+	if len(w.Canvas().Overlays().List()) != 0 {
+		t.Fatal("a list opened without a canvas")
+	}
+	s.TypedKey(&fyne.KeyEvent{Name: fyne.KeyRight})
+	if s.Selected != "a" {
+		t.Errorf("right arrow selected %q, want a", s.Selected)
+	}
+	canvasFor = found
+	test.Tap(s)
+	if len(w.Canvas().Overlays().List()) != 1 {
+		t.Error("a tap on its canvas opened no list")
+	}
+}
