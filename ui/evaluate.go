@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -197,14 +198,18 @@ func (e *Evaluate) build() (*spec.Spec, error) {
 		s.Model.Arch, s.Model.Epochs = e.arch.Selected, whole(e.epochs, "epochs")
 	}
 	for _, name := range e.methods.Checked() {
-		params, err := e.methods.Values(name)
+		settings, err := e.methods.Settings(name)
 		errs = append(errs, err)
-		s.Methods = append(s.Methods, spec.Method{Name: name, Params: params})
+		for _, params := range settings {
+			s.Methods = append(s.Methods, spec.Method{Name: name, Params: params})
+		}
 	}
 	for _, name := range e.protocols.Checked() {
-		params, err := e.protocols.Values(name)
+		settings, err := e.protocols.Settings(name)
 		errs = append(errs, err)
-		s.Protocols = append(s.Protocols, spec.Protocol{Name: name, Params: params})
+		for _, params := range settings {
+			s.Protocols = append(s.Protocols, spec.Protocol{Name: name, Params: params})
+		}
 	}
 	s.Post = nil
 	for _, p := range strings.Split(e.post.Text, "|") {
@@ -297,6 +302,10 @@ func (e *Evaluate) OpenSpec(path string) {
 	e.post.SetText(strings.Join(post, " | "))
 	e.seeds.SetText(strings.Join(seeds, ", "))
 	e.retrain.SetText(strconv.Itoa(s.Retrain.Epochs))
+	if len(s.Datasets) > 1 {
+		e.s.status.Error(fmt.Errorf("opened campaign %s: it runs %d datasets and the form holds the first (%s); the file as it is runs with faithlab-cli run", path, len(s.Datasets), s.Datasets[0].Ref))
+		return
+	}
 	e.s.status.Info("opened campaign " + path)
 }
 
@@ -597,19 +606,27 @@ type formItem struct {
 }
 
 // checkForms is a list of checkable methods or protocols, each with its
-// parameter form shown while it is checked.
+// parameter forms shown while it is checked: one per setting, since a
+// campaign may run one method or protocol in several (v_λ at five λ, GOAR
+// with and without projection), each a separate entry of the spec.
 type checkForms struct {
-	items   []formItem
-	checks  map[string]*widget.Check
-	forms   map[string]*paramForm
-	content *fyne.Container
+	items    []formItem
+	checks   map[string]*widget.Check
+	settings map[string][]*paramForm // the first is always there
+	boxes    map[string]*fyne.Container
+	content  *fyne.Container
 }
 
 func newCheckForms(items []formItem) *checkForms {
-	f := &checkForms{items: items, checks: map[string]*widget.Check{}, forms: map[string]*paramForm{}, content: container.NewVBox()}
+	f := &checkForms{items: items, checks: map[string]*widget.Check{}, settings: map[string][]*paramForm{},
+		boxes: map[string]*fyne.Container{}, content: container.NewVBox()}
 	for _, it := range items {
 		form := newParamForm(it.params)
-		box := container.NewPadded(form.form)
+		box := container.NewVBox(container.NewPadded(form.form))
+		if len(it.params) > 0 {
+			name := it.name
+			box.Add(container.NewHBox(widget.NewButtonWithIcon("another setting of "+name, theme.ContentAddIcon(), func() { f.add(name) })))
+		}
 		box.Hide()
 		check := widget.NewCheck(it.name, func(on bool) {
 			if on && len(it.params) > 0 {
@@ -621,11 +638,35 @@ func newCheckForms(items []formItem) *checkForms {
 		hint := widget.NewLabel(it.doc)
 		hint.SizeName = theme.SizeNameCaptionText
 		hint.Truncation = fyne.TextTruncateEllipsis
-		f.checks[it.name], f.forms[it.name] = check, form
+		f.checks[it.name], f.settings[it.name], f.boxes[it.name] = check, []*paramForm{form}, box
 		f.content.Add(container.NewBorder(nil, nil, check, nil, hint))
 		f.content.Add(box)
 	}
 	return f
+}
+
+// add appends another setting's form to an item, with a button that
+// removes it, and returns the form.
+func (f *checkForms) add(name string) *paramForm {
+	var params []param.Param
+	for _, it := range f.items {
+		if it.name == name {
+			params = it.params
+		}
+	}
+	form := newParamForm(params)
+	box := f.boxes[name]
+	var row *fyne.Container
+	remove := widget.NewButtonWithIcon("", theme.ContentRemoveIcon(), func() {
+		box.Remove(row)
+		f.settings[name] = slices.DeleteFunc(f.settings[name], func(p *paramForm) bool { return p == form })
+	})
+	label := widget.NewLabelWithStyle(fmt.Sprintf("%s, setting %d", name, len(f.settings[name])+1), fyne.TextAlignLeading, fyne.TextStyle{Italic: true})
+	row = container.NewBorder(container.NewBorder(nil, nil, nil, remove, label), nil, nil, nil, container.NewPadded(form.form))
+	box.Objects = slices.Insert(box.Objects, len(box.Objects)-1, fyne.CanvasObject(row)) // before the add button
+	box.Refresh()
+	f.settings[name] = append(f.settings[name], form)
+	return form
 }
 
 // Checked lists the checked items, in the list's order.
@@ -639,21 +680,45 @@ func (f *checkForms) Checked() []string {
 	return out
 }
 
-// Values reads a checked item's form.
-func (f *checkForms) Values(name string) (map[string]any, error) { return f.forms[name].Values() }
-
-// Set checks an item and fills its form.
-func (f *checkForms) Set(name string, params map[string]any) {
-	if c := f.checks[name]; c != nil {
-		c.SetChecked(true)
-		f.forms[name].Set(params)
+// Settings reads a checked item's forms: one parameter set per setting.
+func (f *checkForms) Settings(name string) ([]map[string]any, error) {
+	var out []map[string]any
+	var errs []error
+	for _, form := range f.settings[name] {
+		v, err := form.Values()
+		out, errs = append(out, v), append(errs, err)
 	}
+	return out, errors.Join(errs...)
 }
 
-// Clear unchecks every item.
+// Set checks an item and fills its form; an item already checked gets
+// another setting, filled.
+func (f *checkForms) Set(name string, params map[string]any) {
+	c := f.checks[name]
+	if c == nil {
+		return
+	}
+	if c.Checked {
+		if len(f.boxes[name].Objects) > 1 { // an item with parameters
+			f.add(name).Set(params)
+		}
+		return
+	}
+	c.SetChecked(true)
+	f.settings[name][0].Set(params)
+}
+
+// Clear unchecks every item and removes every setting but the first.
 func (f *checkForms) Clear() {
-	for _, c := range f.checks {
+	for name, c := range f.checks {
 		c.SetChecked(false)
+		for len(f.settings[name]) > 1 {
+			last := f.settings[name][len(f.settings[name])-1]
+			box := f.boxes[name]
+			box.Objects = slices.Delete(box.Objects, len(box.Objects)-2, len(box.Objects)-1) // the row above the add button
+			box.Refresh()
+			f.settings[name] = slices.DeleteFunc(f.settings[name], func(p *paramForm) bool { return p == last })
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -459,4 +460,42 @@ func TestSelectWithoutACanvasDropsTheTap(t *testing.T) {
 	if len(w.Canvas().Overlays().List()) != 1 {
 		t.Error("a tap on its canvas opened no list")
 	}
+}
+
+// A spec that runs a method or a protocol in several settings (the
+// synthetic GOAR campaign: v_λ at five λ, GOAR with and without
+// projection) opens into the form with every setting, and the form makes
+// the same entries again; Clear leaves one setting of each.
+func TestSpecWithSeveralSettingsOpensWhole(t *testing.T) {
+	wb, loop, _ := newTestWorkbench(t)
+	loop.run(func() {
+		e := wb.Evaluate
+		e.OpenSpec(filepath.Join("..", "testdata", "campaigns", "goar-synthetic.yaml"))
+		s, err := e.build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lambdas []float64
+		for _, m := range s.Methods {
+			if m.Name != "vlambda" {
+				t.Errorf("method %s", m.Name)
+			}
+			lambdas = append(lambdas, m.Params["lambda"].(float64))
+		}
+		if !slices.Equal(lambdas, []float64{0, 0.25, 0.5, 0.75, 1}) {
+			t.Errorf("v_λ settings %v", lambdas)
+		}
+		var protos []string
+		for _, p := range s.Protocols {
+			protos = append(protos, fmt.Sprintf("%s:%v", p.Name, p.Params["no_projection"]))
+		}
+		if got := strings.Join(protos, " "); got != "roar:<nil> road:<nil> goar:<nil> goar:true" {
+			t.Errorf("protocols %s", got)
+		}
+		e.methods.Clear()
+		e.methods.Set("vlambda", map[string]any{"lambda": 0.5})
+		if s, _ := e.build(); len(s.Methods) != 1 {
+			t.Errorf("after Clear and one Set: %d methods", len(s.Methods))
+		}
+	})
 }
