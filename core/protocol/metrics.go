@@ -190,7 +190,8 @@ func (g GOAR) metrics() []Metric {
 	frac := unitAxis("test inputs misclassified at any strength up to s")
 	m := []Metric{
 		{Name: "cumulative_misclassification", Better: Higher, Over: over, Value: frac, Beside: "no_projection",
-			Doc: "fraction of the test inputs that a model retrained at some strength up to s misclassifies (§5.3)"},
+			BesideLabels: []string{"projected", "not projected (§6.3)"},
+			Doc:          "fraction of the test inputs that a model retrained at some strength up to s misclassifies (§5.3)"},
 		{Name: "area", Better: Higher, Headline: true, Label: "area", Of: "cumulative_misclassification",
 			Value: unitAxis("area under the cumulative misclassification, over the strengths' span"),
 			Doc:   "trapezoidal area under the cumulative misclassification curve divided by the strengths' span: its mean height"},

@@ -86,6 +86,11 @@ type Metric struct {
 	// curve of the settings that differ only in it side by side (GOAR's
 	// cumulative misclassification with and without projection, Fig. 8).
 	Beside string `json:"beside,omitempty"`
+	// BesideLabels say what the two settings are, the parameter off then
+	// on ("projected", "not projected"): figures title their panels and
+	// key with them, and a setting with the parameter on is named so
+	// wherever it appears.
+	BesideLabels []string `json:"beside_labels,omitempty"`
 }
 
 // Axis describes a metric's values or a curve's parameter.

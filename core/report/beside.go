@@ -45,9 +45,9 @@ func (c *campaign) besideFigure(g *group, m protocol.Metric) (Figure, bool, erro
 	if err != nil || !ok {
 		return Figure{}, false, err
 	}
-	name := strings.ReplaceAll(m.Beside, "_", " ")
-	left.Plot.Title.Text = fmt.Sprintf("%s — %s\n%s: off", g.recs[0].Protocol, g.dataset, name)
-	right.Plot.Title.Text = fmt.Sprintf("%s — %s\n%s: on", g.recs[0].Protocol, g.dataset, name)
+	off, on := besideLabels(m)
+	left.Plot.Title.Text = fmt.Sprintf("%s — %s\n%s", g.recs[0].Protocol, g.dataset, off)
+	right.Plot.Title.Text = fmt.Sprintf("%s — %s\n%s", g.recs[0].Protocol, g.dataset, on)
 	for _, a := range []*plot.Axis{&left.Plot.Y, &right.Plot.Y} {
 		a.Min, a.Max = min(left.Plot.Y.Min, right.Plot.Y.Min), max(left.Plot.Y.Max, right.Plot.Y.Max)
 	}
@@ -70,12 +70,22 @@ func (c *campaign) besideFigure(g *group, m protocol.Metric) (Figure, bool, erro
 			l, _ := meanSD(scalars(by[label], summary.Name))
 			r, _ := meanSD(scalars(byOther[label], summary.Name))
 			head, rest, _ := strings.Cut(display(label), "\n")
-			key[i].Label = strings.TrimSuffix(fmt.Sprintf("%s (%s %s off, %s on)\n%s", head, summary.Label, number(l), number(r), rest), "\n")
+			key[i].Label = strings.TrimSuffix(fmt.Sprintf("%s (%s %s %s, %s %s)\n%s", head, summary.Label, number(l), off, number(r), on, rest), "\n")
 		}
 		i++
 	}
 	return Figure{Name: c.name(fileName(g.dataset), g.file, m.Name, "beside", fileName(m.Beside)), Plot: left.Plot,
 		Beside: []*plot.Plot{right.Plot}, Key: key}, true, nil
+}
+
+// besideLabels are what the two settings of a side-by-side figure are
+// called: the protocol's own words, or the parameter off and on.
+func besideLabels(m protocol.Metric) (off, on string) {
+	if len(m.BesideLabels) == 2 {
+		return m.BesideLabels[0], m.BesideLabels[1]
+	}
+	name := strings.ReplaceAll(m.Beside, "_", " ")
+	return name + ": off", name + ": on"
 }
 
 // param is the group's configured value of a boolean parameter.

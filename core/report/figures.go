@@ -371,6 +371,9 @@ func drawKey(c draw.Canvas, key []KeyEntry) {
 	}
 }
 
+// rightMargin is the room a plot leaves at its right edge.
+const rightMargin = 6 * vg.Length(1)
+
 // scaleWidth is the room a colour scale takes at a plot's right.
 const scaleWidth = 0.55 * vg.Inch
 
@@ -396,6 +399,11 @@ func (f Figure) draw(c draw.Canvas) {
 	for i, p := range append([]*plot.Plot{f.Plot}, f.Beside...) {
 		col := c
 		col.Min.X, col.Max.X = c.Min.X+vg.Length(i)*w, c.Min.X+vg.Length(i+1)*w
+		if p.X.Width > 0 { // a drawn x axis (pictures hide theirs)
+			// Room at the right for the last tick's label and for markers
+			// on the axis's end, which gonum/plot lets run past the canvas.
+			col.Max.X -= rightMargin
+		}
 		p.Draw(col)
 	}
 }

@@ -63,6 +63,9 @@ func newCampaign(recs []store.Record) *campaign {
 				g.file += fmt.Sprintf("-%d", n)
 			} else {
 				first[dp] = r.Result.Config
+				if on := switchedOn(g.info, r.Result.Config); on != "" {
+					g.title += " (" + on + ")" // a GOAR without projection is never taken for one with
+				}
 			}
 			byKey[key] = g
 			c.groups = append(c.groups, g)
@@ -91,6 +94,18 @@ func (c *campaign) setting(r store.Record) string {
 		return g.title
 	}
 	return r.Protocol
+}
+
+// switchedOn names the parameters the protocol draws side by side
+// (Metric.Beside) that a configuration turns on.
+func switchedOn(info protocol.Info, cfg map[string]any) string {
+	var on []string
+	for _, m := range info.Curves {
+		if m.Beside != "" && cfg[m.Beside] == true && !slices.Contains(on, m.Beside) {
+			on = append(on, m.Beside)
+		}
+	}
+	return strings.Join(on, ", ")
 }
 
 // settingDiff names what sets a protocol's configuration apart from its

@@ -75,3 +75,29 @@ func TestSettingsOfAProtocolStayApartInCSVAndDiagnostics(t *testing.T) {
 		t.Errorf("TV fits %s, want one of 9 points per setting", got)
 	}
 }
+
+// A protocol's setting that turns on a parameter its figures draw side by
+// side (GOAR's no_projection) is named so even alone in a campaign.
+func TestASwitchedOnSettingIsNamedAlone(t *testing.T) {
+	cfg := map[string]any{"strengths": []any{0.0, 4.0}, "no_projection": true, "prior": "auto", "steps": 25.0, "advance": 0.16}
+	x := protocol.Values{0, 4}
+	recs := []store.Record{{Dataset: "gmm", Method: "gradient", Protocol: "GOAR", Seed: 1,
+		Result: &protocol.Result{Protocol: "GOAR", Method: "gradient", Config: cfg,
+			Curves:  []protocol.Curve{{Name: "cumulative_misclassification", X: x, Y: protocol.Values{0.1, 0.3}}},
+			Scalars: []protocol.Scalar{{Name: "area", Value: 0.2, Better: protocol.Higher}}}}}
+	var buf bytes.Buffer
+	if err := WriteCSV(&buf, "run", recs); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), ",GOAR (no_projection),") {
+		t.Errorf("CSV:\n%s", buf.String())
+	}
+	cfg["no_projection"] = false
+	buf.Reset()
+	if err := WriteCSV(&buf, "run", recs); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), ",GOAR,") {
+		t.Errorf("CSV of the projected setting:\n%s", buf.String())
+	}
+}
