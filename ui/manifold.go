@@ -125,7 +125,7 @@ func (v *manifoldView) show(shape []int, goar campaign.Projected, fud campaign.I
 	v.panels.Objects = []fyne.CanvasObject{
 		panel(sampleImage(goar.Shifted.Image, shape), fmt.Sprintf("GOAR shift s=%g", strength), pred(goar.Shifted)),
 		panel(sampleImage(goar.Projected.Image, shape), "GOAR projected", pred(goar.Projected)),
-		panel(maskImage(fud.Keep, shape[1], shape[2]), "FUD keeps", fmt.Sprintf("%.0f %% kept (white)\nred: in-painted", 100*(1-rate))),
+		panel(maskImage(fud.Keep, shape[1], shape[2]), "FUD keeps", fmt.Sprintf("top %.0f %% kept (white)\nred: in-painted", 100*(1-rate))),
 		panel(sampleImage(fud.Inpainted.Image, shape), "FUD in-painted", pred(fud.Inpainted)),
 	}
 	v.fud = &fud
