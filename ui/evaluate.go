@@ -712,12 +712,10 @@ func (f *checkForms) Set(name string, params map[string]any) {
 func (f *checkForms) Clear() {
 	for name, c := range f.checks {
 		c.SetChecked(false)
-		for len(f.settings[name]) > 1 {
-			last := f.settings[name][len(f.settings[name])-1]
-			box := f.boxes[name]
-			box.Objects = slices.Delete(box.Objects, len(box.Objects)-2, len(box.Objects)-1) // the row above the add button
+		if box := f.boxes[name]; len(f.settings[name]) > 1 {
+			box.Objects = []fyne.CanvasObject{box.Objects[0], box.Objects[len(box.Objects)-1]} // the first form, the add button
 			box.Refresh()
-			f.settings[name] = slices.DeleteFunc(f.settings[name], func(p *paramForm) bool { return p == last })
+			f.settings[name] = f.settings[name][:1]
 		}
 	}
 }
