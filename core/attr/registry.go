@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"faithlab/core/param"
 )
@@ -174,12 +175,21 @@ func needsTruth(e Entry) Entry {
 // Applies reports whether the method explains samples of shape (C, H, W;
 // tables are C×1×1) from data that knows its ground truth or not: its
 // kind of data, and a truth for a method that takes one.
-func (i Info) Applies(shape []int, truth bool) bool {
+func (i Info) Applies(shape []int, truth bool) bool { return i.Check(shape, truth) == nil }
+
+// Check is Applies with the reason when the method does not apply.
+func (i Info) Check(shape []int, truth bool) error {
 	kind := "image"
 	if len(shape) == 3 && shape[1] == 1 && shape[2] == 1 {
 		kind = "tabular"
 	}
-	return slices.Contains(i.Data, kind) && (!i.NeedsTruth || truth)
+	if !slices.Contains(i.Data, kind) {
+		return fmt.Errorf("%s explains %s data, not %s data", i.Name, strings.Join(i.Data, " or "), kind)
+	}
+	if i.NeedsTruth && !truth {
+		return fmt.Errorf("%s needs a dataset whose generator knows the ground truth (gmm); this one has none", i.Name)
+	}
+	return nil
 }
 
 // NewEntry makes the Entry of another package's method (TRACE), with the

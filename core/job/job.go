@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"faithlab/core/attr"
+	"faithlab/core/attr/methods"
 	"faithlab/core/data"
 	"faithlab/core/diffusion"
 	"faithlab/core/engine"
@@ -378,7 +379,7 @@ func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol) (
 		r.emit(Event{Kind: Progress, Task: t.Label, Key: t.Key, Stage: stage, Step: step, Steps: steps})
 	}
 	base := t.Base
-	m, trainSet, testSet, err := r.inputs(ctx, t, progress)
+	m, trainSet, testSet, err := r.inputs(ctx, t, meth, progress)
 	if err != nil {
 		return protocol.Result{}, "", err
 	}
@@ -462,8 +463,9 @@ func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol) (
 // inputs returns the task's base model (a private copy: networks are not
 // safe for concurrent use) and its dataset's splits. A model file is
 // loaded and its dataset opened as the model records (model.Data); a
-// recipe's model is trained once on the split the task's seed makes.
-func (r *Runner) inputs(ctx context.Context, t Task, progress func(string, int, int)) (*model.Model, *data.Dataset, *data.Dataset, error) {
+// recipe's model is trained once on the split the task's seed makes. The
+// method is checked against the data before a model is trained for it.
+func (r *Runner) inputs(ctx context.Context, t Task, meth spec.Method, progress func(string, int, int)) (*model.Model, *data.Dataset, *data.Dataset, error) {
 	s := r.Spec
 	if s.Model.File != "" && model.IsTorchScript(s.Model.File) {
 		m, err := model.LoadTorchScript(s.Model.File)
@@ -471,6 +473,9 @@ func (r *Runner) inputs(ctx context.Context, t Task, progress func(string, int, 
 			return nil, nil, nil, fmt.Errorf("base model: %w", err)
 		}
 		trainSet, testSet, err := r.data(t.Dataset, t.Seed, m)
+		if err == nil {
+			err = applies(meth, trainSet)
+		}
 		return m, trainSet, testSet, err
 	}
 	if s.Model.File != "" {
@@ -483,9 +488,15 @@ func (r *Runner) inputs(ctx context.Context, t Task, progress func(string, int, 
 			return nil, nil, nil, fmt.Errorf("base model %s: %w", s.Model.File, err)
 		}
 		trainSet, testSet, err := r.data(t.Dataset, t.Seed, m)
+		if err == nil {
+			err = applies(meth, trainSet)
+		}
 		return m, trainSet, testSet, err
 	}
 	trainSet, testSet, err := r.data(t.Dataset, t.Seed, nil)
+	if err == nil {
+		err = applies(meth, trainSet)
+	}
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -511,6 +522,18 @@ func (r *Runner) inputs(ctx context.Context, t Task, progress func(string, int, 
 		return nil, nil, nil, fmt.Errorf("base model %s: %w", r.Cache.Path(t.Base, ".flm"), err)
 	}
 	return m, trainSet, testSet, nil
+}
+
+// applies says why the method cannot explain ds's samples, if it cannot.
+func applies(meth spec.Method, ds *data.Dataset) error {
+	info, err := methods.Lookup(meth.Name)
+	if err != nil {
+		return err
+	}
+	if err := info.Check(ds.Shape, len(ds.Truth) > 0); err != nil {
+		return fmt.Errorf("%s: %w", ds.Name, err)
+	}
+	return nil
 }
 
 // data loads a dataset's splits once per seed, cut to the spec's sample

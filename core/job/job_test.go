@@ -258,3 +258,31 @@ func TestCancelOneTaskLeavesItForTheResume(t *testing.T) {
 		t.Error("results after cancelling one task and resuming differ from an uninterrupted run's")
 	}
 }
+
+// A method that cannot explain the campaign's data fails its tasks with
+// the reason before any model is trained for them.
+func TestMethodNotForTheDataFailsBeforeTraining(t *testing.T) {
+	for _, tc := range []struct{ dataset, method, wants string }{
+		{"gmm", "gradcam", "gradcam explains image data, not tabular data"},
+		{"digits", "vlambda", "vlambda needs a dataset whose generator knows the ground truth"},
+	} {
+		t.Run(tc.method, func(t *testing.T) {
+			src := strings.Replace(gmmSpec, "id: gmm,", "id: "+tc.dataset+",", 1)
+			src = strings.Replace(src, "methods: [gradient, random, {name: smoothgrad, params: {samples: 4}}]", "methods: ["+tc.method+"]", 1)
+			r := newRunner(t, t.TempDir(), src)
+			failed, err := r.Execute(context.Background())
+			if err != nil || failed != 3 {
+				t.Fatalf("%d failed, %v; want all 3", failed, err)
+			}
+			recs, _ := r.Run.Records()
+			for _, rec := range recs {
+				if !strings.Contains(rec.Error, tc.wants) {
+					t.Errorf("%s: %q, want %q", rec.Label, rec.Error, tc.wants)
+				}
+			}
+			if len(r.builds) != 0 {
+				t.Errorf("%d artefacts built, want none", len(r.builds))
+			}
+		})
+	}
+}
