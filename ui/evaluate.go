@@ -17,7 +17,6 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"faithlab/core/campaign"
-	"faithlab/core/data"
 	"faithlab/core/job"
 	"faithlab/core/model"
 	"faithlab/core/param"
@@ -326,30 +325,17 @@ func (e *Evaluate) Size() {
 		return
 	}
 	c := &campaign.Campaign{Spec: s}
-	arch := s.Model.Arch
-	if s.Model.File != "" && e.s.Model != nil {
-		arch = e.s.Model.Arch
-	}
 	var z campaign.Size
 	e.size.SetText("sizing…")
 	e.s.Go("sizing the campaign", func(ctx context.Context) error {
-		tr, _, err := data.Open(s.Datasets[0].Ref, s.Datasets[0].Options)
-		if err != nil {
-			return err
-		}
-		speed, err := campaign.MeasureSpeed(ctx, arch, tr, e.s.cfg.Kernel)
-		if err != nil {
-			return err
-		}
-		z, err = c.Estimate(speed)
+		z, err = c.Measure(ctx, e.s.cfg.Kernel)
 		return err
 	}, func(err error) {
 		if err != nil {
 			e.size.SetText("")
 			return
 		}
-		e.size.SetText(fmt.Sprintf("%d tasks; %d base model(s) and %d retrainings to train; %d map sets. About %s here at most (early stopping ends training sooner; the protocols' own passes are not counted).",
-			z.Tasks, z.BaseModels, z.Retrainings, z.MapSets, (time.Duration(z.Seconds) * time.Second).Round(time.Second)))
+		e.size.SetText(z.String())
 	})
 }
 

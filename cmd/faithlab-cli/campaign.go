@@ -20,6 +20,7 @@ func runCampaign(ctx context.Context, args []string) error {
 	shardFlag := fs.String("shard", "", "run shard I of N (I/N, 0-based); \"/N\" takes I from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX")
 	quiet := fs.Bool("quiet", false, "print only task ends, not progress")
 	engineSetting := fs.String("engine", "", "run on this engine instead of the spec's, of the same kind (e.g. torch@ssh://gpu1 for a spec's torch): "+engineUsage)
+	estimate := fs.Bool("estimate", false, "print what the campaign does and about how long it takes on this machine (its speeds measured for a few seconds), and run nothing")
 	specPath, err := parseWithArg(fs, args)
 	if err != nil {
 		return err
@@ -27,6 +28,14 @@ func runCampaign(ctx context.Context, args []string) error {
 	c, err := campaign.Load(specPath)
 	if err != nil {
 		return err
+	}
+	if *estimate {
+		z, err := c.Measure(ctx, kernel())
+		if err != nil {
+			return err
+		}
+		fmt.Println(z)
+		return nil
 	}
 	shard, err := parseShard(*shardFlag)
 	if err != nil {

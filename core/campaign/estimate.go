@@ -3,11 +3,14 @@ package campaign
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"faithlab/core/attr"
 	"faithlab/core/attr/methods"
 	"faithlab/core/data"
+	"faithlab/core/diffusion"
+	"faithlab/core/engine"
 	"faithlab/core/engine/gemm"
 	"faithlab/core/job"
 	"faithlab/core/model"
@@ -24,41 +27,69 @@ type Size struct {
 	Retrainings int     // models the protocols train
 	MapSets     int     // maps computed: a method and post-processing on a split
 	Images      float64 // training images (one per sample and epoch) and map passes
-	Seconds     float64 // Images at the measured speed, at most: early stopping ends sooner
+	PriorPasses float64 // samples through a diffusion prior's network, one per sampler step (GOAR's projections, FUD's in-painting)
+	Seconds     float64 // Images and PriorPasses at the measured speeds, at most: early stopping ends sooner
 }
 
 // Estimate counts the work of the campaign and estimates its time from
 // speed, the training images per second this machine reaches on the
-// campaign's architecture (MeasureSpeed); speed 0 leaves Seconds 0. The
-// datasets are opened to count their samples. Base models are counted at
-// their full epochs (early stopping usually ends them sooner); a map pass
-// (a gradient, one IG step) costs about one training image; the
-// protocols' own forward passes are not counted.
-func (c *Campaign) Estimate(speed float64) (Size, error) {
+// campaign's architecture (MeasureSpeed; 0 leaves Seconds 0), and from the
+// speed of each diffusion prior the protocols run, measured here on kernel
+// (MeasurePriorSpeed). The datasets are opened to count their samples and
+// the priors to find where GOAR's projections start. Base models are
+// counted at their full epochs (early stopping usually ends them sooner); a
+// map pass (a gradient, one IG step) costs about one training image; the
+// protocols' own classifier passes are not counted.
+func (c *Campaign) Estimate(ctx context.Context, speed float64, kernel gemm.Kernel) (Size, error) {
 	s := c.Spec
 	var z Size
 	z.Tasks = len(c.Tasks(job.Shard{}))
 	baseEpochs := train.Config{Epochs: s.Model.Epochs}.Defaults().Epochs
 	for _, d := range s.Datasets {
-		trainN, testN, err := samples(d)
+		trainSet, testSet, err := samples(d)
 		if err != nil {
 			return z, err
 		}
+		trainN, testN := trainSet.Len(), testSet.Len()
+		env := &protocol.Env{Train: trainSet, Test: testSet,
+			Prior: func(_ context.Context, path string) (diffusion.Prior, string, error) {
+				return job.OpenPrior(d.Ref, path, kernel)
+			}}
+		var seconds float64 // of the prior passes, per seed
+		for _, p := range s.Protocols {
+			pr, err := p.New()
+			if err != nil {
+				return z, err
+			}
+			k := protocol.RetrainingsOf(pr) * len(s.Methods) * len(s.Post)
+			z.Retrainings += k * len(s.Seeds)
+			z.Images += float64(k*s.Retrain.Epochs*trainN) * float64(len(s.Seeds))
+			r, ok := pr.(protocol.PriorRunner)
+			if !ok {
+				continue
+			}
+			prior, n, err := r.PriorPasses(ctx, env)
+			if err != nil {
+				return z, fmt.Errorf("%s: %w", d.Ref, err)
+			}
+			n *= float64(len(s.Methods) * len(s.Post))
+			z.PriorPasses += n * float64(len(s.Seeds))
+			if prior != nil && n > 0 && speed > 0 {
+				v, err := MeasurePriorSpeed(ctx, prior)
+				if err != nil {
+					return z, err
+				}
+				seconds += n / v
+			}
+		}
+		retrains := slices.ContainsFunc(s.Protocols, func(p spec.Protocol) bool {
+			pr, err := p.New()
+			return err == nil && protocol.RetrainingsOf(pr) > 0
+		})
 		for range s.Seeds {
 			if s.Model.File == "" {
 				z.BaseModels++
 				z.Images += float64(baseEpochs * trainN)
-			}
-			retrains := false
-			for _, p := range s.Protocols {
-				pr, err := p.New()
-				if err != nil {
-					return z, err
-				}
-				k := protocol.RetrainingsOf(pr) * len(s.Methods) * len(s.Post)
-				z.Retrainings += k
-				z.Images += float64(k * s.Retrain.Epochs * trainN)
-				retrains = retrains || k > 0
 			}
 			for _, m := range s.Methods {
 				meth, err := methods.New(m.Name, m.Params, attr.CheckSetup)
@@ -72,29 +103,91 @@ func (c *Campaign) Estimate(speed float64) (Size, error) {
 				z.MapSets += len(s.Post) * map[bool]int{false: 1, true: 2}[retrains]
 				z.Images += attr.PassesOf(meth) * float64(n)
 			}
+			z.Seconds += seconds
 		}
 	}
 	if speed > 0 {
-		z.Seconds = z.Images / speed
+		z.Seconds += z.Images / speed
+	} else {
+		z.Seconds = 0
 	}
 	return z, nil
 }
 
-// samples counts a dataset's training and test samples as a campaign uses
-// them (the spec's caps applied).
-func samples(d spec.Dataset) (trainN, testN int, err error) {
-	tr, te, err := data.Open(d.Ref, d.Options)
+// Measure sizes the campaign on this machine: it measures the training
+// speed of the campaign's architecture (a model file's own) on its first
+// dataset and estimates with it. A TorchScript model's speed is not
+// measured here: Seconds is then 0.
+func (c *Campaign) Measure(ctx context.Context, kernel gemm.Kernel) (Size, error) {
+	s := c.Spec
+	arch := s.Model.Arch
+	switch {
+	case s.Model.File != "" && model.IsTorchScript(s.Model.File):
+		return c.Estimate(ctx, 0, kernel)
+	case s.Model.File != "":
+		m, err := model.Load(s.Model.File, kernel)
+		if err != nil {
+			return Size{}, err
+		}
+		arch = m.Arch
+	}
+	tr, _, err := samples(s.Datasets[0])
 	if err != nil {
-		return 0, 0, err
+		return Size{}, err
 	}
-	trainN, testN = tr.Len(), te.Len()
-	if d.TrainSamples > 0 {
-		trainN = min(trainN, d.TrainSamples)
+	speed, err := MeasureSpeed(ctx, arch, tr, kernel)
+	if err != nil {
+		return Size{}, err
 	}
-	if d.TestSamples > 0 {
-		testN = min(testN, d.TestSamples)
+	return c.Estimate(ctx, speed, kernel)
+}
+
+// String words the size for a person about to launch the campaign.
+func (z Size) String() string {
+	prior := ""
+	if z.PriorPasses > 0 {
+		prior = fmt.Sprintf("; %.3g diffusion steps of a sample (GOAR's projections, FUD's in-painting)", z.PriorPasses)
 	}
-	return trainN, testN, nil
+	out := fmt.Sprintf("%d tasks; %d base model(s) and %d retrainings to train; %d map sets%s.", z.Tasks, z.BaseModels, z.Retrainings, z.MapSets, prior)
+	if z.Seconds > 0 {
+		out += fmt.Sprintf(" About %s here at most (early stopping ends training sooner; the protocols' classifier passes are not counted).",
+			(time.Duration(z.Seconds) * time.Second).Round(time.Second))
+	}
+	return out
+}
+
+// samples opens a dataset's training and test sets as a campaign uses
+// them (the spec's caps applied).
+func samples(d spec.Dataset) (train, test *data.Dataset, err error) {
+	train, test, err = data.Open(d.Ref, d.Options)
+	if err != nil {
+		return nil, nil, err
+	}
+	if n := d.TrainSamples; n > 0 && n < train.Len() {
+		train = train.Head(n)
+	}
+	if n := d.TestSamples; n > 0 && n < test.Len() {
+		test = test.Head(n)
+	}
+	return train, test, nil
+}
+
+// MeasurePriorSpeed runs the prior's network on a batch for about a
+// second and returns the samples per second (one sample at one sampler
+// step each): what Estimate needs.
+func MeasurePriorSpeed(ctx context.Context, p diffusion.Prior) (float64, error) {
+	const batch = 32
+	size := engine.Size(p.Shape())
+	x, eps := make([]float32, batch*size), make([]float32, batch*size)
+	var seen int
+	t0 := time.Now()
+	for time.Since(t0) < time.Second {
+		if err := p.Eps(ctx, x, batch, p.Schedule().T/2, eps); err != nil {
+			return 0, err
+		}
+		seen += batch
+	}
+	return float64(seen) / time.Since(t0).Seconds(), nil
 }
 
 // MeasureSpeed trains a fresh model of arch on ds for about a second and

@@ -78,7 +78,7 @@ seeds: [4]
 
 func TestEstimateCountsTheCampaignsWork(t *testing.T) {
 	c := load(t, t.TempDir())
-	z, err := c.Estimate(1000)
+	z, err := c.Estimate(context.Background(), 1000, best())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,6 +91,37 @@ func TestEstimateCountsTheCampaignsWork(t *testing.T) {
 	}
 	if z.Seconds != z.Images/1000 {
 		t.Errorf("%g s for %g images at 1000 images/s", z.Seconds, z.Images)
+	}
+}
+
+// GOAR's projections and FUD's in-painting are counted, one sample at one
+// sampler step each, and timed at the prior's own measured speed.
+func TestEstimateCountsThePriorsPasses(t *testing.T) {
+	c := loadSpec(t, t.TempDir(), `name: size
+output: run
+datasets: [{id: gmm, train_samples: 2000, test_samples: 300}]
+model: {arch: mlp, epochs: 1}
+seeds: [1, 2]
+methods: [gradient, random]
+protocols:
+  - {name: goar, params: {strengths: [0], steps: 10, advance: 0.5}}
+  - {name: goar, params: {strengths: [0], no_projection: true}}
+  - {name: fud, params: {samples: 10, ratios: [0.5, 0.2], steps: 20}}
+retrain: {epochs: 1}
+`)
+	z, err := c.Estimate(context.Background(), 1000, best())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// GOAR at s = 0 starts 0.5·T above step 0 on a grid of 10 steps over
+	// T = 1000: steps 500, 400, …, 0, six of them, on 2 300 inputs; FUD:
+	// 10 inputs × 2 ratios × 20 steps; without projection, none. Each for
+	// 2 methods and 2 seeds.
+	if want := 2.0 * 2 * (6*2300 + 10*2*20); z.PriorPasses != want {
+		t.Errorf("%g prior passes, want %g", z.PriorPasses, want)
+	}
+	if !(z.Seconds > z.Images/1000) {
+		t.Errorf("%g s for %g images at 1000 images/s and %g prior passes", z.Seconds, z.Images, z.PriorPasses)
 	}
 }
 
