@@ -38,6 +38,8 @@ type Results struct {
 	diffOnly *widget.Check
 	state    *widget.Label // the run's name, counts and manifest
 	summary  *widget.Label // the headline scores, a monospaced table
+	diag     *widget.Label // the run's bias checks and warnings (report.Diagnose)
+	tabs     *container.AppTabs
 	table    *widget.Table
 	figSel   *selectWidget
 	figure   *canvas.Image
@@ -54,11 +56,12 @@ type Results struct {
 }
 
 func newResults(s *State) *Results {
-	r := &Results{s: s, filter: widget.NewEntry(), summary: widget.NewLabel(""), sortCol: -1,
+	r := &Results{s: s, filter: widget.NewEntry(), summary: widget.NewLabel(""), diag: widget.NewLabel(""), sortCol: -1,
 		state:  widget.NewLabel("No run open: launch a campaign on Evaluate, or open a run folder."),
 		figure: canvas.NewImageFromImage(image.NewRGBA(image.Rect(0, 0, 1, 1)))}
 	r.summary.TextStyle = fyne.TextStyle{Monospace: true}
 	r.state.Wrapping = fyne.TextWrapWord
+	r.diag.Wrapping = fyne.TextWrapWord
 	r.runs = newSelect(nil, func(dir string) {
 		if r.run == nil || r.run.Dir != dir {
 			r.Open(dir, false)
@@ -114,7 +117,8 @@ func newResults(s *State) *Results {
 		r.state, container.NewHScroll(r.summary))
 	figs := container.NewBorder(container.NewBorder(nil, nil, widget.NewLabelWithStyle("Figures", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), saveFig, r.figSel),
 		nil, nil, nil, r.figure)
-	split := container.NewHSplit(r.table, figs)
+	r.tabs = container.NewAppTabs(container.NewTabItem("Table", r.table), container.NewTabItem("Diagnostics", container.NewVScroll(r.diag)))
+	split := container.NewHSplit(r.tabs, figs)
 	split.Offset = 0.55
 	r.content = container.NewBorder(top, nil, nil, nil, split)
 	r.listRuns()
@@ -168,6 +172,13 @@ func (r *Results) Open(dir string, show bool) {
 		st := res.Status()
 		r.state.SetText(fmt.Sprintf("%s (run %s): %d tasks done, %d failed, %d to run. %s", res.Spec.Name, res.ID(), len(st.Done), len(st.Failed), len(st.Missing), res.State()))
 		r.summary.SetText(report.Summary(st.Done))
+		d := report.Diagnose(st.Done)
+		r.diag.SetText(diagnosticsText(d))
+		r.tabs.Items[1].Text = "Diagnostics"
+		if len(d.AtChance) > 0 {
+			r.tabs.Items[1].Text = "Diagnostics (warnings)"
+		}
+		r.tabs.Refresh()
 		r.listRuns()
 		r.runs.SetSelected(dir)
 		r.refilter()
@@ -184,6 +195,18 @@ func (r *Results) Open(dir string, show bool) {
 			r.onShow()
 		}
 	})
+}
+
+// ShowDiagnostics shows the run's bias checks in place of the table.
+func (r *Results) ShowDiagnostics() { r.tabs.SelectIndex(1) }
+
+// diagnosticsText is the run's bias checks, one paragraph each.
+func diagnosticsText(d report.Diagnostics) string {
+	lines := d.Summary()
+	if len(lines) == 0 {
+		return "No diagnostics for this run: they need a retraining or imputation protocol over several rates and methods (the masks' total variation), post-processed maps beside plain ones, or a dataset with a known ground truth."
+	}
+	return "What in this run's scores the protocols' biases may explain (diagnostics.json holds the numbers):\n\n" + strings.Join(lines, "\n\n")
 }
 
 // setCompare reads a second run to compare with.

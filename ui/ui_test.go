@@ -166,6 +166,10 @@ func TestWorkflowOpenTrainLaunchCancelResumeExport(t *testing.T) {
 			}
 		}
 		rows = wb.Results.Rows()
+		// ROAR's four (method, rate) points make a TV fit (DPI paper).
+		if d := wb.Results.diag.Text; !strings.Contains(d, "ROAR accuracy on") || !strings.Contains(d, "R²") {
+			t.Errorf("diagnostics tab: %q", d)
+		}
 	})
 	seen := map[string]bool{}
 	for _, r := range rows {

@@ -115,6 +115,7 @@ func tour(w fyne.Window, wb *ui.Workbench, dir string) error {
 		}},
 		{"results-sorted", func() { on(func() { wb.Results.SortBy(4) }) }}, // by value
 		{"results-fud-trajectory", func() { on(func() { wb.Results.ShowFigure("fud_ig_trajectory") }) }},
+		{"results-diagnostics", func() { on(func() { wb.Results.ShowDiagnostics() }) }},
 		{"settings", func() {
 			tab(ui.TabSettings)
 			on(func() { wb.Settings.CheckEngine("torch") }) // starts a PyTorch worker and says what it runs on

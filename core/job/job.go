@@ -457,6 +457,7 @@ func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol) (
 		}
 	}
 	res, err := prot.Run(ctx, env)
+	res.Chance = protocol.Chance(testSet)
 	return res, name, err
 }
 

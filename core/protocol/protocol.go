@@ -238,6 +238,23 @@ type Result struct {
 	// shapes; whoever stores a Result stores the values apart (the
 	// campaign runner: as .npy artefacts under Key).
 	Samples []Sample `json:"samples,omitempty"`
+	// Chance is the test accuracy of always answering the test set's most
+	// common class: the floor a retrained model's accuracy is read against
+	// (set by the campaign runner; 0 where unknown).
+	Chance float64 `json:"chance,omitempty"`
+}
+
+// Chance is the share of ds's most common class: the accuracy of a model
+// that has learned nothing but the class frequencies.
+func Chance(ds *data.Dataset) float64 {
+	if ds == nil || ds.Len() == 0 {
+		return 0
+	}
+	counts := make([]int, len(ds.Classes))
+	for _, y := range ds.Y {
+		counts[y]++
+	}
+	return float64(slices.Max(counts)) / float64(ds.Len())
 }
 
 // Sample is a small batch of inputs, n×C×H×W as Shape says: perturbed

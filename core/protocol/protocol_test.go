@@ -577,3 +577,13 @@ func TestRetrainingsCountWhatTheProtocolsTrain(t *testing.T) {
 		}
 	}
 }
+
+func TestChanceIsTheMostCommonClassShare(t *testing.T) {
+	ds := &data.Dataset{Shape: []int{1, 1, 1}, X: make([]float32, 5), Y: []int{0, 2, 2, 1, 2}, Classes: []string{"a", "b", "c"}}
+	if got := Chance(ds); got != 0.6 {
+		t.Errorf("chance %g, want 3/5", got)
+	}
+	if got := Chance(nil); got != 0 {
+		t.Errorf("chance of no set %g", got)
+	}
+}

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"faithlab/core/protocol"
@@ -37,13 +38,33 @@ type PostComparison struct {
 	Total    int    `json:"total"`
 }
 
+// AtChance is a retraining protocol's run whose retrained models all
+// scored within chanceMargin of the accuracy of always answering the most
+// common class: models that learned nothing rank no maps, so the run's
+// score says nothing about its method.
+type AtChance struct {
+	Dataset  string  `json:"dataset"`
+	Protocol string  `json:"protocol"`
+	Method   string  `json:"method"`
+	Curve    string  `json:"curve"`
+	Best     float64 `json:"best"`   // the best retrained model's accuracy
+	Chance   float64 `json:"chance"` // the most common class's share of the test set
+}
+
+// chanceMargin is how far above chance a retrained model's accuracy must
+// reach to count as learned: about three binomial standard errors of 0.1
+// on 400 test inputs.
+const chanceMargin = 0.05
+
 // Diagnostics are a campaign's bias checks: the TV fits, the
-// post-processing comparisons, and each score's correlation across methods
-// with ground-truth agreement (GOAR Table 1).
+// post-processing comparisons, each score's correlation across methods
+// with ground-truth agreement (GOAR Table 1), and the runs whose retrained
+// models sit at chance.
 type Diagnostics struct {
-	TVFits []TVDiagnostic              `json:"tv_fits"`
-	Post   []PostComparison            `json:"post_comparisons,omitempty"`
-	Truth  []protocol.TruthCorrelation `json:"truth_correlations"`
+	TVFits   []TVDiagnostic              `json:"tv_fits"`
+	Post     []PostComparison            `json:"post_comparisons,omitempty"`
+	Truth    []protocol.TruthCorrelation `json:"truth_correlations"`
+	AtChance []AtChance                  `json:"at_chance,omitempty"`
 }
 
 // Diagnose computes the diagnostics the records support: a TV fit for
@@ -90,6 +111,7 @@ func Diagnose(recs []store.Record) Diagnostics {
 		}
 	}
 	d.Post = comparePost(recs)
+	d.AtChance = atChance(recs)
 	// Ground-truth correlations pair a method's scores with its agreement
 	// on the same dataset and seed.
 	bySeed := map[string][]protocol.Result{}
@@ -171,9 +193,43 @@ func comparePost(recs []store.Record) []PostComparison {
 	return out
 }
 
+// atChance finds the retraining runs whose every retrained model scored
+// at chance, by each of their accuracy curves.
+func atChance(recs []store.Record) []AtChance {
+	var out []AtChance
+	c := newCampaign(recs)
+	for _, r := range recs {
+		if r.Result == nil || r.Result.Chance <= 0 {
+			continue
+		}
+		info, ok := describe(r)
+		if !ok || info.Category != "retrain" {
+			continue
+		}
+		for _, m := range info.Curves {
+			if m.Over == nil || m.Better == "" || !(m.Name == "accuracy" || strings.HasPrefix(m.Name, "accuracy_")) {
+				continue
+			}
+			for _, cv := range r.Result.Curves {
+				if cv.Name != m.Name || len(cv.Y) == 0 {
+					continue
+				}
+				if best := slices.Max(cv.Y); best <= r.Result.Chance+chanceMargin {
+					out = append(out, AtChance{Dataset: r.Dataset, Protocol: c.setting(r), Method: methodName(r), Curve: m.Name, Best: best, Chance: r.Result.Chance})
+				}
+			}
+		}
+	}
+	return out
+}
+
 // Summary is one line per finding, for a terminal.
 func (d Diagnostics) Summary() []string {
 	var out []string
+	for _, a := range d.AtChance {
+		out = append(out, fmt.Sprintf("warning: %s %s on %s, %s: every retrained model at chance (best %.3f, most common class %.3f): this score ranks nothing; retrain longer or on more samples",
+			a.Protocol, a.Curve, a.Dataset, a.Method, a.Best, a.Chance))
+	}
 	for _, f := range d.TVFits {
 		if f.Fit == nil {
 			out = append(out, f.Explained)

@@ -498,3 +498,26 @@ func TestTrajectoryFigureGolden(t *testing.T) {
 		matchGolden(t, f)
 	}
 }
+
+// A retraining run whose every retrained model sits within the margin of
+// chance is flagged; one whose best model learned something, a run with no
+// known chance, and a protocol that retrains nothing are not.
+func TestDiagnoseRetrainedModelsAtChance(t *testing.T) {
+	rec := func(protocolName, method string, chance float64, acc protocol.Values) store.Record {
+		x := protocol.Values{0.1, 0.5, 0.9}
+		return store.Record{Dataset: "d", Method: method, Protocol: protocolName, Result: &protocol.Result{Protocol: protocolName, Method: method, Chance: chance,
+			Curves: []protocol.Curve{{Name: "accuracy", X: x, Y: acc}}}}
+	}
+	d := Diagnose([]store.Record{
+		rec("ROAR", "ig", 0.1, protocol.Values{0.14, 0.12, 0.1}),       // at chance: best 0.14 ≤ 0.1 + 0.05
+		rec("ROAR", "gradient", 0.1, protocol.Values{0.16, 0.12, 0.1}), // learned at 10 %
+		rec("ROAR", "random", 0, protocol.Values{0.1, 0.1, 0.1}),       // chance unknown
+		rec("EvalX", "ig", 0.1, protocol.Values{0.1, 0.1, 0.1}),        // the fixed proxy: not retrained per rate
+	})
+	if len(d.AtChance) != 1 || d.AtChance[0].Method != "ig" || d.AtChance[0].Best != 0.14 || d.AtChance[0].Chance != 0.1 {
+		t.Fatalf("at chance: %+v, want ROAR ig alone", d.AtChance)
+	}
+	if s := d.Summary(); len(s) == 0 || !strings.Contains(s[0], "ROAR accuracy on d, ig: every retrained model at chance (best 0.140, most common class 0.100)") {
+		t.Errorf("summary %q", s)
+	}
+}
