@@ -31,18 +31,18 @@ import (
 // campaigns are offered for resumption at start.
 type Evaluate struct {
 	s         *State
-	name      *widget.Entry
-	dataset   *widget.Entry
-	trainCap  *widget.Entry
-	testCap   *widget.Entry
+	name      *entryWidget
+	dataset   *entryWidget
+	trainCap  *entryWidget
+	testCap   *entryWidget
 	modelKind *widget.RadioGroup
 	arch      *selectWidget
-	epochs    *widget.Entry
+	epochs    *entryWidget
 	methods   *checkForms
-	post      *widget.Entry
+	post      *entryWidget
 	protocols *checkForms
-	seeds     *widget.Entry
-	retrain   *widget.Entry
+	seeds     *entryWidget
+	retrain   *entryWidget
 	size      *widget.Label
 	launch    *widget.Button
 	stop      *widget.Button
@@ -67,9 +67,9 @@ type taskRow struct {
 }
 
 func newEvaluate(s *State) *Evaluate {
-	e := &Evaluate{s: s, name: widget.NewEntry(), dataset: widget.NewEntry(), trainCap: widget.NewEntry(), testCap: widget.NewEntry(),
-		arch: newSelect(model.Architectures(), nil), epochs: widget.NewEntry(), post: widget.NewEntry(), seeds: widget.NewEntry(),
-		retrain: widget.NewEntry(), size: widget.NewLabel(""), overall: widget.NewProgressBar(), eta: widget.NewLabel(""),
+	e := &Evaluate{s: s, name: newEntry(), dataset: newEntry(), trainCap: newEntry(), testCap: newEntry(),
+		arch: newSelect(model.Architectures(), nil), epochs: newEntry(), post: newEntry(), seeds: newEntry(),
+		retrain: newEntry(), size: widget.NewLabel(""), overall: widget.NewProgressBar(), eta: widget.NewLabel(""),
 		resume: container.NewVBox(), byKey: map[string]int{}}
 	e.name.SetText("my-campaign")
 	e.dataset.SetPlaceHolder("id or path (default: the open one)")
@@ -165,7 +165,7 @@ func (e *Evaluate) build() (*spec.Spec, error) {
 	if abs, err := filepath.Abs(ref); err == nil && fileExists(ref) {
 		ref = abs
 	}
-	whole := func(en *widget.Entry, what string) int {
+	whole := func(en *entryWidget, what string) int {
 		t := strings.TrimSpace(en.Text)
 		if t == "" {
 			return 0

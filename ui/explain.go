@@ -29,12 +29,12 @@ type Explain struct {
 	methods  *widget.CheckGroup
 	forms    map[string]*paramForm
 	params   *fyne.Container
-	post     *widget.Entry
+	post     *entryWidget
 	split    *widget.RadioGroup
-	offset   *widget.Entry
-	count    *widget.Entry
+	offset   *entryWidget
+	count    *entryWidget
 	target   *widget.RadioGroup
-	seed     *widget.Entry
+	seed     *entryWidget
 	compute  *widget.Button
 	stop     *widget.Button
 	progress *widget.ProgressBar
@@ -55,8 +55,8 @@ type Explain struct {
 }
 
 func newExplain(s *State) *Explain {
-	e := &Explain{s: s, forms: map[string]*paramForm{}, params: container.NewVBox(), post: widget.NewEntry(), offset: widget.NewEntry(),
-		count: widget.NewEntry(), seed: widget.NewEntry(), progress: widget.NewProgressBar(), legend: widget.NewLabel(""),
+	e := &Explain{s: s, forms: map[string]*paramForm{}, params: container.NewVBox(), post: newEntry(), offset: newEntry(),
+		count: newEntry(), seed: newEntry(), progress: widget.NewProgressBar(), legend: widget.NewLabel(""),
 		gallery: container.NewGridWithColumns(1), trace: container.NewVBox()}
 	var names []string
 	titles := map[string]string{}

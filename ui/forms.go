@@ -50,7 +50,7 @@ func newParamForm(ps []param.Param) *paramForm {
 			f.put[p.Name] = func(v any) { s.SetSelected(fmt.Sprint(v)) }
 			w = s
 		default:
-			e := widget.NewEntry()
+			e := newEntry()
 			e.SetPlaceHolder(formatValue(p.Default))
 			kind, name := p.Kind, p.Name
 			f.get[p.Name] = func() (any, bool, error) {

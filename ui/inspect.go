@@ -26,7 +26,7 @@ import (
 type Inspect struct {
 	s         *State
 	split     *widget.RadioGroup
-	index     *widget.Entry
+	index     *entryWidget
 	method    *selectWidget
 	rate      *widget.Slider
 	rateText  *widget.Label
@@ -47,7 +47,7 @@ type Inspect struct {
 }
 
 func newInspect(s *State) *Inspect {
-	v := &Inspect{s: s, index: widget.NewEntry(), rateText: widget.NewLabel(""), panels: container.NewGridWrap(fyne.NewSize(150, 220)),
+	v := &Inspect{s: s, index: newEntry(), rateText: widget.NewLabel(""), panels: container.NewGridWrap(fyne.NewSize(150, 220)),
 		caption:   widget.NewLabel("Open a dataset and a model, then pick a sample (or click one on the Data screen)."),
 		traceStep: widget.NewSlider(0, 1), traceText: widget.NewLabel("")}
 	v.caption.Wrapping = fyne.TextWrapWord

@@ -71,7 +71,7 @@ func newLibrary(s *State) *Library {
 		}
 	})
 	openDS.Importance = widget.HighImportance
-	path := widget.NewEntry()
+	path := newEntry()
 	path.SetPlaceHolder("a path: IDX or CIFAR folder, image folder, .csv, .npz")
 	path.OnSubmitted = func(p string) {
 		if p = strings.TrimSpace(p); p != "" {

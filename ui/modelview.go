@@ -30,12 +30,12 @@ import (
 type ModelView struct {
 	s         *State
 	arch      *selectWidget
-	epochs    *widget.Entry
-	batch     *widget.Entry
-	lr        *widget.Entry
+	epochs    *entryWidget
+	batch     *entryWidget
+	lr        *entryWidget
 	optimizer *selectWidget
-	patience  *widget.Entry
-	seed      *widget.Entry
+	patience  *entryWidget
+	seed      *entryWidget
 	start     *widget.Button
 	stop      *widget.Button
 	bar       *widget.ProgressBar
@@ -52,8 +52,8 @@ type ModelView struct {
 
 func newModelView(s *State) *ModelView {
 	d := train.Config{}.Defaults()
-	v := &ModelView{s: s, arch: newSelect(nil, nil), epochs: widget.NewEntry(), batch: widget.NewEntry(), lr: widget.NewEntry(),
-		optimizer: newSelect([]string{"adam", "sgd"}, nil), patience: widget.NewEntry(), seed: widget.NewEntry(),
+	v := &ModelView{s: s, arch: newSelect(nil, nil), epochs: newEntry(), batch: newEntry(), lr: newEntry(),
+		optimizer: newSelect([]string{"adam", "sgd"}, nil), patience: newEntry(), seed: newEntry(),
 		bar: widget.NewProgressBar(), readout: widget.NewLabel("Open a dataset to train on."), info: widget.NewLabel("No model open."),
 		chart: canvas.NewImageFromImage(image.NewRGBA(image.Rect(0, 0, 1, 1)))}
 	v.epochs.SetText(strconv.Itoa(d.Epochs))
@@ -159,7 +159,7 @@ func containsString(list []string, s string) bool {
 // config reads the form.
 func (v *ModelView) config() (train.Config, error) {
 	var errs []error
-	num := func(e *widget.Entry, name string, positive bool) int {
+	num := func(e *entryWidget, name string, positive bool) int {
 		n, err := strconv.Atoi(strings.TrimSpace(e.Text))
 		if err != nil || n < 0 || (positive && n == 0) {
 			errs = append(errs, fmt.Errorf("%s %q: want a whole number%s", name, e.Text, map[bool]string{true: " above 0", false: ""}[positive]))

@@ -34,7 +34,7 @@ type Results struct {
 	s        *State
 	runs     *selectWidget
 	compare  *selectWidget
-	filter   *widget.Entry
+	filter   *entryWidget
 	diffOnly *widget.Check
 	state    *widget.Label // the run's name, counts and manifest
 	summary  *widget.Label // the headline scores, a monospaced table
@@ -56,7 +56,7 @@ type Results struct {
 }
 
 func newResults(s *State) *Results {
-	r := &Results{s: s, filter: widget.NewEntry(), summary: widget.NewLabel(""), diag: widget.NewLabel(""), sortCol: -1,
+	r := &Results{s: s, filter: newEntry(), summary: widget.NewLabel(""), diag: widget.NewLabel(""), sortCol: -1,
 		state:  widget.NewLabel("No run open: launch a campaign on Evaluate, or open a run folder."),
 		figure: canvas.NewImageFromImage(image.NewRGBA(image.Rect(0, 0, 1, 1)))}
 	r.summary.TextStyle = fyne.TextStyle{Monospace: true}

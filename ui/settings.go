@@ -22,17 +22,17 @@ import (
 // GEMM kernel and the versions; the theme is chosen here too.
 type Settings struct {
 	s       *State
-	cache   *widget.Entry
-	workers *widget.Entry
-	memory  *widget.Entry
-	engine  *widget.Entry
+	cache   *entryWidget
+	workers *entryWidget
+	memory  *entryWidget
+	engine  *entryWidget
 	engInfo *widget.Label
 	theme   *widget.RadioGroup
 	content fyne.CanvasObject
 }
 
 func newSettings(s *State) *Settings {
-	st := &Settings{s: s, cache: widget.NewEntry(), workers: widget.NewEntry(), memory: widget.NewEntry(), engine: widget.NewEntry(),
+	st := &Settings{s: s, cache: newEntry(), workers: newEntry(), memory: newEntry(), engine: newEntry(),
 		engInfo: widget.NewLabel("")}
 	p := s.cfg.Prefs
 	get := func(key, def string) string {

@@ -466,6 +466,25 @@ func TestSelectWithoutACanvasDropsTheTap(t *testing.T) {
 	}
 }
 
+// The same for an entry's right-click menu.
+func TestEntryWithoutACanvasOpensNoMenu(t *testing.T) {
+	test.NewTempApp(t)
+	e := newEntry()
+	w := test.NewTempWindow(t, e)
+	found := canvasFor
+	t.Cleanup(func() { canvasFor = found })
+	canvasFor = func(fyne.CanvasObject) fyne.Canvas { return nil }
+	test.TapSecondary(e)
+	if len(w.Canvas().Overlays().List()) != 0 {
+		t.Fatal("a menu opened without a canvas")
+	}
+	canvasFor = found
+	test.TapSecondary(e)
+	if len(w.Canvas().Overlays().List()) != 1 {
+		t.Error("a right-click on its canvas opened no menu")
+	}
+}
+
 // A spec that runs a method or a protocol in several settings (the
 // synthetic GOAR campaign: v_λ at five λ, GOAR with and without
 // projection) opens into the form with every setting, and the form makes

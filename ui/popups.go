@@ -5,6 +5,8 @@ import (
 	"fyne.io/fyne/v2/widget"
 )
 
+// This file guards Fyne 2.7's pop-ups against a missing canvas.
+
 // selectWidget is a widget.Select that drops a tap (or a key that opens
 // its list) while the driver finds no canvas for it. Fyne 2.7 opens the
 // list on the canvas it looks up for the widget and dereferences nil when
@@ -51,4 +53,25 @@ func (s *selectWidget) TypedKey(e *fyne.KeyEvent) {
 		}
 	}
 	s.Select.TypedKey(e)
+}
+
+// entryWidget is a widget.Entry whose right-click menu opens only when the
+// driver finds the entry's canvas: Fyne 2.7's menu dereferences the nil
+// canvas as its select does (fyne-io/fyne#5965).
+type entryWidget struct{ widget.Entry }
+
+func newEntry() *entryWidget {
+	e := &entryWidget{}
+	e.Wrapping = fyne.TextWrap(fyne.TextTruncateClip) // as widget.NewEntry
+	e.ExtendBaseWidget(e)
+	return e
+}
+
+// TappedSecondary opens the entry's menu when it is on a canvas.
+func (e *entryWidget) TappedSecondary(pe *fyne.PointEvent) {
+	if canvasFor(e) == nil {
+		e.Refresh()
+		return
+	}
+	e.Entry.TappedSecondary(pe)
 }
