@@ -41,11 +41,11 @@ func lineChart(title, xLabel, yLabel string, ss []series, w, h int, yMin, yMax f
 	p.Title.Text = title
 	p.X.Label.Text = xLabel
 	p.Y.Label.Text = yLabel
-	p.Legend.Top = true
 	p.Legend.Left = false
 	if yMax > yMin {
 		p.Y.Min, p.Y.Max = yMin, yMax
 	}
+	p.Legend.Top = !endsHigh(ss, yMin, yMax)
 	p.Add(plotter.NewGrid())
 	p.X.Tick.Marker, p.Y.Tick.Marker = plainTicks{}, plainTicks{}
 	for _, s := range ss {
@@ -78,10 +78,33 @@ func lineChart(title, xLabel, yLabel string, ss []series, w, h int, yMin, yMax f
 	return render(p, w, h)
 }
 
+// endsHigh reports whether the series end in the upper half of the y
+// range (fixed, or the data's): the legend then goes to the bottom right,
+// away from the lines' ends.
+func endsHigh(ss []series, yMin, yMax float64) bool {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	var sum float64
+	var n int
+	for _, s := range ss {
+		for _, y := range s.Y {
+			lo, hi = math.Min(lo, y), math.Max(hi, y)
+		}
+		if len(s.Y) > 0 {
+			sum += s.Y[len(s.Y)-1]
+			n++
+		}
+	}
+	if yMax > yMin {
+		lo, hi = yMin, yMax
+	}
+	return n > 0 && sum/float64(n) > (lo+hi)/2
+}
+
 // barChart draws one bar per label.
-func barChart(title string, labels []string, values []float64, w, h int) image.Image {
+func barChart(title, yLabel string, labels []string, values []float64, w, h int) image.Image {
 	p := plot.New()
 	p.Title.Text = title
+	p.Y.Label.Text = yLabel
 	bars, err := plotter.NewBarChart(plotter.Values(values), vg.Points(float64(w)/float64(len(values)+1)*0.5))
 	if err == nil {
 		bars.Color, bars.LineStyle.Width = blue, 0
@@ -97,7 +120,10 @@ func barChart(title string, labels []string, values []float64, w, h int) image.I
 
 func render(p *plot.Plot, w, h int) image.Image {
 	c := vgimg.NewWith(vgimg.UseWH(vg.Length(w)*vg.Inch/chartDPI, vg.Length(h)*vg.Inch/chartDPI), vgimg.UseDPI(chartDPI))
-	p.Draw(draw.New(c))
+	// Room on every side for what sits on the plot's edges: the last
+	// x tick's label and the points at the ends of the axes.
+	pad := vg.Points(8)
+	p.Draw(draw.Crop(draw.New(c), pad, -pad, pad, -pad))
 	return c.Image()
 }
 

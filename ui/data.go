@@ -187,7 +187,7 @@ func (v *DataView) filter() {
 		counts[y]++
 	}
 	v.count.SetText(fmt.Sprintf("%d of %d samples", len(v.shown), ds.Len()))
-	v.hist.Image = barChart(fmt.Sprintf("%s split, %d samples", v.split.Selected, len(v.shown)), ds.Classes, counts, 560, 480)
+	v.hist.Image = barChart(fmt.Sprintf("%s split, %d samples", v.split.Selected, len(v.shown)), "samples", ds.Classes, counts, 560, 480)
 	v.hist.Refresh()
 	v.grid.Refresh()
 	v.grid.ScrollToTop()
