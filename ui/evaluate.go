@@ -13,6 +13,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -127,12 +128,13 @@ func newEvaluate(s *State) *Evaluate {
 	form.Items[8].HintText = "comma-separated; one campaign per seed"
 	left := container.NewVBox(form,
 		widget.NewLabelWithStyle("Methods", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), e.methods.content,
-		widget.NewLabelWithStyle("Protocols", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), e.protocols.content,
-		container.NewHBox(check, save, openSpec), e.size, container.NewHBox(e.launch, e.stop))
+		widget.NewLabelWithStyle("Protocols", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), e.protocols.content)
+	// The actions stay in view below the scrolling form.
+	actions := container.NewVBox(widget.NewSeparator(), e.size, container.NewHBox(check, save, openSpec, layout.NewSpacer(), e.launch, e.stop))
 	e.list = widget.NewList(func() int { return len(e.rows) }, e.newRow, e.updateRow)
 	right := container.NewBorder(container.NewVBox(e.resume, widget.NewLabelWithStyle("Tasks", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		container.NewBorder(nil, nil, nil, e.eta, e.overall)), nil, nil, nil, e.list)
-	split := container.NewHSplit(container.NewScroll(left), right)
+	split := container.NewHSplit(container.NewBorder(nil, actions, nil, nil, container.NewScroll(left)), right)
 	split.Offset = 0.5
 	e.content = split
 	s.OnData(func() {

@@ -235,8 +235,8 @@ func (d Diagnostics) Summary() []string {
 			out = append(out, f.Explained)
 			continue
 		}
-		out = append(out, fmt.Sprintf("%s %s on %s: accuracy = %.4g·TV + %.4g, R² %.3f over %d (method, rate) points",
-			f.Protocol, f.Curve, f.Dataset, f.Fit.Slope, f.Fit.Intercept, f.Fit.R2, f.Fit.N))
+		out = append(out, fmt.Sprintf("%s %s on %s: the masks' total variation alone explains %.0f%% of its variance (R² %.3f over %d (method, rate) points; accuracy = %.4g·TV + %.4g)",
+			f.Protocol, f.Curve, f.Dataset, 100*f.Fit.R2, f.Fit.R2, f.Fit.N, f.Fit.Slope, f.Fit.Intercept))
 	}
 	for _, c := range d.Post {
 		out = append(out, fmt.Sprintf("%s %s on %s: %s maps scored better than plain ones in %d of %d (method, rate) comparisons",
