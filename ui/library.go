@@ -254,8 +254,7 @@ func describeModel(m *model.Model) string {
 		fmt.Fprintf(&b, "; test accuracy %.4f", m.Test.Accuracy)
 	}
 	if r := m.Training; r != nil {
-		stopped := map[string]string{"epochs": "all epochs run", "early-stopping": "stopped early", "cancelled": "cancelled"}[r.Stopped]
-		fmt.Fprintf(&b, "; trained %d epochs (%s; weights of epoch %d), %s, lr %g, seed %d, %.0f s", len(r.History), stopped, r.BestEpoch,
+		fmt.Fprintf(&b, "; trained %d epochs (%s; weights of epoch %d), %s, lr %g, seed %d, %.0f s", len(r.History), stoppedWords(r.Stopped), r.BestEpoch,
 			r.Config.Optimizer, r.Config.LR, r.Config.Seed, r.Seconds)
 	}
 	return b.String()
@@ -286,4 +285,12 @@ func setTwoLines(o fyne.CanvasObject, name, desc string) {
 	c := o.(*fyne.Container)
 	c.Objects[0].(*widget.Label).SetText(name)
 	c.Objects[1].(*widget.Label).SetText(desc)
+}
+
+// stoppedWords says why a training run ended (train.Record.Stopped).
+func stoppedWords(stopped string) string {
+	if w, ok := map[string]string{"epochs": "all epochs run", "early-stopping": "stopped early", "cancelled": "cancelled"}[stopped]; ok {
+		return w
+	}
+	return stopped
 }

@@ -263,7 +263,7 @@ func (v *ModelView) Start() {
 			v.bar.SetValue(0)
 		default:
 			v.bar.SetValue(1)
-			v.readout.SetText(fmt.Sprintf("test accuracy %.4f after %d epochs (%s); saved %s", m.Test.Accuracy, len(m.Training.History), m.Training.Stopped, filepath.Base(path)))
+			v.readout.SetText(fmt.Sprintf("test accuracy %.4f after %d epochs (%s); saved %s", m.Test.Accuracy, len(m.Training.History), stoppedWords(m.Training.Stopped), filepath.Base(path)))
 			v.s.SetModel(m, path)
 		}
 	})
