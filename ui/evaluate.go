@@ -427,7 +427,7 @@ func (e *Evaluate) run(c *campaign.Campaign) {
 		e.eta.SetText("")
 		switch {
 		case errors.Is(err, context.Canceled):
-			e.s.status.Info("campaign stopped; finished tasks are kept: Launch resumes it")
+			e.s.status.Info("campaign stopped; finished tasks are kept: Resume goes on from them")
 			for i := range e.rows {
 				if e.rows[i].state == "running" {
 					e.rows[i].state, e.rows[i].stage = "stopped", ""

@@ -175,7 +175,7 @@ func (r *Results) Open(dir string, show bool) {
 		d := report.Diagnose(st.Done)
 		r.diag.SetText(diagnosticsText(d))
 		r.tabs.Items[1].Text = "Diagnostics"
-		if len(d.AtChance) > 0 {
+		if len(d.Weak) > 0 {
 			r.tabs.Items[1].Text = "Diagnostics (warnings)"
 		}
 		r.tabs.Refresh()
@@ -269,8 +269,18 @@ func (r *Results) refilter() {
 		}
 	}
 	r.rows = r.rows[:0]
+	var searched []int // the columns the table shows: a word matches what the user can see
+	for _, c := range r.shown() {
+		if c < len(r.header) {
+			searched = append(searched, c)
+		}
+	}
 	for _, row := range r.all {
-		line := strings.ToLower(strings.Join(row, " "))
+		var cells []string
+		for _, c := range searched {
+			cells = append(cells, row[c])
+		}
+		line := strings.ToLower(strings.Join(cells, " "))
 		keep := true
 		for _, w := range words {
 			keep = keep && strings.Contains(line, w)

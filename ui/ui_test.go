@@ -208,6 +208,10 @@ func TestWorkflowOpenTrainLaunchCancelResumeExport(t *testing.T) {
 		}
 		wb.Results.diffOnly.SetChecked(false)
 		wb.Results.compare.SetSelected("(none)")
+		wb.Results.filter.SetText("mlp") // only in the model column, which the table does not show
+		if n := len(wb.Results.Rows()); n != 0 {
+			t.Errorf("filter mlp kept %d rows by a column not shown", n)
+		}
 		wb.Results.filter.SetText("random roar")
 		for _, r := range wb.Results.Rows() {
 			if r[3] != "random" || r[5] != "ROAR" {

@@ -146,7 +146,7 @@ func (c *Campaign) Measure(ctx context.Context, kernel gemm.Kernel) (Size, error
 func (z Size) String() string {
 	prior := ""
 	if z.PriorPasses > 0 {
-		prior = fmt.Sprintf("; %.0f diffusion steps of a sample (GOAR's projections, FUD's in-painting)", z.PriorPasses)
+		prior = fmt.Sprintf("; %.0f passes of a sample through the diffusion prior (one per sampler step)", z.PriorPasses)
 	}
 	out := fmt.Sprintf("%d tasks; %d base model(s) and %d retrainings to train; %d map sets%s.", z.Tasks, z.BaseModels, z.Retrainings, z.MapSets, prior)
 	if z.Seconds > 0 {

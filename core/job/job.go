@@ -458,6 +458,19 @@ func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol) (
 	}
 	res, err := prot.Run(ctx, env)
 	res.Chance = protocol.Chance(testSet)
+	if err == nil && prot.Info().Category == "retrain" {
+		pred, perr := engine.Predicted(ctx, net, testSet.X, testSet.Len(), 1024)
+		if perr != nil {
+			return res, name, perr
+		}
+		var right int
+		for i, y := range testSet.Y {
+			if pred[i] == y {
+				right++
+			}
+		}
+		res.Base = float64(right) / float64(testSet.Len())
+	}
 	return res, name, err
 }
 

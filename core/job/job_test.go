@@ -92,6 +92,9 @@ func TestCancelThenResume(t *testing.T) {
 		if rec.Result.Chance < 0.5 || rec.Result.Chance > 0.6 { // gmm's two classes, near even
 			t.Errorf("%s: chance %g", rec.Label, rec.Result.Chance)
 		}
+		if retrains := rec.Protocol == "ROAR"; retrains != (rec.Result.Base > 0.6) { // the base model's accuracy, for retraining protocols
+			t.Errorf("%s: base accuracy %g", rec.Label, rec.Result.Base)
+		}
 		for _, sm := range rec.Result.Samples {
 			if _, ok, err := whole.Cache.Get(sm.Key, ".npy"); !ok || err != nil {
 				t.Errorf("%s: sample %s not in the cache (%v)", rec.Label, sm.Name, err)

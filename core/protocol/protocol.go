@@ -242,6 +242,10 @@ type Result struct {
 	// common class: the floor a retrained model's accuracy is read against
 	// (set by the campaign runner; 0 where unknown).
 	Chance float64 `json:"chance,omitempty"`
+	// Base is the explained model's accuracy on the same test set: what
+	// a model retrained on unperturbed inputs should come near (set by the
+	// campaign runner for retraining protocols; 0 where unknown).
+	Base float64 `json:"base,omitempty"`
 }
 
 // Chance is the share of ds's most common class: the accuracy of a model

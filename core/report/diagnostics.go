@@ -38,33 +38,36 @@ type PostComparison struct {
 	Total    int    `json:"total"`
 }
 
-// AtChance is a retraining protocol's run whose retrained models all
-// scored within chanceMargin of the accuracy of always answering the most
-// common class: models that learned nothing rank no maps, so the run's
-// score says nothing about its method.
-type AtChance struct {
+// Weak is a retraining protocol's run whose retrained models learned
+// little: the best of them scored nearer chance (always answering the most
+// common class) than the explained model's own accuracy on the same test
+// set — or, where that is unknown, within chanceMargin of chance. Models
+// that learned little rank maps by little, so the run's score says little
+// about its method.
+type Weak struct {
 	Dataset  string  `json:"dataset"`
 	Protocol string  `json:"protocol"`
 	Method   string  `json:"method"`
 	Curve    string  `json:"curve"`
-	Best     float64 `json:"best"`   // the best retrained model's accuracy
-	Chance   float64 `json:"chance"` // the most common class's share of the test set
+	Best     float64 `json:"best"`           // the best retrained model's accuracy
+	Chance   float64 `json:"chance"`         // the most common class's share of the test set
+	Base     float64 `json:"base,omitempty"` // the explained model's accuracy on it
 }
 
 // chanceMargin is how far above chance a retrained model's accuracy must
-// reach to count as learned: about three binomial standard errors of 0.1
-// on 400 test inputs.
+// reach to count as learned when the explained model's accuracy is not
+// recorded: about three binomial standard errors of 0.1 on 400 inputs.
 const chanceMargin = 0.05
 
 // Diagnostics are a campaign's bias checks: the TV fits, the
 // post-processing comparisons, each score's correlation across methods
 // with ground-truth agreement (GOAR Table 1), and the runs whose retrained
-// models sit at chance.
+// models learned little.
 type Diagnostics struct {
-	TVFits   []TVDiagnostic              `json:"tv_fits"`
-	Post     []PostComparison            `json:"post_comparisons,omitempty"`
-	Truth    []protocol.TruthCorrelation `json:"truth_correlations"`
-	AtChance []AtChance                  `json:"at_chance,omitempty"`
+	TVFits []TVDiagnostic              `json:"tv_fits"`
+	Post   []PostComparison            `json:"post_comparisons,omitempty"`
+	Truth  []protocol.TruthCorrelation `json:"truth_correlations"`
+	Weak   []Weak                      `json:"weak_retraining,omitempty"`
 }
 
 // Diagnose computes the diagnostics the records support: a TV fit for
@@ -111,7 +114,7 @@ func Diagnose(recs []store.Record) Diagnostics {
 		}
 	}
 	d.Post = comparePost(recs)
-	d.AtChance = atChance(recs)
+	d.Weak = weakRetraining(recs)
 	// Ground-truth correlations pair a method's scores with its agreement
 	// on the same dataset and seed.
 	bySeed := map[string][]protocol.Result{}
@@ -193,42 +196,61 @@ func comparePost(recs []store.Record) []PostComparison {
 	return out
 }
 
-// atChance finds the retraining runs whose every retrained model scored
-// at chance, by each of their accuracy curves.
-func atChance(recs []store.Record) []AtChance {
-	var out []AtChance
+// weakRetraining finds the retraining runs whose retrained models learned
+// little (Weak), by each of their accuracy curves.
+func weakRetraining(recs []store.Record) []Weak {
+	var out []Weak
 	c := newCampaign(recs)
 	for _, r := range recs {
-		if r.Result == nil || r.Result.Chance <= 0 {
-			continue
-		}
-		info, ok := describe(r)
-		if !ok || info.Category != "retrain" {
-			continue
-		}
-		for _, m := range info.Curves {
-			if m.Over == nil || m.Better == "" || !(m.Name == "accuracy" || strings.HasPrefix(m.Name, "accuracy_")) {
-				continue
-			}
-			for _, cv := range r.Result.Curves {
-				if cv.Name != m.Name || len(cv.Y) == 0 {
-					continue
-				}
-				if best := slices.Max(cv.Y); best <= r.Result.Chance+chanceMargin {
-					out = append(out, AtChance{Dataset: r.Dataset, Protocol: c.setting(r), Method: methodName(r), Curve: m.Name, Best: best, Chance: r.Result.Chance})
-				}
-			}
+		ws, _ := weak(r)
+		for _, w := range ws {
+			w.Protocol = c.setting(r)
+			out = append(out, w)
 		}
 	}
 	return out
 }
 
+// weak is weakRetraining for one record.
+func weak(r store.Record) ([]Weak, bool) {
+	if r.Result == nil || r.Result.Chance <= 0 {
+		return nil, false
+	}
+	info, ok := describe(r)
+	if !ok || info.Category != "retrain" {
+		return nil, false
+	}
+	res := r.Result
+	limit := res.Chance + chanceMargin
+	if res.Base > res.Chance {
+		limit = (res.Chance + res.Base) / 2
+	}
+	var out []Weak
+	for _, m := range info.Curves {
+		if m.Over == nil || m.Better == "" || !(m.Name == "accuracy" || strings.HasPrefix(m.Name, "accuracy_")) {
+			continue
+		}
+		for _, cv := range res.Curves {
+			if cv.Name == m.Name && len(cv.Y) > 0 {
+				if best := slices.Max(cv.Y); best <= limit {
+					out = append(out, Weak{Dataset: r.Dataset, Protocol: r.Protocol, Method: methodName(r), Curve: m.Name, Best: best, Chance: res.Chance, Base: res.Base})
+				}
+			}
+		}
+	}
+	return out, len(out) > 0
+}
+
 // Summary is one line per finding, for a terminal.
 func (d Diagnostics) Summary() []string {
 	var out []string
-	for _, a := range d.AtChance {
-		out = append(out, fmt.Sprintf("warning: %s %s on %s, %s: every retrained model at chance (best %.3f, most common class %.3f): this score ranks nothing; retrain longer or on more samples",
-			a.Protocol, a.Curve, a.Dataset, a.Method, a.Best, a.Chance))
+	for _, w := range d.Weak {
+		than := fmt.Sprintf("within %.2f of chance (%.3f, always the most common class)", chanceMargin, w.Chance)
+		if w.Base > w.Chance {
+			than = fmt.Sprintf("nearer chance (%.3f, always the most common class) than the explained model's %.3f", w.Chance, w.Base)
+		}
+		out = append(out, fmt.Sprintf("warning: %s %s on %s, %s: the best retrained model scored %.3f, %s: the retrained models learned little, so this score ranks little; retrain longer or on more samples",
+			w.Protocol, w.Curve, w.Dataset, w.Method, w.Best, than))
 	}
 	for _, f := range d.TVFits {
 		if f.Fit == nil {

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -41,6 +42,7 @@ func Summary(recs []store.Record) string {
 			cells[i] = make([]string, len(cols))
 		}
 		var notes []string
+		anyWeak := false
 		for j, col := range cols {
 			_, by := c.methodsOf(col.g.recs)
 			means := make([]float64, len(methods))
@@ -56,6 +58,11 @@ func Summary(recs []store.Record) string {
 					cells[i][j] = number(mean) + " ± " + number(sd)
 				default:
 					cells[i][j] = number(mean)
+				}
+				if slices.ContainsFunc(by[meth], func(r store.Record) bool { _, w := weak(r); return w }) {
+					cells[i][j] += " !" // ranks nothing: not a candidate for the best
+					anyWeak = true
+					continue
 				}
 				if !math.IsNaN(mean) && (best < 0 || col.m.Better == protocol.Higher && mean > means[best] || col.m.Better == protocol.Lower && mean < means[best]) {
 					best = i
@@ -80,6 +87,9 @@ func Summary(recs []store.Record) string {
 		}
 		w.Flush()
 		b.WriteString("  * best in its column")
+		if anyWeak {
+			b.WriteString("; ! its retrained models learned little (see the diagnostics): not ranked")
+		}
 		if n := seeds(all); n > 1 {
 			fmt.Fprintf(&b, "; mean ± s.d. over %d seeds", n)
 		}
