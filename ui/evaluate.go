@@ -49,6 +49,7 @@ type Evaluate struct {
 	stop      *widget.Button
 	overall   *widget.ProgressBar
 	eta       *widget.Label
+	left      countdown // the campaign's ETA, counted down between its updates
 	resume    *fyne.Container
 	list      *widget.List
 	rows      []taskRow
@@ -367,6 +368,7 @@ func (e *Evaluate) run(c *campaign.Campaign) {
 	}
 	e.list.Refresh()
 	e.overall.SetValue(0)
+	e.left = countdown{}
 	e.eta.SetText("")
 	e.launch.Disable()
 	e.stop.Enable()
@@ -416,6 +418,22 @@ func (e *Evaluate) run(c *campaign.Campaign) {
 			case <-ctx.Done():
 				child.Stop()
 			case <-stopped:
+			}
+		}()
+		go func() { // the time left, counted down every second
+			tick := time.NewTicker(time.Second)
+			defer tick.Stop()
+			for {
+				select {
+				case <-tick.C:
+					e.s.cfg.Do(func() {
+						if e.cancel != nil {
+							e.eta.SetText(e.left.text(time.Now()))
+						}
+					})
+				case <-stopped:
+					return
+				}
 			}
 		}()
 		follow()
@@ -478,12 +496,43 @@ func (e *Evaluate) apply(evs map[string]job.Event, done, total int, eta time.Dur
 	if total > 0 {
 		e.overall.SetValue(float64(done) / float64(total))
 	}
-	if eta > 0 {
-		e.eta.SetText(fmt.Sprintf("%d/%d · about %s left", done, total, eta.Round(time.Second)))
-	} else if total > 0 {
-		e.eta.SetText(fmt.Sprintf("%d/%d", done, total))
-	}
+	e.left.set(done, total, eta, time.Now())
+	e.eta.SetText(e.left.text(time.Now()))
 	e.list.Refresh()
+}
+
+// countdown is the campaign's progress line: the runner re-estimates the
+// time left only when a task ends, so between estimates the line counts
+// the last one down.
+type countdown struct {
+	done, total int
+	eta         time.Duration // as last estimated
+	at          time.Time     // when it changed
+}
+
+// set takes the counts and the runner's estimate; an unchanged estimate
+// keeps counting down from when it was made.
+func (c *countdown) set(done, total int, eta time.Duration, now time.Time) {
+	c.done, c.total = done, total
+	if eta != c.eta {
+		c.eta, c.at = eta, now
+	}
+}
+
+// text is "3/12 · about 40s left", "3/12 · finishing the tasks under way"
+// once the estimate has run out, or "3/12" before there is one.
+func (c countdown) text(now time.Time) string {
+	switch {
+	case c.total == 0:
+		return ""
+	case c.eta <= 0:
+		return fmt.Sprintf("%d/%d", c.done, c.total)
+	}
+	left := c.eta - now.Sub(c.at)
+	if left < time.Second {
+		return fmt.Sprintf("%d/%d · finishing the tasks under way", c.done, c.total)
+	}
+	return fmt.Sprintf("%d/%d · about %s left", c.done, c.total, left.Round(time.Second))
 }
 
 // Cancel stops the campaign after the tasks under way; finished ones are kept.

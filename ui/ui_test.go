@@ -526,3 +526,35 @@ func TestSpecWithSeveralSettingsOpensWhole(t *testing.T) {
 		}
 	})
 }
+
+// The campaign's time left counts down between the runner's estimates,
+// which come only when a task ends, and a new estimate starts it again.
+func TestCountdownBetweenEstimates(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var c countdown
+	if got := c.text(t0); got != "" {
+		t.Errorf("before any event: %q", got)
+	}
+	c.set(0, 12, 0, t0)
+	if got := c.text(t0); got != "0/12" {
+		t.Errorf("before an estimate: %q", got)
+	}
+	c.set(1, 12, 40*time.Second, t0)
+	c.set(1, 12, 40*time.Second, t0.Add(10*time.Second)) // a progress event: the same estimate
+	for _, tc := range []struct {
+		after time.Duration
+		want  string
+	}{
+		{0, "1/12 · about 40s left"},
+		{15 * time.Second, "1/12 · about 25s left"},
+		{45 * time.Second, "1/12 · finishing the tasks under way"},
+	} {
+		if got := c.text(t0.Add(tc.after)); got != tc.want {
+			t.Errorf("after %v: %q, want %q", tc.after, got, tc.want)
+		}
+	}
+	c.set(2, 12, 30*time.Second, t0.Add(50*time.Second))
+	if got := c.text(t0.Add(55 * time.Second)); got != "2/12 · about 25s left" {
+		t.Errorf("a new estimate: %q", got)
+	}
+}
