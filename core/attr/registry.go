@@ -165,7 +165,7 @@ func needsTruth(e Entry) Entry {
 	build := e.Build
 	e.Build = func(s Setup, params map[string]any) (Method, error) {
 		if len(s.Truth) == 0 {
-			return nil, fmt.Errorf("%s needs a dataset whose generator knows the ground truth (gmm), and this one has none", e.Info.Name)
+			return nil, errNoTruth(e.Info.Name)
 		}
 		return build(s, params)
 	}
@@ -187,9 +187,14 @@ func (i Info) Check(shape []int, truth bool) error {
 		return fmt.Errorf("%s explains %s data, not %s data", i.Name, strings.Join(i.Data, " or "), kind)
 	}
 	if i.NeedsTruth && !truth {
-		return fmt.Errorf("%s needs a dataset whose generator knows the ground truth (gmm); this one has none", i.Name)
+		return errNoTruth(i.Name)
 	}
 	return nil
+}
+
+// errNoTruth says that a method taking the data's ground truth has none.
+func errNoTruth(method string) error {
+	return fmt.Errorf("%s needs a dataset whose generator knows the ground truth (gmm); this one has none", method)
 }
 
 // NewEntry makes the Entry of another package's method (TRACE), with the

@@ -3,7 +3,6 @@ package campaign
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"faithlab/core/attr"
@@ -56,6 +55,7 @@ func (c *Campaign) Estimate(ctx context.Context, speed float64, kernel gemm.Kern
 				return job.OpenPrior(d.Ref, path, kernel)
 			}}
 		var seconds float64 // of the prior passes, per seed
+		retrains := false   // some protocol trains models: maps of the training set too
 		for _, p := range s.Protocols {
 			pr, err := p.New()
 			if err != nil {
@@ -64,6 +64,7 @@ func (c *Campaign) Estimate(ctx context.Context, speed float64, kernel gemm.Kern
 			k := protocol.RetrainingsOf(pr) * len(s.Methods) * len(s.Post)
 			z.Retrainings += k * len(s.Seeds)
 			z.Images += float64(k*s.Retrain.Epochs*trainN) * float64(len(s.Seeds))
+			retrains = retrains || k > 0
 			r, ok := pr.(protocol.PriorRunner)
 			if !ok {
 				continue
@@ -82,10 +83,6 @@ func (c *Campaign) Estimate(ctx context.Context, speed float64, kernel gemm.Kern
 				seconds += n / v
 			}
 		}
-		retrains := slices.ContainsFunc(s.Protocols, func(p spec.Protocol) bool {
-			pr, err := p.New()
-			return err == nil && protocol.RetrainingsOf(pr) > 0
-		})
 		for range s.Seeds {
 			if s.Model.File == "" {
 				z.BaseModels++
@@ -106,10 +103,8 @@ func (c *Campaign) Estimate(ctx context.Context, speed float64, kernel gemm.Kern
 			z.Seconds += seconds
 		}
 	}
-	if speed > 0 {
+	if speed > 0 { // else Seconds stays 0: the prior passes are timed only with it
 		z.Seconds += z.Images / speed
-	} else {
-		z.Seconds = 0
 	}
 	return z, nil
 }

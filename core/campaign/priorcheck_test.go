@@ -68,14 +68,19 @@ func TestCheckPriorOfTheTestImagesThemselves(t *testing.T) {
 // λ = 1 each map is the explained class's unit direction; on data without
 // a truth it says what it needs.
 func TestAttributeHandsVLambdaTheTruth(t *testing.T) {
-	trainSet, test, err := data.Open("gmm:dim=16,samples=400", data.Options{})
-	if err != nil {
-		t.Fatal(err)
+	// open gives a dataset's splits and an untrained mlp for them.
+	open := func(ref string) (*model.Model, *data.Dataset, *data.Dataset) {
+		trainSet, test, err := data.Open(ref, data.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := model.New("mlp", trainSet, gemm.Gonum{}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m, trainSet, test
 	}
-	m, err := model.New("mlp", trainSet, gemm.Gonum{}, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, trainSet, test := open("gmm:dim=16,samples=400")
 	ex, err := Attribute(context.Background(), m, trainSet, test, Request{Method: "vlambda", Params: map[string]any{"lambda": 1.0}, Split: "test", Count: 3, Target: "label"})
 	if err != nil {
 		t.Fatal(err)
@@ -92,14 +97,7 @@ func TestAttributeHandsVLambdaTheTruth(t *testing.T) {
 			}
 		}
 	}
-	iris, irisTest, err := data.Open("iris", data.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mi, err := model.New("mlp", iris, gemm.Gonum{}, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mi, iris, irisTest := open("iris")
 	if _, err := Attribute(context.Background(), mi, iris, irisTest, Request{Method: "vlambda", Count: 2}); err == nil || !strings.Contains(err.Error(), "ground truth") {
 		t.Errorf("v_λ on iris: %v", err)
 	}

@@ -459,17 +459,11 @@ func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol) (
 	res, err := prot.Run(ctx, env)
 	res.Chance = protocol.Chance(testSet)
 	if err == nil && prot.Info().Category == "retrain" {
-		pred, perr := engine.Predicted(ctx, net, testSet.X, testSet.Len(), 1024)
-		if perr != nil {
-			return res, name, perr
+		ev, err := train.Evaluate(ctx, net, testSet, 1024)
+		if err != nil {
+			return res, name, err
 		}
-		var right int
-		for i, y := range testSet.Y {
-			if pred[i] == y {
-				right++
-			}
-		}
-		res.Base = float64(right) / float64(testSet.Len())
+		res.Base = ev.Accuracy
 	}
 	return res, name, err
 }
@@ -481,15 +475,19 @@ func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol) (
 // method is checked against the data before a model is trained for it.
 func (r *Runner) inputs(ctx context.Context, t Task, meth spec.Method, progress func(string, int, int)) (*model.Model, *data.Dataset, *data.Dataset, error) {
 	s := r.Spec
+	load := func(m *model.Model) (*data.Dataset, *data.Dataset, error) {
+		trainSet, testSet, err := r.data(t.Dataset, t.Seed, m)
+		if err == nil {
+			err = applies(meth, trainSet)
+		}
+		return trainSet, testSet, err
+	}
 	if s.Model.File != "" && model.IsTorchScript(s.Model.File) {
 		m, err := model.LoadTorchScript(s.Model.File)
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("base model: %w", err)
 		}
-		trainSet, testSet, err := r.data(t.Dataset, t.Seed, m)
-		if err == nil {
-			err = applies(meth, trainSet)
-		}
+		trainSet, testSet, err := load(m)
 		return m, trainSet, testSet, err
 	}
 	if s.Model.File != "" {
@@ -501,16 +499,10 @@ func (r *Runner) inputs(ctx context.Context, t Task, meth spec.Method, progress 
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("base model %s: %w", s.Model.File, err)
 		}
-		trainSet, testSet, err := r.data(t.Dataset, t.Seed, m)
-		if err == nil {
-			err = applies(meth, trainSet)
-		}
+		trainSet, testSet, err := load(m)
 		return m, trainSet, testSet, err
 	}
-	trainSet, testSet, err := r.data(t.Dataset, t.Seed, nil)
-	if err == nil {
-		err = applies(meth, trainSet)
-	}
+	trainSet, testSet, err := load(nil)
 	if err != nil {
 		return nil, nil, nil, err
 	}

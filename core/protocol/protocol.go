@@ -254,11 +254,7 @@ func Chance(ds *data.Dataset) float64 {
 	if ds == nil || ds.Len() == 0 {
 		return 0
 	}
-	counts := make([]int, len(ds.Classes))
-	for _, y := range ds.Y {
-		counts[y]++
-	}
-	return float64(slices.Max(counts)) / float64(ds.Len())
+	return float64(slices.Max(ds.ClassCounts())) / float64(ds.Len())
 }
 
 // Sample is a small batch of inputs, n×C×H×W as Shape says: perturbed

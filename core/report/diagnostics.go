@@ -202,8 +202,7 @@ func weakRetraining(recs []store.Record) []Weak {
 	var out []Weak
 	c := newCampaign(recs)
 	for _, r := range recs {
-		ws, _ := weak(r)
-		for _, w := range ws {
+		for _, w := range weak(r) {
 			w.Protocol = c.setting(r)
 			out = append(out, w)
 		}
@@ -212,13 +211,13 @@ func weakRetraining(recs []store.Record) []Weak {
 }
 
 // weak is weakRetraining for one record.
-func weak(r store.Record) ([]Weak, bool) {
+func weak(r store.Record) []Weak {
 	if r.Result == nil || r.Result.Chance <= 0 {
-		return nil, false
+		return nil
 	}
 	info, ok := describe(r)
 	if !ok || info.Category != "retrain" {
-		return nil, false
+		return nil
 	}
 	res := r.Result
 	limit := res.Chance + chanceMargin
@@ -238,7 +237,7 @@ func weak(r store.Record) ([]Weak, bool) {
 			}
 		}
 	}
-	return out, len(out) > 0
+	return out
 }
 
 // Summary is one line per finding, for a terminal.

@@ -59,7 +59,7 @@ func Summary(recs []store.Record) string {
 				default:
 					cells[i][j] = number(mean)
 				}
-				if slices.ContainsFunc(by[meth], func(r store.Record) bool { _, w := weak(r); return w }) {
+				if slices.ContainsFunc(by[meth], func(r store.Record) bool { return len(weak(r)) > 0 }) {
 					cells[i][j] += " !" // ranks nothing: not a candidate for the best
 					anyWeak = true
 					continue
