@@ -59,6 +59,7 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz FuzzParseCIFAR -fuzztime 30s ./core/data
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./core/model
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./core/spec
+	$(GO) test -run '^$$' -fuzz FuzzParseTarget -fuzztime 30s ./core/engine/torch
 
 # screenshots tours every screen of the real app under Xvfb, after a small
 # real campaign, into screenshots/; its settings and files go to a temporary

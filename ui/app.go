@@ -16,6 +16,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 
+	"faithlab/core/campaign"
 	"faithlab/core/data"
 	"faithlab/core/engine"
 	"faithlab/core/engine/gemm"
@@ -36,7 +37,8 @@ type Config struct {
 	// Worker makes the command that runs the campaign of a spec file in a
 	// child process (campaign.Serve behind it): `faithlab
 	// -campaign-worker SPEC` in the app.
-	Worker func(spec string) *exec.Cmd
+	// trust is what the user allowed the campaign (campaign.Check).
+	Worker func(spec string, trust campaign.Trust) *exec.Cmd
 }
 
 func (c Config) dir(name string) string { return filepath.Join(c.Root, name) }
@@ -74,6 +76,7 @@ type State struct {
 	dataGen         int              // counts dataset loads, to drop stale ones
 	preds           map[string][]int // predictions of the model on the open dataset, by split
 	pending         atomic.Int64     // background work under way (tests, screenshots)
+	noticed         map[string]bool  // what modelNotice has said
 }
 
 func newState(cfg Config) *State {
@@ -196,6 +199,9 @@ func (s *State) OpenModel(path string) {
 	}, func(err error) {
 		if err == nil {
 			s.SetModel(m, path)
+			if n := s.modelNotice(path); n != "" {
+				s.status.Info("warning: " + n)
+			}
 		}
 	})
 }

@@ -31,35 +31,36 @@ import (
 // their progress, stage, ETA and a cancel button each. Interrupted
 // campaigns are offered for resumption at start.
 type Evaluate struct {
-	s         *State
-	name      *entryWidget
-	dataset   *entryWidget
-	trainCap  *entryWidget
-	testCap   *entryWidget
-	modelKind *widget.RadioGroup
-	arch      *selectWidget
-	epochs    *entryWidget
-	methods   *checkForms
-	post      *entryWidget
-	protocols *checkForms
-	seeds     *entryWidget
-	retrain   *entryWidget
-	size      *widget.Label
-	launch    *widget.Button
-	stop      *widget.Button
-	overall   *widget.ProgressBar
-	eta       *widget.Label
-	left      countdown // the campaign's ETA, counted down between its updates
-	resume    *fyne.Container
-	list      *widget.List
-	rows      []taskRow
-	byKey     map[string]int
-	child     *campaign.Child // the worker running the campaign
-	cancel    context.CancelFunc
-	specPath  string                          // of the campaign running or last saved
-	script    string                          // a TorchScript model to evaluate (on the torch engine)
-	onRun     func(dir string, finished bool) // a campaign ended (or stopped)
-	content   fyne.CanvasObject
+	s          *State
+	name       *entryWidget
+	dataset    *entryWidget
+	trainCap   *entryWidget
+	testCap    *entryWidget
+	modelKind  *widget.RadioGroup
+	arch       *selectWidget
+	epochs     *entryWidget
+	methods    *checkForms
+	post       *entryWidget
+	protocols  *checkForms
+	seeds      *entryWidget
+	retrain    *entryWidget
+	size       *widget.Label
+	launch     *widget.Button
+	stop       *widget.Button
+	overall    *widget.ProgressBar
+	eta        *widget.Label
+	left       countdown // the campaign's ETA, counted down between its updates
+	resume     *fyne.Container
+	list       *widget.List
+	rows       []taskRow
+	byKey      map[string]int
+	child      *campaign.Child // the worker running the campaign
+	cancel     context.CancelFunc
+	specPath   string                          // of the campaign running or last saved
+	script     string                          // a TorchScript model to evaluate (on the torch engine)
+	specEngine string                          // the engine of the spec opened last ("": Settings' engine)
+	onRun      func(dir string, finished bool) // a campaign ended (or stopped)
+	content    fyne.CanvasObject
 }
 
 // taskRow is one task of the running campaign as the list shows it.
@@ -182,6 +183,9 @@ func (e *Evaluate) build() (*spec.Spec, error) {
 	s := &spec.Spec{Name: name, Output: filepath.Join(e.s.cfg.dir("runs"), name), Cache: e.s.cacheDir(), Reduce: "sum",
 		Datasets: []spec.Dataset{{Ref: ref, TrainSamples: whole(e.trainCap, "training samples"), TestSamples: whole(e.testCap, "test samples")}},
 		Retrain:  spec.Retrain{Epochs: whole(e.retrain, "retraining epochs")}, Workers: e.s.workers(), MemoryGB: e.s.memoryGB(), Engine: e.s.engine()}
+	if e.specEngine != "" {
+		s.Engine = e.specEngine // the opened spec's, allowed at launch or not (State.withConsent)
+	}
 	switch e.modelKind.Selected {
 	case "the open model":
 		if e.s.ModelPath == "" {
@@ -268,6 +272,7 @@ func (e *Evaluate) OpenSpec(path string) {
 		return
 	}
 	s := c.Spec
+	e.specEngine = s.Engine
 	e.name.SetText(s.Name)
 	if len(s.Datasets) > 0 {
 		d := s.Datasets[0]
@@ -308,7 +313,11 @@ func (e *Evaluate) OpenSpec(path string) {
 		e.s.status.Error(fmt.Errorf("opened campaign %s: it runs %d datasets and the form holds the first (%s); the file as it is runs with faithlab-cli run", path, len(s.Datasets), s.Datasets[0].Ref))
 		return
 	}
-	e.s.status.Info("opened campaign " + path)
+	msg := "opened campaign " + path
+	if s.Engine != "" {
+		msg += " (engine " + s.Engine + ", the spec's)"
+	}
+	e.s.status.Info(msg)
 }
 
 func zeroEmpty(n int) string {
@@ -360,6 +369,11 @@ func (e *Evaluate) Launch() {
 // stays responsive; the task list follows its events, redrawn at most ~30
 // times a second.
 func (e *Evaluate) run(c *campaign.Campaign) {
+	e.s.withConsent(c, func(trust campaign.Trust) { e.start(c, trust) })
+}
+
+// start runs the campaign with what the user allowed it.
+func (e *Evaluate) start(c *campaign.Campaign, trust campaign.Trust) {
 	e.s.remember(prefRecentRuns, e.specPath)
 	e.rows, e.byKey = nil, map[string]int{}
 	for _, t := range c.Tasks(job.Shard{}) {
@@ -374,7 +388,7 @@ func (e *Evaluate) run(c *campaign.Campaign) {
 	e.stop.Enable()
 	e.resume.Objects = nil
 	e.resume.Refresh()
-	child, err := campaign.StartChild(e.s.cfg.Worker(e.specPath))
+	child, err := campaign.StartChild(e.s.cfg.Worker(e.specPath, trust))
 	if err != nil {
 		e.s.status.Error(err)
 		e.launch.Enable()
@@ -388,8 +402,11 @@ func (e *Evaluate) run(c *campaign.Campaign) {
 	var eta time.Duration
 	follow := func() {
 		for ev := range child.Events() {
-			if ev.Kind == job.Repaired {
+			if ev.Kind == job.Repaired || ev.Kind == job.Warning {
 				msg := ev.Err
+				if ev.Kind == job.Warning {
+					msg = "warning: " + msg
+				}
 				e.s.cfg.Do(func() { e.s.status.Info(msg) })
 				continue
 			}
@@ -762,6 +779,7 @@ func (f *checkForms) Clear() {
 // deletion and a small FUD (20 inputs, 10 steps, three ratios kept) — that
 // runs in a minute or two on a laptop (screenshots, a first try).
 func (e *Evaluate) Quick(name string, train, test, retrainEpochs int) {
+	e.specEngine = ""
 	e.name.SetText(name)
 	e.trainCap.SetText(zeroEmpty(train))
 	e.testCap.SetText(zeroEmpty(test))
@@ -797,5 +815,9 @@ func taskTitle(label string) string {
 func (e *Evaluate) UseTorchScript(path string) {
 	e.script = path
 	e.modelKind.SetSelected("TorchScript file")
-	e.s.status.Info("the campaign evaluates " + filepath.Base(path) + " on the torch engine (Settings: engine); Explain and Inspect work with built-in models")
+	msg := "the campaign evaluates " + filepath.Base(path) + " on the torch engine (Settings: engine); Explain and Inspect work with built-in models"
+	if n := e.s.modelNotice(path); n != "" {
+		msg = "warning: " + n + "\n\n" + msg
+	}
+	e.s.status.Info(msg)
 }

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -26,7 +27,9 @@ import (
 // workbench's campaigns run in a child process, here this test binary.
 func TestMain(m *testing.M) {
 	if spec := os.Getenv("FAITHLAB_SERVE_SPEC"); spec != "" {
-		if err := campaign.Serve(context.Background(), spec, gemm.Gonum{}, os.Stdin, os.Stdout); err != nil {
+		var trust campaign.Trust
+		json.Unmarshal([]byte(os.Getenv("FAITHLAB_SERVE_TRUST")), &trust)
+		if err := campaign.Serve(context.Background(), spec, campaign.Options{Kernel: gemm.Gonum{}, Trust: trust}, os.Stdin, os.Stdout); err != nil {
 			os.Exit(1)
 		}
 		os.Exit(0)
@@ -36,9 +39,10 @@ func TestMain(m *testing.M) {
 
 // testWorker runs a campaign in this test binary, as the app runs one in
 // itself.
-func testWorker(spec string) *exec.Cmd {
+func testWorker(spec string, trust campaign.Trust) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "FAITHLAB_SERVE_SPEC="+spec)
+	b, _ := json.Marshal(trust)
+	cmd.Env = append(os.Environ(), "FAITHLAB_SERVE_SPEC="+spec, "FAITHLAB_SERVE_TRUST="+string(b))
 	return cmd
 }
 

@@ -20,6 +20,9 @@ func runCampaign(ctx context.Context, args []string) error {
 	shardFlag := fs.String("shard", "", "run shard I of N (I/N, 0-based); \"/N\" takes I from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX")
 	quiet := fs.Bool("quiet", false, "print only task ends, not progress")
 	engineSetting := fs.String("engine", "", "run on this engine instead of the spec's, of the same kind (e.g. torch@ssh://gpu1 for a spec's torch): "+engineUsage)
+	allowEngine := fs.Bool("allow-engine", false, "allow the spec's engine to run the program or reach the host it names (a spec from elsewhere may not, unless you allow it here or in your configuration file)")
+	outDir := fs.String("out", "", "run folder to write, instead of the spec's output (which must lie in the spec's folder unless you choose it here)")
+	cacheDir := fs.String("cache", "", "artefact cache to use, instead of the spec's cache (which must lie in the spec's folder unless you choose it here)")
 	estimate := fs.Bool("estimate", false, "print what the campaign does and about how long it takes on this machine (its speeds measured for a few seconds), and run nothing")
 	specPath, err := parseWithArg(fs, args)
 	if err != nil {
@@ -27,6 +30,16 @@ func runCampaign(ctx context.Context, args []string) error {
 	}
 	c, err := campaign.Load(specPath)
 	if err != nil {
+		return err
+	}
+	trust, err := campaign.UserTrust()
+	if err != nil {
+		return err
+	}
+	if *allowEngine {
+		trust = trust.With([]string{c.Spec.Engine}, nil)
+	}
+	if trust, err = c.Relocate(trust, *outDir, *cacheDir); err != nil {
 		return err
 	}
 	if *estimate {
@@ -41,19 +54,19 @@ func runCampaign(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return runLoaded(ctx, c, shard, *quiet, *engineSetting)
+	return runLoaded(ctx, c, shard, *quiet, *engineSetting, trust)
 }
 
 // runLoaded runs a loaded campaign with progress on stderr, on engine
-// ("": the spec's).
-func runLoaded(ctx context.Context, c *campaign.Campaign, shard job.Shard, quiet bool, engine string) error {
+// ("": the spec's), with what the user allows it.
+func runLoaded(ctx context.Context, c *campaign.Campaign, shard job.Shard, quiet bool, engine string, trust campaign.Trust) error {
 	events := make(chan job.Event)
 	printed := make(chan struct{})
 	go func() {
 		newProgress(os.Stderr, quiet).show(events)
 		close(printed)
 	}()
-	out, err := c.Run(ctx, campaign.Options{Shard: shard, Kernel: kernel(), Events: events, Engine: engine})
+	out, err := c.Run(ctx, campaign.Options{Shard: shard, Kernel: kernel(), Events: events, Engine: engine, Trust: trust})
 	<-printed
 	if out.Summary != "" {
 		fmt.Fprintln(os.Stderr, out.Summary)
@@ -108,7 +121,7 @@ func runStatus(_ context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	r, err := campaign.Open(dir)
+	r, err := openRun(dir)
 	if err != nil {
 		return err
 	}
@@ -146,7 +159,7 @@ func runExportResults(_ context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	r, err := campaign.Open(dir)
+	r, err := openRun(dir)
 	if err != nil {
 		return err
 	}
@@ -172,6 +185,19 @@ func runExportResults(_ context.Context, args []string) error {
 		return err
 	}
 	return r.WriteCSV(*out)
+}
+
+// openRun opens a run folder for reading and prints what is wrong with
+// its records (damaged ones are left out).
+func openRun(dir string) (*campaign.Results, error) {
+	r, err := campaign.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintln(os.Stderr, "warning:", n)
+	}
+	return r, nil
 }
 
 // runMerge is `faithlab-cli merge --out DIR RUN…`.

@@ -101,7 +101,8 @@ func runEvaluate(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return runLoaded(ctx, c, job.Shard{}, false, "")
+	// The engine and the folder are the user's own, from this command line.
+	return runLoaded(ctx, c, job.Shard{}, false, "", campaign.Trust{Engines: []string{s.Engine}})
 }
 
 func protocolNames() string {

@@ -209,6 +209,9 @@ func openPrior(ref string) (diffusion.Prior, error) {
 		}
 		return diffusion.NewEmpirical(ds, sched(diffusion.Linear, 1000), diffusion.ScalingFor(ds), kernel())
 	}
+	if n := model.FileNotice(ref); n != "" {
+		fmt.Fprintln(os.Stderr, "warning:", n)
+	}
 	p, _, err := job.OpenPrior("", ref, kernel())
 	return p, err
 }
@@ -226,7 +229,7 @@ func runSample(ctx context.Context, args []string) error {
 	var clf *model.Model
 	if *judge != "" {
 		var err error
-		if clf, err = model.Load(*judge, kernel()); err != nil {
+		if clf, err = loadModel(*judge); err != nil {
 			return err
 		}
 	}
@@ -353,7 +356,7 @@ func runInpaint(ctx context.Context, args []string) error {
 	}
 	ip := diffusion.Inpainting{Mask: mask, RePaint: *repaint}
 	if *clf != "" {
-		m, err := model.Load(*clf, kernel())
+		m, err := loadModel(*clf)
 		if err != nil {
 			return err
 		}

@@ -50,6 +50,8 @@ func (p *progress) show(events <-chan job.Event) {
 			p.line(fmt.Sprintf("[%d/%d] %s%s%s", e.Done, e.Total, e.Task, msg, p.left()))
 		case job.Repaired:
 			p.line("note: " + e.Err)
+		case job.Warning:
+			p.line("warning: " + e.Err)
 		case job.Cancelled:
 			p.line(fmt.Sprintf("[%d/%d] %s: cancelled; a resume runs it", e.Done, e.Total, e.Task))
 		case job.Skipped:

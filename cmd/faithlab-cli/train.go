@@ -105,17 +105,26 @@ func runTrain(ctx context.Context, args []string) error {
 	return nil
 }
 
+// loadModel loads a model file, or a TorchScript classifier with its
+// description (PATH.json), and says on standard error what the user
+// should know of the file (model.FileNotice).
+func loadModel(path string) (*model.Model, error) {
+	if n := model.FileNotice(path); n != "" {
+		fmt.Fprintln(os.Stderr, "warning:", n)
+	}
+	if model.IsTorchScript(path) {
+		return model.LoadTorchScript(path)
+	}
+	return model.Load(path, kernel())
+}
+
 // openModel loads a model file and opens a dataset as the model saw it in
 // training (model.Data): its own dataset when dsRef is "".
 func openModel(path, dsRef string, dopt *data.Options) (*model.Model, *data.Dataset, *data.Dataset, error) {
 	if path == "" {
 		return nil, nil, nil, errors.New("--model FILE is required")
 	}
-	load := func(path string) (*model.Model, error) { return model.Load(path, kernel()) }
-	if model.IsTorchScript(path) {
-		load = model.LoadTorchScript // with its description, PATH.json
-	}
-	m, err := load(path)
+	m, err := loadModel(path)
 	if err != nil {
 		return nil, nil, nil, err
 	}

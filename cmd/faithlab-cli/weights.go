@@ -23,7 +23,7 @@ func runWeightsExport(_ context.Context, args []string) error {
 	if *path == "" || *out == "" {
 		return errors.New("--model FILE and --out W.npz are required")
 	}
-	m, err := model.Load(*path, kernel())
+	m, err := loadModel(*path)
 	if err != nil {
 		return err
 	}

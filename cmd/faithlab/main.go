@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -25,10 +26,18 @@ func main() {
 	root := flag.String("root", "", "the workbench's folder for models, runs and specs (default: the app's storage folder)")
 	shots := flag.String("screenshots", "", "tour every screen, write one PNG per screen and state into this folder, and quit")
 	worker := flag.String("campaign-worker", "", "run the campaign of this spec for a workbench (events on standard output) instead of opening a window")
+	trusted := flag.String("campaign-trust", "", "with -campaign-worker: what the workbench's user allowed the campaign (JSON of campaign.Trust)")
 	flag.Parse()
 	if *worker != "" {
 		kern, _ := gemm.Best()
-		if err := campaign.Serve(context.Background(), *worker, kern, os.Stdin, os.Stdout); err != nil {
+		var trust campaign.Trust
+		if *trusted != "" {
+			if err := json.Unmarshal([]byte(*trusted), &trust); err != nil {
+				fmt.Fprintln(os.Stderr, "faithlab: -campaign-trust:", err)
+				os.Exit(2)
+			}
+		}
+		if err := campaign.Serve(context.Background(), *worker, campaign.Options{Kernel: kern, Trust: trust}, os.Stdin, os.Stdout); err != nil {
 			os.Exit(1)
 		}
 		return
@@ -53,7 +62,10 @@ func main() {
 		self = os.Args[0]
 	}
 	wb := ui.NewWorkbench(ui.Config{Kernel: kern, Root: *root, Prefs: prefs, Window: w,
-		Worker: func(spec string) *exec.Cmd { return exec.Command(self, "-campaign-worker", spec) }})
+		Worker: func(spec string, trust campaign.Trust) *exec.Cmd {
+			b, _ := json.Marshal(trust)
+			return exec.Command(self, "-campaign-worker", spec, "-campaign-trust", string(b))
+		}})
 	wb.Install(w)
 	path, err := firstModel(*root, *modelPath)
 	if err != nil {

@@ -31,6 +31,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	"faithlab/core/data"
@@ -46,6 +47,9 @@ import (
 type Campaign struct {
 	Spec *spec.Spec
 	Raw  []byte // the spec file as written: its hash is the run id
+	// Path is the spec file, absolute ("" for a campaign built in
+	// memory): its folder is where the spec may write (Check).
+	Path string
 }
 
 // Load reads and checks the spec file at path.
@@ -58,7 +62,11 @@ func Load(path string) (*Campaign, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Campaign{Spec: s, Raw: raw}, nil
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	return &Campaign{Spec: s, Raw: raw, Path: abs}, nil
 }
 
 // Save writes s as dir/campaign.yaml (through spec.Format, so that the CLI
@@ -138,8 +146,12 @@ type Options struct {
 	// Engine, when set, runs the campaign on this engine setting instead of
 	// the spec's (see model.Engine): another host of the same kind, e.g.
 	// torch@ssh://gpu1 for a spec's torch. Results are filed under the
-	// engine's kind, so a setting of another kind is refused.
+	// engine's kind, so a setting of another kind is refused. It is the
+	// user's own choice, so it needs no Trust.
 	Engine string
+	// Trust is what the user allows the campaign's file to ask for
+	// (Check): a campaign asking for more is refused before any work.
+	Trust Trust
 }
 
 // Run runs (or resumes) a shard of the campaign. It holds the run folder's
@@ -154,6 +166,9 @@ func (c *Campaign) Run(ctx context.Context, o Options) (Outcome, error) {
 	s := c.Spec
 	dir := c.Dir(sh)
 	out := Outcome{Dir: dir}
+	if err := c.Check(o.Trust, o.Engine); err != nil {
+		return out, err
+	}
 	if dir != s.Output {
 		// The campaign's own folder holds the spec too, for status and merge.
 		if _, err := store.Open(s.Output, c.Raw); err != nil {
@@ -164,11 +179,20 @@ func (c *Campaign) Run(ctx context.Context, o Options) (Outcome, error) {
 	if err != nil {
 		return out, err
 	}
-	unlock, err := lock(dir)
+	unlock, err := run.Lock()
 	if err != nil {
 		return out, err
 	}
 	defer unlock()
+	notes, err := c.prepare(run)
+	if err != nil {
+		return out, err
+	}
+	for _, n := range notes {
+		if o.Events != nil {
+			o.Events <- job.Event{Time: time.Now(), Kind: n.kind, Err: n.text}
+		}
+	}
 	if s.MemoryGB > 0 {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(int64(s.MemoryGB * (1 << 30))))
 	}
@@ -196,6 +220,7 @@ func (c *Campaign) Run(ctx context.Context, o Options) (Outcome, error) {
 	man.ID, man.Spec, man.Faithlab, man.Go, man.Kernel, man.Host, man.CPUs, man.Seeds, man.Shard, man.Cache, man.Ended =
 		c.ID(), hash(c.Raw), model.Version, runtime.Version(), kernel.Name(), host, runtime.NumCPU(), s.Seeds, sh.String(), cache, time.Time{}
 	man.Engine, man.Torch, man.Device = info.Engine, info.Torch, info.Device
+	man.Model = c.modelDigest()
 	if err := run.SetManifest(man); err != nil {
 		return out, err
 	}
@@ -203,11 +228,11 @@ func (c *Campaign) Run(ctx context.Context, o Options) (Outcome, error) {
 	t0 := time.Now()
 	out.Failed, err = r.Execute(ctx)
 	out.Elapsed = time.Since(t0)
-	recs, rerr := run.Records()
+	log, rerr := run.Read()
 	if rerr != nil {
 		return out, rerr
 	}
-	ok, _, _ := c.sort(recs)
+	ok, _, _ := c.sort(log.Records)
 	if werr := c.writeResults(dir, ok, &out); werr != nil && err == nil {
 		err = werr
 	}
@@ -216,6 +241,72 @@ func (c *Campaign) Run(ctx context.Context, o Options) (Outcome, error) {
 		err = merr
 	}
 	return out, err
+}
+
+// note is something Run tells its user before the tasks start.
+type note struct {
+	kind job.Kind
+	text string
+}
+
+// prepare readies the locked run folder and says what the user should
+// know: damaged records set aside (their tasks run again), records and
+// model files without checksums, and a TorchScript model, which runs code
+// from its file.
+func (c *Campaign) prepare(run *store.Run) ([]note, error) {
+	log, err := run.Read()
+	if err != nil {
+		return nil, err
+	}
+	var notes []note
+	for _, d := range log.Damaged {
+		notes = append(notes, note{job.Repaired, fmt.Sprintf("%s line %d: %v; set aside in %s.damaged, its task runs again", log.Path, d.Line, d.Err, log.Path)})
+	}
+	if log.Unchecked > 0 {
+		notes = append(notes, note{job.Warning, fmt.Sprintf("%s: %d record(s) without a checksum (written before Faithlab checked its records) are used unchecked; they are written again with checksums", log.Path, log.Unchecked)})
+	}
+	if err := run.Repair(log); err != nil {
+		return nil, err
+	}
+	for _, n := range c.fileNotices() {
+		notes = append(notes, note{job.Warning, n})
+	}
+	return notes, nil
+}
+
+// fileNotices are what the user should know of the spec's model and
+// prior files (model.FileNotice), a line each.
+func (c *Campaign) fileNotices() []string {
+	files := []string{c.Spec.Model.File}
+	for _, p := range c.Spec.Protocols {
+		if f, ok := p.Params["prior"].(string); ok && f != "auto" && f != "mixture" && f != "empirical" {
+			files = append(files, f)
+		}
+	}
+	var notes []string
+	for _, f := range files {
+		if n := model.FileNotice(f); f != "" && n != "" && !slices.Contains(notes, n) {
+			notes = append(notes, n)
+		}
+	}
+	return notes
+}
+
+// modelDigest is the SHA-256 of the spec's model file ("" for a recipe).
+func (c *Campaign) modelDigest() string {
+	f := c.Spec.Model.File
+	if f == "" {
+		return ""
+	}
+	if model.IsTorchScript(f) {
+		h, _ := model.ScriptDigest(f)
+		return h
+	}
+	b, err := model.ReadFile(f)
+	if err != nil {
+		return ""
+	}
+	return hash(b)
 }
 
 // openEngine opens the spec's engine, or setting when given, which must

@@ -21,7 +21,7 @@ import (
 // so that it can kill it with SIGKILL.
 func TestMain(m *testing.M) {
 	if spec := os.Getenv("FAITHLAB_SERVE_SPEC"); spec != "" {
-		if err := Serve(context.Background(), spec, best(), os.Stdin, os.Stdout); err != nil {
+		if err := Serve(context.Background(), spec, Options{Kernel: best()}, os.Stdin, os.Stdout); err != nil {
 			os.Exit(1)
 		}
 		os.Exit(0)
@@ -81,7 +81,7 @@ func loadSpec(t *testing.T, dir, spec string) *Campaign {
 
 func run(t *testing.T, c *Campaign, sh job.Shard) Outcome {
 	t.Helper()
-	out, err := c.Run(context.Background(), Options{Shard: sh, Kernel: best()})
+	out, err := c.Run(context.Background(), Options{Shard: sh, Kernel: best(), Trust: Trust{Engines: []string{c.Spec.Engine}}}) // the test is the user
 	if err != nil {
 		t.Fatal(err)
 	}

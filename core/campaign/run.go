@@ -23,6 +23,9 @@ type Results struct {
 	Dir      string
 	Manifest store.Manifest // the folder's own (zero when it has none yet)
 	Records  []store.Record
+	// Notes say what is wrong with the results files, a line each:
+	// damaged records (left out) and records without checksums.
+	Notes []string
 }
 
 // Open reads the run folder dir and its shards' folders.
@@ -35,10 +38,11 @@ func Open(dir string) (*Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	recs, err := run.Records()
+	log, err := run.Read()
 	if err != nil {
 		return nil, err
 	}
+	recs, notes := log.Records, log.Notes()
 	shards, _ := filepath.Glob(filepath.Join(dir, "shards", "*"))
 	for _, sd := range shards {
 		sr, sraw, err := store.OpenExisting(sd)
@@ -48,14 +52,14 @@ func Open(dir string) (*Results, error) {
 		if !bytes.Equal(sraw, raw) {
 			return nil, fmt.Errorf("shard %s ran another spec than %s", sd, dir)
 		}
-		more, err := sr.Records()
+		more, err := sr.Read()
 		if err != nil {
 			return nil, err
 		}
-		recs = append(recs, more...)
+		recs, notes = append(recs, more.Records...), append(notes, more.Notes()...)
 	}
 	man, _ := run.Manifest()
-	return &Results{Campaign: &Campaign{Spec: s, Raw: raw}, Dir: dir, Manifest: man, Records: recs}, nil
+	return &Results{Campaign: &Campaign{Spec: s, Raw: raw}, Dir: dir, Manifest: man, Records: recs, Notes: notes}, nil
 }
 
 // Status is where a run stands.
@@ -187,7 +191,7 @@ func Merge(out string, dirs ...string) (Merged, error) {
 	if err != nil {
 		return m, err
 	}
-	if old, err := run.Records(); err != nil || len(old) > 0 {
+	if old, err := run.Read(); err != nil || len(old.Records)+len(old.Damaged) > 0 {
 		return m, fmt.Errorf("%s already holds results: merge into a new folder", out)
 	}
 	ok, failed, missing := first.sort(all)

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 
-	"faithlab/core/engine/gemm"
 	"faithlab/core/job"
 )
 
@@ -34,8 +33,9 @@ import (
 const endKind job.Kind = "end"
 
 // Serve runs (or resumes) the campaign of the spec file for a parent
-// process, as described above.
-func Serve(ctx context.Context, specPath string, kernel gemm.Kernel, in io.Reader, out io.Writer) error {
+// process, as described above, with o's kernel, engine and trust (its
+// events and tasks are Serve's own).
+func Serve(ctx context.Context, specPath string, o Options, in io.Reader, out io.Writer) error {
 	lowerPriority()
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -67,7 +67,8 @@ func Serve(ctx context.Context, specPath string, kernel gemm.Kernel, in io.Reade
 			enc.Encode(e)
 		}
 	}()
-	out2, err := c.Run(ctx, Options{Kernel: kernel, Events: events, Tasks: tasks})
+	o.Events, o.Tasks = events, tasks
+	out2, err := c.Run(ctx, o)
 	<-done
 	end := job.Event{Kind: endKind}
 	switch {

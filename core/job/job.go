@@ -151,7 +151,8 @@ const (
 	Finished Kind = "finished"
 	Failed   Kind = "failed"
 	Skipped  Kind = "skipped"  // done by an earlier run
-	Repaired Kind = "repaired" // a damaged cache entry was moved aside and is rebuilt; Err says which
+	Repaired Kind = "repaired" // a damaged cache entry or record was set aside and is rebuilt; Err says which
+	Warning  Kind = "warning"  // something the user should know (a file without a checksum, say); Err says what
 	// Cancelled: stopped alone (TaskControl.Cancel) and not recorded, so
 	// that a resumed run does it again.
 	Cancelled Kind = "cancelled"
@@ -170,7 +171,7 @@ type Event struct {
 	Done  int           // tasks finished or failed, of Total in this shard
 	Total int           //
 	ETA   time.Duration // estimate of the time left, 0 when unknown
-	Err   string        // for Failed, and for Repaired the damaged entry
+	Err   string        // for Failed, for Repaired the damaged entry, for Warning the warning
 }
 
 // Runner runs one campaign (or one shard of it).
@@ -215,12 +216,12 @@ type sets struct {
 // returns the number that failed. Cancelling ctx stops it within a second
 // or two, with every finished task stored.
 func (r *Runner) Execute(ctx context.Context) (failed int, err error) {
-	recs, err := r.Run.Records()
+	log, err := r.Run.Read()
 	if err != nil {
 		return 0, err
 	}
 	finished := map[string]bool{}
-	for k, rec := range store.Latest(recs) {
+	for k, rec := range store.Latest(log.Records) {
 		finished[k] = rec.Error == ""
 	}
 	r.builds, r.sets = map[string]*build{}, map[string]*sets{}
@@ -591,9 +592,7 @@ func (r *Runner) artefact(ctx context.Context, key, ext string, make func() ([]b
 		r.mu.Unlock()
 		b.once.Do(func() {
 			var ok bool
-			if b.b, ok, b.err = r.Cache.Get(key, ext); ok {
-				ok, b.err = r.usable(key, ext, b.b)
-			}
+			b.b, ok, b.err = r.Cache.Get(key, ext)
 			var damaged *store.DamagedError
 			if errors.As(b.err, &damaged) { // moved aside: build it again
 				r.emit(Event{Kind: Repaired, Err: damaged.Error() + "; rebuilding it"})
@@ -621,23 +620,6 @@ func (r *Runner) artefact(ctx context.Context, key, ext string, make func() ([]b
 			return nil, b.err
 		}
 	}
-}
-
-// usable checks a cached artefact's content, the one check entries written
-// before the cache's checksums get: a model must decode, maps must be a
-// whole .npy. One that does not is moved aside (store.DamagedError).
-func (r *Runner) usable(key, ext string, b []byte) (bool, error) {
-	var err error
-	switch ext {
-	case ".flm":
-		_, err = model.Decode(b, r.Kernel)
-	case ".npy":
-		_, err = data.ParseNPY(b)
-	}
-	if err != nil {
-		return false, r.Cache.MoveAside(key, ext, err)
-	}
-	return true, nil
 }
 
 // models is the protocols' cache of retrained models (protocol.Env.Models),

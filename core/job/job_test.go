@@ -46,7 +46,8 @@ func newRunner(t *testing.T, dir, src string) *Runner {
 // csvOf is the run's tidy CSV, in plan order.
 func csvOf(t *testing.T, r *Runner) string {
 	t.Helper()
-	recs, err := r.Run.Records()
+	log, err := r.Run.Read()
+	recs := log.Records
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func TestCancelThenResume(t *testing.T) {
 		t.Fatalf("CSV of %d lines", strings.Count(want, "\n"))
 	}
 	// Perturbed samples are in the cache under the keys their records name.
-	recs, _ := whole.Run.Records()
+	recs := records(whole.Run)
 	kept := 0
 	for _, rec := range recs {
 		if rec.Result.Chance < 0.5 || rec.Result.Chance > 0.6 { // gmm's two classes, near even
@@ -122,7 +123,7 @@ func TestCancelThenResume(t *testing.T) {
 		t.Fatalf("cancelled run: %v", err)
 	}
 	close(ev)
-	recs, _ = r.Run.Records()
+	recs = records(r.Run)
 	if len(recs) < 4 || len(recs) >= len(Plan(r.Spec)) {
 		t.Fatalf("%d of %d tasks stored after the cancel", len(recs), len(Plan(r.Spec)))
 	}
@@ -134,7 +135,7 @@ func TestCancelThenResume(t *testing.T) {
 	if got := csvOf(t, again); got != want {
 		t.Errorf("resumed CSV differs from the uninterrupted one")
 	}
-	recs, _ = again.Run.Records()
+	recs = records(again.Run)
 	if len(recs) != len(Plan(r.Spec)) {
 		t.Errorf("%d records for %d tasks: finished tasks ran again", len(recs), len(Plan(r.Spec)))
 	}
@@ -148,7 +149,7 @@ func TestFailedTaskDoesNotStopTheCampaign(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs, _ := r.Run.Records()
+	recs := records(r.Run)
 	if failed != 3 || len(recs) != 9 {
 		t.Fatalf("%d failed of %d records, want 3 of 9", failed, len(recs))
 	}
@@ -161,7 +162,7 @@ func TestFailedTaskDoesNotStopTheCampaign(t *testing.T) {
 	if failed, _ := r.Execute(context.Background()); failed != 3 {
 		t.Errorf("resume: %d failed", failed)
 	}
-	if recs2, _ := r.Run.Records(); len(recs2) != 12 {
+	if recs2 := records(r.Run); len(recs2) != 12 {
 		t.Errorf("%d records after resuming, want 12", len(recs2))
 	}
 }
@@ -200,7 +201,7 @@ func TestFailedBaseModelFailsItsTasksOnce(t *testing.T) {
 	if err != nil || failed != 9 {
 		t.Fatalf("%d failed, %v; want all 9", failed, err)
 	}
-	recs, _ := r.Run.Records()
+	recs := records(r.Run)
 	for _, rec := range recs {
 		if !strings.Contains(rec.Error, "base model") || !strings.Contains(rec.Error, "too small") {
 			t.Errorf("%s: %q", rec.Label, rec.Error)
@@ -244,7 +245,7 @@ func TestCancelOneTaskLeavesItForTheResume(t *testing.T) {
 	if err != nil || failed != 0 {
 		t.Fatalf("run with one task cancelled: %d failed, %v", failed, err)
 	}
-	recs, _ := r.Run.Records()
+	recs := records(r.Run)
 	if len(recs) != len(Plan(r.Spec))-1 {
 		t.Fatalf("%d records for %d tasks with one cancelled", len(recs), len(Plan(r.Spec)))
 	}
@@ -280,7 +281,7 @@ func TestMethodNotForTheDataFailsBeforeTraining(t *testing.T) {
 			if err != nil || failed != 3 {
 				t.Fatalf("%d failed, %v; want all 3", failed, err)
 			}
-			recs, _ := r.Run.Records()
+			recs := records(r.Run)
 			for _, rec := range recs {
 				if !strings.Contains(rec.Error, tc.wants) {
 					t.Errorf("%s: %q, want %q", rec.Label, rec.Error, tc.wants)
@@ -291,4 +292,10 @@ func TestMethodNotForTheDataFailsBeforeTraining(t *testing.T) {
 			}
 		})
 	}
+}
+
+// records reads a run's records, leaving out damaged ones.
+func records(run *store.Run) []store.Record {
+	log, _ := run.Read()
+	return log.Records
 }

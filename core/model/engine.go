@@ -280,3 +280,41 @@ func (e *Engine) DecodeRetrained(ctx context.Context, m *Model, b []byte) (engin
 	}
 	return net, nil
 }
+
+// EngineReach says what an engine setting makes Faithlab start or reach
+// beyond itself: the program it names (torch's python=) and the host it
+// connects to (torch@ssh://, with its port). Both are empty for native and
+// for torch with only device= and threads=, which run Faithlab's own
+// worker under this machine's python3. A setting from a file someone sent
+// that reaches anything is for the user to allow (campaign.Trust).
+func EngineReach(setting string) (program, host string, err error) {
+	kind, err := EngineKind(setting)
+	if err != nil || kind == "native" {
+		return "", "", err
+	}
+	t, err := torch.ParseTarget(setting)
+	if err != nil {
+		return "", "", err
+	}
+	host = t.Host
+	if host != "" && t.Port != 0 {
+		host = fmt.Sprintf("%s:%d", host, t.Port)
+	}
+	return t.Python, host, nil
+}
+
+// SameEngine reports whether two settings name the same engine, written
+// alike or not (options in another order, spaces, "" for native).
+func SameEngine(a, b string) bool {
+	ka, erra := EngineKind(a)
+	kb, errb := EngineKind(b)
+	if erra != nil || errb != nil || ka != kb {
+		return false
+	}
+	if ka == "native" {
+		return true
+	}
+	ta, _ := torch.ParseTarget(a)
+	tb, _ := torch.ParseTarget(b)
+	return ta.String() == tb.String()
+}

@@ -97,6 +97,10 @@ type Model struct {
 	// which only the torch engine runs (torchscript.go); it has no model
 	// file of its own.
 	Script *Script
+	// Unchecked reports that the file it was read from has no checksum
+	// (from before checksums, or with its checksum removed): its bytes
+	// were used unchecked. Saving the model again adds one.
+	Unchecked bool
 }
 
 // New builds an untrained model of a built-in architecture for a dataset.
@@ -246,7 +250,7 @@ func decode(b []byte, kern gemm.Kernel) (*Model, error) {
 			return nil, fmt.Errorf("checksum mismatch (CRC-32C %08x, the file records %08x): the file is damaged", got, want)
 		}
 		rest = rest[:len(rest)-4]
-	case "": // a version 1 file from before checksums
+	case "": // a version 1 file from before checksums, or one whose checksum was removed
 	default:
 		return nil, fmt.Errorf("header: unknown checksum %q (this Faithlab checks %q)", ck.Checksum, checksumCRC32C)
 	}
@@ -317,5 +321,48 @@ func decode(b []byte, kern gemm.Kernel) (*Model, error) {
 			off += 4
 		}
 	}
-	return &Model{Header: h, Net: net, Prior: prior}, nil
+	return &Model{Header: h, Net: net, Prior: prior, Unchecked: ck.Checksum == ""}, nil
+}
+
+// unchecked reports whether the model file at path carries no checksum,
+// from its header alone (the weights are not read).
+func unchecked(path string) bool {
+	f, _, err := data.OpenRegular(path, MaxFileBytes)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b := make([]byte, 16)
+	if _, err := io.ReadFull(f, b); err != nil || string(b[:8]) != magic {
+		return false
+	}
+	hl := int(binary.LittleEndian.Uint32(b[12:]))
+	if hl > maxHeaderSize {
+		return false
+	}
+	h := make([]byte, hl)
+	var ck fileChecksum
+	if _, err := io.ReadFull(f, h); err != nil || json.Unmarshal(h, &ck) != nil {
+		return false
+	}
+	return ck.Checksum == ""
+}
+
+// FileNotice is what a front end says, once per file, when it opens a
+// model or prior file ("" for nothing): a TorchScript model runs code from
+// its file; a Faithlab file without a checksum is used unchecked.
+func FileNotice(path string) string {
+	switch {
+	case IsTorchScript(path):
+		return TorchScriptNotice(path)
+	case unchecked(path):
+		return UncheckedNotice(path)
+	}
+	return ""
+}
+
+// UncheckedNotice is what a front end says of a model or prior file that
+// loads without a checksum.
+func UncheckedNotice(path string) string {
+	return fmt.Sprintf("%s has no checksum (a file from before Faithlab checked its files, or one whose checksum was removed): it is used unchecked, and a damaged weight would go unnoticed; open and save it again to add one, if you trust it", path)
 }

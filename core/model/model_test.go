@@ -148,7 +148,10 @@ func TestEveryFlippedBitOfAModelFileIsRefused(t *testing.T) {
 	}
 }
 
-func TestVersion1FilesWithoutChecksumStillLoad(t *testing.T) {
+// Files without a checksum (from before checksums, or with it removed or
+// set to "") load, marked Unchecked, and a front end says so naming the
+// file; a file with one says nothing.
+func TestVersion1FilesWithoutChecksumStillLoadWithANotice(t *testing.T) {
 	m := smallModel(t)
 	good, err := m.Encode()
 	if err != nil {
@@ -158,6 +161,18 @@ func TestVersion1FilesWithoutChecksumStillLoad(t *testing.T) {
 	got, err := Decode(old, gemm.Gonum{})
 	if err != nil {
 		t.Fatalf("version 1 file without checksum: %v", err)
+	}
+	if !got.Unchecked {
+		t.Error("a file without a checksum loaded as checked")
+	}
+	dir := t.TempDir()
+	for name, b := range map[string][]byte{"old.flm": old, "good.flm": good} {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, b, 0o644)
+		n := FileNotice(p)
+		if (name == "old.flm") != (strings.Contains(n, p) && strings.Contains(n, "no checksum")) {
+			t.Errorf("%s: notice %q", name, n)
+		}
 	}
 	for i, p := range m.Net.Params() {
 		for j, v := range p.Data {

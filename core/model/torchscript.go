@@ -65,6 +65,17 @@ func IsTorchScript(path string) bool {
 	return err == nil && string(b[:]) == "PK\x03\x04"
 }
 
+// TorchScriptNotice is what a front end says, once per file, when a
+// TorchScript model is opened: loading one runs code from the file, as
+// PyTorch warns of torch.load.
+func TorchScriptNotice(path string) string {
+	d, err := ScriptDigest(path)
+	if err != nil {
+		d = "unreadable: " + err.Error()
+	}
+	return fmt.Sprintf("%s is a TorchScript model: loading it runs code from the file, with your rights, in the PyTorch worker. Open models only from sources you trust (SHA-256 of the file and its description: %s)", path, d)
+}
+
 // ScriptInfoPath is where a TorchScript file's description is: FILE.json.
 func ScriptInfoPath(path string) string { return path + ".json" }
 

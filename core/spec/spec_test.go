@@ -26,7 +26,7 @@ func TestExampleSpec(t *testing.T) {
 	if len(s.Protocols) != 1 || s.Protocols[0].Name != "roar" || s.Retrain.Epochs != 5 || len(s.Seeds) != 1 || s.Seeds[0] != 1 {
 		t.Errorf("protocols %+v retrain %+v seeds %v", s.Protocols, s.Retrain, s.Seeds)
 	}
-	if !filepath.IsAbs(s.Output) && !strings.HasSuffix(s.Output, filepath.Join("runs", "fmnist-roar")) {
+	if !filepath.IsAbs(s.Output) && !strings.HasSuffix(s.Output, filepath.Join("campaigns", "runs", "fmnist-roar")) {
 		t.Errorf("output %s", s.Output)
 	}
 }

@@ -3,28 +3,40 @@
 //
 //	RUN/spec.yaml       the spec, as given
 //	RUN/manifest.json   versions, machine, seeds, shard, start and end
-//	RUN/results.jsonl   one Record per finished task, appended and synced
-//	                    to disk before the next task starts
+//	RUN/results.jsonl   one Record per finished task, each line carrying
+//	                    its own SHA-256, appended and synced to disk before
+//	                    the next task starts
+//	RUN/lock            held (flock) by the process running the campaign
 //	CACHE/ab/abcd….ext  artefacts (models, maps) under the SHA-256 of what
 //	                    determines them, written whole or not at all, each
-//	                    carrying the SHA-256 of its bytes (Cache)
+//	                    carrying the key it answers and the SHA-256 of its
+//	                    bytes (Cache)
 //
 // The results file is the results database. A campaign has hundreds of
 // records, read whole and filtered in memory; an append-only JSON-lines
 // file is crash-safe with one fsync per record (a record cut short by a
-// kill is detected and dropped on the next open), merges by
+// kill is detected and set aside on the next run), merges by
 // concatenation, diffs as text and needs no cgo or 10 MB dependency, which
 // an SQL engine would bring for queries the campaign never asks.
+//
+// A run folder may come from someone else, so nothing in it is trusted
+// beyond its bytes: nothing in it is followed (a symbolic link where a
+// file of the run should be is refused) and nothing outside it is written
+// through it (a file written in place — the lock, the results — must be
+// the folder's own: a regular file with one name); every other file is
+// written through a temporary file and a rename inside the folder; Open
+// makes every check that can refuse a folder before its first write, and
+// writes only into a folder that is empty or already a run of the same
+// spec. A damaged record (its checksum does not match) is reported by line
+// and its task runs again, as a record cut short by a kill does.
 package store
 
 import (
-	"bufio"
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -62,6 +74,7 @@ type Manifest struct {
 	Engine   string    `json:"engine,omitempty"`        // where networks computed: native, torch, torch@ssh://HOST
 	Torch    string    `json:"torch_version,omitempty"` // the torch engine's torch.__version__
 	Device   string    `json:"device,omitempty"`        // e.g. "cpu (2 threads)", "cuda:0 (NVIDIA H100 80GB HBM3)"
+	Model    string    `json:"model_sha256,omitempty"`  // SHA-256 of the model file explained (a TorchScript file runs code)
 	Host     string    `json:"host"`
 	CPUs     int       `json:"cpus"`
 	Seeds    []uint64  `json:"seeds"`
@@ -88,32 +101,110 @@ func (r *Run) manifestPath() string { return filepath.Join(r.Dir, "manifest.json
 // ResultsPath is the run's results file.
 func (r *Run) ResultsPath() string { return filepath.Join(r.Dir, "results.jsonl") }
 
-// Open opens the run folder dir for the spec, creating it; a folder that
-// holds another spec is an error (a new campaign needs its own folder),
-// the same spec resumes.
+// runFiles are the names a run folder's own files have: each must be
+// absent or what the run writes there — never a symbolic link, and a file
+// written in place (inPlace) never a file with another name elsewhere.
+var runFiles = []struct {
+	name    string
+	folder  bool
+	inPlace bool
+}{
+	{"spec.yaml", false, false}, {"manifest.json", false, false}, {"results.jsonl", false, true},
+	{"results.jsonl.damaged", false, true}, {"lock", false, true}, {"results.csv", false, false},
+	{"diagnostics.json", false, false}, {"cache", true, false}, {"shards", true, false},
+}
+
+// Open opens the run folder dir for the spec, creating it. It writes only
+// into a folder that does not exist, is empty (but for the spec file
+// itself), or is a run of the same spec (which then resumes), and only after every check that can refuse
+// the folder: a folder holding another spec, other files, a damaged
+// manifest, or a link or foreign file where a run file should be is
+// refused with nothing written.
 func Open(dir string, spec []byte) (*Run, error) {
 	r := &Run{Dir: dir}
+	fresh, err := r.check(spec)
+	if err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	old, err := data.ReadFileLimit(r.specPath(), maxSmallFile)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	if fresh {
 		if err := data.WriteFileAtomic(r.specPath(), spec); err != nil {
 			return nil, err
 		}
-	case err != nil:
-		return nil, fmt.Errorf("%s: %w", r.specPath(), err)
-	case !bytes.Equal(old, spec):
-		return nil, fmt.Errorf("run folder %s holds another campaign's spec (%s): give this one its own output folder", dir, r.specPath())
 	}
 	return r, nil
 }
 
-// OpenExisting opens a run folder that a campaign wrote.
+// check makes every check Open makes before writing; fresh reports that
+// the folder holds no spec yet.
+func (r *Run) check(spec []byte) (fresh bool, err error) {
+	st, err := os.Stat(r.Dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return true, nil
+	case err != nil:
+		return false, err
+	case !st.IsDir():
+		return false, fmt.Errorf("run folder %s is not a folder", r.Dir)
+	}
+	if err := r.checkFiles(); err != nil {
+		return false, err
+	}
+	old, err := readOwn(r.specPath(), maxSmallFile)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		entries, err := os.ReadDir(r.Dir)
+		if err != nil {
+			return false, err
+		}
+		for _, e := range entries {
+			// The spec file itself may live there (evaluate's campaign.yaml).
+			if b, err := readOwn(filepath.Join(r.Dir, e.Name()), int64(len(spec))); err != nil || !bytes.Equal(b, spec) {
+				return false, fmt.Errorf("%s is not empty and holds no Faithlab run (no spec.yaml): a run is written only into an empty folder or a run of the same spec", r.Dir)
+			}
+		}
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("%s: %w", r.specPath(), err)
+	case !bytes.Equal(old, spec):
+		return false, fmt.Errorf("run folder %s holds another campaign's spec (%s): give this one its own output folder", r.Dir, r.specPath())
+	}
+	if _, err := r.Manifest(); err != nil {
+		return false, fmt.Errorf("run folder %s: %w", r.Dir, err)
+	}
+	return false, nil
+}
+
+// checkFiles refuses a link, a foreign file or a file of the wrong kind
+// where one of the run's files should be.
+func (r *Run) checkFiles() error {
+	for _, f := range runFiles {
+		p := filepath.Join(r.Dir, f.name)
+		st, err := os.Lstat(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			continue
+		case err != nil:
+			return err
+		case st.Mode()&fs.ModeSymlink != 0:
+			return fmt.Errorf("%s is a symbolic link: a run folder's files are never followed (remove it if the folder is yours)", p)
+		case f.folder && !st.IsDir():
+			return fmt.Errorf("%s is not a folder", p)
+		case !f.folder && !st.Mode().IsRegular():
+			return fmt.Errorf("%s is not a regular file", p)
+		case f.inPlace && links(st) > 1:
+			return fmt.Errorf("%s has %d names: a file the run writes in place must be the folder's own", p, links(st))
+		}
+	}
+	return nil
+}
+
+// OpenExisting opens a run folder that a campaign wrote, for reading.
 func OpenExisting(dir string) (*Run, []byte, error) {
 	r := &Run{Dir: dir}
-	spec, err := data.ReadFileLimit(r.specPath(), maxSmallFile)
+	spec, err := readOwn(r.specPath(), maxSmallFile)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s is not a run folder: %w", dir, err)
 	}
@@ -123,7 +214,7 @@ func OpenExisting(dir string) (*Run, []byte, error) {
 // Manifest reads the run's manifest (the zero Manifest before the first).
 func (r *Run) Manifest() (Manifest, error) {
 	var m Manifest
-	b, err := data.ReadFileLimit(r.manifestPath(), maxSmallFile)
+	b, err := readOwn(r.manifestPath(), maxSmallFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return m, nil
 	}
@@ -145,179 +236,60 @@ func (r *Run) SetManifest(m Manifest) error {
 	return data.WriteFileAtomic(r.manifestPath(), append(b, '\n'))
 }
 
-// Records reads the results file. A last line cut short (the process was
-// killed while writing it) is dropped from the file, so that the next
-// append starts on a line of its own; a damaged line before the last is an
-// error naming it.
-func (r *Run) Records() ([]Record, error) {
-	b, err := os.ReadFile(r.ResultsPath())
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+// openOwn opens one of the folder's own files without following a link,
+// and checks that it is a regular file with no other name.
+func openOwn(path string, flag int) (*os.File, error) {
+	f, err := os.OpenFile(path, flag|noFollow, 0o644)
+	if err != nil {
+		if st, lerr := os.Lstat(path); lerr == nil && st.Mode()&fs.ModeSymlink != 0 {
+			return nil, fmt.Errorf("%s is a symbolic link: a run folder's files are never followed", path)
+		}
+		return nil, err
 	}
+	if err := ownFile(f, path); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// ownFile checks that the open file is a regular file with one name.
+func ownFile(f *os.File, path string) error {
+	st, err := f.Stat()
+	switch {
+	case err != nil:
+		return err
+	case !st.Mode().IsRegular():
+		return fmt.Errorf("%s is not a regular file", path)
+	case links(st) > 1:
+		return fmt.Errorf("%s has %d names: a file the run writes in place must be the folder's own", path, links(st))
+	}
+	return nil
+}
+
+// readOwn reads a file of the folder (see openOwn) of at most limit bytes.
+func readOwn(path string, limit int64) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|noFollow, 0)
+	if err != nil {
+		if st, lerr := os.Lstat(path); lerr == nil && st.Mode()&fs.ModeSymlink != 0 {
+			return nil, fmt.Errorf("%s is a symbolic link: a run folder's files are never followed", path)
+		}
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
-	if n := bytes.LastIndexByte(b, '\n'); n+1 < len(b) {
-		if err := os.Truncate(r.ResultsPath(), int64(n+1)); err != nil {
-			return nil, fmt.Errorf("%s: dropping a record cut short: %w", r.ResultsPath(), err)
-		}
-		b = b[:n+1]
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
 	}
-	var recs []Record
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(nil, 256<<20)
-	for line := 1; sc.Scan(); line++ {
-		var rec Record
-		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-			return nil, fmt.Errorf("%s line %d: %w", r.ResultsPath(), line, err)
-		}
-		recs = append(recs, rec)
+	if st.Size() > limit {
+		return nil, fmt.Errorf("%s holds %d bytes, more than the %d it may", path, st.Size(), limit)
 	}
-	return recs, sc.Err()
-}
-
-// Append adds a record to the results file and syncs it to disk.
-func (r *Run) Append(rec Record) error {
-	return AppendRecords(r.ResultsPath(), rec)
-}
-
-// AppendRecords appends records, one JSON line each, and syncs the file.
-func AppendRecords(path string, recs ...Record) error {
-	var buf bytes.Buffer
-	for _, rec := range recs {
-		b, err := json.Marshal(rec)
-		if err != nil {
-			return fmt.Errorf("record %s: %w", rec.Label, err)
-		}
-		buf.Write(append(b, '\n'))
+	b := make([]byte, st.Size())
+	if _, err := io.ReadFull(f, b); err != nil {
+		return nil, fmt.Errorf("%s: reading %d bytes: %w", path, len(b), err)
 	}
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(buf.Bytes()); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-// Latest keeps each task's last record: a task that failed and then
-// succeeded on a resume counts as succeeded.
-func Latest(recs []Record) map[string]Record {
-	m := make(map[string]Record, len(recs))
-	for _, rec := range recs {
-		m[rec.Task] = rec
-	}
-	return m
-}
-
-// Cache holds artefacts under content addresses. An entry is the magic
-// "FLCACHE1", the SHA-256 of the artefact's bytes, then the bytes; Get
-// checks it, so that an entry damaged on disk (cut short, a flipped bit) is
-// found, reported by path, moved aside and, by the runner, rebuilt, instead
-// of failing every task that needs it for ever. Entries written before
-// checksums (the bare artefact) are read as they are: the runner checks
-// their content (job.Runner).
-type Cache struct {
-	Dir string
-}
-
-const (
-	entryMagic = "FLCACHE1"
-	entryHead  = len(entryMagic) + sha256.Size
-	// MaxEntryBytes bounds what Get reads for one entry.
-	MaxEntryBytes = 8 << 30
-)
-
-// DamagedError is a cache entry whose bytes are not what was stored. The
-// entry has been moved aside to Moved (Path + ".damaged", kept for
-// inspection), so that the cache now misses it and it can be rebuilt.
-type DamagedError struct {
-	Path  string
-	Moved string // "" when moving it aside failed too
-	Err   error  // what is wrong with it
-}
-
-func (e *DamagedError) Error() string {
-	if e.Moved == "" {
-		return fmt.Sprintf("cache entry %s is damaged (%v) and could not be moved aside", e.Path, e.Err)
-	}
-	return fmt.Sprintf("cache entry %s is damaged (%v); moved aside to %s", e.Path, e.Err, e.Moved)
-}
-
-func (e *DamagedError) Unwrap() error { return e.Err }
-
-// Key is the content address of what a task's output depends on: the
-// SHA-256 of the JSON of parts.
-func Key(parts ...any) string {
-	b, err := json.Marshal(parts)
-	if err != nil {
-		panic(fmt.Sprintf("store.Key: %v", err)) // parts are plain values; a failure is a bug
-	}
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:])
-}
-
-// Path is where the artefact with key and extension (".npy", ".flm") lives.
-func (c *Cache) Path(key, ext string) string {
-	return filepath.Join(c.Dir, key[:2], key+ext)
-}
-
-// Get returns the artefact's bytes, or ok false when it is not stored. An
-// entry that fails its checksum is moved aside and reported as a
-// *DamagedError (ok false): the caller may rebuild it.
-func (c *Cache) Get(key, ext string) (b []byte, ok bool, err error) {
-	p := c.Path(key, ext)
-	b, err = data.ReadFileLimit(p, MaxEntryBytes)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, false, nil
-	}
-	if err != nil {
-		if st, serr := os.Stat(p); serr == nil && !st.Mode().IsRegular() {
-			return nil, false, c.MoveAside(key, ext, err) // a folder or a device where an entry should be
-		}
-		return nil, false, fmt.Errorf("cache entry %s: %w", p, err)
-	}
-	switch {
-	case len(b) == 0:
-		return nil, false, c.MoveAside(key, ext, errors.New("empty"))
-	case !bytes.HasPrefix(b, []byte(entryMagic)):
-		return b, true, nil // written before checksums
-	case len(b) < entryHead:
-		return nil, false, c.MoveAside(key, ext, fmt.Errorf("%d bytes, cut short in its header", len(b)))
-	}
-	body := b[entryHead:]
-	if sum := sha256.Sum256(body); !bytes.Equal(sum[:], b[len(entryMagic):entryHead]) {
-		return nil, false, c.MoveAside(key, ext, fmt.Errorf("SHA-256 of its %d bytes does not match the one stored with it", len(body)))
-	}
-	return body, true, nil
-}
-
-// MoveAside moves a damaged entry out of the way (to its path with
-// ".damaged" added, replacing an older one) and returns the error that
-// reports it; cause says what is wrong. A caller that finds an entry's
-// content unusable (one written before checksums, say) calls it itself.
-func (c *Cache) MoveAside(key, ext string, cause error) *DamagedError {
-	p := c.Path(key, ext)
-	e := &DamagedError{Path: p, Moved: p + ".damaged", Err: cause}
-	os.RemoveAll(e.Moved)
-	if err := os.Rename(p, e.Moved); err != nil {
-		e.Moved = ""
-	}
-	return e
-}
-
-// Put stores an artefact, with its checksum, whole or not at all.
-func (c *Cache) Put(key, ext string, b []byte) error {
-	p := c.Path(key, ext)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return err
-	}
-	sum := sha256.Sum256(b)
-	return data.WriteFileAtomic(p, []byte(entryMagic), sum[:], b)
+	return b, nil
 }

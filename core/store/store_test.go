@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,22 +27,83 @@ func TestRecordsSurviveACutShortWrite(t *testing.T) {
 	f, _ := os.OpenFile(r.ResultsPath(), os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(`{"task":"c","res`)
 	f.Close()
-	recs, err := r.Records()
-	if err != nil || len(recs) != 2 || recs[1].Task != "b" || recs[1].Result.Protocol != "P" {
-		t.Fatalf("records %+v, %v", recs, err)
+	l, err := r.Read()
+	if err != nil || len(l.Records) != 2 || l.Records[1].Task != "b" || l.Records[1].Result.Protocol != "P" {
+		t.Fatalf("records %+v, %v", l.Records, err)
+	}
+	if len(l.Damaged) != 1 || l.Damaged[0].Line != 3 || !strings.Contains(l.Notes()[0], "line 3: cut short") {
+		t.Fatalf("damage %+v", l.Notes())
+	}
+	if err := r.Repair(l); err != nil {
+		t.Fatal(err)
 	}
 	if err := r.Append(Record{Task: "c", Error: "boom"}); err != nil {
 		t.Fatal(err)
 	}
-	recs, err = r.Records()
-	if err != nil || len(recs) != 3 || Latest(recs)["c"].Error != "boom" {
-		t.Fatalf("after the next append: %+v, %v", recs, err)
+	l, err = r.Read()
+	if err != nil || len(l.Records) != 3 || len(l.Damaged) != 0 || Latest(l.Records)["c"].Error != "boom" {
+		t.Fatalf("after the next append: %+v, %v", l, err)
 	}
-	// Damage before the last line is an error naming the line.
-	b, _ := os.ReadFile(r.ResultsPath())
-	os.WriteFile(r.ResultsPath(), append([]byte("{oops\n"), b...), 0o644)
-	if _, err := r.Records(); err == nil || !strings.Contains(err.Error(), "line 1") {
-		t.Errorf("damaged file: %v", err)
+	if kept, _ := os.ReadFile(r.ResultsPath() + ".damaged"); string(kept) != `{"task":"c","res`+"\n" {
+		t.Errorf("the cut-short line kept aside: %q", kept)
+	}
+}
+
+// One flipped bit anywhere in a results file — in a value, a name, a
+// checksum, a brace or an end of line — is reported, never read as a
+// record: a digit of a curve changed by a flipped bit (0.108 → 0.188) was
+// once resumed and exported without a word.
+func TestEveryBitFlipInTheResultsIsCaught(t *testing.T) {
+	dir := t.TempDir()
+	r, err := Open(dir, []byte("spec"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, task := range []string{"a", "b"} {
+		res := &protocol.Result{Protocol: "ROAR", Scalars: []protocol.Scalar{{Name: "auc", Value: 0.108}}, Curves: []protocol.Curve{{Name: "acc", X: protocol.Values{0, 0.5}, Y: protocol.Values{0.9, 0.108}}}}
+		if err := r.Append(Record{Task: task, Label: "l", Seed: uint64(i), Result: res, Seconds: 1.5}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	whole, _ := os.ReadFile(r.ResultsPath())
+	l, err := r.Read()
+	if err != nil || len(l.Records) != 2 || len(l.Notes()) != 0 {
+		t.Fatalf("the whole file: %+v %v", l.Notes(), err)
+	}
+	missed := 0
+	for i := range whole {
+		for bit := range 8 {
+			b := bytes.Clone(whole)
+			b[i] ^= 1 << bit
+			os.WriteFile(r.ResultsPath(), b, 0o644)
+			l, err := r.Read()
+			if err == nil && len(l.Damaged) == 0 {
+				if missed++; missed < 5 {
+					t.Errorf("a flip of bit %d at byte %d (%q) went unnoticed: %d records", bit, i, whole[max(0, i-10):min(len(whole), i+10)], len(l.Records))
+				}
+			}
+		}
+	}
+	if missed > 0 {
+		t.Errorf("%d of %d flips unnoticed", missed, 8*len(whole))
+	}
+}
+
+// Records from before checksums are read with a note saying so, and a
+// repair writes them again with their sums.
+func TestRecordsWithoutChecksumsReadWithANoteAndGainThem(t *testing.T) {
+	dir := t.TempDir()
+	r, _ := Open(dir, []byte("spec"))
+	os.WriteFile(r.ResultsPath(), []byte(`{"task":"a","label":"x","seed":1,"seconds":2,"faithlab_version":"0.1.0"}`+"\n"), 0o644)
+	l, err := r.Read()
+	if err != nil || len(l.Records) != 1 || l.Unchecked != 1 || !strings.Contains(strings.Join(l.Notes(), ""), "without a checksum") {
+		t.Fatalf("%+v %v", l, err)
+	}
+	if err := r.Repair(l); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := r.Read(); err != nil || len(l.Records) != 1 || l.Unchecked != 0 || l.Records[0].Task != "a" {
+		t.Errorf("after the repair: %+v %v", l, err)
 	}
 }
 
@@ -58,6 +120,99 @@ func TestOpenRefusesAnotherSpec(t *testing.T) {
 	}
 	if _, _, err := OpenExisting(filepath.Join(dir, "nothing")); err == nil {
 		t.Error("a folder without a spec opened as a run")
+	}
+}
+
+// A folder is written only when it is new, empty or a run of the same
+// spec, and every check runs before the first write: a folder of the
+// user's (other files), or one holding a lock and a broken manifest, is
+// left byte for byte as it was.
+func TestOpenWritesNothingIntoAFolderItRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		link  string // a file given a second name in the folder
+		want  string
+	}{
+		{"the user's folder", map[string]string{"thesis.tex": `\section{}`}, "", "holds no Faithlab run"},
+		{"a lock and a broken manifest", map[string]string{"spec.yaml": "spec", "lock": "process 1 on x\n", "manifest.json": "{oops"}, "", "manifest.json"},
+		{"a results file with two names", map[string]string{"spec.yaml": "spec"}, "results.jsonl", "has 2 names"},
+	} {
+		dir := t.TempDir()
+		for name, text := range tc.files {
+			os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644)
+		}
+		if tc.link != "" {
+			other := filepath.Join(t.TempDir(), "mine.txt")
+			os.WriteFile(other, []byte("mine"), 0o644)
+			if err := os.Link(other, filepath.Join(dir, tc.link)); err != nil {
+				t.Skip(err)
+			}
+		}
+		before := snapshot(dir)
+		if _, err := Open(dir, []byte("spec")); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.want)
+		}
+		if after := snapshot(dir); after != before {
+			t.Errorf("%s: the folder changed:\n%s\nwas\n%s", tc.name, after, before)
+		}
+	}
+}
+
+// snapshot lists a folder's names and contents.
+func snapshot(dir string) string {
+	var b strings.Builder
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		c, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+		fmt.Fprintf(&b, "%s %q\n", e.Name(), c)
+	}
+	return b.String()
+}
+
+// A run folder someone sent whose lock (or results file, spec or cache)
+// links to a file of the user's is refused, and the file keeps its bytes:
+// a lock that was a symbolic link once emptied its target, and the run
+// exited 0.
+func TestALinkInTheRunFolderIsRefusedAndItsTargetKeepsItsBytes(t *testing.T) {
+	for _, name := range []string{"lock", "results.jsonl", "spec.yaml", "cache"} {
+		dir := t.TempDir()
+		target := filepath.Join(t.TempDir(), "precious.txt")
+		os.WriteFile(target, []byte("fourteen bytes"), 0o644)
+		if name != "spec.yaml" {
+			os.WriteFile(filepath.Join(dir, "spec.yaml"), []byte("spec"), 0o644)
+		}
+		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+			t.Skip(err)
+		}
+		if _, err := Open(dir, []byte("spec")); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+			t.Errorf("%s: Open: %v", name, err)
+		}
+		r := &Run{Dir: dir}
+		switch name {
+		case "lock":
+			if unlock, err := r.Lock(); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+				t.Errorf("Lock: %v", err)
+				if unlock != nil {
+					unlock()
+				}
+			}
+			os.Remove(filepath.Join(dir, "lock"))
+			os.Link(target, filepath.Join(dir, "lock"))
+			if unlock, err := r.Lock(); err == nil || !strings.Contains(err.Error(), "2 names") {
+				t.Errorf("Lock of a hard link: %v", err)
+				if unlock != nil {
+					unlock()
+				}
+			}
+		case "results.jsonl":
+			if err := r.Append(Record{Task: "x"}); err == nil {
+				t.Errorf("Append through a link")
+			}
+		}
+		if b, _ := os.ReadFile(target); string(b) != "fourteen bytes" {
+			t.Errorf("%s: the link's target now holds %q", name, b)
+		}
 	}
 }
 
@@ -146,24 +301,42 @@ func TestDamagedCacheEntriesAreReportedAndMovedAside(t *testing.T) {
 	}
 }
 
-// Entries written before checksums (the bare artefact) are read as they
-// are; MoveAside is there for a caller that finds one unusable.
-func TestEntriesWithoutChecksumAreReadAndCanBeMovedAside(t *testing.T) {
+// Entries of older Faithlabs (the bare artefact, or a checksum without
+// the key) cannot say which request they answer: they are moved aside and
+// rebuilt. So are entries swapped among their names, each with a valid
+// checksum of its own: served as they were, one method's maps stood in for
+// another's and every result changed with exit 0.
+func TestOldAndSwappedEntriesAreMovedAside(t *testing.T) {
 	c := &Cache{Dir: t.TempDir()}
 	k := Key("old")
 	p := c.Path(k, ".npy")
 	os.MkdirAll(filepath.Dir(p), 0o755)
-	os.WriteFile(p, []byte("\x93NUMPY old entry"), 0o644)
-	b, ok, err := c.Get(k, ".npy")
-	if !ok || err != nil || string(b) != "\x93NUMPY old entry" {
-		t.Fatalf("old entry: %q %v %v", b, ok, err)
+	for _, old := range []string{"\x93NUMPY old entry", "FLCACHE1" + strings.Repeat("s", 32) + "\x93NUMPY"} {
+		os.WriteFile(p, []byte(old), 0o644)
+		if b, ok, err := c.Get(k, ".npy"); ok || b != nil || err == nil || !strings.Contains(err.Error(), "older Faithlab") {
+			t.Errorf("old entry %q: %q %v %v", old[:8], b, ok, err)
+		}
 	}
-	dmg := c.MoveAside(k, ".npy", errors.New("cut short"))
-	if dmg.Moved != p+".damaged" || !strings.Contains(dmg.Error(), "cut short") {
-		t.Errorf("%v", dmg)
+	a, b := Key("maps", "gradient"), Key("maps", "random")
+	c.Put(a, ".npy", []byte("gradient maps"))
+	c.Put(b, ".npy", []byte("random maps"))
+	ea, _ := os.ReadFile(c.Path(a, ".npy"))
+	eb, _ := os.ReadFile(c.Path(b, ".npy"))
+	os.WriteFile(c.Path(a, ".npy"), eb, 0o644)
+	os.WriteFile(c.Path(b, ".npy"), ea, 0o644)
+	for _, k := range []string{a, b} {
+		got, ok, err := c.Get(k, ".npy")
+		var dmg *DamagedError
+		if ok || got != nil || !errors.As(err, &dmg) || !strings.Contains(err.Error(), "answers another request") {
+			t.Errorf("swapped entry %s: %q %v %v", k[:8], got, ok, err)
+		}
 	}
-	if _, ok, err := c.Get(k, ".npy"); ok || err != nil {
-		t.Errorf("after moving aside: %v %v", ok, err)
+	// The same bytes under another extension answer another request too.
+	c.Put(a, ".npy", []byte("gradient maps"))
+	e, _ := os.ReadFile(c.Path(a, ".npy"))
+	os.WriteFile(c.Path(a, ".flm"), e, 0o644)
+	if _, ok, err := c.Get(a, ".flm"); ok || err == nil {
+		t.Errorf("an entry under another extension: %v %v", ok, err)
 	}
 }
 
@@ -178,7 +351,7 @@ func TestRunFilesAreBoundedAndNamed(t *testing.T) {
 	if err := os.Symlink("/dev/zero", r.manifestPath()); err != nil {
 		t.Skip(err)
 	}
-	if _, err := r.Manifest(); err == nil || !strings.Contains(err.Error(), r.manifestPath()) || !strings.Contains(err.Error(), "not a regular file") {
+	if _, err := r.Manifest(); err == nil || !strings.Contains(err.Error(), r.manifestPath()) || !strings.Contains(err.Error(), "symbolic link") {
 		t.Errorf("manifest: %v", err)
 	}
 	os.Remove(r.specPath())
@@ -186,7 +359,7 @@ func TestRunFilesAreBoundedAndNamed(t *testing.T) {
 	if _, err := Open(dir, []byte("spec")); err == nil || !strings.Contains(err.Error(), r.specPath()) {
 		t.Errorf("spec: %v", err)
 	}
-	if _, _, err := OpenExisting(dir); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+	if _, _, err := OpenExisting(dir); err == nil || !strings.Contains(err.Error(), "symbolic link") {
 		t.Errorf("existing: %v", err)
 	}
 }

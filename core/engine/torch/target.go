@@ -2,6 +2,7 @@ package torch
 
 import (
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"strconv"
@@ -41,8 +42,15 @@ func ParseTarget(s string) (Target, error) {
 		if err != nil || u.Scheme != "ssh" || u.Hostname() == "" || (u.Path != "" && u.Path != "/") {
 			return t, fmt.Errorf("engine %q: want torch@ssh://HOST ([user@]host[:port])", s)
 		}
-		t.Host = u.Hostname()
+		host := u.Hostname()
+		if err := checkHost(host); err != nil {
+			return t, fmt.Errorf("engine %q: %w", s, err)
+		}
+		t.Host = host
 		if u.User != nil {
+			if _, set := u.User.Password(); set || !plainName(u.User.Username()) {
+				return t, fmt.Errorf("engine %q: a user name of letters, digits, '.', '_' and '-' (and no password)", s)
+			}
 			t.Host = u.User.Username() + "@" + t.Host
 		}
 		if p := u.Port(); p != "" {
@@ -84,6 +92,35 @@ func ParseTarget(s string) (Target, error) {
 	return t, nil
 }
 
+// checkHost accepts a host name or an IP address, nothing that ssh could
+// read otherwise.
+func checkHost(h string) error {
+	if strings.Contains(h, ":") {
+		if ip := net.ParseIP(h); ip == nil || ip.To4() != nil {
+			return fmt.Errorf("host %q: want a host name or an IP address", h)
+		}
+		return nil
+	}
+	if !plainName(h) || strings.HasPrefix(h, "-") {
+		return fmt.Errorf("host %q: want a host name (letters, digits, '.', '_' and '-', not first) or an IP address", h)
+	}
+	return nil
+}
+
+// plainName reports whether s is a non-empty name of letters, digits,
+// '.', '_' and '-'.
+func plainName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
 func isDigits(s string) bool {
 	if s == "" {
 		return false
@@ -100,7 +137,17 @@ func isDigits(s string) bool {
 func (t Target) String() string {
 	s := Kind
 	if t.Host != "" {
-		s += "@ssh://" + t.Host
+		user, host, found := strings.Cut(t.Host, "@")
+		if !found {
+			user, host = "", user
+		}
+		if strings.Contains(host, ":") {
+			host = "[" + host + "]" // an IPv6 address
+		}
+		if found {
+			host = user + "@" + host
+		}
+		s += "@ssh://" + host
 		if t.Port != 0 {
 			s += ":" + strconv.Itoa(t.Port)
 		}

@@ -1,0 +1,267 @@
+package campaign
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"faithlab/core/data"
+	"faithlab/core/model"
+)
+
+// A spec, a run folder's stored spec and the campaign.yaml that evaluate
+// writes are files someone may have sent: data, never a command. What a
+// campaign may do beyond computing — start a program, reach a host, write
+// outside its spec's folder — comes from its user, not from its file:
+// Trust holds what the user allowed, and Run refuses a campaign that asks
+// for more (a *ConsentError) before it runs or writes anything.
+
+// Trust is what the user has allowed campaigns.
+type Trust struct {
+	// Engines are engine settings the user named: on the command line
+	// (--engine, or --allow-engine for the spec's own), in the
+	// workbench's Settings or its confirmation dialog, or in the user's
+	// configuration file (UserTrust). A spec whose engine names a program
+	// or a host (model.EngineReach) runs only on one of these.
+	Engines []string `json:"engines,omitempty"`
+	// Folders are folders the user chose (--out, --cache, the
+	// workbench's own folder, the configuration file): a spec's output
+	// and cache lie inside the spec's own folder or inside one of these.
+	Folders []string `json:"folders,omitempty"`
+}
+
+// With returns t with more engines or folders allowed.
+func (t Trust) With(engines, folders []string) Trust {
+	return Trust{Engines: append(slices.Clone(t.Engines), engines...), Folders: append(slices.Clone(t.Folders), folders...)}
+}
+
+func (t Trust) allowsEngine(setting string) bool {
+	return slices.ContainsFunc(t.Engines, func(e string) bool { return model.SameEngine(e, setting) })
+}
+
+// Ask is one thing a campaign asks for that only its user may allow.
+type Ask struct {
+	Field string // the spec's key: engine, output or cache
+	What  string // in full: the program, the host, the folder
+	Why   string // in words, e.g. "runs the program /x/y"
+	Allow string // how to allow it from the command line
+}
+
+// ConsentError is a campaign that asks for what only its user may allow.
+// Nothing has run and nothing has been written.
+type ConsentError struct {
+	Spec string // the spec file ("" for a campaign built in memory)
+	Asks []Ask
+}
+
+func (e *ConsentError) Error() string {
+	var b strings.Builder
+	spec := e.Spec
+	if spec == "" {
+		spec = "this campaign"
+	}
+	fmt.Fprintf(&b, "%s asks for what only you may allow; nothing has run:", spec)
+	for _, a := range e.Asks {
+		fmt.Fprintf(&b, "\n  %s: %s (to allow it: %s)", a.Field, a.Why, a.Allow)
+	}
+	return b.String()
+}
+
+// Allow returns t with what the error's campaign asked for allowed: for a
+// front end whose user said yes when shown the asks in full.
+func (e *ConsentError) Allow(t Trust) Trust {
+	var engines, folders []string
+	for _, a := range e.Asks {
+		if a.Field == "engine" {
+			engines = append(engines, a.What)
+		} else {
+			folders = append(folders, a.What)
+		}
+	}
+	return t.With(engines, folders)
+}
+
+// Check says what the campaign asks for that trust does not allow, as a
+// *ConsentError; engine is the user's engine setting replacing the spec's
+// ("": the spec's). It reads the file system but writes nothing.
+func (c *Campaign) Check(t Trust, engine string) error {
+	var asks []Ask
+	if engine == "" {
+		program, host, err := model.EngineReach(c.Spec.Engine)
+		if err != nil {
+			return err
+		}
+		if (program != "" || host != "") && !t.allowsEngine(c.Spec.Engine) {
+			var why []string
+			if program != "" {
+				why = append(why, "runs the program "+program)
+			}
+			if host != "" {
+				why = append(why, "connects to the host "+host+" over SSH and runs a worker there")
+			}
+			asks = append(asks, Ask{Field: "engine", What: c.Spec.Engine, Why: fmt.Sprintf("%q %s", c.Spec.Engine, strings.Join(why, " and ")),
+				Allow: "--allow-engine, or --engine SETTING, or list it under engines: in " + userConfigName()})
+		}
+	}
+	roots := slices.Clone(t.Folders)
+	if c.Path != "" {
+		roots = append(roots, filepath.Dir(c.Path))
+	}
+	folders := []struct{ field, dir, flag string }{{"output", c.Spec.Output, "--out DIR"}}
+	if c.Spec.Cache != "" { // the default cache lies in the output
+		folders = append(folders, struct{ field, dir, flag string }{"cache", c.Spec.Cache, "--cache DIR"})
+	}
+	for _, f := range folders {
+		ok, err := inside(f.dir, roots)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			where := "outside the spec's folder"
+			if c.Path == "" {
+				where = "outside the folders you chose"
+			}
+			asks = append(asks, Ask{Field: f.field, What: f.dir, Why: "writes to " + f.dir + ", " + where,
+				Allow: f.flag + " to choose the folder yourself, or list a folder holding it under folders: in " + userConfigName()})
+		}
+	}
+	if len(asks) > 0 {
+		return &ConsentError{Spec: c.Path, Asks: asks}
+	}
+	return nil
+}
+
+// inside reports whether dir, once every symbolic link on its way is
+// followed, lies in one of roots (each followed too).
+func inside(dir string, roots []string) (bool, error) {
+	d, err := resolve(dir)
+	if err != nil {
+		return false, err
+	}
+	for _, root := range roots {
+		r, err := resolve(root)
+		if err != nil {
+			return false, err
+		}
+		if rel, err := filepath.Rel(r, d); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// resolve makes path absolute and follows the links of its longest part
+// that exists.
+func resolve(path string) (string, error) {
+	p, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	var rest []string
+	for {
+		real, err := filepath.EvalSymlinks(p)
+		if err == nil {
+			return filepath.Join(append([]string{real}, rest...)...), nil
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return "", fmt.Errorf("resolving %s: %w", path, err)
+		}
+		rest = append([]string{filepath.Base(p)}, rest...)
+		p = parent
+	}
+}
+
+// Relocate puts the run folder (and the artefact cache, when cache is not
+// "") where the user chose instead of where the spec says. Chosen by the
+// user, they need no consent: the returned Trust allows them.
+func (c *Campaign) Relocate(t Trust, out, cache string) (Trust, error) {
+	var chosen []string
+	for _, f := range []struct {
+		dir string
+		dst *string
+	}{{out, &c.Spec.Output}, {cache, &c.Spec.Cache}} {
+		if f.dir == "" {
+			continue
+		}
+		abs, err := filepath.Abs(f.dir)
+		if err != nil {
+			return t, err
+		}
+		*f.dst = abs
+		chosen = append(chosen, abs)
+	}
+	return t.With(nil, chosen), nil
+}
+
+// userConfig is the user's own configuration file.
+type userConfig struct {
+	Engines []string `yaml:"engines"`
+	Folders []string `yaml:"folders"`
+}
+
+// userConfigName is where the user's configuration file lives, for messages.
+func userConfigName() string {
+	if p, err := UserConfigPath(); err == nil {
+		return p
+	}
+	return "faithlab/config.yaml in your configuration folder"
+}
+
+// UserConfigPath is the user's configuration file,
+// $XDG_CONFIG_HOME/faithlab/config.yaml (~/.config/faithlab/config.yaml).
+func UserConfigPath() (string, error) {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "faithlab", "config.yaml"), nil
+}
+
+// UserTrust reads what the user's configuration file allows: engine
+// settings campaigns may name and folders they may write in,
+//
+//	engines:
+//	  - torch@ssh://gpu1?python=/opt/conda/bin/python
+//	folders:
+//	  - /data/faithlab
+//
+// A missing file allows nothing; a malformed one is an error naming it.
+func UserTrust() (Trust, error) {
+	path, err := UserConfigPath()
+	if err != nil {
+		return Trust{}, nil
+	}
+	b, err := data.ReadFileLimit(path, 64<<10)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Trust{}, nil
+	}
+	if err != nil {
+		return Trust{}, fmt.Errorf("%s: %w", path, err)
+	}
+	var cfg userConfig
+	dec := yaml.NewDecoder(strings.NewReader(string(b)))
+	dec.KnownFields(true)
+	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+		return Trust{}, fmt.Errorf("%s: %w", path, err)
+	}
+	for _, e := range cfg.Engines {
+		if _, err := model.EngineKind(e); err != nil {
+			return Trust{}, fmt.Errorf("%s: engines: %w", path, err)
+		}
+	}
+	for i, f := range cfg.Folders {
+		if !filepath.IsAbs(f) {
+			return Trust{}, fmt.Errorf("%s: folders: %q is not an absolute path", path, f)
+		}
+		cfg.Folders[i] = filepath.Clean(f)
+	}
+	return Trust{Engines: cfg.Engines, Folders: cfg.Folders}, nil
+}

@@ -1,0 +1,7 @@
+//go:build !unix
+
+package campaign
+
+// lowerPriority leaves the worker's priority as it is where there is no
+// setpriority.
+func lowerPriority() {}

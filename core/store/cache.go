@@ -1,0 +1,150 @@
+package store
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"faithlab/core/data"
+)
+
+// Cache holds artefacts under content addresses. An entry is
+//
+//	"FLCACHE2"  magic
+//	32 bytes    the key it answers (Key's SHA-256)
+//	32 bytes    SHA-256 of the key, the extension and the artefact
+//	…           the artefact's bytes
+//
+// Get checks both, so that an entry damaged on disk (cut short, a flipped
+// bit) and an entry under another's name (swapped, copied or placed there
+// by hand: its own checksum still holds, but it answers another request)
+// are found, reported by path and moved aside for the runner to rebuild,
+// instead of failing every task that needs them, or serving one method's
+// maps for another's. Entries of older Faithlabs, which do not record
+// their key, are moved aside and rebuilt the same way.
+type Cache struct {
+	Dir string
+}
+
+const (
+	entryMagic = "FLCACHE2"
+	entryHead  = len(entryMagic) + 2*sha256.Size
+	// MaxEntryBytes bounds what Get reads for one entry.
+	MaxEntryBytes = 8 << 30
+)
+
+// DamagedError is a cache entry whose bytes are not what was stored. The
+// entry has been moved aside to Moved (Path + ".damaged", kept for
+// inspection), so that the cache now misses it and it can be rebuilt.
+type DamagedError struct {
+	Path  string
+	Moved string // "" when moving it aside failed too
+	Err   error  // what is wrong with it
+}
+
+func (e *DamagedError) Error() string {
+	if e.Moved == "" {
+		return fmt.Sprintf("cache entry %s is damaged (%v) and could not be moved aside", e.Path, e.Err)
+	}
+	return fmt.Sprintf("cache entry %s is damaged (%v); moved aside to %s", e.Path, e.Err, e.Moved)
+}
+
+func (e *DamagedError) Unwrap() error { return e.Err }
+
+// Key is the content address of what a task's output depends on: the
+// SHA-256 of the JSON of parts, in hex.
+func Key(parts ...any) string {
+	b, err := json.Marshal(parts)
+	if err != nil {
+		panic(fmt.Sprintf("store.Key: %v", err)) // parts are plain values; a failure is a bug
+	}
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// Path is where the artefact with key and extension (".npy", ".flm") lives.
+func (c *Cache) Path(key, ext string) string {
+	return filepath.Join(c.Dir, key[:2], key+ext)
+}
+
+// entrySum is the checksum an entry carries.
+func entrySum(key []byte, ext string, body []byte) [sha256.Size]byte {
+	h := sha256.New()
+	h.Write(key)
+	h.Write([]byte(ext))
+	h.Write(body)
+	var s [sha256.Size]byte
+	h.Sum(s[:0])
+	return s
+}
+
+// Get returns the artefact's bytes, or ok false when it is not stored. An
+// entry that fails its checks is moved aside and reported as a
+// *DamagedError (ok false): the caller may rebuild it.
+func (c *Cache) Get(key, ext string) (b []byte, ok bool, err error) {
+	raw, err := hex.DecodeString(key)
+	if err != nil || len(raw) != sha256.Size {
+		return nil, false, fmt.Errorf("cache key %q: want the 64 hex digits of a SHA-256", key)
+	}
+	p := c.Path(key, ext)
+	b, err = data.ReadFileLimit(p, MaxEntryBytes)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		if st, serr := os.Stat(p); serr == nil && !st.Mode().IsRegular() {
+			return nil, false, c.MoveAside(key, ext, err) // a folder or a device where an entry should be
+		}
+		return nil, false, fmt.Errorf("cache entry %s: %w", p, err)
+	}
+	switch {
+	case len(b) == 0:
+		return nil, false, c.MoveAside(key, ext, errors.New("empty"))
+	case !bytes.HasPrefix(b, []byte(entryMagic)):
+		return nil, false, c.MoveAside(key, ext, errors.New("written by an older Faithlab without the key it answers"))
+	case len(b) < entryHead:
+		return nil, false, c.MoveAside(key, ext, fmt.Errorf("%d bytes, cut short in its header", len(b)))
+	}
+	stored, body := b[len(entryMagic):len(entryMagic)+sha256.Size], b[entryHead:]
+	if sum := entrySum(stored, ext, body); !bytes.Equal(sum[:], b[len(entryMagic)+sha256.Size:entryHead]) {
+		return nil, false, c.MoveAside(key, ext, fmt.Errorf("SHA-256 of its %d bytes does not match the one stored with it", len(body)))
+	}
+	if !bytes.Equal(stored, raw) {
+		return nil, false, c.MoveAside(key, ext, fmt.Errorf("it answers another request (key %s…): swapped or misplaced", hex.EncodeToString(stored)[:12]))
+	}
+	return body, true, nil
+}
+
+// MoveAside moves a damaged entry out of the way (to its path with
+// ".damaged" added, replacing an older one) and returns the error that
+// reports it; cause says what is wrong. A caller that finds an entry's
+// content unusable calls it itself.
+func (c *Cache) MoveAside(key, ext string, cause error) *DamagedError {
+	p := c.Path(key, ext)
+	e := &DamagedError{Path: p, Moved: p + ".damaged", Err: cause}
+	os.RemoveAll(e.Moved)
+	if err := os.Rename(p, e.Moved); err != nil {
+		e.Moved = ""
+	}
+	return e
+}
+
+// Put stores an artefact, with its key and checksum, whole or not at all.
+func (c *Cache) Put(key, ext string, b []byte) error {
+	raw, err := hex.DecodeString(key)
+	if err != nil || len(raw) != sha256.Size {
+		return fmt.Errorf("cache key %q: want the 64 hex digits of a SHA-256", key)
+	}
+	p := c.Path(key, ext)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	sum := entrySum(raw, ext, b)
+	return data.WriteFileAtomic(p, []byte(entryMagic), raw, sum[:], b)
+}
