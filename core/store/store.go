@@ -239,15 +239,25 @@ func (r *Run) SetManifest(m Manifest) error {
 // openOwn opens one of the folder's own files without following a link,
 // and checks that it is a regular file with no other name.
 func openOwn(path string, flag int) (*os.File, error) {
+	f, err := openNoFollow(path, flag)
+	if err != nil {
+		return nil, err
+	}
+	if err := ownFile(f, path); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// openNoFollow opens path, refusing a symbolic link with a message that
+// says so.
+func openNoFollow(path string, flag int) (*os.File, error) {
 	f, err := os.OpenFile(path, flag|noFollow, 0o644)
 	if err != nil {
 		if st, lerr := os.Lstat(path); lerr == nil && st.Mode()&fs.ModeSymlink != 0 {
 			return nil, fmt.Errorf("%s is a symbolic link: a run folder's files are never followed", path)
 		}
-		return nil, err
-	}
-	if err := ownFile(f, path); err != nil {
-		f.Close()
 		return nil, err
 	}
 	return f, nil
@@ -267,13 +277,11 @@ func ownFile(f *os.File, path string) error {
 	return nil
 }
 
-// readOwn reads a file of the folder (see openOwn) of at most limit bytes.
+// readOwn reads a regular file of the folder, not through a link, of at
+// most limit bytes.
 func readOwn(path string, limit int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|noFollow, 0)
+	f, err := openNoFollow(path, os.O_RDONLY)
 	if err != nil {
-		if st, lerr := os.Lstat(path); lerr == nil && st.Mode()&fs.ModeSymlink != 0 {
-			return nil, fmt.Errorf("%s is a symbolic link: a run folder's files are never followed", path)
-		}
 		return nil, err
 	}
 	defer f.Close()
