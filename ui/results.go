@@ -174,8 +174,8 @@ func (r *Results) Open(dir string, show bool) {
 		if len(res.Notes) > 0 {
 			r.s.status.Info("warning: " + strings.Join(res.Notes, "\n"))
 		}
-		r.summary.SetText(report.Summary(st.Done))
-		d := report.Diagnose(st.Done)
+		d := res.Diagnostics()
+		r.summary.SetText(report.Summary(st.Done, d))
 		r.diag.SetText(diagnosticsText(d))
 		r.tabs.Items[1].Text = "Diagnostics"
 		if len(d.Weak) > 0 {

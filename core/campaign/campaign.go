@@ -10,7 +10,9 @@
 //	OUT/manifest.json          versions, machine, seeds, shard, start and end
 //	OUT/results.jsonl          one record per finished task, synced before the next
 //	OUT/results.csv            the tidy results, rewritten at the end of every run
-//	OUT/diagnostics.json       mask-TV fits, ground-truth correlations, post-processing counts
+//	OUT/diagnostics.json       mask-TV fits, ground-truth correlations, post-processing counts,
+//	                           the verdicts' confidence (intervals, paired tests, agreement) and the report card
+//	OUT/REPORT.md              what to believe: rankings with intervals, the report card, the diagnostics
 //	OUT/lock                   held (flock) by the process running the campaign
 //	OUT/cache/                 the artefact cache, unless the spec names a shared one
 //	OUT/shards/I-of-N/         a shard's own run folder (the same files), from --shard I/N
@@ -329,21 +331,27 @@ func (c *Campaign) openEngine(ctx context.Context, setting string, kern gemm.Ker
 // writeResults writes DIR/results.csv and DIR/diagnostics.json from the
 // finished records and fills the outcome's diagnostics and summary.
 func (c *Campaign) writeResults(dir string, ok []store.Record, out *Outcome) error {
+	out.Diagnostics = report.Diagnose(ok)
+	out.Summary = report.Summary(ok, out.Diagnostics)
 	var buf bytes.Buffer
-	if err := report.WriteCSV(&buf, c.ID(), ok); err != nil {
+	if err := report.WriteCSV(&buf, c.ID(), ok, out.Diagnostics.Confidence); err != nil {
 		return err
 	}
 	if err := data.WriteFileAtomic(filepath.Join(dir, "results.csv"), buf.Bytes()); err != nil {
 		return err
 	}
-	out.Diagnostics = report.Diagnose(ok)
-	out.Summary = report.Summary(ok)
 	b, err := json.MarshalIndent(out.Diagnostics, "", "  ")
 	if err != nil {
 		return err
 	}
-	return data.WriteFileAtomic(filepath.Join(dir, "diagnostics.json"), append(b, '\n'))
+	if err := data.WriteFileAtomic(filepath.Join(dir, "diagnostics.json"), append(b, '\n')); err != nil {
+		return err
+	}
+	return data.WriteFileAtomic(filepath.Join(dir, "REPORT.md"), []byte(report.Markdown(c.title(), ok, out.Diagnostics)))
 }
+
+// title names the campaign's report.
+func (c *Campaign) title() string { return fmt.Sprintf("Campaign %s (run %s)", c.Spec.Name, c.ID()) }
 
 // sort returns each planned task's latest successful record, in plan
 // order, and the failed and missing tasks.

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"faithlab/core/data"
@@ -26,6 +27,16 @@ type Results struct {
 	// Notes say what is wrong with the results files, a line each:
 	// damaged records (left out) and records without checksums.
 	Notes []string
+
+	diagOnce sync.Once
+	diag     report.Diagnostics
+}
+
+// Diagnostics are the finished tasks' diagnostics, with the confidence of
+// their verdicts and the report card (report.Diagnose), computed once.
+func (r *Results) Diagnostics() report.Diagnostics {
+	r.diagOnce.Do(func() { r.diag = report.Diagnose(r.Status().Done) })
+	return r.diag
 }
 
 // Open reads the run folder dir and its shards' folders.
@@ -91,7 +102,7 @@ func (r *Results) State() string {
 // CSV is the tidy CSV of the finished tasks, in plan order.
 func (r *Results) CSV() ([]byte, error) {
 	var buf bytes.Buffer
-	err := report.WriteCSV(&buf, r.ID(), r.Status().Done)
+	err := report.WriteCSV(&buf, r.ID(), r.Status().Done, r.Diagnostics().Confidence)
 	return buf.Bytes(), err
 }
 
@@ -131,7 +142,7 @@ type Exported struct {
 // grids); missing counts the perturbed samples in none of the run's caches.
 func (r *Results) FigureList() (figs []report.Figure, missing int, err error) {
 	ok := r.Status().Done
-	if figs, err = report.Figures(ok); err != nil {
+	if figs, err = report.Figures(ok, r.Diagnostics().Confidence); err != nil {
 		return nil, 0, err
 	}
 	grids, missing, err := report.SampleFigures(ok, r.Caches()...)
@@ -226,7 +237,8 @@ func Merge(out string, dirs ...string) (Merged, error) {
 	return m, first.writeResults(out, ok, &o)
 }
 
-// WriteCSV writes the run's CSV to path ("": DIR/results.csv).
+// WriteCSV writes the run's CSV to path ("": DIR/results.csv) and its
+// REPORT.md beside it.
 func (r *Results) WriteCSV(path string) error {
 	b, err := r.CSV()
 	if err != nil {
@@ -235,7 +247,19 @@ func (r *Results) WriteCSV(path string) error {
 	if path == "" {
 		path = filepath.Join(r.Dir, "results.csv")
 	}
-	return data.WriteFileAtomic(path, b)
+	if err := data.WriteFileAtomic(path, b); err != nil {
+		return err
+	}
+	md := filepath.Join(filepath.Dir(path), "REPORT.md")
+	if old, err := data.ReadFileLimit(md, 64<<20); err == nil && !bytes.HasPrefix(old, []byte("# Campaign ")) {
+		return fmt.Errorf("%s exists and is not a Faithlab report: the CSV is written, the report is not (export into another folder to have it)", md)
+	}
+	return data.WriteFileAtomic(md, []byte(r.Report()))
+}
+
+// Report is the run's REPORT.md (report.Markdown).
+func (r *Results) Report() string {
+	return report.Markdown(r.title(), r.Status().Done, r.Diagnostics())
 }
 
 // SlurmOptions size a cluster job array.

@@ -59,7 +59,7 @@ func csvOf(t *testing.T, r *Runner) string {
 		}
 	}
 	var buf bytes.Buffer
-	if err := report.WriteCSV(&buf, "id", ok); err != nil {
+	if err := report.WriteCSV(&buf, "id", ok, report.Confident(ok, report.ConfidenceOptions{})); err != nil {
 		t.Fatal(err)
 	}
 	return buf.String()

@@ -103,6 +103,7 @@ func (d Deletion) Run(ctx context.Context, env *Env) (Result, error) {
 		Prob: d.Output == "probability", Seed: env.Seed, Chunk: d.Chunk}
 	names := []string{"morf", "lerf"}
 	var auc, tau [2]float64
+	var perAUC [2][]float64
 	images := env.Test.Head(n)
 	cleanEnergy, err := energies(ctx, env.Net, x, n)
 	if err != nil {
@@ -132,7 +133,11 @@ func (d Deletion) Run(ctx context.Context, env *Env) (Result, error) {
 			taus[i] = KendallTau(frac, neg)
 		}
 		auc[o], tau[o] = mean(aucs), mean(taus)
-		res.Curves = append(res.Curves, Curve{Name: names[o], XLabel: "fraction of features removed", YLabel: d.Output, X: frac, Y: avg})
+		perAUC[o] = aucs
+		res.keep("auc_"+names[o], aucs)
+		res.keep("tau_"+names[o], taus)
+		sd, nIn := spread(curves)
+		res.Curves = append(res.Curves, Curve{Name: names[o], XLabel: "fraction of features removed", YLabel: d.Output, X: frac, Y: avg, SD: sd, N: nIn})
 		// What the model saw on the way, at a quarter, half and three
 		// quarters of the features removed: how far from the data (Shift)
 		// and the first few images.
@@ -153,6 +158,11 @@ func (d Deletion) Run(ctx context.Context, env *Env) (Result, error) {
 		cs, ss := rm.shiftCurves(shiftFractions, "_"+names[o])
 		res.Curves, shifts = append(res.Curves, cs...), append(shifts, ss...)
 	}
+	diff := make([]float64, n)
+	for i := range diff {
+		diff[i] = perAUC[1][i] - perAUC[0][i]
+	}
+	res.keep("lerf_minus_morf", diff)
 	res.Scalars = []Scalar{
 		{"auc_morf", auc[0], Lower}, {"auc_lerf", auc[1], Higher}, {"lerf_minus_morf", auc[1] - auc[0], Higher},
 		{"tau_morf", tau[0], Higher}, {"tau_lerf", tau[1], Lower},

@@ -212,15 +212,18 @@ func (f FUD) Run(ctx context.Context, env *Env) (Result, error) {
 	if f.Order == "morf" {
 		better = Lower
 	}
+	confSD, confN := spread(conf)
 	steps := make([]float64, len(l2Steps))
 	for i := range steps {
 		steps[i] = float64(i)
 	}
 	res.Curves = []Curve{
-		{Name: "confidence", XLabel: "fraction of features kept", YLabel: "probability of the explained class", X: ratios, Y: curve},
+		{Name: "confidence", XLabel: "fraction of features kept", YLabel: "probability of the explained class", X: ratios, Y: curve, SD: confSD, N: confN},
 		{Name: "l2", XLabel: "fraction of features kept", YLabel: "mean L2 distance of the in-painted inputs to the originals", X: ratios, Y: l2},
 		{Name: "l2_trajectory", XLabel: "DDIM steps taken", YLabel: fmt.Sprintf("mean L2 distance of x_t to the original, %.0f%% kept", 100*ratios[l2At]), X: steps, Y: l2Steps},
 	}
+	res.keep("auc", aucs)
+	res.keep("tau", taus)
 	res.Scalars = []Scalar{{"auc", mean(aucs), better}, {"tau", mean(taus), Higher}, {"l2", mean(l2), ""}}
 	cs, ss := shiftCurvesOver(shifts, ratios, "fraction of features kept", "")
 	res.Curves, res.Scalars = append(res.Curves, cs...), append(res.Scalars, ss...)

@@ -114,6 +114,11 @@ func (g GOAR) Run(ctx context.Context, env *Env) (Result, error) {
 	n := env.Test.Len()
 	wrong := make([]bool, n)
 	var cum, acc, l2 []float64
+	perCum, perAcc := make([][]float64, n), make([]float64, n) // per input: misclassified by each strength; correct, averaged
+	var correct [][]bool                                       // per strength, per input
+	for i := range perCum {
+		perCum[i] = make([]float64, 0, len(g.Strengths))
+	}
 	var shifts []Shift
 	for j, s := range g.Strengths {
 		stage := fmt.Sprintf("GOAR s=%g", s)
@@ -145,15 +150,21 @@ func (g GOAR) Run(ctx context.Context, env *Env) (Result, error) {
 			return res, fmt.Errorf("GOAR s=%g: %w", s, err)
 		}
 		var hit, count int
+		correct = append(correct, make([]bool, n))
 		for i, c := range pred {
+			correct[j][i] = c == env.Test.Y[i]
 			if c == env.Test.Y[i] {
 				hit++
+				perAcc[i] += 1 / float64(len(g.Strengths))
 			} else {
 				wrong[i] = true
 			}
+			w := 0.0
 			if wrong[i] {
 				count++
+				w = 1
 			}
+			perCum[i] = append(perCum[i], w)
 		}
 		cum, acc = append(cum, float64(count)/float64(n)), append(acc, float64(hit)/float64(n))
 		sh, err := measureShift(ctx, env.Net, cleanEnergy, env.Test.X, mod[1].X, n, env.Test.Shape)
@@ -164,11 +175,19 @@ func (g GOAR) Run(ctx context.Context, env *Env) (Result, error) {
 	}
 	env.report(Progress{Stage: "GOAR", Done: len(g.Strengths), Total: len(g.Strengths)})
 	x := g.Strengths
+	cumSD, _ := spread(perCum)
+	accSD, _ := spreadOfCorrect(correct)
 	res.Curves = []Curve{
-		{Name: "cumulative_misclassification", XLabel: "perturbation strength", YLabel: "fraction of test inputs misclassified at any strength up to s", X: x, Y: cum},
-		{Name: "accuracy", XLabel: "perturbation strength", YLabel: "test accuracy after retraining", X: x, Y: acc},
+		{Name: "cumulative_misclassification", XLabel: "perturbation strength", YLabel: "fraction of test inputs misclassified at any strength up to s", X: x, Y: cum, SD: cumSD, N: n},
+		{Name: "accuracy", XLabel: "perturbation strength", YLabel: "test accuracy after retraining", X: x, Y: acc, SD: accSD, N: n},
 		{Name: "l2", XLabel: "perturbation strength", YLabel: "mean L2 distance of the retrained-on test inputs to the originals", X: x, Y: l2},
 	}
+	area := make([]float64, n)
+	for i, c := range perCum {
+		area[i] = normalisedArea(x, c) // the area is linear in the curve: their mean is the area of the mean
+	}
+	res.keep("area", area)
+	res.keep("mean_accuracy", perAcc)
 	res.Scalars = []Scalar{{"area", normalisedArea(x, cum), Higher}, {"mean_accuracy", mean(acc), Lower}, {"l2", mean(l2), ""}}
 	cs, ss := shiftCurvesOver(shifts, x, "perturbation strength", "")
 	res.Curves, res.Scalars = append(res.Curves, cs...), append(res.Scalars, ss...)

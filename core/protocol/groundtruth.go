@@ -203,6 +203,21 @@ func (g GroundTruth) Run(ctx context.Context, env *Env) (Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("GroundTruth: %w", err)
 	}
+	per := make([][7]float64, n) // each sample's agreement, for Units
+	for i := range per {
+		s, err := Agree(maps[i*d:(i+1)*d], truth[i*d:(i+1)*d], k)
+		if err != nil {
+			return res, fmt.Errorf("GroundTruth: sample %d: %w", i, err)
+		}
+		per[i] = [7]float64{s.FA, s.RA, s.SA, s.SRA, s.RC, s.PRA, s.Cos}
+	}
+	for j, name := range []string{"fa", "ra", "sa", "sra", "rc", "pra", "cos"} {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = per[i][j]
+		}
+		res.keep(name, v)
+	}
 	res.Scalars = []Scalar{{"fa", a.FA, Higher}, {"ra", a.RA, Higher}, {"sa", a.SA, Higher},
 		{"sra", a.SRA, Higher}, {"rc", a.RC, Higher}, {"pra", a.PRA, Higher}, {"cos", a.Cos, Higher}}
 	return res, nil

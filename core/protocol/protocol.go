@@ -246,6 +246,10 @@ type Result struct {
 	// a model retrained on unperturbed inputs should come near (set by the
 	// campaign runner for retraining protocols; 0 where unknown).
 	Base float64 `json:"base,omitempty"`
+	// Units are the per-input values of the scalars that are means over
+	// the test inputs evaluated (see Units); results from before they
+	// were kept have none.
+	Units Units `json:"units,omitzero"`
 }
 
 // Chance is the share of ds's most common class: the accuracy of a model
@@ -302,6 +306,12 @@ type Curve struct {
 	YLabel string `json:"y_label"`
 	X      Values `json:"x"`
 	Y      Values `json:"y"`
+	// SD is, where each point is a mean over the N evaluated test inputs,
+	// the inputs' sample standard deviation at each point: what a band of
+	// the curve's uncertainty needs (nil for curves that are not means
+	// over inputs, such as an AUROC).
+	SD Values `json:"sd,omitempty"`
+	N  int    `json:"n,omitempty"`
 }
 
 // Values are a curve's coordinates. JSON has no NaN, so an undefined value

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -499,6 +500,44 @@ func checkDescribed(t *testing.T, p Protocol, res Result) {
 	}
 	if headlines != 1 {
 		t.Errorf("%s: %d headline scores, want 1", info.Name, headlines)
+	}
+	checkUnits(t, info, res)
+}
+
+// checkUnits checks that the headline has per-input values, that each
+// kept series averages to its scalar, and that they survive JSON.
+func checkUnits(t *testing.T, info Info, res Result) {
+	t.Helper()
+	if h, ok := info.Headline(); ok && res.Units.Of(h.Name) == nil {
+		t.Errorf("%s: no per-input values for the headline %s", info.Name, h.Name)
+	}
+	for k, name := range res.Units.Names {
+		var sum float64
+		var n int
+		for _, v := range res.Units.Values[k] {
+			if !math.IsNaN(float64(v)) {
+				sum, n = sum+float64(v), n+1
+			}
+		}
+		got, _ := res.Scalar(name)
+		if n > 0 && math.Abs(sum/float64(n)-got) > 1e-5*math.Max(1, math.Abs(got)) {
+			t.Errorf("%s: %s's %d per-input values average %g, the scalar is %g", info.Name, name, n, sum/float64(n), got)
+		}
+	}
+	b, err := json.Marshal(res.Units)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Units
+	if err := json.Unmarshal(b, &back); err != nil || back.N != res.Units.N || !slices.Equal(back.Names, res.Units.Names) {
+		t.Fatalf("%s: units after JSON: %+v, %v", info.Name, back, err)
+	}
+	for k := range back.Values {
+		for i, v := range back.Values[k] {
+			if w := res.Units.Values[k][i]; v != w && !(v != v && w != w) {
+				t.Fatalf("%s: %s input %d: %g after JSON, %g before", info.Name, back.Names[k], i, v, w)
+			}
+		}
 	}
 }
 

@@ -81,9 +81,10 @@ func (r ROAR) Run(ctx context.Context, env *Env) (Result, error) {
 		better = Higher
 	}
 	res.Curves = []Curve{
-		{Name: "accuracy", XLabel: "fraction removed", YLabel: "test accuracy", X: r.Rates, Y: acc},
+		rm.accuracy("accuracy", "test accuracy", r.Rates),
 		{Name: "mask_tv", XLabel: "fraction removed", YLabel: "mean total variation of the training masks", X: r.Rates, Y: tv},
 	}
+	res.keep("mean_accuracy", rm.meanCorrect())
 	res.Scalars = []Scalar{{"mean_accuracy", mean(acc), better}}
 	cs, ss := rm.shiftCurves(r.Rates, "")
 	res.Curves, res.Scalars = append(res.Curves, cs...), append(res.Scalars, ss...)
@@ -133,6 +134,7 @@ func (r ROAD) Run(ctx context.Context, env *Env) (Result, error) {
 	}
 	var means [2]float64
 	var shifts []Scalar
+	var per [2][]float64
 	for o, morf := range []bool{true, false} {
 		name := map[bool]string{true: "morf", false: "lerf"}[morf]
 		rm, err := removeAndScore(ctx, env, "ROAD "+name, r.Rates, r.Rank, morf, ref, r.Retrain)
@@ -143,13 +145,19 @@ func (r ROAD) Run(ctx context.Context, env *Env) (Result, error) {
 			res.Samples = rm.inputs // the same for both orders
 		}
 		res.Samples = append(res.Samples, rm.samples...)
-		means[o] = mean(rm.acc)
+		means[o], per[o] = mean(rm.acc), rm.meanCorrect()
+		res.keep("mean_accuracy_"+name, per[o])
 		res.Curves = append(res.Curves,
-			Curve{Name: "accuracy_" + name, XLabel: "fraction removed", YLabel: "test accuracy", X: r.Rates, Y: rm.acc},
+			rm.accuracy("accuracy_"+name, "test accuracy", r.Rates),
 			Curve{Name: "mask_tv_" + name, XLabel: "fraction removed", YLabel: "mean total variation of the masks", X: r.Rates, Y: rm.tv})
 		cs, ss := rm.shiftCurves(r.Rates, "_"+name)
 		res.Curves, shifts = append(res.Curves, cs...), append(shifts, ss...)
 	}
+	diff := make([]float64, len(per[0]))
+	for i := range diff {
+		diff[i] = per[1][i] - per[0][i]
+	}
+	res.keep("lerf_minus_morf", diff)
 	res.Scalars = append([]Scalar{{"mean_accuracy_morf", means[0], Lower}, {"mean_accuracy_lerf", means[1], Higher},
 		{"lerf_minus_morf", means[1] - means[0], Higher}}, shifts...)
 	return res, nil
@@ -204,9 +212,10 @@ func (e EvalX) Run(ctx context.Context, env *Env) (Result, error) {
 	acc, tv := rm.acc, rm.tv
 	res.Samples = append(rm.inputs, rm.samples...)
 	res.Curves = []Curve{
-		{Name: "accuracy", XLabel: "fraction removed", YLabel: "proxy test accuracy", X: e.Rates, Y: acc},
+		rm.accuracy("accuracy", "proxy test accuracy", e.Rates),
 		{Name: "mask_tv", XLabel: "fraction removed", YLabel: "mean total variation of the masks", X: e.Rates, Y: tv},
 	}
+	res.keep("mean_accuracy", rm.meanCorrect())
 	res.Scalars = []Scalar{{"mean_accuracy", mean(acc), Lower}}
 	cs, ss := rm.shiftCurves(e.Rates, "")
 	res.Curves, res.Scalars = append(res.Curves, cs...), append(res.Scalars, ss...)
@@ -295,6 +304,7 @@ func removeAndScore(ctx context.Context, env *Env, stage string, rates []float64
 			return out, fmt.Errorf("%s %.0f%%: %w", stage, 100*rate, err)
 		}
 		out.acc = append(out.acc, ev.Accuracy)
+		out.correct = append(out.correct, ev.Correct)
 		out.shift = append(out.shift, sh)
 		out.samples = append(out.samples, preview(fmt.Sprintf("%s %.0f%% test", stage, 100*rate), mod[0]))
 	}
@@ -306,9 +316,33 @@ func removeAndScore(ctx context.Context, env *Env, stage string, rates []float64
 // inputs and maps its samples started from.
 type removal struct {
 	acc, tv []float64
+	correct [][]bool // per rate, per test input: classified correctly
 	shift   []Shift
 	samples []Sample
 	inputs  []Sample
+}
+
+// accuracy is the accuracy curve over the rates, with its spread.
+func (r removal) accuracy(name, ylabel string, rates []float64) Curve {
+	sd, n := spreadOfCorrect(r.correct)
+	return Curve{Name: name, XLabel: "fraction removed", YLabel: ylabel, X: rates, Y: r.acc, SD: sd, N: n}
+}
+
+// meanCorrect is each test input's correctness averaged over the rates:
+// the per-input values whose mean is the mean accuracy over the rates.
+func (r removal) meanCorrect() []float64 {
+	if len(r.correct) == 0 {
+		return nil
+	}
+	per := make([]float64, len(r.correct[0]))
+	for _, c := range r.correct {
+		for i, ok := range c {
+			if ok {
+				per[i] += 1 / float64(len(r.correct))
+			}
+		}
+	}
+	return per
 }
 
 // shiftCurves are the removal's Shift per rate as curves, their names

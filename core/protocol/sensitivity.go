@@ -138,7 +138,16 @@ func (s SensitivityN) Run(ctx context.Context, env *Env) (Result, error) {
 	for a, N := range s.Ns {
 		xs[a], ys[a] = float64(N), mean(corr[a])
 	}
-	res.Curves = []Curve{{Name: "correlation", XLabel: "N (pixels removed)", YLabel: "Pearson correlation", X: xs, Y: ys}}
+	per, byImage := make([]float64, n), make([][]float64, n) // each image's correlation averaged over N: the scalar's mean where none is undefined
+	for i := range per {
+		for a := range s.Ns {
+			byImage[i] = append(byImage[i], corr[a][i])
+		}
+		per[i] = mean(byImage[i])
+	}
+	sd, nIn := spread(byImage)
+	res.Curves = []Curve{{Name: "correlation", XLabel: "N (pixels removed)", YLabel: "Pearson correlation", X: xs, Y: ys, SD: sd, N: nIn}}
+	res.keep("mean_correlation", per)
 	res.Scalars = []Scalar{{"mean_correlation", mean(ys), Higher}}
 	return res, nil
 }
@@ -282,6 +291,7 @@ func (f Infidelity) Run(ctx context.Context, env *Env) (Result, error) {
 		}
 		per[i] = se / float64(f.Draws)
 	}
+	res.keep("infidelity", per)
 	res.Scalars = []Scalar{{"infidelity", mean(per), Lower}}
 	return res, nil
 }

@@ -4,6 +4,7 @@ import (
 	"image/color"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -11,14 +12,26 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"faithlab/core/protocol"
+	"faithlab/core/stats"
 	"faithlab/core/store"
 )
 
-// barSeries is one bar per method: its key label and each method's values
-// (one per seed).
+// interval is a method's interval of a scalar under the group's setting:
+// pooled over the seeds where there are several, else its one seed's.
+func (c *campaign) interval(g *group, method, metric string, recs []store.Record) (stats.Interval, bool) {
+	seed := AllSeeds
+	if seeds(recs) == 1 {
+		seed = strconv.FormatUint(recs[0].Seed, 10)
+	}
+	return c.conf.Interval(g.dataset, g.title, method, metric, seed)
+}
+
+// barSeries is one bar per method: its key label, each method's values
+// (one per seed) and, where the run has it, each method's 95 % interval.
 type barSeries struct {
 	label  string
 	values map[string][]float64
+	ci     map[string]stats.Interval
 }
 
 // scalarFigures draws the protocol setting's scalars that no curve shows
@@ -45,12 +58,15 @@ func (c *campaign) scalarFigures(g *group) []Figure {
 		var names []string
 		better := ms[0].Better
 		for _, m := range ms {
-			s := barSeries{label: m.Label, values: map[string][]float64{}}
+			s := barSeries{label: m.Label, values: map[string][]float64{}, ci: map[string]stats.Interval{}}
 			if s.label == "" {
 				s.label = m.Name
 			}
 			for _, meth := range methods {
 				s.values[meth] = present(scalars(by[meth], m.Name))
+				if iv, ok := c.interval(g, meth, m.Name, by[meth]); ok {
+					s.ci[meth] = iv
+				}
 			}
 			series = append(series, s)
 			names = append(names, m.Name)
@@ -152,10 +168,10 @@ func (c *campaign) measureFigures(ds string) []Figure {
 }
 
 // barFigure draws horizontal bars: a row per method (first on top, its
-// label wrapped), a bar per series in each row (mean over seeds, ± one
-// standard deviation where there are several), from zero along the
-// metric's axis, with its reference line. ok is false when no series has
-// a value.
+// label wrapped), a bar per series in each row (mean over seeds, with its
+// 95 % interval where the run has one, else ± one standard deviation
+// where there are several seeds), from zero along the metric's axis, with
+// its reference line. ok is false when no series has a value.
 func (c *campaign) barFigure(title string, axis protocol.Axis, better protocol.Better, methods []string, series []barSeries, nSeeds int) (Figure, bool) {
 	if n := seedNote(nSeeds); n != "" {
 		title += "\n" + n
@@ -171,10 +187,14 @@ func (c *campaign) barFigure(title string, axis protocol.Axis, better protocol.B
 		b := hbars{thick: thick, color: okabeIto[k%len(okabeIto)]}
 		for i, meth := range methods {
 			m, sd := meanSD(s.values[meth])
-			b.values, b.errs = append(b.values, m), append(b.errs, sd)
+			elo, ehi := m-sd, m+sd
+			if iv, ok := s.ci[meth]; ok && !math.IsNaN(iv.Lo) {
+				m, elo, ehi = iv.Estimate, iv.Lo, iv.Hi
+			}
+			b.values, b.lo, b.hi = append(b.values, m), append(b.lo, elo), append(b.hi, ehi)
 			b.pos = append(b.pos, float64(rows-1-i)+(float64(per-1)/2-float64(k))*thick)
 			if !math.IsNaN(m) {
-				lo, hi, drawn = min(lo, clip(axis, m-sd)), max(hi, clip(axis, m+sd)), true
+				lo, hi, drawn = min(lo, clip(axis, elo)), max(hi, clip(axis, ehi)), true
 			}
 		}
 		if per == 1 {
@@ -214,12 +234,12 @@ func (c *campaign) barFigure(title string, axis protocol.Axis, better protocol.B
 }
 
 // hbars are horizontal bars from zero (or the axis's end nearer zero),
-// with error whiskers, and "n/a" where a value is undefined.
+// with whiskers from lo to hi, and "n/a" where a value is undefined.
 type hbars struct {
-	values, errs []float64
-	pos          []float64 // each bar's centre on the y axis
-	thick        float64   // in y units
-	color        color.Color
+	values, lo, hi []float64
+	pos            []float64 // each bar's centre on the y axis
+	thick          float64   // in y units
+	color          color.Color
 }
 
 // Plot implements plot.Plotter.
@@ -239,8 +259,8 @@ func (b hbars) Plot(c draw.Canvas, p *plot.Plot) {
 		x := trX(v)
 		c.SetColor(b.color)
 		c.Fill(vg.Rectangle{Min: vg.Point{X: min(base, x), Y: y0}, Max: vg.Point{X: max(base, x), Y: y1}}.Path())
-		if e := b.errs[i]; e > 0 {
-			y, lo, hi := trY(b.pos[i]), trX(max(p.X.Min, v-e)), trX(min(p.X.Max, v+e))
+		if l, h := b.lo[i], b.hi[i]; h > l {
+			y, lo, hi := trY(b.pos[i]), trX(max(p.X.Min, l)), trX(min(p.X.Max, h))
 			tick := (y1 - y0) / 4
 			c.StrokeLine2(whisker, lo, y, hi, y)
 			c.StrokeLine2(whisker, lo, y-tick, lo, y+tick)

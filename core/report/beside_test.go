@@ -31,7 +31,7 @@ func TestBesideFigureGolden(t *testing.T) {
 					Scalars: []protocol.Scalar{{Name: "area", Value: protocol.AUC(x, y) / 12, Better: protocol.Higher}}}})
 		}
 	}
-	figs, err := Figures(recs)
+	figs, err := Figures(recs, Confident(recs, ConfidenceOptions{}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ package report
 import (
 	"encoding/csv"
 	"io"
+	"math"
 	"strconv"
 
 	"faithlab/core/store"
@@ -23,41 +24,116 @@ import (
 // settings of a protocol run in several (GOAR with and without
 // projection), by what sets each apart, as the figures title them:
 // "GOAR (no_projection, prior=auto)".
-var CSVHeader = []string{"run", "dataset", "model", "method", "post", "protocol", "seed", "metric", "parameter", "value"}
+// ci_low and ci_high are the value's 95 % interval where the result keeps
+// what it needs (empty otherwise, as for a run from before per-input
+// values were kept): for a scalar, the percentile bootstrap over the
+// n_inputs test inputs; for a curve's point, the normal approximation
+// value ± 1.96·s.d./√n_inputs. Where a campaign has several seeds, rows
+// with seed "all" follow each method's per-seed rows: the mean over the
+// n_seeds seeds, its interval from resampling seeds, then inputs
+// (scalars), or from the spread of the seeds' values, at least the
+// inputs' (curves). Filter them out (seed != "all") to have one row per
+// seed.
+var CSVHeader = []string{"run", "dataset", "model", "method", "post", "protocol", "seed", "metric", "parameter", "value", "ci_low", "ci_high", "n_inputs", "n_seeds"}
 
-// WriteCSV writes the successful records in the given order as tidy CSV:
-// plain RFC 4180 with a header row, numbers in Go's shortest exact form,
-// NaN for an undefined value, which pandas and R read without options.
-// Nothing in it depends on when or how fast the tasks ran, so a resumed or
-// merged run writes the same bytes as an uninterrupted one.
-func WriteCSV(w io.Writer, runID string, recs []store.Record) error {
+// WriteCSV writes the successful records in the given order as tidy CSV,
+// with the intervals conf holds: plain RFC 4180 with a header row,
+// numbers in Go's shortest exact form, NaN for an undefined value, which
+// pandas and R read without options. Nothing in it depends on when or how
+// fast the tasks ran, so a resumed or merged run writes the same bytes as
+// an uninterrupted one.
+func WriteCSV(w io.Writer, runID string, recs []store.Record, conf Confidence) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CSVHeader); err != nil {
 		return err
 	}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	ci := func(lo, hi float64, n, seeds int) []string {
+		if math.IsNaN(lo) || math.IsNaN(hi) || n == 0 {
+			return []string{"", "", itoa(n), itoa(seeds)}
+		}
+		return []string{f(lo), f(hi), itoa(n), itoa(seeds)}
+	}
 	c := newCampaign(recs)
-	for _, r := range recs {
+	// The records of each (dataset, setting, method), for the rows over
+	// all seeds after the last of them.
+	type key struct{ ds, setting, method string }
+	groups := map[key][]store.Record{}
+	last := map[key]int{}
+	for i, r := range recs {
+		if r.Result != nil {
+			k := key{r.Dataset, c.setting(r), methodName(r)}
+			groups[k] = append(groups[k], r)
+			last[k] = i
+		}
+	}
+	for i, r := range recs {
 		if r.Result == nil {
 			continue
 		}
 		proto := c.setting(r)
-		row := func(metric, param, value string) error {
-			return cw.Write([]string{runID, r.Dataset, r.Model, r.Method, r.Post, proto, strconv.FormatUint(r.Seed, 10), metric, param, value})
+		row := func(seed, metric, param, value string, tail []string) error {
+			return cw.Write(append([]string{runID, r.Dataset, r.Model, r.Method, r.Post, proto, seed, metric, param, value}, tail...))
 		}
+		seed := strconv.FormatUint(r.Seed, 10)
 		for _, s := range r.Result.Scalars {
-			if err := row(s.Name, "", f(s.Value)); err != nil {
+			tail := ci(math.NaN(), math.NaN(), 0, 1)
+			if iv, ok := conf.Interval(r.Dataset, proto, methodName(r), s.Name, seed); ok {
+				tail = ci(iv.Lo, iv.Hi, iv.Units, 1)
+			}
+			if err := row(seed, s.Name, "", f(s.Value), tail); err != nil {
 				return err
 			}
 		}
-		for _, c := range r.Result.Curves {
-			for j := range c.X {
-				if err := row(c.Name, f(c.X[j]), f(c.Y[j])); err != nil {
+		for _, cv := range r.Result.Curves {
+			for j := range cv.X {
+				lo, hi := normalBand(cv.Y[j], pointSD(cv, j), cv.N)
+				if err := row(seed, cv.Name, f(cv.X[j]), f(cv.Y[j]), ci(lo, hi, cv.N, 1)); err != nil {
 					return err
 				}
+			}
+		}
+		k := key{r.Dataset, proto, methodName(r)}
+		if g := groups[k]; last[k] == i && seeds(g) > 1 {
+			if err := writePooled(cw, runID, r, proto, g, conf, f, ci); err != nil {
+				return err
 			}
 		}
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// writePooled writes a method's rows over all its seeds (seed "all").
+func writePooled(cw *csv.Writer, runID string, r store.Record, proto string, g []store.Record, conf Confidence,
+	f func(float64) string, ci func(lo, hi float64, n, seeds int) []string) error {
+	row := func(metric, param, value string, tail []string) error {
+		return cw.Write(append([]string{runID, r.Dataset, r.Model, r.Method, r.Post, proto, AllSeeds, metric, param, value}, tail...))
+	}
+	for _, s := range r.Result.Scalars {
+		m, _ := meanSD(scalars(g, s.Name))
+		tail := ci(math.NaN(), math.NaN(), 0, seeds(g))
+		if iv, ok := conf.Interval(r.Dataset, proto, methodName(r), s.Name, AllSeeds); ok {
+			m, tail = iv.Estimate, ci(iv.Lo, iv.Hi, iv.Units, iv.Groups)
+		}
+		if err := row(s.Name, "", f(m), tail); err != nil {
+			return err
+		}
+	}
+	for _, cv := range r.Result.Curves {
+		for j := range cv.X {
+			b := pooledBand(g, cv.Name, j, cv.X[j])
+			if err := row(cv.Name, f(cv.X[j]), f(b.mean), ci(b.lo, b.hi, b.n, b.seeds)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
 }

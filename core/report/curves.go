@@ -21,8 +21,8 @@ import (
 const markersUpTo = 12
 
 // curveFigure draws one curve metric of a protocol setting: a line per
-// method, the mean over seeds with ± one standard deviation where there
-// are several, on the metric's axes, with its reference line, and in the
+// method, the mean over seeds with its 95 % band (meanCurve), on the
+// metric's axes, with its reference line, and in the
 // key each method with the scalar that summarises the curve ("AUC 0.425").
 func (c *campaign) curveFigure(g *group, m protocol.Metric) (Figure, bool, error) {
 	labels, by := c.methodsOf(g.recs)
@@ -37,7 +37,7 @@ func (c *campaign) curveFigure(g *group, m protocol.Metric) (Figure, bool, error
 	var key []KeyEntry
 	xlo, xhi, ylo, yhi := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
 	for _, label := range labels {
-		pts, errs, several := meanCurve(by[label], m.Name)
+		pts, errs, banded := meanCurve(by[label], m.Name)
 		if len(pts) == 0 {
 			continue
 		}
@@ -48,7 +48,7 @@ func (c *campaign) curveFigure(g *group, m protocol.Metric) (Figure, bool, error
 		}
 		colour, dash := style(c.methods[label])
 		dense := len(pts) > markersUpTo
-		if several && dense { // a band under the line
+		if banded && dense { // a band under the line
 			band, err := plotter.NewPolygon(bandOf(pts, errs))
 			if err != nil {
 				return Figure{}, false, fmt.Errorf("%s %s: %w", g.title, m.Name, err)
@@ -72,7 +72,7 @@ func (c *campaign) curveFigure(g *group, m protocol.Metric) (Figure, bool, error
 			p.Add(dots)
 			thumbs = append(thumbs, dots)
 		}
-		if several && !dense {
+		if banded && !dense {
 			bars, err := plotter.NewYErrorBars(errPoints{pts, errs})
 			if err != nil {
 				return Figure{}, false, err
@@ -155,38 +155,34 @@ type errPoints struct {
 	plotter.YErrors
 }
 
-// meanCurve averages the named curve of recs (a method's seeds) point by
-// point, NaNs left out, with ± one standard deviation; several says
-// whether any point had more than one value.
-func meanCurve(recs []store.Record, name string) (plotter.XYs, plotter.YErrors, bool) {
+// meanCurve is a curve of the records, mean over seeds, with each point's
+// 95 % band (pooledBand: from the inputs' spread the protocol kept, and
+// from the seeds' spread where there are several); banded reports that
+// any point has one.
+func meanCurve(recs []store.Record, name string) (pts plotter.XYs, errs plotter.YErrors, banded bool) {
 	var xs []float64
-	var ys [][]float64
 	for _, r := range recs {
 		for _, cv := range r.Result.Curves {
-			if cv.Name != name {
-				continue
-			}
-			if xs == nil {
-				xs, ys = cv.X, make([][]float64, len(cv.X))
-			}
-			for i := range min(len(xs), len(cv.Y)) {
-				ys[i] = append(ys[i], cv.Y[i])
+			if cv.Name == name && xs == nil {
+				xs = cv.X
 			}
 		}
 	}
-	var pts plotter.XYs
-	var errs plotter.YErrors
-	several := false
-	for i, v := range ys {
-		m, sd := meanSD(v)
-		if math.IsNaN(m) {
+	for j, x := range xs {
+		b := pooledBand(recs, name, j, x)
+		if math.IsNaN(b.mean) {
 			continue
 		}
-		several = several || len(v) > 1
-		pts = append(pts, plotter.XY{X: xs[i], Y: m})
-		errs = append(errs, struct{ Low, High float64 }{sd, sd})
+		lo, hi := b.mean-b.lo, b.hi-b.mean
+		if math.IsNaN(lo) || math.IsNaN(hi) {
+			lo, hi = 0, 0
+		} else {
+			banded = true
+		}
+		pts = append(pts, plotter.XY{X: x, Y: b.mean})
+		errs = append(errs, struct{ Low, High float64 }{lo, hi})
 	}
-	return pts, errs, several
+	return pts, errs, banded
 }
 
 // tvFigure is accuracy against the masks' total variation over every

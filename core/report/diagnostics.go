@@ -68,11 +68,17 @@ type Diagnostics struct {
 	Post   []PostComparison            `json:"post_comparisons,omitempty"`
 	Truth  []protocol.TruthCorrelation `json:"truth_correlations"`
 	Weak   []Weak                      `json:"weak_retraining,omitempty"`
+	// Confidence is how sure the verdicts are (intervals, paired tests,
+	// agreement between protocols) and each protocol setting's report card.
+	Confidence Confidence `json:"confidence"`
 }
 
 // Diagnose computes the diagnostics the records support: a TV fit for
 // every accuracy curve whose protocol names its masks' TV curve, over all
-// the protocol's results on a dataset.
+// the protocol's results on a dataset; the post-processing comparisons,
+// the ground-truth correlations and the weak retrainings; then the
+// confidence of the verdicts and the report card (ConfidenceOptions'
+// defaults).
 func Diagnose(recs []store.Record) Diagnostics {
 	var d Diagnostics
 	type key struct{ ds, proto string }
@@ -140,6 +146,8 @@ func Diagnose(recs []store.Record) Diagnostics {
 			}
 		}
 	}
+	d.Confidence = Confident(recs, ConfidenceOptions{})
+	d.Confidence.Card = card(d.Confidence, d, recs)
 	return d
 }
 

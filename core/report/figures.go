@@ -68,9 +68,10 @@ const (
 // several protocols report (how far their perturbed images lie from the
 // data), and accuracy against mask total variation with the fitted line
 // and its R² for every accuracy curve that names its masks' TV.
-func Figures(recs []store.Record) ([]Figure, error) {
+func Figures(recs []store.Record, conf Confidence) ([]Figure, error) {
 	var figs []Figure
 	c := newCampaign(recs)
+	c.conf = conf
 	for _, ds := range c.datasets {
 		for _, g := range c.groups {
 			if g.dataset != ds || !g.known {
@@ -102,6 +103,7 @@ func Figures(recs []store.Record) ([]Figure, error) {
 			figs = append(figs, c.scalarFigures(g)...)
 		}
 		figs = append(figs, c.measureFigures(ds)...)
+		figs = append(figs, c.confidenceFigures(ds)...)
 	}
 	return figs, nil
 }

@@ -23,6 +23,7 @@ type campaign struct {
 	groups   []*group
 	byKey    map[string]*group // by settingKey
 	files    map[string]bool   // figure names taken
+	conf     Confidence        // the records' intervals, for figures
 }
 
 // group is the records of one protocol, configured alike, on one dataset,
@@ -189,7 +190,7 @@ func seedNote(n int) string {
 	if n < 2 {
 		return ""
 	}
-	return fmt.Sprintf("mean ± s.d. over %d seeds", n)
+	return fmt.Sprintf("mean over %d seeds, 95%% intervals", n)
 }
 
 // meanSD is the mean of v and its sample standard deviation (0 for one

@@ -52,7 +52,7 @@ func TestSettingsOfAProtocolStayApartInCSVAndDiagnostics(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	if err := WriteCSV(&buf, "run", recs); err != nil {
+	if err := WriteCSV(&buf, "run", recs, Confident(recs, ConfidenceOptions{})); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(&buf).ReadAll()
@@ -86,7 +86,7 @@ func TestASwitchedOnSettingIsNamedAlone(t *testing.T) {
 			Curves:  []protocol.Curve{{Name: "cumulative_misclassification", X: x, Y: protocol.Values{0.1, 0.3}}},
 			Scalars: []protocol.Scalar{{Name: "area", Value: 0.2, Better: protocol.Higher}}}}}
 	var buf bytes.Buffer
-	if err := WriteCSV(&buf, "run", recs); err != nil {
+	if err := WriteCSV(&buf, "run", recs, Confident(recs, ConfidenceOptions{})); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(buf.String(), ",GOAR (no_projection),") {
@@ -94,7 +94,7 @@ func TestASwitchedOnSettingIsNamedAlone(t *testing.T) {
 	}
 	cfg["no_projection"] = false
 	buf.Reset()
-	if err := WriteCSV(&buf, "run", recs); err != nil {
+	if err := WriteCSV(&buf, "run", recs, Confident(recs, ConfidenceOptions{})); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(buf.String(), ",GOAR,") {

@@ -76,7 +76,7 @@ func golden(t *testing.T, name string, got []byte) []byte {
 
 func TestCSVGolden(t *testing.T) {
 	var buf bytes.Buffer
-	if err := WriteCSV(&buf, "abc123", records()); err != nil {
+	if err := WriteCSV(&buf, "abc123", records(), Confident(records(), ConfidenceOptions{})); err != nil {
 		t.Fatal(err)
 	}
 	if want := golden(t, "results.csv", buf.Bytes()); !bytes.Equal(buf.Bytes(), want) {
@@ -125,7 +125,8 @@ func withSeeds(recs []store.Record) []store.Record {
 // SVG and PDF: a figure per curve the protocols describe, accuracy
 // against mask TV, and the scalars no curve shows.
 func TestFiguresGolden(t *testing.T) {
-	figs, err := Figures(withSeeds(records()))
+	recs := withSeeds(records())
+	figs, err := Figures(recs, Confident(recs, ConfidenceOptions{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,7 +313,7 @@ func TestShiftBarsGolden(t *testing.T) {
 				Scalars: []protocol.Scalar{{Name: "ood_auroc_morf", Value: 0.6}, {Name: "ood_auroc_lerf", Value: 0.55 + 0.02*f},
 					{Name: "psnr_morf", Value: 20}, {Name: "psnr_lerf", Value: 22}, {Name: "ssim_morf", Value: 0.8}, {Name: "ssim_lerf", Value: 0.85}}}})
 	}
-	figs, err := Figures(recs)
+	figs, err := Figures(recs, Confident(recs, ConfidenceOptions{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,11 +373,11 @@ func TestSummaryGolden(t *testing.T) {
 			recs[i].Result = &res
 		}
 	}
-	got := Summary(recs)
+	got := Summary(recs, Diagnose(recs))
 	if want := golden(t, "summary.txt", []byte(got)); got != string(want) {
 		t.Errorf("summary differs from testdata/summary.txt:\n%s", got)
 	}
-	if Summary(nil) != "" {
+	if Summary(nil, Diagnostics{}) != "" {
 		t.Error("a summary of nothing")
 	}
 }
@@ -529,7 +530,7 @@ func TestDiagnoseWeakRetraining(t *testing.T) {
 	}
 	// The headline table marks them and ranks only the rest: IG's ROAR
 	// mean (0.120) is the lowest but is not the best.
-	table := Summary(recs)
+	table := Summary(recs, Diagnose(recs))
 	for _, want := range []string{"ig           0.120 !   0.100 *", "random       0.317 !", "learned little"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("summary table lacks %q:\n%s", want, table)

@@ -13,11 +13,15 @@ import (
 
 // Summary is a run's headline scores as a text table, for a terminal:
 // per dataset, a row per method and a column per protocol setting with
-// the protocol's headline score (↑: higher is better, ↓: lower), the mean
-// over seeds ± its standard deviation where there are several, the best
-// of each column marked *. A line per column below says which score it is.
-// Empty when no record has a headline score.
-func Summary(recs []store.Record) string {
+// the protocol's headline score (↑: higher is better, ↓: lower) and, where
+// the results keep their per-input values, its 95 % interval and the
+// letters of the methods it cannot tell apart (d.Confidence); the star
+// goes to a column's best method only where it is told apart from the
+// runner-up. Without per-input values (a run from before they were kept),
+// the mean over seeds ± its standard deviation, and a note that intervals
+// need a re-run. Below: what each column is, and whether the protocols
+// agree. Empty when no record has a headline score.
+func Summary(recs []store.Record, d Diagnostics) string {
 	c := newCampaign(recs)
 	var b strings.Builder
 	for _, ds := range c.datasets {
@@ -42,18 +46,23 @@ func Summary(recs []store.Record) string {
 			cells[i] = make([]string, len(cols))
 		}
 		var notes []string
-		anyWeak := false
+		anyWeak, anyCI, noCI := false, false, false
 		for j, col := range cols {
 			_, by := c.methodsOf(col.g.recs)
+			rk, ranked := d.Confidence.Ranking(ds, col.g.title)
 			means := make([]float64, len(methods))
 			best := -1
 			for i, meth := range methods {
 				v := present(scalars(by[meth], col.m.Name))
 				mean, sd := meanSD(v)
 				means[i] = mean
+				k := slices.IndexFunc(rk.Methods, func(m RankedMethod) bool { return m.Method == meth })
 				switch {
 				case math.IsNaN(mean):
 					cells[i][j] = "—"
+				case ranked && k >= 0:
+					cells[i][j] = cellOf(rk.Methods[k]) + " " + rk.Methods[k].Letters
+					anyCI = true
 				case len(v) > 1:
 					cells[i][j] = number(mean) + " ± " + number(sd)
 				default:
@@ -64,14 +73,21 @@ func Summary(recs []store.Record) string {
 					anyWeak = true
 					continue
 				}
-				if !math.IsNaN(mean) && (best < 0 || col.m.Better == protocol.Higher && mean > means[best] || col.m.Better == protocol.Lower && mean < means[best]) {
+				if !ranked && !math.IsNaN(mean) && (best < 0 || col.m.Better == protocol.Higher && mean > means[best] || col.m.Better == protocol.Lower && mean < means[best]) {
 					best = i
 				}
 			}
-			if best >= 0 && len(methods) > 1 {
+			what := col.m.Name + " — " + col.m.Doc
+			switch {
+			case ranked && rk.Winner != "":
+				cells[slices.Index(methods, rk.Winner)][j] += " *"
+			case ranked && len(rk.Methods) > 1:
+				what += "; no clear winner: the best cannot be told apart from the runner-up"
+			case !ranked && best >= 0 && len(methods) > 1:
 				cells[best][j] += " *"
+				noCI = true
 			}
-			notes = append(notes, fmt.Sprintf("  %s %s: %s — %s\n", col.g.title, arrow(col.m.Better), col.m.Name, col.m.Doc))
+			notes = append(notes, fmt.Sprintf("  %s %s: %s\n", col.g.title, arrow(col.m.Better), what))
 		}
 		if b.Len() > 0 {
 			b.WriteByte('\n')
@@ -86,14 +102,30 @@ func Summary(recs []store.Record) string {
 			fmt.Fprintf(w, "%s\t%s\n", meth, strings.Join(cells[i], "\t"))
 		}
 		w.Flush()
-		b.WriteString("  * best in its column")
+		var legend []string
+		if anyCI {
+			n := seeds(all)
+			over := "the test inputs"
+			if n > 1 {
+				over = fmt.Sprintf("%d seeds, then the test inputs", n)
+			}
+			legend = append(legend, fmt.Sprintf("[95%% interval: bootstrap over %s]; methods sharing a letter cannot be told apart (paired, Holm-corrected, 5%%); * best, told apart from the runner-up", over))
+		}
+		if noCI {
+			legend = append(legend, "* best in its column (no per-input values: intervals need a re-run)")
+			if n := seeds(all); n > 1 {
+				legend = append(legend, fmt.Sprintf("mean ± s.d. over %d seeds", n))
+			}
+		}
 		if anyWeak {
-			b.WriteString("; ! its retrained models learned little (see the diagnostics): not ranked")
+			legend = append(legend, "! its retrained models learned little (see the diagnostics): not ranked")
 		}
-		if n := seeds(all); n > 1 {
-			fmt.Fprintf(&b, "; mean ± s.d. over %d seeds", n)
+		b.WriteString("  " + strings.Join(legend, "; ") + "\n" + strings.Join(notes, ""))
+		for _, a := range d.Confidence.Agreement {
+			if a.Dataset == ds {
+				b.WriteString("  " + a.Words + "\n")
+			}
 		}
-		b.WriteString("\n" + strings.Join(notes, ""))
 	}
 	return b.String()
 }

@@ -382,6 +382,10 @@ type Evaluation struct {
 	// predicted (column).
 	Confusion [][]int `json:"confusion"`
 	Samples   int     `json:"samples"`
+	// Correct says, for each sample in order, whether the model classified
+	// it correctly (not written: campaigns keep it per input, see
+	// protocol.Units).
+	Correct []bool `json:"-"`
 }
 
 // Evaluate computes loss, accuracy and per-class accuracy in batches.
@@ -415,7 +419,9 @@ func Evaluate(ctx context.Context, net engine.Network, ds *data.Dataset, batch i
 		l, _ := crossEntropy(grad[:(hi-lo)*k], logits, ds.Y[lo:hi], k)
 		ev.Loss += l * float64(hi-lo)
 		for i := lo; i < hi; i++ {
-			ev.Confusion[ds.Y[i]][engine.Argmax(logits[(i-lo)*k:(i-lo+1)*k])]++
+			c := engine.Argmax(logits[(i-lo)*k : (i-lo+1)*k])
+			ev.Confusion[ds.Y[i]][c]++
+			ev.Correct = append(ev.Correct, c == ds.Y[i])
 		}
 	}
 	n := ds.Len()

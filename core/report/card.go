@@ -1,0 +1,366 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"faithlab/core/protocol"
+	"faithlab/core/stats"
+	"faithlab/core/store"
+)
+
+// A report card says, for each protocol setting a campaign ran, how far to
+// believe its ranking on the user's own data and methods: whether the
+// Random control falls below the methods, whether the methods' scores
+// spread beyond the noise, whether the ranking holds on another half of
+// the inputs, how far off the data its perturbed inputs lie, and how much
+// of its score the masks' shape or a model-agnostic smoothing explains —
+// the biases the seed papers found — with a verdict in words.
+
+// Finding is one line of a report card.
+type Finding struct {
+	Value float64 `json:"value"`           // the figure; NaN when not measured
+	Lo    float64 `json:"lo,omitempty"`    // its interval, where it has one
+	Hi    float64 `json:"hi,omitempty"`    //
+	Words string  `json:"words"`           // what it says, in words
+	Flag  bool    `json:"flag,omitempty"`  // it undermines the setting's ranking
+	Short string  `json:"short,omitempty"` // the flag in a few words, for the verdict
+}
+
+// CardRow is one protocol setting's report card.
+type CardRow struct {
+	Dataset     string  `json:"dataset"`
+	Protocol    string  `json:"protocol"`
+	Random      Finding `json:"random_control"`
+	Separation  Finding `json:"separation"`
+	Reliability Finding `json:"reliability"`
+	OOD         Finding `json:"ood"`
+	MaskTV      Finding `json:"mask_tv"`
+	Post        Finding `json:"post_processing"`
+	Truth       Finding `json:"ground_truth"`
+	CanRank     bool    `json:"can_rank"`
+	Verdict     string  `json:"verdict"`
+}
+
+// Findings lists the row's findings with their names, in card order.
+func (r CardRow) Findings() []struct {
+	Name string
+	F    Finding
+} {
+	return []struct {
+		Name string
+		F    Finding
+	}{{"Random control", r.Random}, {"Separation", r.Separation}, {"Reliability", r.Reliability}, {"Off the data", r.OOD},
+		{"Mask shape", r.MaskTV}, {"Post-processing", r.Post}, {"Ground truth", r.Truth}}
+}
+
+// Thresholds of the card's flags.
+const (
+	minSeparation  = 1   // the methods' spread, in median interval widths
+	minReliability = 0.7 // split-half (Spearman–Brown) consistency of the ranking
+	maxOOD         = 0.8 // energy AUROC of perturbed against clean inputs
+	maxMaskTV      = 0.5 // R² of the accuracy on the masks' total variation
+	minTruth       = 0.5 // correlation with ground-truth agreement, in the score's better direction
+)
+
+// isControl says whether a method is a random control (random, pixel- or
+// block-random): what every method must beat.
+func isControl(method string) bool {
+	name, _, _ := splitLabel(method)
+	return strings.Contains(name, "random")
+}
+
+// card builds each ranked setting's report card from the confidence
+// analysis, the diagnostics and the records.
+func card(conf Confidence, d Diagnostics, recs []store.Record) []CardRow {
+	c := newCampaign(recs)
+	var out []CardRow
+	for _, r := range conf.Rankings {
+		row := CardRow{Dataset: r.Dataset, Protocol: r.Protocol}
+		row.Random = randomFinding(r)
+		row.Separation = separationFinding(r)
+		row.Reliability = reliabilityFinding(r, conf.Seed)
+		row.OOD = oodFinding(c, r)
+		row.MaskTV = maskTVFinding(d, r)
+		row.Post = postFinding(d, r)
+		row.Truth = truthFinding(d, r)
+		row.CanRank, row.Verdict = verdict(row)
+		out = append(out, row)
+	}
+	return out
+}
+
+func randomFinding(r Ranking) Finding {
+	var controls, methods []RankedMethod
+	for _, m := range r.Methods {
+		if isControl(m.Method) {
+			controls = append(controls, m)
+		} else if !math.IsNaN(m.CI.Estimate) {
+			methods = append(methods, m)
+		}
+	}
+	if len(controls) == 0 {
+		return Finding{Value: math.NaN(), Words: "no random control in this campaign: add random to see what chance scores"}
+	}
+	if len(methods) == 0 {
+		return Finding{Value: math.NaN(), Words: "only controls were evaluated"}
+	}
+	var words []string
+	var flag bool
+	var short []string
+	worst := math.Inf(1)
+	for _, ctl := range controls {
+		above, within := 0, 0
+		for _, m := range methods {
+			if oriented(ctl.CI.Estimate, r.Better) >= oriented(m.CI.Estimate, r.Better) {
+				above++
+			}
+			if p, ok := pairOf(r, ctl.Method, m.Method); ok && !p.Differ {
+				within++
+			}
+		}
+		worst = math.Min(worst, float64(len(methods)-above-within))
+		switch {
+		case above == 0 && within == 0:
+			words = append(words, fmt.Sprintf("%s scores below every method and is told apart from each", ctl.Method))
+		case above == 0:
+			words = append(words, fmt.Sprintf("%s scores below every method, but cannot be told apart from %d of %d", ctl.Method, within, len(methods)))
+			short = append(short, fmt.Sprintf("%s within the noise of %d of %d methods", inline(ctl.Method), within, len(methods)))
+			flag = true
+		default:
+			words = append(words, fmt.Sprintf("%s scores as well as or better than %d of %d methods (and cannot be told apart from %d)", ctl.Method, above, len(methods), within))
+			short = append(short, fmt.Sprintf("%s scores above %d of %d methods", inline(ctl.Method), above, len(methods)))
+			flag = true
+		}
+	}
+	return Finding{Value: worst, Words: strings.Join(words, "; "), Flag: flag, Short: strings.Join(short, "; ")}
+}
+
+// pairOf finds the comparison of two methods, in either order.
+func pairOf(r Ranking, a, b string) (Pair, bool) {
+	for _, p := range r.Pairs {
+		if p.A == a && p.B == b || p.A == b && p.B == a {
+			return p, true
+		}
+	}
+	return Pair{}, false
+}
+
+func separationFinding(r Ranking) Finding {
+	var est, widths []float64
+	var names []string
+	for _, m := range r.Methods {
+		if !isControl(m.Method) && !m.Weak && !math.IsNaN(m.CI.Estimate) {
+			est, widths, names = append(est, m.CI.Estimate), append(widths, m.CI.Hi-m.CI.Lo), append(names, m.Method)
+		}
+	}
+	if len(est) < 2 {
+		return Finding{Value: math.NaN(), Words: "fewer than two methods (besides controls) to separate"}
+	}
+	spread := slices.Max(est) - slices.Min(est)
+	w := median(widths)
+	apart, pairs := 0, 0
+	for i := range names {
+		for j := i + 1; j < len(names); j++ {
+			if p, ok := pairOf(r, names[i], names[j]); ok {
+				pairs++
+				if p.Differ {
+					apart++
+				}
+			}
+		}
+	}
+	ratio := spread / w
+	if w == 0 {
+		ratio = math.Inf(1)
+		if spread == 0 {
+			ratio = 0
+		}
+	}
+	f := Finding{Value: ratio, Words: fmt.Sprintf("the methods spread over %s, %.1f× the median interval width (%s); %d of %d pairs told apart", number(spread), ratio, number(w), apart, pairs)}
+	if ratio < minSeparation || apart == 0 {
+		f.Flag, f.Short = true, fmt.Sprintf("the methods' scores differ by less than the noise (%d of %d pairs told apart)", apart, pairs)
+	}
+	return f
+}
+
+func median(v []float64) float64 {
+	s := slices.Sorted(slices.Values(v))
+	if len(s) == 0 {
+		return math.NaN()
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func reliabilityFinding(r Ranking, seed uint64) Finding {
+	var values [][]float64
+	for _, m := range r.Methods {
+		values = append(values, r.Values[m.Method])
+	}
+	rel := stats.SplitHalf(values, 200, seed)
+	if math.IsNaN(rel) {
+		return Finding{Value: rel, Words: "not measured (fewer than two methods or inputs, or methods identical on every input)"}
+	}
+	f := Finding{Value: rel, Words: fmt.Sprintf("the ranking on one half of the inputs agrees with the other's at %.2f (split-half, Spearman–Brown; Tomsett et al. 2020)", rel)}
+	if rel < minReliability {
+		f.Flag, f.Short = true, fmt.Sprintf("its ranking changes with the inputs (split-half %.2f)", rel)
+	}
+	return f
+}
+
+func oodFinding(c *campaign, r Ranking) Finding {
+	g := c.groupOf(r.Dataset, r.Protocol)
+	if g == nil {
+		return Finding{Value: math.NaN(), Words: "not measured"}
+	}
+	var v []float64
+	for _, rec := range g.recs {
+		for _, s := range rec.Result.Scalars {
+			if strings.HasPrefix(s.Name, "ood_auroc") && defined(s.Value) {
+				v = append(v, s.Value)
+			}
+		}
+	}
+	if len(v) == 0 {
+		return Finding{Value: math.NaN(), Words: "not measured (no perturbed inputs to judge)"}
+	}
+	m, _ := meanSD(v)
+	f := Finding{Value: m, Words: fmt.Sprintf("its perturbed inputs are told from clean ones with energy AUROC %.2f (0.5: in distribution)", m)}
+	if m > maxOOD {
+		f.Flag, f.Short = true, fmt.Sprintf("its perturbed inputs lie off the data (OOD AUROC %.2f)", m)
+	}
+	return f
+}
+
+// groupOf finds the group of a dataset's protocol setting.
+func (c *campaign) groupOf(dataset, setting string) *group {
+	for _, g := range c.groups {
+		if g.dataset == dataset && g.title == setting {
+			return g
+		}
+	}
+	return nil
+}
+
+func maskTVFinding(d Diagnostics, r Ranking) Finding {
+	best := -1.0
+	for _, t := range d.TVFits {
+		if t.Dataset == r.Dataset && t.Protocol == r.Protocol && t.Fit != nil {
+			best = math.Max(best, t.Fit.R2)
+		}
+	}
+	if best < 0 {
+		return Finding{Value: math.NaN(), Words: "not measured (needs a retraining or imputation protocol over three or more (method, rate) points)"}
+	}
+	f := Finding{Value: best, Words: fmt.Sprintf("the masks' total variation alone explains %.0f%% of its accuracy's variance (DPI paper, Table 3)", 100*best)}
+	if best > maxMaskTV {
+		f.Flag, f.Short = true, fmt.Sprintf("mask TV explains %.0f%% of its accuracy", 100*best)
+	}
+	return f
+}
+
+func postFinding(d Diagnostics, r Ranking) Finding {
+	var words, short []string
+	worst := math.NaN()
+	for _, p := range d.Post {
+		if p.Dataset != r.Dataset || p.Protocol != r.Protocol || p.Total == 0 {
+			continue
+		}
+		share := float64(p.Better) / float64(p.Total)
+		if math.IsNaN(worst) || share > worst {
+			worst = share
+		}
+		words = append(words, fmt.Sprintf("%s maps scored better than plain ones in %d of %d comparisons", p.Post, p.Better, p.Total))
+		if share > 0.5 {
+			short = append(short, fmt.Sprintf("%s, which knows nothing of the model, raises the score in %d of %d comparisons", p.Post, p.Better, p.Total))
+		}
+	}
+	if len(words) == 0 {
+		return Finding{Value: math.NaN(), Words: "not measured (no post-processed maps beside plain ones)"}
+	}
+	return Finding{Value: worst, Words: strings.Join(words, "; ") + " (by the data processing inequality a model-agnostic transform should not help)", Flag: len(short) > 0, Short: strings.Join(short, "; ")}
+}
+
+func truthFinding(d Diagnostics, r Ranking) Finding {
+	var rs []float64
+	var methods int
+	for _, t := range d.Truth {
+		if t.Dataset == r.Dataset && t.Protocol == r.Protocol && t.Score == r.Metric && (t.Truth == "fa" || t.Truth == "cos") {
+			rs = append(rs, oriented(t.R, r.Better))
+			methods = t.Methods
+		}
+	}
+	if len(rs) == 0 {
+		return Finding{Value: math.NaN(), Words: "not measured (the data has no known ground truth, or no GroundTruth run beside it)"}
+	}
+	m, _ := meanSD(rs)
+	f := Finding{Value: m, Words: fmt.Sprintf("its score follows ground-truth agreement at r = %+.2f over %d methods (sign set so that + is agreement)", m, methods)}
+	if m < minTruth {
+		f.Flag, f.Short = true, fmt.Sprintf("its ranking does not follow the ground truth (r = %+.2f)", m)
+	}
+	return f
+}
+
+// verdict words the card: whether the setting can rank these methods here,
+// and why not.
+func verdict(row CardRow) (bool, string) {
+	var problems []string
+	for _, f := range row.Findings() {
+		if f.F.Flag && f.F.Short != "" {
+			problems = append(problems, f.F.Short)
+		}
+	}
+	can := !row.Separation.Flag && !row.Random.Flag && !row.Reliability.Flag
+	switch {
+	case !can:
+		return false, fmt.Sprintf("%s cannot rank these methods here: %s", row.Protocol, strings.Join(problems, "; "))
+	case len(problems) > 0:
+		return true, fmt.Sprintf("%s ranks these methods, with caveats: %s", row.Protocol, strings.Join(problems, "; "))
+	}
+	return true, fmt.Sprintf("%s ranks these methods here: the control falls below them, their differences exceed the noise and the ranking holds across inputs", row.Protocol)
+}
+
+// cellOf is a method's headline with its interval, as a table shows it.
+func cellOf(m RankedMethod) string {
+	if math.IsNaN(m.CI.Estimate) {
+		return "—"
+	}
+	s := number(m.CI.Estimate)
+	if !math.IsNaN(m.CI.Lo) {
+		s += " [" + number(m.CI.Lo) + ", " + number(m.CI.Hi) + "]"
+	}
+	return s
+}
+
+// better is the direction's word.
+func betterWord(b protocol.Better) string {
+	if b == protocol.Lower {
+		return "lower is better"
+	}
+	return "higher is better"
+}
+
+// MarshalJSON implements json.Marshaler, writing an undefined value as null.
+func (f Finding) MarshalJSON() ([]byte, error) {
+	type plain Finding
+	return json.Marshal(struct {
+		plain
+		Value *float64 `json:"value"`
+		Lo    *float64 `json:"lo,omitempty"`
+		Hi    *float64 `json:"hi,omitempty"`
+	}{plain(f), stats.Null(f.Value), nonZero(f.Lo), nonZero(f.Hi)})
+}
+
+// nonZero is Null, and nil for 0 (an end a finding does not have).
+func nonZero(x float64) *float64 {
+	if x == 0 {
+		return nil
+	}
+	return stats.Null(x)
+}

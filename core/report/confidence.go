@@ -1,0 +1,585 @@
+package report
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"faithlab/core/protocol"
+	"faithlab/core/stats"
+	"faithlab/core/store"
+)
+
+// A score without its uncertainty is half a result. Confidence reads the
+// per-input values each result keeps (protocol.Units) and says how sure
+// each verdict is: an interval for every score (a seeded bootstrap over
+// the test inputs; over seeds, then inputs, where the campaign has several,
+// so that retraining noise counts), which differences between methods are
+// real (paired, Holm-corrected over a protocol's pairs), how likely each
+// method is to rank first, and whether the protocols agree with each
+// other. Intervals are percentile intervals at 95 % (package stats says
+// why); the same records and seed give the same intervals, bit for bit.
+
+// Alpha is the level at which a difference between methods is called.
+const Alpha = 0.05
+
+// Confidence is what a run's per-input values say of its verdicts.
+type Confidence struct {
+	Resamples int            `json:"resamples"`
+	Level     float64        `json:"level"`
+	Seed      uint64         `json:"seed"`
+	Intervals []ScoreCI      `json:"intervals"`
+	Rankings  []Ranking      `json:"rankings"`
+	Agreement []Agreement    `json:"agreement,omitempty"`
+	Card      []CardRow      `json:"report_card,omitempty"`
+	Missing   []MissingUnits `json:"missing_units,omitempty"`
+	byKey     map[string]int // Intervals by ciKey
+}
+
+// ScoreCI is one score of one method under one protocol setting with its
+// interval: of one seed's run, or pooled over the seeds ("all").
+type ScoreCI struct {
+	Dataset  string `json:"dataset"`
+	Protocol string `json:"protocol"` // the setting's title
+	Method   string `json:"method"`
+	Metric   string `json:"metric"`
+	Seed     string `json:"seed"` // the seed, or "all" for every seed's, where there are several
+	stats.Interval
+}
+
+// AllSeeds is ScoreCI.Seed of an interval pooled over several seeds.
+const AllSeeds = "all"
+
+// Ranking is one protocol setting's ranking of the methods by its
+// headline score, with what the data can and cannot tell apart.
+type Ranking struct {
+	Dataset  string               `json:"dataset"`
+	Protocol string               `json:"protocol"`
+	Metric   string               `json:"metric"`
+	Better   protocol.Better      `json:"better"`
+	Methods  []RankedMethod       `json:"methods"` // best first
+	Pairs    []Pair               `json:"pairs"`
+	Winner   string               `json:"winner,omitempty"` // the best method, when the runner-up differs from it; "" for no clear winner
+	Units    int                  `json:"units"`            // inputs per seed the methods share
+	Seeds    int                  `json:"seeds"`
+	Values   map[string][]float64 `json:"-"` // each method's per-input values, averaged over seeds (the report card's split halves)
+}
+
+// RankedMethod is a method's place in a Ranking.
+type RankedMethod struct {
+	Method   string         `json:"method"`
+	CI       stats.Interval `json:"ci"`
+	Letters  string         `json:"letters"`   // methods sharing a letter cannot be told apart at Alpha
+	PFirst   float64        `json:"p_first"`   // the share of bootstrap resamples in which it ranks first
+	MeanRank float64        `json:"mean_rank"` // its rank among the methods on an input (1: best), averaged over inputs and seeds
+	Weak     bool           `json:"weak,omitempty"`
+}
+
+// Pair is the paired comparison of two methods (A ranked above B).
+type Pair struct {
+	A         string         `json:"a"`
+	B         string         `json:"b"`
+	Diff      stats.Interval `json:"diff"`       // A − B, paired over the same inputs and seeds
+	P         float64        `json:"p"`          // bootstrap p-value of no difference
+	PHolm     float64        `json:"p_holm"`     // Holm-corrected over the setting's pairs
+	PWilcoxon float64        `json:"p_wilcoxon"` // Wilcoxon signed-rank on the inputs' values averaged over seeds
+	Differ    bool           `json:"differ"`     // PHolm < Alpha
+}
+
+// Agreement is whether the protocols on one dataset rank the methods they
+// share alike: Kendall's τ between every two, Kendall's W over all.
+type Agreement struct {
+	Dataset   string      `json:"dataset"`
+	Protocols []string    `json:"protocols"`
+	Methods   []string    `json:"methods"` // those every protocol ranks
+	Tau       [][]float64 `json:"tau"`     // between protocols i and j, over the methods both rank
+	W         float64     `json:"w"`
+	P         float64     `json:"p"` // permutation p-value of W
+	Words     string      `json:"words"`
+}
+
+// MissingUnits is a protocol setting whose records keep no per-input
+// values (a run from before they were kept): its scores have no intervals
+// until the campaign runs again.
+type MissingUnits struct {
+	Dataset  string `json:"dataset"`
+	Protocol string `json:"protocol"`
+}
+
+// ConfidenceOptions say how Confident resamples; zero fields take the
+// defaults (2 000 resamples, seed 1).
+type ConfidenceOptions struct {
+	Resamples int
+	Seed      uint64
+}
+
+// Confident analyses the records' per-input values (see Confidence).
+func Confident(recs []store.Record, o ConfidenceOptions) Confidence {
+	if o.Resamples <= 0 {
+		o.Resamples = 2000
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	conf := Confidence{Resamples: o.Resamples, Level: 0.95, Seed: o.Seed}
+	c := newCampaign(recs)
+	weakRecs := map[string]bool{}
+	for _, w := range weakRetraining(recs) {
+		weakRecs[w.Dataset+"\x00"+w.Protocol+"\x00"+w.Method] = true
+	}
+	for _, g := range c.groups {
+		methods, by := c.methodsOf(g.recs)
+		anyUnits := false
+		for _, meth := range methods {
+			for _, m := range g.info.Metrics {
+				s, ok := seriesOf(by[meth], m.Name)
+				if !ok {
+					continue
+				}
+				anyUnits = true
+				for k, seed := range s.seeds {
+					seedName := strconv.FormatUint(seed, 10)
+					b := boot(o, g.dataset, g.title, meth, m.Name, seedName)
+					conf.add(ScoreCI{Dataset: g.dataset, Protocol: g.title, Method: meth, Metric: m.Name, Seed: seedName, Interval: b.Mean(s.data[k : k+1])})
+				}
+				if len(s.seeds) > 1 {
+					b := boot(o, g.dataset, g.title, meth, m.Name)
+					conf.add(ScoreCI{Dataset: g.dataset, Protocol: g.title, Method: meth, Metric: m.Name, Seed: AllSeeds, Interval: b.Mean(s.data)})
+				}
+			}
+		}
+		if !anyUnits {
+			conf.Missing = append(conf.Missing, MissingUnits{Dataset: g.dataset, Protocol: g.title})
+			continue
+		}
+		if h, ok := g.info.Headline(); ok && h.Better != "" {
+			if r, ok := rank(o, g, methods, by, h, weakRecs); ok {
+				conf.Rankings = append(conf.Rankings, r)
+			}
+		}
+	}
+	conf.Agreement = agreement(conf.Rankings, o.Seed)
+	return conf
+}
+
+// boot is the bootstrap of one series: its seed mixes the run's with what
+// the series is, so that adding a method or a protocol to a campaign
+// leaves the other intervals as they were.
+func boot(o ConfidenceOptions, parts ...string) stats.Bootstrap {
+	h := fnv.New64a()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return stats.Bootstrap{Resamples: o.Resamples, Seed: o.Seed ^ h.Sum64()}
+}
+
+// series is one method's per-input values of one score: data[s][i] is
+// input i under seed seeds[s].
+type series struct {
+	seeds []uint64
+	data  [][]float64
+}
+
+// seriesOf gathers a method's per-input values of the named scalar, a
+// seed each, in seed order; false when no record keeps them.
+func seriesOf(recs []store.Record, name string) (series, bool) {
+	var s series
+	sorted := slices.SortedFunc(slices.Values(recs), func(a, b store.Record) int { return cmp.Compare(a.Seed, b.Seed) })
+	for _, r := range sorted {
+		v := r.Result.Units.Of(name)
+		if v == nil || slices.Contains(s.seeds, r.Seed) {
+			continue
+		}
+		d := make([]float64, len(v))
+		for i, x := range v {
+			d[i] = float64(x)
+		}
+		s.seeds, s.data = append(s.seeds, r.Seed), append(s.data, d)
+	}
+	return s, len(s.data) > 0
+}
+
+// aligned returns the methods' series restricted to the seeds all of them
+// have, with the same number of inputs each; false when there are none.
+func aligned(ss []series) ([][][]float64, int, bool) {
+	if len(ss) == 0 {
+		return nil, 0, false
+	}
+	common := slices.Clone(ss[0].seeds)
+	for _, s := range ss[1:] {
+		common = slices.DeleteFunc(common, func(seed uint64) bool { return !slices.Contains(s.seeds, seed) })
+	}
+	if len(common) == 0 {
+		return nil, 0, false
+	}
+	out := make([][][]float64, len(ss))
+	n := -1
+	for m, s := range ss {
+		for _, seed := range common {
+			d := s.data[slices.Index(s.seeds, seed)]
+			if n >= 0 && len(d) != n {
+				return nil, 0, false
+			}
+			n = len(d)
+			out[m] = append(out[m], d)
+		}
+	}
+	return out, n, true
+}
+
+// oriented is v with its sign set so that higher is better.
+func oriented(v float64, better protocol.Better) float64 {
+	if better == protocol.Lower {
+		return -v
+	}
+	return v
+}
+
+// rank ranks a setting's methods by the headline h.
+func rank(o ConfidenceOptions, g *group, methods []string, by map[string][]store.Record, h protocol.Metric, weakRecs map[string]bool) (Ranking, bool) {
+	var names []string
+	var ss []series
+	for _, meth := range methods {
+		if s, ok := seriesOf(by[meth], h.Name); ok {
+			names, ss = append(names, meth), append(ss, s)
+		}
+	}
+	data, n, ok := aligned(ss)
+	if !ok || len(names) < 1 {
+		return Ranking{}, false
+	}
+	r := Ranking{Dataset: g.dataset, Protocol: g.title, Metric: h.Name, Better: h.Better, Units: n, Seeds: len(data[0]), Values: map[string][]float64{}}
+	cis := make([]stats.Interval, len(names))
+	for m, name := range names {
+		cis[m] = boot(o, g.dataset, g.title, name, h.Name).Mean(data[m])
+		r.Values[name] = seedMeans(data[m])
+	}
+	// Best first, by the estimate; NaN last.
+	order := make([]int, len(names))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		x, y := oriented(cis[a].Estimate, h.Better), oriented(cis[b].Estimate, h.Better)
+		switch {
+		case math.IsNaN(x) && math.IsNaN(y):
+			return 0
+		case math.IsNaN(x):
+			return 1
+		case math.IsNaN(y):
+			return -1
+		}
+		return cmp.Compare(y, x)
+	})
+	// Paired comparisons, Holm over the setting's pairs.
+	type ij struct{ i, j int }
+	var idx []ij
+	var ps []float64
+	for a := range order {
+		for b := a + 1; b < len(order); b++ {
+			i, j := order[a], order[b]
+			bt := boot(o, g.dataset, g.title, names[i], names[j], h.Name)
+			d, p := bt.Diff(data[i], data[j])
+			_, _, pw := stats.Wilcoxon(seedMeans(data[i]), seedMeans(data[j]))
+			r.Pairs = append(r.Pairs, Pair{A: names[i], B: names[j], Diff: d, P: p, PWilcoxon: pw})
+			idx, ps = append(idx, ij{a, b}), append(ps, p)
+		}
+	}
+	differ := map[ij]bool{}
+	for k, ph := range stats.Holm(ps) {
+		r.Pairs[k].PHolm = ph
+		r.Pairs[k].Differ = ph < Alpha
+		differ[idx[k]] = r.Pairs[k].Differ
+	}
+	letters := stats.Letters(len(order), func(a, b int) bool {
+		if a > b {
+			a, b = b, a
+		}
+		return differ[ij{a, b}]
+	})
+	// The chance of ranking first, under the same resamples for all.
+	first := make([]float64, len(names))
+	reps := boot(o, g.dataset, g.title, h.Name, "ranks").Replicates(data)
+	for _, rep := range reps {
+		best, ties := -1, 0.0
+		for m, v := range rep {
+			switch {
+			case math.IsNaN(v):
+			case best < 0 || oriented(v, h.Better) > oriented(rep[best], h.Better):
+				best, ties = m, 1
+			case oriented(v, h.Better) == oriented(rep[best], h.Better):
+				ties++
+			}
+		}
+		if best < 0 {
+			continue
+		}
+		for m, v := range rep {
+			if !math.IsNaN(v) && oriented(v, h.Better) == oriented(rep[best], h.Better) {
+				first[m] += 1 / ties / float64(len(reps))
+			}
+		}
+	}
+	meanRanks := unitRanks(data, h.Better)
+	for a, i := range order {
+		weak := weakRecs[g.dataset+"\x00"+g.title+"\x00"+names[i]]
+		r.Methods = append(r.Methods, RankedMethod{Method: names[i], CI: cis[i], Letters: letters[a], PFirst: first[i], MeanRank: meanRanks[i], Weak: weak})
+	}
+	// A winner only where the best (of the methods whose retrained models
+	// learned) is told apart from the runner-up.
+	var top []int
+	for a, m := range r.Methods {
+		if !m.Weak && !math.IsNaN(m.CI.Estimate) {
+			top = append(top, a)
+		}
+	}
+	if len(top) >= 2 && differ[ij{top[0], top[1]}] {
+		r.Winner = r.Methods[top[0]].Method
+	}
+	return r, true
+}
+
+// seedMeans is each input's value averaged over seeds (NaN left out).
+func seedMeans(data [][]float64) []float64 {
+	if len(data) == 0 {
+		return nil
+	}
+	out := make([]float64, len(data[0]))
+	for i := range out {
+		var s float64
+		var n int
+		for _, d := range data {
+			if !math.IsNaN(d[i]) {
+				s, n = s+d[i], n+1
+			}
+		}
+		out[i] = math.NaN()
+		if n > 0 {
+			out[i] = s / float64(n)
+		}
+	}
+	return out
+}
+
+// unitRanks is each method's rank among the methods (1: best; ties share
+// their mean rank) on each input of each seed where every method has a
+// value, averaged: the mean ranks of a critical-difference diagram.
+func unitRanks(data [][][]float64, better protocol.Better) []float64 {
+	k := len(data)
+	sum := make([]float64, k)
+	units := 0
+	v := make([]float64, k)
+	for s := range data[0] {
+	inputs:
+		for i := range data[0][s] {
+			for m := range data {
+				v[m] = -oriented(data[m][s][i], better) // rank 1 for the best
+				if math.IsNaN(v[m]) {
+					continue inputs
+				}
+			}
+			for m, r := range midRanks(v) {
+				sum[m] += r
+			}
+			units++
+		}
+	}
+	for m := range sum {
+		if units == 0 {
+			sum[m] = math.NaN()
+		} else {
+			sum[m] /= float64(units)
+		}
+	}
+	return sum
+}
+
+// midRanks are v's 1-based ranks, ascending, ties sharing their mean rank.
+func midRanks(v []float64) []float64 {
+	idx := make([]int, len(v))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(v[a], v[b]) })
+	r := make([]float64, len(v))
+	for lo := 0; lo < len(idx); {
+		hi := lo + 1
+		for hi < len(idx) && v[idx[hi]] == v[idx[lo]] {
+			hi++
+		}
+		for k := lo; k < hi; k++ {
+			r[idx[k]] = float64(lo+hi+1) / 2
+		}
+		lo = hi
+	}
+	return r
+}
+
+// agreement compares the rankings of each dataset's protocol settings over
+// the methods they share (at least three; a setting ranking fewer of them
+// is left out).
+func agreement(rankings []Ranking, seed uint64) []Agreement {
+	var out []Agreement
+	var datasets []string
+	for _, r := range rankings {
+		if !slices.Contains(datasets, r.Dataset) {
+			datasets = append(datasets, r.Dataset)
+		}
+	}
+	for _, ds := range datasets {
+		var rs []Ranking
+		for _, r := range rankings {
+			if r.Dataset == ds {
+				rs = append(rs, r)
+			}
+		}
+		if len(rs) < 2 {
+			continue
+		}
+		// The methods every setting ranks, in the first's order.
+		var methods []string
+		for _, m := range rs[0].Methods {
+			all := true
+			for _, r := range rs[1:] {
+				all = all && slices.ContainsFunc(r.Methods, func(x RankedMethod) bool { return x.Method == m.Method })
+			}
+			if all {
+				methods = append(methods, m.Method)
+			}
+		}
+		if len(methods) < 3 {
+			continue
+		}
+		a := Agreement{Dataset: ds, Methods: methods}
+		scores := make([][]float64, len(rs))
+		for p, r := range rs {
+			a.Protocols = append(a.Protocols, r.Protocol)
+			for _, m := range methods {
+				i := slices.IndexFunc(r.Methods, func(x RankedMethod) bool { return x.Method == m })
+				scores[p] = append(scores[p], oriented(r.Methods[i].CI.Estimate, r.Better))
+			}
+		}
+		a.Tau = make([][]float64, len(rs))
+		for i := range rs {
+			a.Tau[i] = make([]float64, len(rs))
+			for j := range rs {
+				a.Tau[i][j] = stats.KendallTau(scores[i], scores[j])
+			}
+		}
+		a.W, a.P = stats.KendallW(scores, 2000, seed)
+		chance := "beyond chance"
+		if !(a.P < Alpha) {
+			chance = "but no more than chance would (with this few methods and protocols)"
+		}
+		a.Words = fmt.Sprintf("the %d protocols %s on the %d methods they share (Kendall's W = %.2f), %s: permutation p %s", len(rs), concordance(a.W), len(methods), a.W, chance, pValue(a.P))
+		out = append(out, a)
+	}
+	return out
+}
+
+// concordance words Kendall's W (Schmidt 1997's reading: 0.1 very weak,
+// 0.3 weak, 0.5 moderate, 0.7 strong).
+func concordance(w float64) string {
+	switch {
+	case math.IsNaN(w):
+		return "cannot be compared"
+	case w < 0.1:
+		return "do not agree"
+	case w < 0.3:
+		return "agree very weakly"
+	case w < 0.5:
+		return "agree weakly"
+	case w < 0.7:
+		return "agree moderately"
+	}
+	return "agree strongly"
+}
+
+// pValue writes a p-value with its relation: "= 0.042", "< 0.001".
+func pValue(p float64) string {
+	switch {
+	case math.IsNaN(p):
+		return "—"
+	case p < 0.001:
+		return "< 0.001"
+	}
+	return "= " + strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3f", p), "0"), ".")
+}
+
+// add records an interval.
+func (c *Confidence) add(s ScoreCI) {
+	if c.byKey == nil {
+		c.byKey = map[string]int{}
+	}
+	c.byKey[ciKey(s.Dataset, s.Protocol, s.Method, s.Metric, s.Seed)] = len(c.Intervals)
+	c.Intervals = append(c.Intervals, s)
+}
+
+func ciKey(parts ...string) string { return strings.Join(parts, "\x00") }
+
+// Interval finds the interval of a method's score under a protocol
+// setting for one seed, or pooled over several (AllSeeds), if the run has
+// one.
+func (c Confidence) Interval(dataset, setting, method, metric, seed string) (stats.Interval, bool) {
+	i, ok := c.byKey[ciKey(dataset, setting, method, metric, seed)]
+	if !ok {
+		return stats.Interval{}, false
+	}
+	return c.Intervals[i].Interval, true
+}
+
+// Ranking finds a protocol setting's ranking.
+func (c Confidence) Ranking(dataset, setting string) (Ranking, bool) {
+	for _, r := range c.Rankings {
+		if r.Dataset == dataset && r.Protocol == setting {
+			return r, true
+		}
+	}
+	return Ranking{}, false
+}
+
+// JSON has no NaN: the types below write an undefined number as null.
+
+// MarshalJSON implements json.Marshaler.
+func (m RankedMethod) MarshalJSON() ([]byte, error) {
+	type plain RankedMethod
+	return json.Marshal(struct {
+		plain
+		PFirst   *float64 `json:"p_first"`
+		MeanRank *float64 `json:"mean_rank"`
+	}{plain(m), stats.Null(m.PFirst), stats.Null(m.MeanRank)})
+}
+
+// MarshalJSON implements json.Marshaler.
+func (p Pair) MarshalJSON() ([]byte, error) {
+	type plain Pair
+	return json.Marshal(struct {
+		plain
+		P         *float64 `json:"p"`
+		PHolm     *float64 `json:"p_holm"`
+		PWilcoxon *float64 `json:"p_wilcoxon"`
+	}{plain(p), stats.Null(p.P), stats.Null(p.PHolm), stats.Null(p.PWilcoxon)})
+}
+
+// MarshalJSON implements json.Marshaler.
+func (a Agreement) MarshalJSON() ([]byte, error) {
+	type plain Agreement
+	tau := make([][]*float64, len(a.Tau))
+	for i, row := range a.Tau {
+		for _, v := range row {
+			tau[i] = append(tau[i], stats.Null(v))
+		}
+	}
+	return json.Marshal(struct {
+		plain
+		Tau [][]*float64 `json:"tau"`
+		W   *float64     `json:"w"`
+		P   *float64     `json:"p"`
+	}{plain(a), tau, stats.Null(a.W), stats.Null(a.P)})
+}

@@ -1,0 +1,212 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"faithlab/core/protocol"
+	"faithlab/core/stats"
+	"faithlab/core/store"
+)
+
+// unitRecords is a campaign with per-input values, two seeds: under
+// "Deletion" (higher lerf_minus_morf is better), gradient and gradxinput
+// score alike (0.30 ± noise) and well above random (0.05); under "ROAR"
+// (lower mean accuracy is better) ig is clearly the best, then the same
+// two, random last. The protocols agree on random being last, not on ig.
+func unitRecords() []store.Record {
+	var recs []store.Record
+	means := map[string]map[string]float64{
+		"Deletion": {"gradient": 0.30, "gradxinput": 0.30, "ig": 0.20, "random": 0.05},
+		"ROAR":     {"gradient": 0.60, "gradxinput": 0.60, "ig": 0.40, "random": 0.85},
+	}
+	for _, seed := range []uint64{1, 2} {
+		for _, proto := range []string{"Deletion", "ROAR"} {
+			rng := rand.New(rand.NewPCG(seed, 7))
+			base := make([]float64, 400) // each input's difficulty, shared by the methods: the pairing
+			for i := range base {
+				base[i] = 0.2 * rng.NormFloat64()
+			}
+			for _, meth := range []string{"gradient", "gradxinput", "ig", "random"} {
+				mu := means[proto][meth]
+				per := make([]float64, len(base))
+				u := make([]float32, len(base))
+				var sum float64
+				for i := range per {
+					per[i] = mu + base[i] + 0.02*rng.NormFloat64()
+					if proto == "ROAR" { // correctness averaged over rates: in [0, 1]
+						per[i] = math.Max(0, math.Min(1, per[i]))
+					}
+					u[i] = float32(per[i])
+					sum += per[i]
+				}
+				name, better := "lerf_minus_morf", protocol.Higher
+				if proto == "ROAR" {
+					name, better = "mean_accuracy", protocol.Lower
+				}
+				res := &protocol.Result{Protocol: proto, Method: meth, Config: map[string]any{},
+					Scalars: []protocol.Scalar{{Name: name, Value: sum / float64(len(per)), Better: better}},
+					Units:   protocol.Units{N: len(per), Names: []string{name}, Values: [][]float32{u}}}
+				recs = append(recs, store.Record{Dataset: "mix", Model: "m", Method: meth, Protocol: proto, Seed: seed, Result: res})
+			}
+		}
+	}
+	return recs
+}
+
+func TestConfidenceCallsOnlyRealDifferences(t *testing.T) {
+	recs := unitRecords()
+	d := Diagnose(recs)
+	del, ok := d.Confidence.Ranking("mix", "Deletion")
+	if !ok {
+		t.Fatalf("no Deletion ranking: %+v", d.Confidence.Rankings)
+	}
+	// gradient and gradxinput are the same: no winner, one group.
+	if del.Winner != "" {
+		t.Errorf("Deletion winner %q among equals", del.Winner)
+	}
+	letters := map[string]string{}
+	for _, m := range del.Methods {
+		letters[m.Method] = m.Letters
+	}
+	if letters["gradient"] != letters["gradxinput"] || letters["gradient"] == letters["ig"] || strings.ContainsAny(letters["random"], letters["gradient"]) {
+		t.Errorf("Deletion letters %v", letters)
+	}
+	if p := del.Methods[0].PFirst + del.Methods[1].PFirst; p < 0.99 || del.Methods[0].PFirst > 0.95 {
+		t.Errorf("the two equals should share the first place: %+v", del.Methods[:2])
+	}
+	roar, _ := d.Confidence.Ranking("mix", "ROAR")
+	if roar.Winner != "ig" || roar.Methods[0].Method != "ig" || roar.Methods[0].PFirst < 0.99 {
+		t.Errorf("ROAR: winner %q, first %+v", roar.Winner, roar.Methods[0])
+	}
+	if roar.Methods[len(roar.Methods)-1].Method != "random" || roar.Seeds != 2 || roar.Units != 400 {
+		t.Errorf("ROAR ranking %+v", roar)
+	}
+	for _, m := range roar.Methods {
+		if !(m.CI.Lo <= m.CI.Estimate && m.CI.Estimate <= m.CI.Hi) || m.CI.Groups != 2 || m.CI.Units != 800 {
+			t.Errorf("%s: interval %+v", m.Method, m.CI)
+		}
+	}
+	// Two protocols: W = (1 + Spearman's ρ)/2; four methods cannot show
+	// agreement beyond chance.
+	if len(d.Confidence.Agreement) != 1 {
+		t.Fatalf("agreement %+v", d.Confidence.Agreement)
+	}
+	a := d.Confidence.Agreement[0]
+	var x, y []float64
+	for _, m := range a.Methods {
+		for k, r := range []Ranking{del, roar} {
+			for _, rm := range r.Methods {
+				if rm.Method == m {
+					v := oriented(rm.CI.Estimate, r.Better)
+					if k == 0 {
+						x = append(x, v)
+					} else {
+						y = append(y, v)
+					}
+				}
+			}
+		}
+	}
+	if want := (1 + stats.Spearman(x, y)) / 2; math.Abs(a.W-want) > 1e-12 || a.P < 0.05 || !strings.Contains(a.Words, "no more than chance") {
+		t.Errorf("W %g (want %g), p %g: %s", a.W, want, a.P, a.Words)
+	}
+	// The report card: random is below and apart under both.
+	for _, row := range d.Confidence.Card {
+		if row.Random.Flag || !row.CanRank || math.IsNaN(row.Reliability.Value) {
+			t.Errorf("%s card: %+v", row.Protocol, row)
+		}
+	}
+	// Same records, same intervals.
+	again := Diagnose(recs)
+	if again.Confidence.Rankings[0].Methods[0].CI != d.Confidence.Rankings[0].Methods[0].CI {
+		t.Error("the same records gave another interval")
+	}
+}
+
+// The summary prints intervals and letters, stars only a winner told
+// apart from the runner-up, says "no clear winner" otherwise, and whether
+// the protocols agree; the CSV carries the intervals, per seed and over
+// seeds.
+func TestSummaryAndCSVCarryTheIntervals(t *testing.T) {
+	recs := unitRecords()
+	d := Diagnose(recs)
+	s := Summary(recs, d)
+	for _, want := range []string{"no clear winner", "[95% interval: bootstrap over 2 seeds, then the test inputs]", "Kendall's W", " *"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("summary lacks %q:\n%s", want, s)
+		}
+	}
+	if starred := strings.Count(s, " *\n"); starred != 1 {
+		t.Errorf("one winner (ig under ROAR) should be starred:\n%s", s)
+	}
+	var buf bytes.Buffer
+	if err := WriteCSV(&buf, "run", recs, d.Confidence); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var perSeed, pooled int
+	for _, r := range rows[1:] {
+		if r[10] == "" || r[11] == "" {
+			t.Errorf("row without an interval: %v", r)
+			continue
+		}
+		switch r[6] {
+		case AllSeeds:
+			pooled++
+			if r[12] != "800" || r[13] != "2" {
+				t.Errorf("pooled row %v", r)
+			}
+		default:
+			perSeed++
+			if r[12] != "400" || r[13] != "1" {
+				t.Errorf("per-seed row %v", r)
+			}
+		}
+	}
+	if perSeed != 16 || pooled != 8 {
+		t.Errorf("%d per-seed and %d pooled rows, want 16 and 8", perSeed, pooled)
+	}
+}
+
+// A run from before per-input values were kept opens and exports as
+// before, and says that its intervals need a re-run.
+func TestOldRunsSayIntervalsNeedARerun(t *testing.T) {
+	recs := records()
+	d := Diagnose(recs)
+	if len(d.Confidence.Missing) == 0 || len(d.Confidence.Rankings) != 0 {
+		t.Errorf("missing %+v, rankings %d", d.Confidence.Missing, len(d.Confidence.Rankings))
+	}
+	if s := Summary(recs, d); !strings.Contains(s, "intervals need a re-run") {
+		t.Errorf("summary:\n%s", s)
+	}
+}
+
+// diagnostics.json holds undefined numbers as null.
+func TestDiagnosticsWithUndefinedNumbersAreJSON(t *testing.T) {
+	recs := unitRecords()
+	for i := range recs {
+		if recs[i].Method == "random" { // no values: NaN everywhere
+			v := recs[i].Result.Units.Values[0]
+			for j := range v {
+				v[j] = float32(math.NaN())
+			}
+		}
+	}
+	d := Diagnose(recs)
+	b, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "null") {
+		t.Errorf("no null in %s", b[:200])
+	}
+}

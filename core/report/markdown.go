@@ -1,0 +1,138 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"faithlab/core/store"
+)
+
+// Markdown is a run's REPORT.md: what to believe of its results, for a
+// person and for a paper's supplement — each protocol setting's ranking
+// with intervals, the letters of the methods it cannot tell apart and the
+// chance of each ranking first; the pairs it can tell apart; whether the
+// protocols agree; the report card; the diagnostics; and how the numbers
+// were had. title names the run (its campaign and id).
+func Markdown(title string, recs []store.Record, d Diagnostics) string {
+	conf := d.Confidence
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n\n", title)
+	fmt.Fprintf(&b, "Every score is the mean over the test inputs (and over the seeds, where there are several) with its %.0f %% interval: a percentile bootstrap of %d resamples (seed %d) over the inputs, or over the seeds and then the inputs, so that retraining noise counts. Two methods are told apart when the paired bootstrap of their difference, Holm-corrected over the protocol's pairs, rejects no difference at %.0f %%; methods sharing a letter cannot be told apart. P(first) is the share of resamples in which a method ranks first.\n\n",
+		100*conf.Level, conf.Resamples, conf.Seed, 100*Alpha)
+	if len(conf.Missing) > 0 {
+		var names []string
+		for _, m := range conf.Missing {
+			names = append(names, m.Protocol+" on "+m.Dataset)
+		}
+		fmt.Fprintf(&b, "> **No intervals for %s**: these results keep no per-input values (a run from before Faithlab kept them). Run the campaign again, in a new folder, to have them.\n\n", strings.Join(names, ", "))
+	}
+	if len(conf.Card) > 0 {
+		b.WriteString("## Report card\n\n")
+		b.WriteString("| protocol | dataset | verdict |\n|---|---|---|\n")
+		for _, row := range conf.Card {
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", cellText(row.Protocol), cellText(row.Dataset), cellText(row.Verdict))
+		}
+		b.WriteString("\n")
+		for _, row := range conf.Card {
+			fmt.Fprintf(&b, "### %s on %s\n\n", row.Protocol, row.Dataset)
+			b.WriteString("| check | value | finding |\n|---|---|---|\n")
+			for _, f := range row.Findings() {
+				mark := ""
+				if f.F.Flag {
+					mark = " ⚠"
+				}
+				fmt.Fprintf(&b, "| %s%s | %s | %s |\n", f.Name, mark, findingValue(f.Name, f.F.Value), cellText(f.F.Words))
+			}
+			b.WriteString("\n")
+		}
+	}
+	for _, r := range conf.Rankings {
+		fmt.Fprintf(&b, "## %s on %s: %s (%s)\n\n", r.Protocol, r.Dataset, r.Metric, betterWord(r.Better))
+		fmt.Fprintf(&b, "%d inputs × %d seeds. ", r.Units, r.Seeds)
+		if r.Winner != "" {
+			fmt.Fprintf(&b, "Best: **%s**, told apart from the runner-up.\n\n", r.Winner)
+		} else if len(r.Methods) > 1 {
+			b.WriteString("No clear winner: the best cannot be told apart from the runner-up.\n\n")
+		} else {
+			b.WriteString("\n\n")
+		}
+		b.WriteString("| method | score [95 % interval] | group | P(first) | mean rank |\n|---|---|---|---|---|\n")
+		for _, m := range r.Methods {
+			weak := ""
+			if m.Weak {
+				weak = " !"
+			}
+			fmt.Fprintf(&b, "| %s%s | %s | %s | %.2f | %.2f |\n", cellText(m.Method), weak, cellOf(m), m.Letters, m.PFirst, m.MeanRank)
+		}
+		b.WriteString("\n")
+		if len(r.Pairs) > 0 {
+			b.WriteString("| A − B | difference [95 % interval] | p (bootstrap) | p (Holm) | p (Wilcoxon) | told apart |\n|---|---|---|---|---|---|\n")
+			for _, p := range r.Pairs {
+				yes := "no"
+				if p.Differ {
+					yes = "**yes**"
+				}
+				fmt.Fprintf(&b, "| %s − %s | %s [%s, %s] | %s | %s | %s | %s |\n", cellText(p.A), cellText(p.B), number(p.Diff.Estimate), number(p.Diff.Lo), number(p.Diff.Hi),
+					strings.TrimPrefix(pValue(p.P), "= "), strings.TrimPrefix(pValue(p.PHolm), "= "), strings.TrimPrefix(pValue(p.PWilcoxon), "= "), yes)
+			}
+			b.WriteString("\n")
+		}
+	}
+	if len(conf.Agreement) > 0 {
+		b.WriteString("## Do the protocols agree?\n\n")
+		for _, a := range conf.Agreement {
+			fmt.Fprintf(&b, "On %s, %s.\n\nKendall's τ between the rankings:\n\n| | %s |\n|---|%s\n", a.Dataset, a.Words, strings.Join(a.Protocols, " | "), strings.Repeat("---|", len(a.Protocols)))
+			for i, p := range a.Protocols {
+				var cells []string
+				for _, v := range a.Tau[i] {
+					cells = append(cells, tauCell(v))
+				}
+				fmt.Fprintf(&b, "| %s | %s |\n", p, strings.Join(cells, " | "))
+			}
+			b.WriteString("\n")
+		}
+	}
+	if lines := d.Summary(); len(lines) > 0 {
+		b.WriteString("## Diagnostics\n\n")
+		for _, l := range lines {
+			fmt.Fprintf(&b, "- %s\n", l)
+		}
+		b.WriteString("\n")
+	}
+	if s := Summary(recs, d); s != "" {
+		b.WriteString("## Headline scores\n\n```\n" + s + "```\n")
+	}
+	return b.String()
+}
+
+// cellText keeps a table cell on its line.
+func cellText(s string) string { return strings.NewReplacer("|", "\\|", "\n", " ").Replace(s) }
+
+func tauCell(v float64) string {
+	if math.IsNaN(v) {
+		return "—"
+	}
+	return fmt.Sprintf("%+.2f", v)
+}
+
+// findingValue writes a card's figure as its check reads it.
+func findingValue(check string, v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "—"
+	case math.IsInf(v, 1):
+		return "∞"
+	case check == "Random control":
+		return fmt.Sprintf("%.0f apart", v)
+	case check == "Separation":
+		return fmt.Sprintf("%.1f×", v)
+	case check == "Mask shape":
+		return fmt.Sprintf("R² %.2f", v)
+	case check == "Post-processing":
+		return fmt.Sprintf("%.0f %%", 100*v)
+	case check == "Ground truth":
+		return fmt.Sprintf("r %+.2f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}

@@ -1,0 +1,248 @@
+package report
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"slices"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/palette/moreland"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"faithlab/core/protocol"
+)
+
+// confidenceFigures are a dataset's figures of how sure its rankings are:
+// a critical-difference diagram per protocol setting (Demšar 2006: the
+// methods by their mean rank over the inputs, the methods the setting
+// cannot tell apart joined by a bar), the chance that each method ranks
+// first under each setting, and Kendall's τ between the settings'
+// rankings.
+func (c *campaign) confidenceFigures(ds string) []Figure {
+	var figs []Figure
+	var rs []Ranking
+	for _, r := range c.conf.Rankings {
+		if r.Dataset == ds && len(r.Methods) >= 2 {
+			rs = append(rs, r)
+		}
+	}
+	for _, r := range rs {
+		g := c.groupOf(ds, r.Protocol)
+		if g == nil {
+			continue
+		}
+		figs = append(figs, Figure{Name: c.name(fileName(ds), g.file, "critical_difference"), Plot: cdPlot(r), Height: cdHeight(r)})
+	}
+	if len(rs) > 0 {
+		var methods []string
+		series := make([]barSeries, len(rs))
+		for k, r := range rs {
+			series[k] = barSeries{label: r.Protocol, values: map[string][]float64{}}
+			for _, m := range r.Methods {
+				if !slices.Contains(methods, m.Method) {
+					methods = append(methods, m.Method)
+				}
+				series[k].values[m.Method] = []float64{m.PFirst}
+			}
+		}
+		slices.SortStableFunc(methods, func(a, b string) int { return c.methods[a] - c.methods[b] })
+		axis := protocol.Axis{Title: "bootstrap probability of ranking first", Range: []float64{0, 1}}
+		if f, ok := c.barFigure("Which method ranks first — "+ds, axis, "", methods, series, 1); ok {
+			f.Name = c.name(fileName(ds), "rank_probability")
+			figs = append(figs, f)
+		}
+	}
+	for _, a := range c.conf.Agreement {
+		if a.Dataset == ds {
+			figs = append(figs, tauFigure(c, a))
+		}
+	}
+	return figs
+}
+
+// cdHeight leaves room for the axis, the group bars and a row of labels
+// per two methods.
+func cdHeight(r Ranking) vg.Length {
+	return 0.75*vg.Inch + vg.Length((len(r.Methods)+1)/2)*vg.Points(10) + vg.Length(len(r.Methods))*vg.Points(4)
+}
+
+// cdPlot draws a ranking's critical-difference diagram (Demšar 2006): the
+// rank axis on top, each method's mean rank marked on it with a line down
+// to its label — the better half at the left, the rest at the right — and
+// a bar under the axis joining each group of methods that share a letter.
+func cdPlot(r Ranking) *plot.Plot {
+	p := newPlot(fmt.Sprintf("%s — %s\nmean rank on %s over %d inputs × %d seeds\n(1: best); a bar joins methods not told apart", r.Protocol, r.Dataset, r.Metric, r.Units, r.Seeds))
+	p.HideAxes()
+	p.Add(cdDiagram{r})
+	return p
+}
+
+// cdDiagram draws the diagram in the plot's data area (its axes hidden).
+type cdDiagram struct{ r Ranking }
+
+// Plot implements plot.Plotter.
+func (d cdDiagram) Plot(c draw.Canvas, _ *plot.Plot) {
+	k := len(d.r.Methods)
+	ms := slices.Clone(d.r.Methods)
+	slices.SortStableFunc(ms, func(a, b RankedMethod) int { return cmpFloat(a.MeanRank, b.MeanRank) })
+	ts := keyStyle()
+	labels := make([]string, len(ms))
+	var labelW vg.Length
+	for i, m := range ms {
+		labels[i] = fmt.Sprintf("%s  %s  %.2f", inline(m.Method), m.Letters, m.MeanRank)
+		labelW = max(labelW, ts.Width(labels[i]))
+	}
+	left, right := c.Min.X+labelW+vg.Points(8), c.Max.X-labelW-vg.Points(8)
+	if right <= left {
+		left, right = c.Min.X+vg.Points(8), c.Max.X-vg.Points(8)
+	}
+	hi := math.Max(2, float64(k))
+	x := func(rank float64) vg.Length { return left + (right-left)*vg.Length((rank-1)/(hi-1)) }
+	axis := draw.LineStyle{Color: color.Black, Width: vg.Points(0.6)}
+	top := c.Max.Y - ts.Height("0") - vg.Points(4)
+	c.StrokeLine2(axis, x(1), top, x(hi), top)
+	tick := ts
+	tick.XAlign, tick.YAlign = draw.XCenter, draw.YBottom
+	for v := 1.0; v <= hi; v++ {
+		c.StrokeLine2(axis, x(v), top, x(v), top+vg.Points(3))
+		c.FillText(tick, vg.Point{X: x(v), Y: top + vg.Points(4)}, fmt.Sprint(v))
+	}
+	// The groups: one bar per letter, from its first to its last method.
+	spans := map[rune][2]float64{}
+	var order []rune
+	for _, m := range ms {
+		for _, l := range m.Letters {
+			span, ok := spans[l]
+			if !ok {
+				span = [2]float64{m.MeanRank, m.MeanRank}
+				order = append(order, l)
+			}
+			spans[l] = [2]float64{math.Min(span[0], m.MeanRank), math.Max(span[1], m.MeanRank)}
+		}
+	}
+	bar := draw.LineStyle{Color: color.Gray{Y: 20}, Width: vg.Points(2)}
+	y := top - vg.Points(5)
+	for _, l := range order {
+		span := spans[l]
+		if span[1] == span[0] {
+			continue // a method alone in its group: nothing to join
+		}
+		c.StrokeLine2(bar, x(span[0])-vg.Points(2), y, x(span[1])+vg.Points(2), y)
+		y -= vg.Points(4)
+	}
+	line := draw.LineStyle{Color: color.Gray{Y: 60}, Width: vg.Points(0.6)}
+	half := (len(ms) + 1) / 2
+	ts.YAlign = draw.YCenter
+	for i, m := range ms {
+		if math.IsNaN(m.MeanRank) {
+			continue
+		}
+		row := i
+		if i >= half {
+			row = len(ms) - 1 - i
+		}
+		ly := y - vg.Points(4+10*float64(row))
+		end, at := left-vg.Points(4), left-vg.Points(6)
+		ts.XAlign = draw.XRight
+		if i >= half {
+			end, at = right+vg.Points(4), right+vg.Points(6)
+			ts.XAlign = draw.XLeft
+		}
+		px := x(m.MeanRank)
+		c.StrokeLines(line, []vg.Point{{X: px, Y: top}, {X: px, Y: ly}, {X: end, Y: ly}})
+		c.FillText(ts, vg.Point{X: at, Y: ly}, labels[i])
+		c.SetColor(color.Black)
+		c.Fill(circle(px, top, vg.Points(1.6)))
+	}
+}
+
+// circle is a filled circle's path.
+func circle(x, y, r vg.Length) vg.Path {
+	var path vg.Path
+	path.Move(vg.Point{X: x + r, Y: y})
+	path.Arc(vg.Point{X: x, Y: y}, r, 0, 2*math.Pi)
+	path.Close()
+	return path
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case math.IsNaN(a) && math.IsNaN(b):
+		return 0
+	case math.IsNaN(a):
+		return 1
+	case math.IsNaN(b), a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// tauFigure draws Kendall's τ between every two protocol settings'
+// rankings of the methods they share, in a diverging scale from −1
+// (reversed) to +1 (the same), with W in the title.
+func tauFigure(c *campaign, a Agreement) Figure {
+	k := len(a.Protocols)
+	p := newPlot(fmt.Sprintf("Do the protocols agree? — %s\nKendall's W = %.2f (p %s) over %d methods", a.Dataset, a.W, pValue(a.P), len(a.Methods)))
+	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = -0.5, float64(k)-0.5, -0.5, float64(k)-0.5
+	cm := moreland.SmoothBlueRed()
+	cm.SetMin(-1)
+	cm.SetMax(1)
+	colour := func(v float64) color.Color {
+		if math.IsNaN(v) {
+			return color.Gray{Y: 220}
+		}
+		col, err := cm.At(v)
+		if err != nil {
+			return color.Gray{Y: 220}
+		}
+		return col
+	}
+	p.Add(tauCells{tau: a.Tau, colour: colour})
+	var ticks, yticks []plot.Tick
+	for i, name := range a.Protocols {
+		ticks = append(ticks, plot.Tick{Value: float64(i), Label: breakTitle(name)})
+		yticks = append(yticks, plot.Tick{Value: float64(k - 1 - i), Label: name})
+	}
+	p.X.Tick.Marker, p.Y.Tick.Marker = plot.ConstantTicks(ticks), plot.ConstantTicks(yticks)
+	p.X.Tick.Length, p.Y.Tick.Length = 0, 0
+	p.X.Padding, p.Y.Padding = 0, 0
+	h := 1.0*vg.Inch + vg.Length(k)*vg.Points(22)
+	return Figure{Name: c.name(fileName(a.Dataset), "protocol_agreement"), Plot: p, Height: h,
+		Scale: &colourBar{colour: colour, lo: -1, hi: 1, label: "Kendall's τ"}}
+}
+
+// tauCells draws a τ matrix, a cell per pair with its value written in it.
+type tauCells struct {
+	tau    [][]float64
+	colour func(float64) color.Color
+}
+
+// Plot implements plot.Plotter.
+func (t tauCells) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	k := len(t.tau)
+	ts := keyStyle()
+	ts.XAlign, ts.YAlign = draw.XCenter, draw.YCenter
+	for i := range k {
+		for j := range k {
+			v := t.tau[i][j]
+			x0, x1 := trX(float64(j)-0.5), trX(float64(j)+0.5)
+			y0, y1 := trY(float64(k-1-i)-0.5), trY(float64(k-1-i)+0.5)
+			c.SetColor(t.colour(v))
+			c.Fill(vg.Rectangle{Min: vg.Point{X: x0, Y: y0}, Max: vg.Point{X: x1, Y: y1}}.Path())
+			label := "—"
+			if !math.IsNaN(v) {
+				label = fmt.Sprintf("%+.2f", v)
+			}
+			ts.Color = color.Black
+			if !math.IsNaN(v) && math.Abs(v) > 0.7 {
+				ts.Color = color.White
+			}
+			c.FillText(ts, vg.Point{X: (x0 + x1) / 2, Y: (y0 + y1) / 2}, label)
+		}
+	}
+}
