@@ -36,9 +36,10 @@ type Results struct {
 	compare  *selectWidget
 	filter   *entryWidget
 	diffOnly *widget.Check
-	state    *widget.Label // the run's name, counts and manifest
-	summary  *widget.Label // the headline scores, a monospaced table
-	diag     *widget.Label // the run's bias checks and warnings (report.Diagnose)
+	state    *widget.Label   // the run's name, counts and manifest
+	summary  *widget.Label   // the headline scores, a monospaced table
+	diag     *widget.Label   // the run's bias checks and warnings (report.Diagnose)
+	cards    *fyne.Container // the report card of each protocol setting
 	tabs     *container.AppTabs
 	table    *widget.Table
 	figSel   *selectWidget
@@ -117,7 +118,9 @@ func newResults(s *State) *Results {
 		r.state, container.NewHScroll(r.summary))
 	figs := container.NewBorder(container.NewBorder(nil, nil, widget.NewLabelWithStyle("Figures", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), saveFig, r.figSel),
 		nil, nil, nil, r.figure)
-	r.tabs = container.NewAppTabs(container.NewTabItem("Table", r.table), container.NewTabItem("Diagnostics", container.NewVScroll(r.diag)))
+	r.cards = container.NewVBox(wrapped("Open a run to see how far to believe each protocol's ranking."))
+	r.tabs = container.NewAppTabs(container.NewTabItem("Table", r.table), container.NewTabItem("Report card", container.NewVScroll(r.cards)),
+		container.NewTabItem("Diagnostics", container.NewVScroll(r.diag)))
 	split := container.NewHSplit(r.tabs, figs)
 	split.Offset = 0.55
 	r.content = container.NewBorder(top, nil, nil, nil, split)
@@ -177,9 +180,11 @@ func (r *Results) Open(dir string, show bool) {
 		d := res.Diagnostics()
 		r.summary.SetText(report.Summary(st.Done, d))
 		r.diag.SetText(diagnosticsText(d))
-		r.tabs.Items[1].Text = "Diagnostics"
+		r.cards.Objects = reportCard(d)
+		r.cards.Refresh()
+		r.tabs.Items[tabDiagnostics].Text = "Diagnostics"
 		if len(d.Weak) > 0 {
-			r.tabs.Items[1].Text = "Diagnostics (warnings)"
+			r.tabs.Items[tabDiagnostics].Text = "Diagnostics (warnings)"
 		}
 		r.tabs.Refresh()
 		r.listRuns()
@@ -201,7 +206,17 @@ func (r *Results) Open(dir string, show bool) {
 }
 
 // ShowDiagnostics shows the run's bias checks in place of the table.
-func (r *Results) ShowDiagnostics() { r.tabs.SelectIndex(1) }
+func (r *Results) ShowDiagnostics() { r.tabs.SelectIndex(tabDiagnostics) }
+
+// ShowReportCard shows each protocol's report card in place of the table.
+func (r *Results) ShowReportCard() { r.tabs.SelectIndex(tabReportCard) }
+
+// The tabs beside Results' figures.
+const (
+	tabTable = iota
+	tabReportCard
+	tabDiagnostics
+)
 
 // diagnosticsText is the run's bias checks, one paragraph each.
 func diagnosticsText(d report.Diagnostics) string {

@@ -174,6 +174,17 @@ func TestWorkflowOpenTrainLaunchCancelResumeExport(t *testing.T) {
 		if d := wb.Results.diag.Text; !strings.Contains(d, "ROAR accuracy on") || !strings.Contains(d, "R²") {
 			t.Errorf("diagnostics tab: %q", d)
 		}
+		// The report card: a card per protocol with its verdict and its
+		// ranking with intervals.
+		var titles []string
+		for _, o := range wb.Results.cards.Objects {
+			if c, ok := o.(*widget.Card); ok {
+				titles = append(titles, c.Title)
+			}
+		}
+		if !slices.Contains(titles, "ROAR on gmm") || !slices.Contains(titles, "Deletion on gmm") {
+			t.Errorf("report card titles %q", titles)
+		}
 	})
 	seen := map[string]bool{}
 	for _, r := range rows {

@@ -116,6 +116,10 @@ func tour(w fyne.Window, wb *ui.Workbench, dir string) error {
 		{"results-sorted", func() { on(func() { wb.Results.SortBy(4) }) }}, // by value
 		{"results-fud-trajectory", func() { on(func() { wb.Results.ShowFigure("fud_ig_trajectory") }) }},
 		{"results-diagnostics", func() { on(func() { wb.Results.ShowDiagnostics() }) }},
+		{"results-report-card", func() { on(func() { wb.Results.ShowReportCard() }) }},
+		{"results-critical-difference", func() { on(func() { wb.Results.ShowFigure("roar_critical_difference") }) }},
+		{"results-rank-probability", func() { on(func() { wb.Results.ShowFigure("rank_probability") }) }},
+		{"results-agreement", func() { on(func() { wb.Results.ShowFigure("protocol_agreement") }) }},
 		{"settings", func() {
 			tab(ui.TabSettings)
 			on(func() { wb.Settings.CheckEngine("torch") }) // starts a PyTorch worker and says what it runs on

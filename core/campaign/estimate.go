@@ -3,6 +3,7 @@ package campaign
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"faithlab/core/attr"
@@ -13,8 +14,10 @@ import (
 	"faithlab/core/engine/gemm"
 	"faithlab/core/job"
 	"faithlab/core/model"
+	"faithlab/core/param"
 	"faithlab/core/protocol"
 	"faithlab/core/spec"
+	"faithlab/core/stats"
 	"faithlab/core/train"
 )
 
@@ -28,6 +31,24 @@ type Size struct {
 	Images      float64 // training images (one per sample and epoch) and map passes
 	PriorPasses float64 // samples through a diffusion prior's network, one per sampler step (GOAR's projections, FUD's in-painting)
 	Seconds     float64 // Images and PriorPasses at the measured speeds, at most: early stopping ends sooner
+	// HalfWidths bound the 95 % intervals of each protocol's headline
+	// score to expect from the test inputs it evaluates, before anything
+	// runs: so that a user can choose how many before spending an hour.
+	HalfWidths []HalfWidth
+}
+
+// HalfWidth is the widest a 95 % interval of a protocol's headline score
+// can be for one seed's run on Inputs test inputs, by the normal
+// approximation with the largest variance the score's range allows
+// (stats.HalfWidthBound): for an accuracy the worst-case binomial bound.
+// Real intervals are narrower wherever the inputs' values are not split
+// between the range's ends; several seeds narrow them further unless the
+// retraining noise between seeds is large.
+type HalfWidth struct {
+	Dataset, Protocol string
+	Metric            string
+	Inputs            int
+	Bound             float64
 }
 
 // Estimate counts the work of the campaign and estimates its time from
@@ -60,6 +81,10 @@ func (c *Campaign) Estimate(ctx context.Context, speed float64, kernel gemm.Kern
 			pr, err := p.New()
 			if err != nil {
 				return z, err
+			}
+			if h, ok := halfWidth(pr, testN); ok {
+				h.Dataset = d.Ref
+				z.HalfWidths = append(z.HalfWidths, h)
 			}
 			k := protocol.RetrainingsOf(pr) * len(s.Methods) * len(s.Post)
 			z.Retrainings += k * len(s.Seeds)
@@ -148,7 +173,30 @@ func (z Size) String() string {
 		out += fmt.Sprintf(" About %s here at most (early stopping ends training sooner; the protocols' classifier passes are not counted).",
 			(time.Duration(z.Seconds) * time.Second).Round(time.Second))
 	}
+	if len(z.HalfWidths) > 0 {
+		var parts []string
+		for _, h := range z.HalfWidths {
+			parts = append(parts, fmt.Sprintf("%s ±%.3f (%d inputs)", h.Protocol, h.Bound, h.Inputs))
+		}
+		out += " 95% intervals of the headline scores per seed, at most: " + strings.Join(parts, ", ") +
+			" (the normal approximation's bound for the score's range; real ones are narrower)."
+	}
 	return out
+}
+
+// halfWidth bounds the interval of the protocol's headline score on the
+// test inputs it evaluates: its samples parameter's first n, or all testN.
+func halfWidth(p protocol.Protocol, testN int) (HalfWidth, bool) {
+	info := p.Info()
+	h, ok := info.Headline()
+	if !ok || len(h.Value.Range) != 2 {
+		return HalfWidth{}, false
+	}
+	n := testN
+	if k, ok := param.Values(p)["samples"].(int); ok && k > 0 && k < n {
+		n = k
+	}
+	return HalfWidth{Protocol: info.Name, Metric: h.Name, Inputs: n, Bound: stats.HalfWidthBound(n, h.Value.Range[0], h.Value.Range[1])}, true
 }
 
 // samples opens a dataset's training and test sets as a campaign uses

@@ -210,3 +210,38 @@ func TestDiagnosticsWithUndefinedNumbersAreJSON(t *testing.T) {
 		t.Errorf("no null in %s", b[:200])
 	}
 }
+
+// BenchmarkConfidence1000x5x10 is the confidence analysis of a campaign
+// of 5 methods scored by 10 metrics on 1 000 inputs — Deletion's five
+// per-input scores under two settings (zero and blur references) —:
+// per-metric intervals, each setting's ranking with its paired tests, rank
+// probabilities, the agreement and the report card. The budget:
+// under 5 % of the campaign's time.
+func BenchmarkConfidence1000x5x10(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	var recs []store.Record
+	names := []string{"auc_morf", "auc_lerf", "lerf_minus_morf", "tau_morf", "tau_lerf"}
+	for _, ref := range []string{"zero", "blur"} {
+		for m, meth := range []string{"gradient", "ig", "smoothgrad", "gradxinput", "random"} {
+			res := &protocol.Result{Protocol: "Deletion", Method: meth, Config: map[string]any{"reference": ref}, Units: protocol.Units{N: 1000}}
+			for _, name := range names {
+				v := make([]float32, 1000)
+				var sum float64
+				for i := range v {
+					v[i] = float32(0.1*float64(m) + rng.NormFloat64())
+					sum += float64(v[i])
+				}
+				res.Scalars = append(res.Scalars, protocol.Scalar{Name: name, Value: sum / 1000, Better: protocol.Higher})
+				res.Units.Names, res.Units.Values = append(res.Units.Names, name), append(res.Units.Values, v)
+			}
+			recs = append(recs, store.Record{Dataset: "fashion-mnist", Method: meth, Protocol: "Deletion", Seed: 1, Result: res})
+		}
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		d := Diagnose(recs)
+		if len(d.Confidence.Rankings) != 2 || len(d.Confidence.Intervals) != 50 {
+			b.Fatalf("%d rankings, %d intervals", len(d.Confidence.Rankings), len(d.Confidence.Intervals))
+		}
+	}
+}

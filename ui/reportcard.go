@@ -1,0 +1,119 @@
+package ui
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/layout"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"faithlab/core/report"
+)
+
+// reportCard is the Report card tab: for each protocol setting of the run,
+// its verdict in words, the checks behind it (each flagged one marked),
+// and its ranking — every method's score with its 95 % interval, the
+// letters of the methods it cannot tell apart and the chance of ranking
+// first; then whether the protocols agree.
+func reportCard(d report.Diagnostics) []fyne.CanvasObject {
+	conf := d.Confidence
+	var out []fyne.CanvasObject
+	if len(conf.Missing) > 0 {
+		var names []string
+		for _, m := range conf.Missing {
+			names = append(names, m.Protocol+" on "+m.Dataset)
+		}
+		out = append(out, wrapped(fmt.Sprintf("No intervals for %s: these results keep no per-input values (a run from before Faithlab kept them). Run the campaign again, in a new folder, to have them.", strings.Join(names, ", "))))
+	}
+	if len(conf.Rankings) == 0 {
+		if len(out) == 0 {
+			out = append(out, wrapped("No report card for this run: it needs a protocol with a headline score evaluated on per-input values."))
+		}
+		return out
+	}
+	for _, a := range conf.Agreement {
+		out = append(out, widget.NewLabelWithStyle("Do the protocols agree? On "+a.Dataset+", "+a.Words+".", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}))
+		out[len(out)-1].(*widget.Label).Wrapping = fyne.TextWrapWord
+	}
+	for _, r := range conf.Rankings {
+		var row *report.CardRow
+		for i := range conf.Card {
+			if conf.Card[i].Dataset == r.Dataset && conf.Card[i].Protocol == r.Protocol {
+				row = &conf.Card[i]
+			}
+		}
+		var body []fyne.CanvasObject
+		if row != nil {
+			icon := theme.ConfirmIcon()
+			if !row.CanRank {
+				icon = theme.NewErrorThemedResource(theme.ErrorIcon())
+			} else if strings.Contains(row.Verdict, "caveats") {
+				icon = theme.NewWarningThemedResource(theme.WarningIcon())
+			}
+			body = append(body, container.NewBorder(nil, nil, widget.NewIcon(icon), nil, wrapped(row.Verdict)))
+			checks := container.New(layout.NewFormLayout())
+			for _, f := range row.Findings() {
+				name := widget.NewLabel(f.Name)
+				if f.F.Flag {
+					name.Importance = widget.WarningImportance
+					name.SetText("⚠ " + f.Name)
+				}
+				checks.Add(name)
+				checks.Add(wrapped(f.F.Words))
+			}
+			body = append(body, checks)
+		}
+		grid := container.NewGridWithColumns(4,
+			bold("method"), bold("score [95% interval]"), bold("group"), bold("P(ranks first)"))
+		for _, m := range r.Methods {
+			name := m.Method
+			if m.Weak {
+				name += " !"
+			}
+			grid.Add(widget.NewLabel(name))
+			grid.Add(widget.NewLabel(ciText(m.CI.Estimate, m.CI.Lo, m.CI.Hi)))
+			grid.Add(widget.NewLabel(m.Letters))
+			grid.Add(widget.NewLabel(fmt.Sprintf("%.2f", m.PFirst)))
+		}
+		body = append(body, grid)
+		winner := "no clear winner: the best cannot be told apart from the runner-up"
+		if r.Winner != "" {
+			winner = "best: " + r.Winner + ", told apart from the runner-up"
+		}
+		sub := fmt.Sprintf("%s (%s) over %d inputs × %d seeds; %s", r.Metric, strings.TrimSuffix(betterOf(r), " is better")+" is better", r.Units, r.Seeds, winner)
+		out = append(out, widget.NewCard(r.Protocol+" on "+r.Dataset, sub, container.NewVBox(body...)))
+	}
+	return out
+}
+
+func wrapped(s string) *widget.Label {
+	l := widget.NewLabel(s)
+	l.Wrapping = fyne.TextWrapWord
+	return l
+}
+
+func bold(s string) *widget.Label {
+	return widget.NewLabelWithStyle(s, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+}
+
+// ciText writes a score with its interval.
+func ciText(v, lo, hi float64) string {
+	if math.IsNaN(v) {
+		return "—"
+	}
+	if math.IsNaN(lo) {
+		return fmt.Sprintf("%.3f", v)
+	}
+	return fmt.Sprintf("%.3f [%.3f, %.3f]", v, lo, hi)
+}
+
+func betterOf(r report.Ranking) string {
+	if r.Better == "lower" {
+		return "lower is better"
+	}
+	return "higher is better"
+}
