@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 
@@ -24,10 +26,17 @@ func runCampaign(ctx context.Context, args []string) error {
 	outDir := fs.String("out", "", "run folder to write, instead of the spec's output (which must lie in the spec's folder unless you choose it here)")
 	cacheDir := fs.String("cache", "", "artefact cache to use, instead of the spec's cache (which must lie in the spec's folder unless you choose it here)")
 	estimate := fs.Bool("estimate", false, "print what the campaign does and about how long it takes on this machine (its speeds measured for a few seconds), and run nothing")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof, with each stage labelled: go tool pprof -tags) to this file")
+	memProfile := fs.String("memprofile", "", "write a heap profile (pprof) at the end of the run to this file")
 	specPath, err := parseWithArg(fs, args)
 	if err != nil {
 		return err
 	}
+	stopProfiles, err := profiles(*cpuProfile, *memProfile)
+	if err != nil {
+		return err
+	}
+	defer stopProfiles()
 	c, err := campaign.Load(specPath)
 	if err != nil {
 		return err
@@ -80,7 +89,7 @@ func runLoaded(ctx context.Context, c *campaign.Campaign, shard job.Shard, quiet
 		}
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "campaign %s: %.0f s; results in %s\n", c.Spec.Name, out.Elapsed.Seconds(), filepath.Join(out.Dir, "results.csv"))
+	fmt.Fprintf(os.Stderr, "campaign %s: %.0f s (%s); results in %s\n", c.Spec.Name, out.Elapsed.Seconds(), stageLine(out), filepath.Join(out.Dir, "results.csv"))
 	if out.Failed > 0 {
 		return fmt.Errorf("%d task(s) failed: see faithlab-cli status %s", out.Failed, out.Dir)
 	}
@@ -305,4 +314,47 @@ func parseWithArg(fs *flag.FlagSet, args []string) (string, error) {
 		return "", usageError(fs, fmt.Sprintf("want one argument, got %d", len(pos)))
 	}
 	return pos[0], nil
+}
+
+// profiles starts a CPU profile into cpu and returns what stops it and
+// writes a heap profile into mem ("" for neither).
+func profiles(cpu, mem string) (func(), error) {
+	var cf *os.File
+	if cpu != "" {
+		var err error
+		if cf, err = os.Create(cpu); err != nil {
+			return nil, err
+		}
+		if err := pprof.StartCPUProfile(cf); err != nil {
+			cf.Close()
+			return nil, err
+		}
+	}
+	return func() {
+		if cf != nil {
+			pprof.StopCPUProfile()
+			cf.Close()
+		}
+		if mem != "" {
+			if f, err := os.Create(mem); err == nil {
+				runtime.GC()
+				pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+		}
+	}, nil
+}
+
+// stageLine words a run's time by stage: "maps 40 s, retraining 310 s, …".
+func stageLine(out campaign.Outcome) string {
+	var parts []string
+	rest := out.Elapsed.Seconds()
+	for _, st := range out.Stages {
+		parts = append(parts, fmt.Sprintf("%s %.0f s", st.Stage, st.Seconds))
+		rest -= st.Seconds
+	}
+	if len(parts) == 0 {
+		return "nothing run"
+	}
+	return strings.Join(parts, ", ") + fmt.Sprintf(", other %.0f s", max(0, rest))
 }

@@ -40,6 +40,7 @@ import (
 	"faithlab/core/engine/gemm"
 	"faithlab/core/job"
 	"faithlab/core/model"
+	"faithlab/core/protocol"
 	"faithlab/core/report"
 	"faithlab/core/spec"
 	"faithlab/core/store"
@@ -137,6 +138,10 @@ type Outcome struct {
 	Elapsed     time.Duration
 	Diagnostics report.Diagnostics
 	Summary     string // each protocol's headline score per method, as a text table
+	// Stages is the run's wall time by stage (base model, maps,
+	// retraining, masks, evaluation, …), each without the stages nested
+	// in it; Elapsed less their sum is the runner's own time.
+	Stages []protocol.StageTime
 }
 
 // Options say how Run runs a campaign.
@@ -226,10 +231,12 @@ func (c *Campaign) Run(ctx context.Context, o Options) (Outcome, error) {
 	if err := run.SetManifest(man); err != nil {
 		return out, err
 	}
-	r := &job.Runner{Spec: s, Run: run, Cache: &store.Cache{Dir: cache}, Kernel: kernel, Engine: eng, Shard: sh, Events: o.Events, Tasks: o.Tasks}
+	r := &job.Runner{Spec: s, Run: run, Cache: &store.Cache{Dir: cache}, Kernel: kernel, Engine: eng, Shard: sh, Events: o.Events, Tasks: o.Tasks,
+		Stages: &protocol.Stages{}}
 	t0 := time.Now()
 	out.Failed, err = r.Execute(ctx)
 	out.Elapsed = time.Since(t0)
+	out.Stages = r.Stages.Times()
 	log, rerr := run.Read()
 	if rerr != nil {
 		return out, rerr

@@ -189,6 +189,10 @@ type Runner struct {
 	Events chan<- Event
 	// Tasks, when set, lets the caller stop single running tasks.
 	Tasks *TaskControl
+	// Stages totals the wall time of the campaign's stages (base model,
+	// maps, retraining, masks, evaluation, …; protocol.Stage), for a
+	// front end to report; nil: not kept.
+	Stages *protocol.Stages
 
 	mu      sync.Mutex
 	builds  map[string]*build // artefacts being built, by key
@@ -216,6 +220,9 @@ type sets struct {
 // returns the number that failed. Cancelling ctx stops it within a second
 // or two, with every finished task stored.
 func (r *Runner) Execute(ctx context.Context) (failed int, err error) {
+	if r.Stages != nil {
+		ctx = protocol.WithStages(ctx, r.Stages)
+	}
 	log, err := r.Run.Read()
 	if err != nil {
 		return 0, err
@@ -340,7 +347,11 @@ func (r *Runner) run(ctx context.Context, t Task) store.Record {
 	var res protocol.Result
 	if err == nil {
 		rec.Protocol = prot.Info().Name
-		res, rec.Model, err = r.evaluate(ctx, t, prot)
+		err = protocol.Stage(ctx, "protocol", func(ctx context.Context) error {
+			var err error
+			res, rec.Model, err = r.evaluate(ctx, t, prot)
+			return err
+		})
 	}
 	if err == nil {
 		err = r.keepSamples(t, res.Samples)
@@ -429,7 +440,12 @@ func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol) (
 		key := store.Key("maps", base, label, s.Reduce, t.Seed, split, ds.Len())
 		b, err := r.artefact(ctx, key, ".npy", func() ([]byte, error) {
 			progress(fmt.Sprintf("%s maps of %d %s samples", label, ds.Len(), split), 0, 1)
-			maps, err := attribute(ctx, method, steps, s.Reduce, net, ds)
+			var maps []float32
+			err := protocol.Stage(ctx, "maps", func(ctx context.Context) error {
+				var err error
+				maps, err = attribute(ctx, method, steps, s.Reduce, net, ds)
+				return err
+			})
 			if err != nil {
 				return nil, err
 			}
@@ -508,18 +524,12 @@ func (r *Runner) inputs(ctx context.Context, t Task, meth spec.Method, progress 
 		return nil, nil, nil, err
 	}
 	ds := s.Datasets[t.Dataset]
-	b, err := r.artefact(ctx, t.Base, ".flm", func() ([]byte, error) {
-		opt := ds.Options
-		opt.Seed = t.Seed
-		m, err := model.Fit{Arch: s.Model.Arch, Train: trainSet, Test: testSet, Kernel: r.Kernel, Engine: r.Engine, Source: &model.Source{Ref: ds.Ref, Options: opt},
-			Config: train.Config{Epochs: s.Model.Epochs, Patience: s.Model.Patience, LR: s.Model.LR, BatchSize: s.Model.Batch, Seed: t.Seed},
-		}.Run(ctx, func(p train.Progress) {
-			progress(fmt.Sprintf("training the base model (epoch %d/%d)", p.Epoch, p.Epochs), p.Epoch-1, p.Epochs)
+	b, err := r.artefact(ctx, t.Base, ".flm", func() (b []byte, err error) {
+		err = protocol.Stage(ctx, "base model", func(ctx context.Context) error {
+			b, err = r.trainBase(ctx, t, ds, trainSet, testSet, progress)
+			return err
 		})
-		if err != nil {
-			return nil, err
-		}
-		return m.Encode()
+		return b, err
 	})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("base model: %w", err)
@@ -529,6 +539,23 @@ func (r *Runner) inputs(ctx context.Context, t Task, meth spec.Method, progress 
 		return nil, nil, nil, fmt.Errorf("base model %s: %w", r.Cache.Path(t.Base, ".flm"), err)
 	}
 	return m, trainSet, testSet, nil
+}
+
+// trainBase trains the task's base model from the spec's recipe and
+// returns its file's bytes.
+func (r *Runner) trainBase(ctx context.Context, t Task, ds spec.Dataset, trainSet, testSet *data.Dataset, progress func(string, int, int)) ([]byte, error) {
+	s := r.Spec
+	opt := ds.Options
+	opt.Seed = t.Seed
+	m, err := model.Fit{Arch: s.Model.Arch, Train: trainSet, Test: testSet, Kernel: r.Kernel, Engine: r.Engine, Source: &model.Source{Ref: ds.Ref, Options: opt},
+		Config: train.Config{Epochs: s.Model.Epochs, Patience: s.Model.Patience, LR: s.Model.LR, BatchSize: s.Model.Batch, Seed: t.Seed},
+	}.Run(ctx, func(p train.Progress) {
+		progress(fmt.Sprintf("training the base model (epoch %d/%d)", p.Epoch, p.Epochs), p.Epoch-1, p.Epochs)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m.Encode()
 }
 
 // applies says why the method cannot explain ds's samples, if it cannot.
@@ -643,12 +670,15 @@ func trainKey(d spec.Dataset, trainSet *data.Dataset) string {
 
 func (c *models) Model(ctx context.Context, key string, build func() (engine.Network, error)) (engine.Network, error) {
 	k := store.Key("retrained", c.base, c.data, key)
-	b, err := c.r.artefact(ctx, k, c.from.RetrainedExt(), func() ([]byte, error) {
-		net, err := build()
-		if err != nil {
-			return nil, err
-		}
-		return c.from.EncodeRetrained(net)
+	b, err := c.r.artefact(ctx, k, c.from.RetrainedExt(), func() (b []byte, err error) {
+		err = protocol.Stage(ctx, "retraining", func(context.Context) error {
+			net, err := build()
+			if err == nil {
+				b, err = c.from.EncodeRetrained(net)
+			}
+			return err
+		})
+		return b, err
 	})
 	if err != nil {
 		return nil, err

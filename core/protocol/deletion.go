@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"faithlab/core/data"
 	"faithlab/core/engine"
 	"faithlab/core/perturb"
 )
@@ -117,7 +118,7 @@ func (d Deletion) Run(ctx context.Context, env *Env) (Result, error) {
 			return res, fmt.Errorf("deletion: %w", err)
 		}
 		env.report(Progress{Stage: "deletion " + names[o], Done: o, Total: 2})
-		curves, err := c.Run(ctx, x, target, orders)
+		curves, err := staged(ctx, stageEval, func(ctx context.Context) ([][]float64, error) { return c.Run(ctx, x, target, orders) })
 		if err != nil {
 			return res, fmt.Errorf("deletion %s: %w", names[o], err)
 		}
@@ -144,7 +145,10 @@ func (d Deletion) Run(ctx context.Context, env *Env) (Result, error) {
 		var rm removal
 		for _, f := range shiftFractions {
 			k := int(math.Round(f * float64(feats.N())))
-			mod, _, err := removed(ctx, images, feats, orders, k, ref, env.Seed)
+			mod, err := staged(ctx, stageMasks, func(ctx context.Context) (*data.Dataset, error) {
+				mod, _, err := removed(ctx, images, feats, orders, k, ref, env.Seed)
+				return mod, err
+			})
 			if err != nil {
 				return res, fmt.Errorf("deletion %s: %w", names[o], err)
 			}

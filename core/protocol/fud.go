@@ -172,7 +172,7 @@ func (f FUD) Run(ctx context.Context, env *Env) (Result, error) {
 		in.Progress = func(p diffusion.Progress) {
 			env.report(Progress{Stage: fmt.Sprintf("%s (step %d/%d)", stage, p.Step, p.Steps), Done: j, Total: len(ratios)})
 		}
-		out, err := in.Inpaint(ctx, x, n, keep, target)
+		out, err := staged(ctx, stagePrior, func(ctx context.Context) (*diffusion.Result, error) { return in.Inpaint(ctx, x, n, keep, target) })
 		if err != nil {
 			return res, fmt.Errorf("%s: %w", stage, err)
 		}

@@ -133,7 +133,8 @@ func (g GOAR) Run(ctx context.Context, env *Env) (Result, error) {
 				p.Progress = func(q diffusion.Progress) {
 					env.report(Progress{Stage: fmt.Sprintf("%s: project the %s set", stage, []string{"training", "test"}[k]), Done: q.Done, Total: q.Total})
 				}
-				if shifted, err = p.cached(ctx, env, priorKey, shifted, s); err != nil {
+				in := shifted
+				if shifted, err = staged(ctx, stagePrior, func(ctx context.Context) (*data.Dataset, error) { return p.cached(ctx, env, priorKey, in, s) }); err != nil {
 					return res, fmt.Errorf("GOAR s=%g: %w", s, err)
 				}
 				res.Samples = appendPreview(res.Samples, k, fmt.Sprintf("GOAR s=%g projected test", s), shifted)
@@ -145,7 +146,7 @@ func (g GOAR) Run(ctx context.Context, env *Env) (Result, error) {
 		if err != nil {
 			return res, fmt.Errorf("GOAR s=%g: %w", s, err)
 		}
-		pred, err := engine.Predicted(ctx, net, mod[1].X, n, 1024)
+		pred, err := staged(ctx, stageEval, func(ctx context.Context) ([]int, error) { return engine.Predicted(ctx, net, mod[1].X, n, 1024) })
 		if err != nil {
 			return res, fmt.Errorf("GOAR s=%g: %w", s, err)
 		}

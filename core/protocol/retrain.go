@@ -278,7 +278,12 @@ func removeAndScore(ctx context.Context, env *Env, stage string, rates []float64
 		mod := make([]*data.Dataset, len(splits))
 		for s, ds := range splits {
 			var tvs float64
-			if mod[s], tvs, err = removed(ctx, ds, feats, orders[s], k, ref, env.Seed+uint64(s)); err != nil {
+			err := Stage(ctx, stageMasks, func(ctx context.Context) error {
+				var err error
+				mod[s], tvs, err = removed(ctx, ds, feats, orders[s], k, ref, env.Seed+uint64(s))
+				return err
+			})
+			if err != nil {
 				return out, fmt.Errorf("%s %.0f%% %s set: %w", stage, 100*rate, names[s], err)
 			}
 			if s == len(splits)-1 {
@@ -295,7 +300,7 @@ func removeAndScore(ctx context.Context, env *Env, stage string, rates []float64
 				return out, fmt.Errorf("%s %.0f%%: %w", stage, 100*rate, err)
 			}
 		}
-		ev, err := train.Evaluate(ctx, net, mod[0], 1024)
+		ev, err := staged(ctx, stageEval, func(ctx context.Context) (train.Evaluation, error) { return train.Evaluate(ctx, net, mod[0], 1024) })
 		if err != nil {
 			return out, fmt.Errorf("%s %.0f%%: %w", stage, 100*rate, err)
 		}

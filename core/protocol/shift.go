@@ -32,16 +32,18 @@ type Shift struct {
 // inputs the model finds less familiar.
 func energies(ctx context.Context, net engine.Network, x []float32, n int) ([]float64, error) {
 	e := make([]float64, n)
-	err := engine.EachLogits(ctx, net, x, n, 0, func(i int, row []float32) {
-		mx := float64(row[0])
-		for _, v := range row {
-			mx = max(mx, float64(v))
-		}
-		var s float64
-		for _, v := range row {
-			s += math.Exp(float64(v) - mx)
-		}
-		e[i] = -(mx + math.Log(s))
+	err := Stage(ctx, stageShift, func(ctx context.Context) error {
+		return engine.EachLogits(ctx, net, x, n, 0, func(i int, row []float32) {
+			mx := float64(row[0])
+			for _, v := range row {
+				mx = max(mx, float64(v))
+			}
+			var s float64
+			for _, v := range row {
+				s += math.Exp(float64(v) - mx)
+			}
+			e[i] = -(mx + math.Log(s))
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("energy scores: %w", err)
@@ -78,6 +80,12 @@ const ssimImages = 1000
 // for perturbed inputs identical to the clean ones (GOAR at strength 0
 // without projection): infinite, it would swamp any mean.
 func measureShift(ctx context.Context, net engine.Network, cleanEnergy []float64, clean, perturbed []float32, n int, shape []int) (Shift, error) {
+	return staged(ctx, stageShift, func(ctx context.Context) (Shift, error) {
+		return shiftOf(ctx, net, cleanEnergy, clean, perturbed, n, shape)
+	})
+}
+
+func shiftOf(ctx context.Context, net engine.Network, cleanEnergy []float64, clean, perturbed []float32, n int, shape []int) (Shift, error) {
 	pe, err := energies(ctx, net, perturbed, n)
 	if err != nil {
 		return Shift{}, err

@@ -20,6 +20,15 @@ func Markdown(title string, recs []store.Record, d Diagnostics) string {
 	fmt.Fprintf(&b, "# %s\n\n", title)
 	fmt.Fprintf(&b, "Every score is the mean over the test inputs (and over the seeds, where there are several) with its %.0f %% interval: a percentile bootstrap of %d resamples (seed %d) over the inputs, or over the seeds and then the inputs, so that retraining noise counts. Two methods are told apart when the paired bootstrap of their difference, Holm-corrected over the protocol's pairs, rejects no difference at %.0f %%; methods sharing a letter cannot be told apart. P(first) is the share of resamples in which a method ranks first.\n\n",
 		100*conf.Level, conf.Resamples, conf.Seed, 100*Alpha)
+	few := 0
+	for _, r := range conf.Rankings {
+		if r.Seeds >= 2 && r.Seeds < 5 {
+			few = r.Seeds
+		}
+	}
+	if few > 0 {
+		fmt.Fprintf(&b, "With %d seeds, intervals over seeds understate the noise between them where retraining noise dominates (the two-level bootstrap covers 85 %% of the time at 3 seeds when that noise is four times an input mean's; package stats): read them there as lower bounds, and add seeds to narrow the doubt.\n\n", few)
+	}
 	if len(conf.Missing) > 0 {
 		var names []string
 		for _, m := range conf.Missing {
