@@ -180,6 +180,19 @@ func ParseNPY(b []byte) (*Array, error) {
 	return readNPYPayload(r, h, true)
 }
 
+// ReadNPY decodes a .npy stream of size bytes as it comes, converting the
+// payload into the array a buffer at a time: what a caller holding no copy
+// of the file's bytes uses (the artefact cache). The header is checked
+// against size before the array is allocated.
+func ReadNPY(r io.Reader, size int64) (*Array, error) {
+	br := bufio.NewReader(r)
+	h, err := readNPYHeader(br, size)
+	if err != nil {
+		return nil, err
+	}
+	return readNPYPayload(br, h, true)
+}
+
 // LoadNPY reads a .npy file: a regular file of at most 1 GiB
 // (maxNPYBytes) whose header (at most 64 KiB) declares exactly the payload
 // the file holds, checked before the payload is read.

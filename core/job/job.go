@@ -438,6 +438,18 @@ func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol) (
 	env.Maps = func(ctx context.Context, split string) ([]float32, error) {
 		ds := splits[split]
 		key := store.Key("maps", base, label, s.Reduce, t.Seed, split, ds.Len())
+		a, ok, err := r.Cache.GetNPY(key) // streamed: never the file's bytes and the array at once
+		var damaged *store.DamagedError
+		if errors.As(err, &damaged) {
+			r.emit(Event{Kind: Repaired, Err: damaged.Error() + "; rebuilding it"})
+			ok, err = false, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return a.Data, nil
+		}
 		b, err := r.artefact(ctx, key, ".npy", func() ([]byte, error) {
 			progress(fmt.Sprintf("%s maps of %d %s samples", label, ds.Len(), split), 0, 1)
 			var maps []float32
@@ -457,8 +469,7 @@ func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol) (
 		if err != nil {
 			return nil, err
 		}
-		a, err := data.ParseNPY(b)
-		if err != nil {
+		if a, err = data.ParseNPY(b); err != nil {
 			return nil, fmt.Errorf("cached maps %s: %w", r.Cache.Path(key, ".npy"), err)
 		}
 		return a.Data, nil
@@ -632,7 +643,18 @@ func (r *Runner) artefact(ctx context.Context, key, ext string, make func() ([]b
 				b.err = r.Cache.Put(key, ext, b.b)
 			}
 		})
-		if b.err == nil || !errors.Is(b.err, context.Canceled) {
+		if b.err == nil {
+			// Built or read: later callers read the cache, so that the
+			// runner holds no artefact's bytes beyond its users (a
+			// training set's maps are hundreds of MB).
+			r.mu.Lock()
+			if r.builds[key] == b {
+				delete(r.builds, key)
+			}
+			r.mu.Unlock()
+			return b.b, nil
+		}
+		if !errors.Is(b.err, context.Canceled) {
 			// Other failures stay, so that the tasks depending on the
 			// artefact fail at once instead of each building it again; a
 			// resumed run retries them.

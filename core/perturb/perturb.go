@@ -117,3 +117,52 @@ func (f Features) Keep(dst []float32, order []int, k int) {
 		}
 	}
 }
+
+// Ranks hold, for each of many images, each feature's place in the image's
+// removal order (0: removed first): all a keep-mask needs, in two bytes a
+// feature where features are fewer than 65 536 — a quarter of what the
+// orders take as ints, which for a 60 000-image training set is 280 MB.
+type Ranks struct {
+	n   int // features per image
+	r16 []uint16
+	r32 []int32
+}
+
+// NewRanks holds the ranks of images images of n features each.
+func NewRanks(images, n int) Ranks {
+	if n <= math.MaxUint16+1 {
+		return Ranks{n: n, r16: make([]uint16, images*n)}
+	}
+	return Ranks{n: n, r32: make([]int32, images*n)}
+}
+
+// Set records image i's order (features, first removed first).
+func (r Ranks) Set(i int, order []int) {
+	for place, j := range order {
+		if r.r16 != nil {
+			r.r16[i*r.n+j] = uint16(place)
+		} else {
+			r.r32[i*r.n+j] = int32(place)
+		}
+	}
+}
+
+// rank is feature j's place in image i's order.
+func (r Ranks) rank(i, j int) int {
+	if r.r16 != nil {
+		return int(r.r16[i*r.n+j])
+	}
+	return int(r.r32[i*r.n+j])
+}
+
+// KeepRanked writes image i's H×W keep-mask that removes the first k
+// features of its order into dst: Keep of the order r was Set from.
+func (f Features) KeepRanked(dst []float32, r Ranks, i, k int) {
+	for p := range dst[:f.H*f.W] {
+		if r.rank(i, f.of[p]) < k {
+			dst[p] = 0
+		} else {
+			dst[p] = 1
+		}
+	}
+}

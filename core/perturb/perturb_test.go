@@ -347,3 +347,35 @@ func BenchmarkFillAllROAD50(b *testing.B) {
 	}
 	b.ReportMetric(256*float64(b.N)/b.Elapsed().Seconds(), "img/s")
 }
+
+// A keep-mask from ranks is the keep-mask from the order they were set
+// from, at every count, for pixels and for patches.
+func TestKeepRankedIsKeep(t *testing.T) {
+	for _, grid := range []int{0, 3} {
+		f, err := NewFeatures(6, 5, grid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(1, uint64(grid)))
+		r := NewRanks(4, f.N())
+		orders := make([][]int, 4)
+		for i := range orders {
+			s := make([]float32, f.N())
+			for j := range s {
+				s[j] = float32(rng.IntN(4)) // ties
+			}
+			orders[i] = Order(s, i%2 == 0)
+			r.Set(i, orders[i])
+		}
+		a, b := make([]float32, 30), make([]float32, 30)
+		for i := range orders {
+			for k := 0; k <= f.N(); k++ {
+				f.Keep(a, orders[i], k)
+				f.KeepRanked(b, r, i, k)
+				if !slices.Equal(a, b) {
+					t.Fatalf("grid %d image %d k %d: %v from ranks, %v from the order", grid, i, k, b, a)
+				}
+			}
+		}
+	}
+}

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -194,6 +195,25 @@ func stepCounts(n, steps int) []int {
 		}
 	}
 	return c
+}
+
+// rankAll is Orders kept as ranks (perturb.Ranks), the images sorted on
+// every core.
+func rankAll(maps []float32, n int, feats perturb.Features, morf bool) (perturb.Ranks, error) {
+	hw := feats.H * feats.W
+	r := perturb.NewRanks(n, feats.N())
+	errs := make([]error, n)
+	eachChunk(n, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			s, err := feats.Scores(maps[i*hw : (i+1)*hw])
+			if err != nil {
+				errs[i] = fmt.Errorf("map %d: %w", i, err)
+				return
+			}
+			r.Set(i, perturb.Order(s, morf))
+		}
+	})
+	return r, errors.Join(errs...)
 }
 
 // Orders ranks each of n H×W maps' features (MoRF or LeRF).

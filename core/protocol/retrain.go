@@ -252,18 +252,32 @@ func removeAndScore(ctx context.Context, env *Env, stage string, rates []float64
 	if err != nil {
 		return out, fmt.Errorf("%s: %w", stage, err)
 	}
-	orders := make([][][]int, len(splits))
+	ranks := make([]perturb.Ranks, len(splits))
 	for s, ds := range splits {
-		m, err := mapsFor(ctx, env, names[s], ds.Len(), shape)
+		err := Stage(ctx, stageMasks, func(ctx context.Context) error {
+			m, err := mapsFor(ctx, env, names[s], ds.Len(), shape)
+			if err != nil {
+				return err
+			}
+			if ranks[s], err = rankAll(ranked(m, rank), ds.Len(), feats, morf); err != nil {
+				return fmt.Errorf("%s maps: %w", names[s], err)
+			}
+			if s == 0 {
+				out.inputs = inputs(ds, m, ds.Len(), shape)
+			}
+			return nil
+		})
 		if err != nil {
 			return out, fmt.Errorf("%s: %w", stage, err)
 		}
-		if orders[s], err = Orders(ranked(m, rank), ds.Len(), feats, morf); err != nil {
-			return out, fmt.Errorf("%s %s maps: %w", stage, names[s], err)
-		}
-		if s == 0 {
-			out.inputs = inputs(ds, m, ds.Len(), shape)
-		}
+	}
+	// One copy of each split, filled anew at each rate: the retrained
+	// model and the scores are done with it before the next.
+	mod := make([]*data.Dataset, len(splits))
+	for s, ds := range splits {
+		c := *ds
+		c.X = make([]float32, len(ds.X))
+		mod[s] = &c
 	}
 	cleanEnergy, err := energies(ctx, env.Net, env.Test.X, env.Test.Len())
 	if err != nil {
@@ -275,12 +289,11 @@ func removeAndScore(ctx context.Context, env *Env, stage string, rates []float64
 		if err != nil {
 			return out, err
 		}
-		mod := make([]*data.Dataset, len(splits))
 		for s, ds := range splits {
 			var tvs float64
 			err := Stage(ctx, stageMasks, func(ctx context.Context) error {
 				var err error
-				mod[s], tvs, err = removed(ctx, ds, feats, orders[s], k, ref, env.Seed+uint64(s))
+				tvs, err = removeInto(ctx, mod[s].X, ds, feats, func(dst []float32, i int) { feats.KeepRanked(dst, ranks[s], i, k) }, ref, env.Seed+uint64(s))
 				return err
 			})
 			if err != nil {
@@ -405,19 +418,36 @@ func shiftCurvesOver(shift []Shift, x []float64, xlabel, suffix string) ([]Curve
 // order filled from ref, and the mean total variation of the masks.
 func removed(ctx context.Context, ds *data.Dataset, feats perturb.Features, orders [][]int, k int, ref perturb.Reference, seed uint64) (*data.Dataset, float64, error) {
 	out := *ds
-	out.X = slices.Clone(ds.X)
-	hw := feats.H * feats.W
-	keeps := make([]float32, ds.Len()*hw)
+	out.X = make([]float32, len(ds.X))
+	tv, err := removeInto(ctx, out.X, ds, feats, func(dst []float32, i int) { feats.Keep(dst, orders[i], k) }, ref, seed)
+	return &out, tv, err
+}
+
+// removeChunk is how many images' masks removeInto holds at once.
+const removeChunk = 1024
+
+// removeInto writes ds's images into dst with the features each one's
+// keep-mask (keep(mask, i)) removes filled from ref, and returns the
+// masks' mean total variation. The masks are made a chunk of images at a
+// time; each image's fill draws from its own generator (seed, its index),
+// so the result does not depend on the chunks.
+func removeInto(ctx context.Context, dst []float32, ds *data.Dataset, feats perturb.Features, keep func(mask []float32, i int), ref perturb.Reference, seed uint64) (float64, error) {
+	copy(dst, ds.X)
+	hw, dim, n := feats.H*feats.W, ds.Dim(), ds.Len()
+	keeps := make([]float32, min(n, removeChunk)*hw)
 	var tv float64
-	for i := range orders {
-		m := keeps[i*hw : (i+1)*hw]
-		feats.Keep(m, orders[i], k)
-		tv += imageops.TotalVariation(m, feats.H, feats.W)
+	for lo := 0; lo < n; lo += removeChunk {
+		hi := min(lo+removeChunk, n)
+		for i := lo; i < hi; i++ {
+			m := keeps[(i-lo)*hw : (i-lo+1)*hw]
+			keep(m, i)
+			tv += imageops.TotalVariation(m, feats.H, feats.W)
+		}
+		if err := perturb.FillAll(ctx, ref, dst[lo*dim:hi*dim], FeatureShape(ds.Shape), keeps[:(hi-lo)*hw], seed, uint64(lo)); err != nil {
+			return 0, err
+		}
 	}
-	if err := perturb.FillAll(ctx, ref, out.X, FeatureShape(ds.Shape), keeps, seed, 0); err != nil {
-		return nil, 0, err
-	}
-	return &out, tv / float64(ds.Len()), nil
+	return tv / float64(n), nil
 }
 
 // trainModel trains a fresh network on ds, through the environment's

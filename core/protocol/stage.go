@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"context"
+	"runtime"
 	"runtime/pprof"
 	"sync"
 	"time"
@@ -115,3 +116,17 @@ const (
 	stagePrior   = "diffusion prior"   // projections and in-painting
 	stageRetrain = "retraining"
 )
+
+// eachChunk runs f on [0, n) split into one contiguous chunk per core.
+func eachChunk(n int, f func(lo, hi int)) {
+	w := min(runtime.GOMAXPROCS(0), n)
+	var wg sync.WaitGroup
+	for c := range w {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(c*n/w, (c+1)*n/w)
+		}()
+	}
+	wg.Wait()
+}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -147,4 +148,64 @@ func (c *Cache) Put(key, ext string, b []byte) error {
 	}
 	sum := entrySum(raw, ext, b)
 	return data.WriteFileAtomic(p, []byte(entryMagic), raw, sum[:], b)
+}
+
+// GetNPY reads the .npy artefact under key into an array as it streams
+// from disk, checking the entry's key and SHA-256 on the way, so that a
+// large artefact (a training set's maps) is never held twice in memory.
+// ok is false when it is not stored; a damaged entry is moved aside and
+// reported as a *DamagedError, as Get does.
+func (c *Cache) GetNPY(key string) (a *data.Array, ok bool, err error) {
+	raw, err := hex.DecodeString(key)
+	if err != nil || len(raw) != sha256.Size {
+		return nil, false, fmt.Errorf("cache key %q: want the 64 hex digits of a SHA-256", key)
+	}
+	const ext = ".npy"
+	p := c.Path(key, ext)
+	f, size, err := data.OpenRegular(p, MaxEntryBytes)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		if st, serr := os.Stat(p); serr == nil && !st.Mode().IsRegular() {
+			return nil, false, c.MoveAside(key, ext, err)
+		}
+		return nil, false, fmt.Errorf("cache entry %s: %w", p, err)
+	}
+	defer f.Close()
+	head := make([]byte, entryHead)
+	if n, err := io.ReadFull(f, head); err != nil {
+		f.Close()
+		switch {
+		case n == 0:
+			return nil, false, c.MoveAside(key, ext, errors.New("empty"))
+		case !bytes.HasPrefix(head[:n], []byte(entryMagic)[:min(n, len(entryMagic))]):
+			return nil, false, c.MoveAside(key, ext, errors.New("written by an older Faithlab without the key it answers"))
+		}
+		return nil, false, c.MoveAside(key, ext, fmt.Errorf("%d bytes, cut short in its header", n))
+	}
+	switch {
+	case !bytes.HasPrefix(head, []byte(entryMagic)):
+		f.Close()
+		return nil, false, c.MoveAside(key, ext, errors.New("written by an older Faithlab without the key it answers"))
+	case !bytes.Equal(head[len(entryMagic):len(entryMagic)+sha256.Size], raw):
+		f.Close()
+		return nil, false, c.MoveAside(key, ext, fmt.Errorf("it answers another request (key %s…): swapped or misplaced", hex.EncodeToString(head[len(entryMagic):len(entryMagic)+12])))
+	}
+	h := sha256.New()
+	h.Write(raw)
+	h.Write([]byte(ext))
+	a, perr := data.ReadNPY(io.TeeReader(f, h), size-int64(entryHead))
+	if _, err := io.Copy(h, f); err != nil && perr == nil { // whatever the parse left: trailing bytes are damage too
+		perr = err
+	}
+	if !bytes.Equal(h.Sum(nil), head[len(entryMagic)+sha256.Size:]) {
+		f.Close()
+		return nil, false, c.MoveAside(key, ext, fmt.Errorf("SHA-256 of its %d bytes does not match the one stored with it", size-int64(entryHead)))
+	}
+	if perr != nil {
+		f.Close()
+		return nil, false, c.MoveAside(key, ext, perr)
+	}
+	return a, true, nil
 }

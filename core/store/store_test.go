@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"faithlab/core/data"
 
 	"faithlab/core/protocol"
 )
@@ -361,5 +364,53 @@ func TestRunFilesAreBoundedAndNamed(t *testing.T) {
 	}
 	if _, _, err := OpenExisting(dir); err == nil || !strings.Contains(err.Error(), "symbolic link") {
 		t.Errorf("existing: %v", err)
+	}
+}
+
+// GetNPY streams an array from its entry with the checks Get makes: a
+// whole entry reads back, a damaged, cut-short, swapped or old one is
+// moved aside and reported.
+func TestGetNPYStreamsWithGetsChecks(t *testing.T) {
+	var buf bytes.Buffer
+	vals := []float32{1, 2, 3, 4, 5, 6}
+	if err := data.EncodeNPY(&buf, []int{2, 3}, vals); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		damage func(c *Cache, k, p string)
+		want   string
+	}{
+		{"whole", func(*Cache, string, string) {}, ""},
+		{"a flipped bit", func(_ *Cache, _, p string) { b, _ := os.ReadFile(p); b[len(b)-3] ^= 8; os.WriteFile(p, b, 0o644) }, "does not match"},
+		{"cut short", func(_ *Cache, _, p string) { b, _ := os.ReadFile(p); os.WriteFile(p, b[:len(b)-4], 0o644) }, "does not match"},
+		{"trailing bytes", func(_ *Cache, _, p string) { b, _ := os.ReadFile(p); os.WriteFile(p, append(b, 0), 0o644) }, "does not match"},
+		{"swapped", func(c *Cache, _, p string) {
+			other := Key("other")
+			c.Put(other, ".npy", buf.Bytes())
+			b, _ := os.ReadFile(c.Path(other, ".npy"))
+			os.WriteFile(p, b, 0o644)
+		}, "answers another request"},
+		{"old", func(_ *Cache, _, p string) { os.WriteFile(p, buf.Bytes(), 0o644) }, "older Faithlab"},
+		{"empty", func(_ *Cache, _, p string) { os.WriteFile(p, nil, 0o644) }, "empty"},
+	} {
+		c := &Cache{Dir: t.TempDir()}
+		k := Key("maps", tc.name)
+		c.Put(k, ".npy", buf.Bytes())
+		tc.damage(c, k, c.Path(k, ".npy"))
+		a, ok, err := c.GetNPY(k)
+		if tc.want == "" {
+			if !ok || err != nil || !slices.Equal(a.Data, vals) || !slices.Equal(a.Shape, []int{2, 3}) {
+				t.Errorf("%s: %+v %v %v", tc.name, a, ok, err)
+			}
+			continue
+		}
+		var dmg *DamagedError
+		if ok || !errors.As(err, &dmg) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: ok %v, %v", tc.name, ok, err)
+		}
+		if _, err := os.Stat(c.Path(k, ".npy") + ".damaged"); err != nil {
+			t.Errorf("%s: not moved aside", tc.name)
+		}
 	}
 }
