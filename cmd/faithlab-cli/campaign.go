@@ -175,6 +175,9 @@ func runExportResults(_ context.Context, args []string) error {
 	if st := r.Status(); len(st.Failed)+len(st.Missing) > 0 {
 		fmt.Fprintf(os.Stderr, "note: %d task(s) failed and %d not run are not in the CSV\n", len(st.Failed), len(st.Missing))
 	}
+	if m := r.Diagnostics().Confidence.Missing; len(m) > 0 {
+		fmt.Fprintf(os.Stderr, "note: %d protocol setting(s) keep no per-input values (a run from before Faithlab kept them): their scores have no intervals until the campaign runs again\n", len(m))
+	}
 	if *figDir != "" {
 		ex, err := r.Figures(*figDir, strings.Split(*formats, ",")...)
 		if err != nil {
