@@ -140,6 +140,25 @@ func WholeBatch(ctx context.Context, net Network, x []float32, n int, want Want,
 	return net.Backward(dl, want)
 }
 
+// Inferrer is a Network that computes logits without keeping what a
+// backward pass needs, which lets it cut the batch into pieces and spread
+// them over cores (and keep each piece in cache). Infer gives Forward's
+// logits up to float rounding; afterwards the network holds no forward pass
+// to differentiate. The returned slice is the network's until its next call.
+type Inferrer interface {
+	Network
+	Infer(ctx context.Context, x []float32, n int) ([]float32, error)
+}
+
+// Logits runs x (n inputs) forward for their logits alone: through net's
+// Infer when it has one, else Forward.
+func Logits(ctx context.Context, net Network, x []float32, n int) ([]float32, error) {
+	if i, ok := net.(Inferrer); ok {
+		return i.Infer(ctx, x, n)
+	}
+	return net.Forward(x, n)
+}
+
 // EachLogits runs the n inputs in x forward, chunk at a time (chunk ≤ 0:
 // 1024), and hands each input's logits to use(i, row) in order; row is valid
 // only during the call. It stops between chunks when ctx is done.
@@ -153,7 +172,7 @@ func EachLogits(ctx context.Context, net Network, x []float32, n, chunk int, use
 			return err
 		}
 		hi := min(lo+chunk, n)
-		logits, err := net.Forward(x[lo*dim:hi*dim], hi-lo)
+		logits, err := Logits(ctx, net, x[lo*dim:hi*dim], hi-lo)
 		if err != nil {
 			return err
 		}

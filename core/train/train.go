@@ -412,7 +412,7 @@ func Evaluate(ctx context.Context, net engine.Network, ds *data.Dataset, batch i
 			return ev, err
 		}
 		hi := min(lo+batch, ds.Len())
-		logits, err := net.Forward(ds.X[lo*dim:hi*dim], hi-lo)
+		logits, err := engine.Logits(ctx, net, ds.X[lo*dim:hi*dim], hi-lo)
 		if err != nil {
 			return ev, fmt.Errorf("evaluate %s: %w", ds.Name, err)
 		}

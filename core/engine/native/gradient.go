@@ -67,6 +67,42 @@ func (m *Net) Gradient(ctx context.Context, x []float32, n int, want engine.Want
 	return dx, nil
 }
 
+var _ engine.Inferrer = (*Net)(nil)
+
+// Infer implements engine.Inferrer: the batch in pieces on one replica per
+// core, as Gradient cuts it, without the backward pass. A forward pass of
+// 1024 images through whole-batch layers holds hundreds of MB of
+// activations and im2col buffers that spill out of cache; pieces of 16 do
+// not.
+func (m *Net) Infer(ctx context.Context, x []float32, n int) ([]float32, error) {
+	if err := engine.CheckInput(x, n, m.shape); err != nil {
+		return nil, fmt.Errorf("%s forward: %w", m.arch, err)
+	}
+	if !m.pieceable() || n <= piece {
+		return m.forward(ctx, x, n)
+	}
+	m.n = 0
+	pieces := (n + piece - 1) / piece
+	reps := m.replicasFor(min(runtime.GOMAXPROCS(0), pieces))
+	dim, k := engine.Size(m.shape), m.classes
+	out := grow(&m.inferred, n*k)
+	err := eachPiece(pieces, len(reps), func(r, p int) error {
+		lo, hi := p*piece, min((p+1)*piece, n)
+		logits, err := reps[r].forward(ctx, x[lo*dim:hi*dim], hi-lo)
+		if err == nil {
+			copy(out[lo*k:hi*k], logits)
+		}
+		return err
+	})
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s forward: %w", m.arch, err)
+	}
+	return out, nil
+}
+
 // wholeBatch is Gradient for networks whose batch must not be cut, with
 // ctx looked at between layers: resnet18 in training spends seconds in
 // one whole-batch pass.

@@ -161,3 +161,56 @@ func TestGradientSeesNewWeights(t *testing.T) {
 		}
 	}
 }
+
+// Infer gives Forward's logits (to float rounding) for every architecture
+// that can be cut into pieces, on batches that do not fill the last piece.
+func TestInferIsForward(t *testing.T) {
+	k, _ := gemm.Best()
+	for _, arch := range []string{"goar-cnn", "mlp", "resnet18"} {
+		shape := []int{1, 28, 28}
+		if arch == "resnet18" {
+			shape = []int{3, 16, 16}
+		}
+		m, err := New(arch, shape, 10, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Init(3)
+		n := 37
+		x := randBatch(5, n*engine.Size(shape))
+		want, err := m.Forward(x, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = slices.Clone(want)
+		got, err := m.Infer(context.Background(), x, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range want {
+			if d := math.Abs(float64(got[i] - want[i])); d > 1e-4*math.Max(1, math.Abs(float64(want[i]))) {
+				t.Fatalf("%s logit %d: Infer %g, Forward %g", arch, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+// BenchmarkInfer is a deletion curve's forward passes: 1024 images.
+func BenchmarkInfer(b *testing.B) {
+	m, _, _ := benchNet(b)
+	x := randBatch(2, 1024*784)
+	for b.Loop() {
+		m.Infer(context.Background(), x, 1024)
+	}
+	b.ReportMetric(1024*float64(b.N)/b.Elapsed().Seconds(), "img/s")
+}
+
+// BenchmarkForward is the same through whole-batch layers.
+func BenchmarkForward(b *testing.B) {
+	m, _, _ := benchNet(b)
+	x := randBatch(2, 1024*784)
+	for b.Loop() {
+		m.Forward(x, 1024)
+	}
+	b.ReportMetric(1024*float64(b.N)/b.Elapsed().Seconds(), "img/s")
+}

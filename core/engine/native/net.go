@@ -33,6 +33,7 @@ type Net struct {
 	// gradients, their sum, and a replica's output gradient.
 	replicas                []*Net
 	slots, gradSum, dlogits []float32
+	inferred                []float32 // Infer's logits
 }
 
 var _ engine.Network = (*Net)(nil)
