@@ -122,6 +122,30 @@ func gradients(ctx context.Context, net engine.Network, m, chunk int, fill func(
 	return nil
 }
 
+// inBlocks runs f over in's samples a block of chunk samples (chunk ≤ 0:
+// 256) at a time — f(block, first, out) writes the block's maps, whose
+// first sample is in's sample first, into out — and returns the whole
+// maps. A method's float64 accumulators then hold a block, not the whole
+// input: for a 60 000-image training set, MB instead of GB. A block of
+// chunk samples has a multiple of chunk rows whatever the draws per
+// sample, so gradients cuts a block's rows where it cuts the whole
+// input's: the maps are the same bit for bit.
+func inBlocks(in Input, chunk int, f func(block Input, first int, out []float32) error) (Maps, error) {
+	if chunk <= 0 {
+		chunk = 256
+	}
+	dim := in.Dim()
+	out := Maps{Data: make([]float32, len(in.X)), Shape: append([]int{in.N}, in.Shape...)}
+	for lo := 0; lo < in.N; lo += chunk {
+		hi := min(lo+chunk, in.N)
+		b := Input{X: in.X[lo*dim : hi*dim], N: hi - lo, Shape: in.Shape, Target: in.Target[lo:hi]}
+		if err := f(b, lo, out.Data[lo*dim:hi*dim]); err != nil {
+			return Maps{}, err
+		}
+	}
+	return out, nil
+}
+
 // fillRows generates inputs lo..hi−1 into xs on all cores: drawing noise
 // and interpolating paths is serial work that would otherwise idle a core
 // between engine calls.

@@ -175,36 +175,34 @@ func (ig IntegratedGradients) Attribute(ctx context.Context, net engine.Network,
 	if err != nil {
 		return Maps{}, err
 	}
-	base, err := baselines(ig.Baseline, ig.Train, in)
-	if err != nil {
-		return Maps{}, err
-	}
 	dim, S := in.Dim(), len(alpha)
-	sum := make([]float64, len(in.X))
-	err = gradients(ctx, net, in.N*S, ig.Chunk,
-		func(r int, dst []float32) {
-			i, a := r/S, float32(alpha[r%S])
-			x, b := in.Sample(i), base[i*dim:(i+1)*dim]
-			for j := range dst {
-				dst[j] = b[j] + a*(x[j]-b[j])
-			}
-		},
-		func(r int) int { return in.Target[r/S] },
-		func(r int, g []float32) {
-			i, w := r/S, weight[r%S]
-			acc := sum[i*dim : (i+1)*dim]
-			for j, v := range g {
-				acc[j] += w * float64(v)
-			}
-		})
-	if err != nil {
-		return Maps{}, err
-	}
-	out := Maps{Data: make([]float32, len(in.X)), Shape: append([]int{in.N}, in.Shape...)}
-	for j := range out.Data {
-		out.Data[j] = float32(sum[j] * float64(in.X[j]-base[j]))
-	}
-	return out, nil
+	return inBlocks(in, ig.Chunk, func(in Input, _ int, out []float32) error {
+		base, err := baselines(ig.Baseline, ig.Train, in)
+		if err != nil {
+			return err
+		}
+		sum := make([]float64, len(in.X))
+		err = gradients(ctx, net, in.N*S, ig.Chunk,
+			func(r int, dst []float32) {
+				i, a := r/S, float32(alpha[r%S])
+				x, b := in.Sample(i), base[i*dim:(i+1)*dim]
+				for j := range dst {
+					dst[j] = b[j] + a*(x[j]-b[j])
+				}
+			},
+			func(r int) int { return in.Target[r/S] },
+			func(r int, g []float32) {
+				i, w := r/S, weight[r%S]
+				acc := sum[i*dim : (i+1)*dim]
+				for j, v := range g {
+					acc[j] += w * float64(v)
+				}
+			})
+		for j := range out {
+			out[j] = float32(sum[j] * float64(in.X[j]-base[j]))
+		}
+		return err
+	})
 }
 
 // SmoothGrad averages gradients over Gaussian-noised copies of the input
@@ -270,42 +268,41 @@ func (sg SmoothGrad) Attribute(ctx context.Context, net engine.Network, in Input
 		}
 		sigma[i] = float32(sg.NoiseFrac) * (hi - lo)
 	}
-	s1 := make([]float64, len(in.X))
-	s2 := make([]float64, len(in.X))
-	err := gradients(ctx, net, in.N*S, sg.Chunk,
-		func(r int, dst []float32) {
-			// One stream per (sample, draw): maps do not depend on chunking.
-			rng := rand.New(rand.NewPCG(sg.Seed, uint64(r)))
-			i := r / S
-			for j, v := range in.Sample(i) {
-				dst[j] = v + sigma[i]*float32(rng.NormFloat64())
+	return inBlocks(in, sg.Chunk, func(b Input, first int, out []float32) error {
+		s1 := make([]float64, len(b.X))
+		s2 := make([]float64, len(b.X))
+		err := gradients(ctx, net, b.N*S, sg.Chunk,
+			func(r int, dst []float32) {
+				// One stream per (sample, draw) of the whole input: maps
+				// do not depend on chunking.
+				rng := rand.New(rand.NewPCG(sg.Seed, uint64(first*S+r)))
+				i := r / S
+				for j, v := range b.Sample(i) {
+					dst[j] = v + sigma[first+i]*float32(rng.NormFloat64())
+				}
+			},
+			func(r int) int { return b.Target[r/S] },
+			func(r int, g []float32) {
+				i := r / S
+				a, c := s1[i*dim:(i+1)*dim], s2[i*dim:(i+1)*dim]
+				for j, v := range g {
+					a[j] += float64(v)
+					c[j] += float64(v) * float64(v)
+				}
+			})
+		for j := range out {
+			mean, sq := s1[j]/float64(S), s2[j]/float64(S)
+			switch sg.Aggregate {
+			case "mean":
+				out[j] = float32(mean)
+			case "square":
+				out[j] = float32(sq)
+			case "variance":
+				out[j] = float32(math.Max(sq-mean*mean, 0))
 			}
-		},
-		func(r int) int { return in.Target[r/S] },
-		func(r int, g []float32) {
-			i := r / S
-			a, b := s1[i*dim:(i+1)*dim], s2[i*dim:(i+1)*dim]
-			for j, v := range g {
-				a[j] += float64(v)
-				b[j] += float64(v) * float64(v)
-			}
-		})
-	if err != nil {
-		return Maps{}, err
-	}
-	out := Maps{Data: make([]float32, len(in.X)), Shape: append([]int{in.N}, in.Shape...)}
-	for j := range out.Data {
-		mean, sq := s1[j]/float64(S), s2[j]/float64(S)
-		switch sg.Aggregate {
-		case "mean":
-			out.Data[j] = float32(mean)
-		case "square":
-			out.Data[j] = float32(sq)
-		case "variance":
-			out.Data[j] = float32(math.Max(sq-mean*mean, 0))
 		}
-	}
-	return out, nil
+		return err
+	})
 }
 
 // DeepLift propagates multipliers with the rescale rule (Shrikumar et al.
@@ -425,35 +422,33 @@ func (g GradientSHAP) Attribute(ctx context.Context, net engine.Network, in Inpu
 	for r := range draws {
 		draws[r] = draw{rng.IntN(k), rng.Float32()}
 	}
-	acc := make([]float64, len(in.X))
-	err := gradients(ctx, net, in.N*S, g.Chunk,
-		func(r int, dst []float32) {
-			i, d := r/S, draws[r]
-			x, b := in.Sample(i), refs[d.ref*dim:(d.ref+1)*dim]
-			noise := rand.New(rand.NewPCG(g.Seed, uint64(r)+1))
-			for j := range dst {
-				xn := x[j]
-				if g.Stdev > 0 {
-					xn += float32(g.Stdev * noise.NormFloat64())
+	return inBlocks(in, g.Chunk, func(b Input, first int, out []float32) error {
+		acc := make([]float64, len(b.X))
+		err := gradients(ctx, net, b.N*S, g.Chunk,
+			func(r int, dst []float32) {
+				i, d := r/S, draws[first*S+r]
+				x, ref := b.Sample(i), refs[d.ref*dim:(d.ref+1)*dim]
+				noise := rand.New(rand.NewPCG(g.Seed, uint64(first*S+r)+1))
+				for j := range dst {
+					xn := x[j]
+					if g.Stdev > 0 {
+						xn += float32(g.Stdev * noise.NormFloat64())
+					}
+					dst[j] = ref[j] + d.alpha*(xn-ref[j])
 				}
-				dst[j] = b[j] + d.alpha*(xn-b[j])
-			}
-		},
-		func(r int) int { return in.Target[r/S] },
-		func(r int, grad []float32) {
-			i, d := r/S, draws[r]
-			x, b := in.Sample(i), refs[d.ref*dim:(d.ref+1)*dim]
-			a := acc[i*dim : (i+1)*dim]
-			for j, v := range grad {
-				a[j] += float64(v) * float64(x[j]-b[j])
-			}
-		})
-	if err != nil {
-		return Maps{}, err
-	}
-	out := Maps{Data: make([]float32, len(in.X)), Shape: append([]int{in.N}, in.Shape...)}
-	for j := range out.Data {
-		out.Data[j] = float32(acc[j] / float64(S))
-	}
-	return out, nil
+			},
+			func(r int) int { return b.Target[r/S] },
+			func(r int, grad []float32) {
+				i, d := r/S, draws[first*S+r]
+				x, ref := b.Sample(i), refs[d.ref*dim:(d.ref+1)*dim]
+				a := acc[i*dim : (i+1)*dim]
+				for j, v := range grad {
+					a[j] += float64(v) * float64(x[j]-ref[j])
+				}
+			})
+		for j := range out {
+			out[j] = float32(acc[j] / float64(S))
+		}
+		return err
+	})
 }

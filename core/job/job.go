@@ -206,7 +206,7 @@ type Runner struct {
 
 type build struct {
 	once sync.Once
-	b    []byte
+	v    any // the artefact: []byte, *data.Array
 	err  error
 }
 
@@ -438,19 +438,7 @@ func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol) (
 	env.Maps = func(ctx context.Context, split string) ([]float32, error) {
 		ds := splits[split]
 		key := store.Key("maps", base, label, s.Reduce, t.Seed, split, ds.Len())
-		a, ok, err := r.Cache.GetNPY(key) // streamed: never the file's bytes and the array at once
-		var damaged *store.DamagedError
-		if errors.As(err, &damaged) {
-			r.emit(Event{Kind: Repaired, Err: damaged.Error() + "; rebuilding it"})
-			ok, err = false, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			return a.Data, nil
-		}
-		b, err := r.artefact(ctx, key, ".npy", func() ([]byte, error) {
+		a, err := r.array(ctx, key, func() (*data.Array, error) {
 			progress(fmt.Sprintf("%s maps of %d %s samples", label, ds.Len(), split), 0, 1)
 			var maps []float32
 			err := protocol.Stage(ctx, "maps", func(ctx context.Context) error {
@@ -458,19 +446,11 @@ func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol) (
 				maps, err = attribute(ctx, method, steps, s.Reduce, net, ds)
 				return err
 			})
-			if err != nil {
-				return nil, err
-			}
 			fs := protocol.FeatureShape(ds.Shape)
-			var buf bytes.Buffer
-			err = data.EncodeNPY(&buf, []int{ds.Len(), fs[1], fs[2]}, maps)
-			return buf.Bytes(), err
+			return &data.Array{Shape: []int{ds.Len(), fs[1], fs[2]}, Data: maps}, err
 		})
 		if err != nil {
 			return nil, err
-		}
-		if a, err = data.ParseNPY(b); err != nil {
-			return nil, fmt.Errorf("cached maps %s: %w", r.Cache.Path(key, ".npy"), err)
 		}
 		return a.Data, nil
 	}
@@ -616,10 +596,49 @@ func (r *Runner) data(d int, seed uint64, m *model.Model) (*data.Dataset, *data.
 }
 
 // artefact returns the cached bytes under key, building and storing them
-// first when they are not there; concurrent tasks wait for one build. A
-// build cancelled with its task's context is not a failure: the waiting
-// tasks whose own context lives build it again.
+// first when they are not there (once).
 func (r *Runner) artefact(ctx context.Context, key, ext string, make func() ([]byte, error)) ([]byte, error) {
+	v, err := r.once(ctx, key, func() (any, bool, error) {
+		b, ok, err := r.Cache.Get(key, ext)
+		return b, ok, err
+	}, func() (any, error) {
+		b, err := make()
+		if err == nil {
+			err = r.Cache.Put(key, ext, b)
+		}
+		return b, err
+	})
+	b, _ := v.([]byte)
+	return b, err
+}
+
+// array is artefact for a .npy array, streamed from and to the cache so
+// that it is never held beside its encoded bytes (a training set's maps
+// are hundreds of MB). The array is shared by the tasks that ask at once:
+// they must not change it.
+func (r *Runner) array(ctx context.Context, key string, make func() (*data.Array, error)) (*data.Array, error) {
+	v, err := r.once(ctx, key, func() (any, bool, error) {
+		a, ok, err := r.Cache.GetNPY(key)
+		return a, ok, err
+	}, func() (any, error) {
+		a, err := make()
+		if err == nil {
+			err = r.Cache.PutNPY(key, a.Shape, a.Data)
+		}
+		return a, err
+	})
+	a, _ := v.(*data.Array)
+	return a, err
+}
+
+// once gets what the cache holds under key (get), or makes and stores it
+// (make) when it holds nothing or a damaged entry (moved aside, reported
+// and made again); concurrent tasks wait for one build. A build cancelled
+// with its task's context is not a failure: the waiting tasks whose own
+// context lives build it again. Once built or read, the runner forgets it
+// — later callers read the cache — so that it holds no artefact beyond its
+// users.
+func (r *Runner) once(ctx context.Context, key string, get func() (any, bool, error), make func() (any, error)) (any, error) {
 	for {
 		r.mu.Lock()
 		b := r.builds[key]
@@ -630,7 +649,7 @@ func (r *Runner) artefact(ctx context.Context, key, ext string, make func() ([]b
 		r.mu.Unlock()
 		b.once.Do(func() {
 			var ok bool
-			b.b, ok, b.err = r.Cache.Get(key, ext)
+			b.v, ok, b.err = get()
 			var damaged *store.DamagedError
 			if errors.As(b.err, &damaged) { // moved aside: build it again
 				r.emit(Event{Kind: Repaired, Err: damaged.Error() + "; rebuilding it"})
@@ -639,26 +658,21 @@ func (r *Runner) artefact(ctx context.Context, key, ext string, make func() ([]b
 			if ok || b.err != nil {
 				return
 			}
-			if b.b, b.err = make(); b.err == nil {
-				b.err = r.Cache.Put(key, ext, b.b)
-			}
+			b.v, b.err = make()
 		})
 		if b.err == nil {
-			// Built or read: later callers read the cache, so that the
-			// runner holds no artefact's bytes beyond its users (a
-			// training set's maps are hundreds of MB).
 			r.mu.Lock()
 			if r.builds[key] == b {
 				delete(r.builds, key)
 			}
 			r.mu.Unlock()
-			return b.b, nil
+			return b.v, nil
 		}
 		if !errors.Is(b.err, context.Canceled) {
 			// Other failures stay, so that the tasks depending on the
 			// artefact fail at once instead of each building it again; a
 			// resumed run retries them.
-			return b.b, b.err
+			return nil, b.err
 		}
 		r.mu.Lock()
 		if r.builds[key] == b {

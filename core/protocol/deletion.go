@@ -197,15 +197,17 @@ func stepCounts(n, steps int) []int {
 	return c
 }
 
-// rankAll is Orders kept as ranks (perturb.Ranks), the images sorted on
-// every core.
-func rankAll(maps []float32, n int, feats perturb.Features, morf bool) (perturb.Ranks, error) {
+// rankAll is Orders of the maps as the rank choice reads them (ranked),
+// kept as ranks (perturb.Ranks), the images sorted on every core and the
+// magnitudes taken an image at a time (a training set's copy of them is
+// hundreds of MB).
+func rankAll(maps []float32, n int, feats perturb.Features, morf bool, rank string) (perturb.Ranks, error) {
 	hw := feats.H * feats.W
 	r := perturb.NewRanks(n, feats.N())
 	errs := make([]error, n)
 	eachChunk(n, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			s, err := feats.Scores(maps[i*hw : (i+1)*hw])
+			s, err := feats.Scores(ranked(maps[i*hw:(i+1)*hw], rank))
 			if err != nil {
 				errs[i] = fmt.Errorf("map %d: %w", i, err)
 				return

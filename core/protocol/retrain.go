@@ -259,7 +259,7 @@ func removeAndScore(ctx context.Context, env *Env, stage string, rates []float64
 			if err != nil {
 				return err
 			}
-			if ranks[s], err = rankAll(ranked(m, rank), ds.Len(), feats, morf); err != nil {
+			if ranks[s], err = rankAll(m, ds.Len(), feats, morf, rank); err != nil {
 				return fmt.Errorf("%s maps: %w", names[s], err)
 			}
 			if s == 0 {

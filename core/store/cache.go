@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -208,4 +209,53 @@ func (c *Cache) GetNPY(key string) (a *data.Array, ok bool, err error) {
 		return nil, false, c.MoveAside(key, ext, perr)
 	}
 	return a, true, nil
+}
+
+// PutNPY stores an array as a .npy artefact, as Put does, streaming it
+// into the entry: the array is never encoded into memory beside itself.
+func (c *Cache) PutNPY(key string, shape []int, values []float32) error {
+	raw, err := hex.DecodeString(key)
+	if err != nil || len(raw) != sha256.Size {
+		return fmt.Errorf("cache key %q: want the 64 hex digits of a SHA-256", key)
+	}
+	const ext = ".npy"
+	p := c.Path(key, ext)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("save %s: %w", p, err)
+	}
+	defer os.Remove(f.Name())
+	h := sha256.New()
+	h.Write(raw)
+	h.Write([]byte(ext))
+	w := bufio.NewWriterSize(f, 1<<20)
+	w.Write([]byte(entryMagic))
+	w.Write(raw)
+	w.Write(make([]byte, sha256.Size)) // the sum, written once known
+	err = data.EncodeNPY(io.MultiWriter(w, h), shape, values)
+	if err == nil {
+		err = w.Flush()
+	}
+	if err == nil {
+		_, err = f.WriteAt(h.Sum(nil), int64(len(entryMagic)+sha256.Size))
+	}
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), p)
+	}
+	if err != nil {
+		return fmt.Errorf("save %s: %w", p, err)
+	}
+	return nil
 }
