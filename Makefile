@@ -11,7 +11,7 @@ PKGS_APT := libopenblas0-pthread dataset-fashion-mnist python3-sklearn python3-t
             libxxf86vm-dev pkg-config gcc x11-apps netpbm
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build run test bench bench-compare screenshots shipped-model package fuzz lint clean prior
+.PHONY: deps build run test bench bench-compare bench-campaigns screenshots shipped-model package fuzz lint clean prior
 
 # deps installs the Debian packages the build and the tests need; it does
 # nothing when they are all present.
@@ -39,6 +39,11 @@ test: deps
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./core/...
 	$(BIN)/faithlab-cli bench
+
+# bench-campaigns runs the shipped campaigns from a clean folder and prints
+# wall time, peak RSS and time by stage, with the machine (scripts/bench-campaigns).
+bench-campaigns: build
+	scripts/bench-campaigns
 
 bench-compare: build
 	$(BIN)/faithlab-cli bench-compare --peer ../shared/bench/torch_peer.py --only cnn,unet,road --rounds 2
