@@ -52,6 +52,10 @@ func (p *progress) show(events <-chan job.Event) {
 			p.line("note: " + e.Err)
 		case job.Warning:
 			p.line("warning: " + e.Err)
+		case job.Note:
+			if !p.quiet {
+				p.line("note: " + e.Err)
+			}
 		case job.Cancelled:
 			p.line(fmt.Sprintf("[%d/%d] %s: cancelled; a resume runs it", e.Done, e.Total, e.Task))
 		case job.Skipped:

@@ -200,8 +200,21 @@ func (c *Campaign) Run(ctx context.Context, o Options) (Outcome, error) {
 			o.Events <- job.Event{Time: time.Now(), Kind: n.kind, Err: n.text}
 		}
 	}
+	plan, err := c.Memory()
+	if err != nil {
+		return out, err
+	}
+	limit := max(int64(float64(plan.Peak)*1.2), 512<<20)
 	if s.MemoryGB > 0 {
-		defer debug.SetMemoryLimit(debug.SetMemoryLimit(int64(s.MemoryGB * (1 << 30))))
+		cap := int64(s.MemoryGB * (1 << 30))
+		if plan.Live > cap {
+			return out, fmt.Errorf("the campaign needs about %s at once and memory_gb caps it at %s: raise the cap, run fewer tasks at once (workers), or evaluate fewer samples", gib(plan.Live), gib(cap))
+		}
+		limit = cap
+	}
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(limit))
+	if o.Events != nil {
+		o.Events <- job.Event{Time: time.Now(), Kind: job.Note, Err: fmt.Sprintf("planned %s; the collector holds it near %s", plan, gib(limit))}
 	}
 	cache, err := c.CacheDir()
 	if err != nil {

@@ -31,6 +31,8 @@ type Size struct {
 	Images      float64 // training images (one per sample and epoch) and map passes
 	PriorPasses float64 // samples through a diffusion prior's network, one per sampler step (GOAR's projections, FUD's in-painting)
 	Seconds     float64 // Images and PriorPasses at the measured speeds, at most: early stopping ends sooner
+	// Memory is the campaign's memory plan (Campaign.Memory).
+	Memory MemoryPlan
 	// HalfWidths bound the 95 % intervals of each protocol's headline
 	// score to expect from the test inputs it evaluates, before anything
 	// runs: so that a user can choose how many before spending an hour.
@@ -131,7 +133,9 @@ func (c *Campaign) Estimate(ctx context.Context, speed float64, kernel gemm.Kern
 	if speed > 0 { // else Seconds stays 0: the prior passes are timed only with it
 		z.Seconds += z.Images / speed
 	}
-	return z, nil
+	var err error
+	z.Memory, err = c.Memory()
+	return z, err
 }
 
 // Measure sizes the campaign on this machine: it measures the training
@@ -172,6 +176,9 @@ func (z Size) String() string {
 	if z.Seconds > 0 {
 		out += fmt.Sprintf(" About %s here at most (early stopping ends training sooner; the protocols' classifier passes are not counted).",
 			(time.Duration(z.Seconds) * time.Second).Round(time.Second))
+	}
+	if z.Memory.Peak > 0 {
+		out += " " + strings.ToUpper(z.Memory.String()[:1]) + z.Memory.String()[1:] + "."
 	}
 	if len(z.HalfWidths) > 0 {
 		var parts []string

@@ -153,6 +153,7 @@ const (
 	Skipped  Kind = "skipped"  // done by an earlier run
 	Repaired Kind = "repaired" // a damaged cache entry or record was set aside and is rebuilt; Err says which
 	Warning  Kind = "warning"  // something the user should know (a file without a checksum, say); Err says what
+	Note     Kind = "note"     // what the runner planned (its memory, say); Err says what
 	// Cancelled: stopped alone (TaskControl.Cancel) and not recorded, so
 	// that a resumed run does it again.
 	Cancelled Kind = "cancelled"

@@ -92,3 +92,57 @@ func (f FUD) PriorPasses(ctx context.Context, env *Env) (diffusion.Prior, float6
 	}
 	return p, float64(min(f.Samples, env.Test.Len()) * len(f.Ratios) * f.Steps), nil
 }
+
+// Footprint is what one run of a protocol holds at its peak beside the
+// data it is given, per input of each split it evaluates, in bytes: its
+// maps, ranks and perturbed copies. dim is an input's values, hw a map's
+// (its H×W); train is 0 for a protocol that does not touch the training
+// set. A campaign plans its memory from it (the network's own buffers are
+// the engine's, counted apart).
+type Footprint struct{ Train, Test float64 }
+
+// Footprinter is a protocol that says its Footprint.
+type Footprinter interface {
+	Footprint(dim, hw int) Footprint
+}
+
+// FootprintOf is p's Footprint; a protocol that does not say holds its
+// test maps and a perturbed copy of what it evaluates.
+func FootprintOf(p Protocol, dim, hw int) Footprint {
+	if f, ok := p.(Footprinter); ok {
+		return f.Footprint(dim, hw)
+	}
+	return Footprint{Test: float64(4*hw + 4*dim)}
+}
+
+// removalFootprint is removeAndScore's per input of a split: the maps and
+// the ranks they give (the maps freed, not yet collected, when the split's
+// perturbed copy is made), and that copy.
+func removalFootprint(dim, hw int) float64 { return float64(4*hw + 2*hw + 4*dim) }
+
+// Footprint implements Footprinter.
+func (r ROAR) Footprint(dim, hw int) Footprint {
+	f := removalFootprint(dim, hw)
+	return Footprint{Train: f, Test: f}
+}
+
+// Footprint implements Footprinter.
+func (r ROAD) Footprint(dim, hw int) Footprint {
+	f := removalFootprint(dim, hw)
+	if r.Retrain {
+		return Footprint{Train: f, Test: f}
+	}
+	return Footprint{Test: f}
+}
+
+// Footprint implements Footprinter: the proxy's masked training batches are
+// small; the test set as ROAR's.
+func (EvalX) Footprint(dim, hw int) Footprint { return Footprint{Test: removalFootprint(dim, hw)} }
+
+// Footprint implements Footprinter: each split's maps, shift directions,
+// shifted and projected copies (the projections pass through the cache as
+// bytes too).
+func (g GOAR) Footprint(dim, hw int) Footprint {
+	f := float64(4*hw + 4*dim*4)
+	return Footprint{Train: f, Test: f}
+}
