@@ -22,21 +22,33 @@ import (
 )
 
 // Size is what a campaign does, counted before it runs, and roughly how
-// long that takes on this machine.
+// long that takes on this machine and how much memory.
 type Size struct {
 	Tasks       int
 	BaseModels  int     // models trained to be explained (none with a model file)
 	Retrainings int     // models the protocols train
 	MapSets     int     // maps computed: a method and post-processing on a split
-	Images      float64 // training images (one per sample and epoch) and map passes
+	Images      float64 // training images (one per sample and epoch)
+	MapPasses   float64 // input-gradient passes of the maps (a gradient, one IG step)
 	PriorPasses float64 // samples through a diffusion prior's network, one per sampler step (GOAR's projections, FUD's in-painting)
-	Seconds     float64 // Images and PriorPasses at the measured speeds, at most: early stopping ends sooner
+	Work        protocol.Work
+	Seconds     float64 // all of it at the measured speeds, at most: early stopping ends sooner
 	// Memory is the campaign's memory plan (Campaign.Memory).
 	Memory MemoryPlan
 	// HalfWidths bound the 95 % intervals of each protocol's headline
 	// score to expect from the test inputs it evaluates, before anything
 	// runs: so that a user can choose how many before spending an hour.
 	HalfWidths []HalfWidth
+}
+
+// Speeds are this machine's speeds at what a campaign does, per second:
+// training images, input-gradient passes and forward passes of the
+// campaign's classifier, images filled from a reference and by ROAD's
+// imputation, image pairs compared for quality. A zero speed leaves its
+// work untimed.
+type Speeds struct {
+	Train, Gradient, Forward float64
+	Fill, Impute, Quality    float64
 }
 
 // HalfWidth is the widest a 95 % interval of a protocol's headline score
@@ -54,15 +66,13 @@ type HalfWidth struct {
 }
 
 // Estimate counts the work of the campaign and estimates its time from
-// speed, the training images per second this machine reaches on the
-// campaign's architecture (MeasureSpeed; 0 leaves Seconds 0), and from the
-// speed of each diffusion prior the protocols run, measured here on kernel
-// (MeasurePriorSpeed). The datasets are opened to count their samples and
-// the priors to find where GOAR's projections start. Base models are
-// counted at their full epochs (early stopping usually ends them sooner); a
-// map pass (a gradient, one IG step) costs about one training image; the
-// protocols' own classifier passes are not counted.
-func (c *Campaign) Estimate(ctx context.Context, speed float64, kernel gemm.Kernel) (Size, error) {
+// this machine's speeds (MeasureSpeeds; zero ones leave their work
+// untimed) and from the speed of each diffusion prior the protocols run,
+// measured here on kernel (MeasurePriorSpeed). The datasets are opened to
+// count their samples and the priors to find where GOAR's projections
+// start. Base models are counted at their full epochs (early stopping
+// usually ends them sooner).
+func (c *Campaign) Estimate(ctx context.Context, sp Speeds, kernel gemm.Kernel) (Size, error) {
 	s := c.Spec
 	var z Size
 	z.Tasks = len(c.Tasks(job.Shard{}))
@@ -92,6 +102,7 @@ func (c *Campaign) Estimate(ctx context.Context, speed float64, kernel gemm.Kern
 			z.Retrainings += k * len(s.Seeds)
 			z.Images += float64(k*s.Retrain.Epochs*trainN) * float64(len(s.Seeds))
 			retrains = retrains || k > 0
+			z.Work = z.Work.Add(protocol.WorkOf(pr, trainN, testN, trainSet.Shape), float64(len(s.Methods)*len(s.Post)*len(s.Seeds)))
 			r, ok := pr.(protocol.PriorRunner)
 			if !ok {
 				continue
@@ -102,7 +113,7 @@ func (c *Campaign) Estimate(ctx context.Context, speed float64, kernel gemm.Kern
 			}
 			n *= float64(len(s.Methods) * len(s.Post))
 			z.PriorPasses += n * float64(len(s.Seeds))
-			if prior != nil && n > 0 && speed > 0 {
+			if prior != nil && n > 0 && sp.Train > 0 {
 				v, err := MeasurePriorSpeed(ctx, prior)
 				if err != nil {
 					return z, err
@@ -125,29 +136,33 @@ func (c *Campaign) Estimate(ctx context.Context, speed float64, kernel gemm.Kern
 					n += trainN
 				}
 				z.MapSets += len(s.Post) * map[bool]int{false: 1, true: 2}[retrains]
-				z.Images += attr.PassesOf(meth) * float64(n)
+				z.MapPasses += attr.PassesOf(meth) * float64(n)
 			}
 			z.Seconds += seconds
 		}
 	}
-	if speed > 0 { // else Seconds stays 0: the prior passes are timed only with it
-		z.Seconds += z.Images / speed
+	w := z.Work
+	for _, t := range []struct{ n, v float64 }{{z.Images, sp.Train}, {z.MapPasses, sp.Gradient}, {w.Forward, sp.Forward},
+		{w.Filled - w.Imputed, sp.Fill}, {w.Imputed, sp.Impute}, {w.Quality, sp.Quality}} {
+		if t.v > 0 {
+			z.Seconds += t.n / t.v
+		}
 	}
 	var err error
 	z.Memory, err = c.Memory()
 	return z, err
 }
 
-// Measure sizes the campaign on this machine: it measures the training
-// speed of the campaign's architecture (a model file's own) on its first
-// dataset and estimates with it. A TorchScript model's speed is not
-// measured here: Seconds is then 0.
+// Measure sizes the campaign on this machine: it measures its speeds
+// (MeasureSpeeds) with the campaign's architecture (a model file's own) on
+// its first dataset and estimates with them. A TorchScript model's speeds
+// are not measured here: Seconds is then 0.
 func (c *Campaign) Measure(ctx context.Context, kernel gemm.Kernel) (Size, error) {
 	s := c.Spec
 	arch := s.Model.Arch
 	switch {
 	case s.Model.File != "" && model.IsTorchScript(s.Model.File):
-		return c.Estimate(ctx, 0, kernel)
+		return c.Estimate(ctx, Speeds{}, kernel)
 	case s.Model.File != "":
 		m, err := model.Load(s.Model.File, kernel)
 		if err != nil {
@@ -155,15 +170,59 @@ func (c *Campaign) Measure(ctx context.Context, kernel gemm.Kernel) (Size, error
 		}
 		arch = m.Arch
 	}
-	tr, _, err := samples(s.Datasets[0])
+	tr, te, err := samples(s.Datasets[0])
 	if err != nil {
 		return Size{}, err
 	}
-	speed, err := MeasureSpeed(ctx, arch, tr, kernel)
+	sp, err := MeasureSpeeds(ctx, arch, tr, te, kernel)
 	if err != nil {
 		return Size{}, err
 	}
-	return c.Estimate(ctx, speed, kernel)
+	return c.Estimate(ctx, sp, kernel)
+}
+
+// MeasureSpeeds measures this machine's Speeds with a fresh network of
+// arch on train's and test's first inputs, about a second each.
+func MeasureSpeeds(ctx context.Context, arch string, trainSet, testSet *data.Dataset, kernel gemm.Kernel) (Speeds, error) {
+	var sp Speeds
+	var err error
+	if sp.Train, err = MeasureSpeed(ctx, arch, trainSet, kernel); err != nil {
+		return sp, err
+	}
+	m, err := model.New(arch, trainSet, kernel, 1)
+	if err != nil {
+		return sp, err
+	}
+	probe := testSet.Head(min(testSet.Len(), 1024))
+	n, dim := probe.Len(), probe.Dim()
+	timed := func(f func() error) (float64, error) {
+		t0 := time.Now()
+		k := 0
+		for k == 0 || time.Since(t0) < 500*time.Millisecond {
+			if err := f(); err != nil {
+				return 0, err
+			}
+			k++
+		}
+		return float64(k*n) / time.Since(t0).Seconds(), nil
+	}
+	if sp.Forward, err = timed(func() error { _, err := engine.Logits(ctx, m.Net, probe.X[:n*dim], n); return err }); err != nil {
+		return sp, err
+	}
+	ones := func(first int, _, d []float32) {
+		clear(d)
+		for r := range len(d) / m.Net.Classes() {
+			d[r*m.Net.Classes()] = 1
+		}
+	}
+	if sp.Gradient, err = timed(func() error {
+		_, err := engine.Differentiate(ctx, m.Net, probe.X[:n*dim], n, engine.InputGrad, ones)
+		return err
+	}); err != nil {
+		return sp, err
+	}
+	sp.Fill, sp.Impute, sp.Quality, err = protocol.MeasureWorkSpeeds(ctx, testSet)
+	return sp, err
 }
 
 // String words the size for a person about to launch the campaign.
@@ -174,7 +233,7 @@ func (z Size) String() string {
 	}
 	out := fmt.Sprintf("%d tasks; %d base model(s) and %d retrainings to train; %d map sets%s.", z.Tasks, z.BaseModels, z.Retrainings, z.MapSets, prior)
 	if z.Seconds > 0 {
-		out += fmt.Sprintf(" About %s here at most (early stopping ends training sooner; the protocols' classifier passes are not counted).",
+		out += fmt.Sprintf(" About %s here (training, maps, the protocols' passes and fills at this machine's measured speeds; early stopping ends training sooner).",
 			(time.Duration(z.Seconds) * time.Second).Round(time.Second))
 	}
 	if z.Memory.Peak > 0 {

@@ -78,19 +78,29 @@ seeds: [4]
 
 func TestEstimateCountsTheCampaignsWork(t *testing.T) {
 	c := load(t, t.TempDir())
-	z, err := c.Estimate(context.Background(), 1000, best())
+	z, err := c.Estimate(context.Background(), Speeds{Train: 1000, Gradient: 2000}, best())
 	if err != nil {
 		t.Fatal(err)
 	}
 	// campaignSpec: 3 methods × (ROAR at 5 rates, deletion); gmm capped
 	// at 3000 training and 300 test samples; one seed.
 	want := Size{Tasks: 6, BaseModels: 1, Retrainings: 15, MapSets: 6,
-		Images: 3*3000 + 15*3*3000 + (1+1+0)*(3000+300)}
-	if z.Tasks != want.Tasks || z.BaseModels != want.BaseModels || z.Retrainings != want.Retrainings || z.MapSets != want.MapSets || z.Images != want.Images {
+		Images: 3*3000 + 15*3*3000, MapPasses: (1 + 1 + 0) * (3000 + 300)}
+	if z.Tasks != want.Tasks || z.BaseModels != want.BaseModels || z.Retrainings != want.Retrainings || z.MapSets != want.MapSets || z.Images != want.Images || z.MapPasses != want.MapPasses {
 		t.Errorf("size %+v, want %+v", z, want)
 	}
-	if z.Seconds != z.Images/1000 {
-		t.Errorf("%g s for %g images at 1000 images/s", z.Seconds, z.Images)
+	if z.Seconds != z.Images/1000+z.MapPasses/2000 {
+		t.Errorf("%g s for %g images at 1000 images/s and %g map passes at 2000/s", z.Seconds, z.Images, z.MapPasses)
+	}
+	// ROAR: per rate, the 300 test inputs through the retrained model
+	// and their energies, beside the explained model's energies once;
+	// deletion: 100 inputs on 20 + 1 steps (gmm's 20 features each
+	// removed alone) of both orders, the clean energies and the energies
+	// at three fractions. For 3 methods.
+	roar := 300 + 5*(300+300)
+	deletion := 100 + 2*(100*21+3*100)
+	if want := float64(3 * (roar + deletion)); z.Work.Forward != want {
+		t.Errorf("%g forward passes, want %g", z.Work.Forward, want)
 	}
 }
 
@@ -109,7 +119,7 @@ protocols:
   - {name: fud, params: {samples: 10, ratios: [0.5, 0.2], steps: 20}}
 retrain: {epochs: 1}
 `)
-	z, err := c.Estimate(context.Background(), 1000, best())
+	z, err := c.Estimate(context.Background(), Speeds{Train: 1000}, best())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,11 @@ package protocol
 import (
 	"context"
 	"fmt"
+	"strings"
+	"time"
+
+	"faithlab/core/data"
+	"faithlab/core/perturb"
 
 	"faithlab/core/diffusion"
 )
@@ -145,4 +150,182 @@ func (EvalX) Footprint(dim, hw int) Footprint { return Footprint{Test: removalFo
 func (g GOAR) Footprint(dim, hw int) Footprint {
 	f := float64(4*hw + 4*dim*4)
 	return Footprint{Train: f, Test: f}
+}
+
+// Work is what one run of a protocol computes besides training models and
+// running a prior (Retrainer, PriorRunner count those), counted before it
+// runs: what a front end times with this machine's measured speeds.
+type Work struct {
+	Forward float64 // inputs through the classifier for their logits
+	Filled  float64 // images whose removed pixels are filled (masks and references)
+	Imputed float64 // images filled by ROAD's noisy linear imputation, much dearer (counted in Filled too)
+	Quality float64 // image pairs compared by SSIM, MS-SSIM and GMSD
+}
+
+// Worker is a protocol that counts its Work on sets of trainN and testN
+// inputs of the given shape (C, H, W).
+type Worker interface {
+	Work(trainN, testN int, shape []int) Work
+}
+
+// WorkOf is p's Work; a protocol that does not count passes each test
+// input through the classifier once.
+func WorkOf(p Protocol, trainN, testN int, shape []int) Work {
+	if w, ok := p.(Worker); ok {
+		return w.Work(trainN, testN, shape)
+	}
+	return Work{Forward: float64(testN)}
+}
+
+// shiftWork is one measureShift on n inputs: their energies and, for
+// images, the quality of the first ssimImages.
+func shiftWork(n int) Work {
+	return Work{Forward: float64(n), Quality: float64(min(n, ssimImages))}
+}
+
+// Add returns w + v, v k times.
+func (w Work) Add(v Work, k float64) Work {
+	return Work{Forward: w.Forward + k*v.Forward, Filled: w.Filled + k*v.Filled, Imputed: w.Imputed + k*v.Imputed, Quality: w.Quality + k*v.Quality}
+}
+
+// filling is the Work of filling n images from the reference.
+func filling(ref string, n int) Work {
+	w := Work{Filled: float64(n)}
+	if strings.HasPrefix(ref, "road") {
+		w.Imputed = float64(n)
+	}
+	return w
+}
+
+// Work implements Worker: per order, every step of the curve of every
+// evaluated input, and the shift at three fractions.
+func (d Deletion) Work(_, testN int, shape []int) Work {
+	d = d.defaults()
+	n := min(d.Samples, testN)
+	features := d.Grid * d.Grid
+	if fs := FeatureShape(shape); fs[1] == 1 || d.Grid > fs[1] {
+		features = fs[1] * fs[2] // tabular rows: every feature on its own
+	}
+	steps := len(stepCounts(features, d.Steps))
+	w := Work{Forward: float64(n)} // the clean energies
+	per := Work{Forward: float64(n * steps)}.Add(filling(d.Reference, n*steps), 1)
+	per = per.Add(shiftWork(n).Add(filling(d.Reference, n), 1), float64(len(shiftFractions)))
+	return w.Add(per, 2)
+}
+
+// removalWork is removeAndScore's per rate.
+func removalWork(ref string, trainN, testN int, retrain bool) Work {
+	w := Work{Forward: float64(testN)}.Add(filling(ref, testN), 1).Add(shiftWork(testN), 1)
+	if retrain {
+		w = w.Add(filling(ref, trainN), 1)
+	}
+	return w
+}
+
+// Work implements Worker.
+func (r ROAR) Work(trainN, testN int, _ []int) Work {
+	r = r.defaults()
+	return Work{Forward: float64(testN)}.Add(removalWork(r.Reference, trainN, testN, true), float64(len(r.Rates)))
+}
+
+// Work implements Worker.
+func (r ROAD) Work(trainN, testN int, _ []int) Work {
+	r = r.defaults()
+	return Work{Forward: float64(testN)}.Add(removalWork(r.Reference, trainN, testN, r.Retrain), float64(2*len(r.Rates)))
+}
+
+// Work implements Worker.
+func (e EvalX) Work(trainN, testN int, _ []int) Work {
+	e = e.defaults()
+	return Work{Forward: float64(testN)}.Add(removalWork("zero", trainN, testN, false), float64(len(e.Rates)))
+}
+
+// Work implements Worker: per strength, the test set through the retrained
+// model and its shift.
+func (g GOAR) Work(trainN, testN int, _ []int) Work {
+	g = g.defaults()
+	return Work{Forward: float64(testN)}.Add(Work{Forward: float64(testN)}.Add(shiftWork(testN), 1), float64(len(g.Strengths)))
+}
+
+// Work implements Worker: per ratio, the in-painted inputs through the
+// classifier and their shift (the in-painting itself is the prior's).
+func (f FUD) Work(_, testN int, _ []int) Work {
+	f = f.defaults()
+	n := min(f.Samples, testN)
+	return Work{Forward: float64(2 * n)}.Add(Work{Forward: float64(n)}.Add(shiftWork(n), 1), float64(len(f.Ratios)))
+}
+
+// Work implements Worker: every subset of every size for every image.
+func (s SensitivityN) Work(_, testN int, _ []int) Work {
+	s = s.defaults()
+	n := min(s.Samples, testN)
+	k := len(s.Ns) * s.Subsets
+	return Work{Forward: float64(n * (1 + k))}.Add(filling(s.Reference, n*k), 1)
+}
+
+// Work implements Worker: every draw for every image.
+func (f Infidelity) Work(_, testN int, _ []int) Work {
+	f = f.defaults()
+	n := min(f.Samples, testN)
+	return Work{Forward: float64(n * (1 + f.Draws))}
+}
+
+// Work implements Worker: the predicted classes only.
+func (g GroundTruth) Work(_, testN int, _ []int) Work { return Work{Forward: float64(testN)} }
+
+// MeasureWorkSpeeds times, for a few seconds at most, what Work counts
+// besides the classifier's passes on ds's first test inputs: images filled
+// from a plain reference, images filled by ROAD's imputation, and image
+// pairs compared for quality, per second (0 where ds has no images).
+func MeasureWorkSpeeds(ctx context.Context, ds *data.Dataset) (fill, impute, quality float64, err error) {
+	n := min(ds.Len(), 64)
+	if n == 0 {
+		return 0, 0, 0, fmt.Errorf("no inputs to time")
+	}
+	shape := FeatureShape(ds.Shape)
+	hw := shape[1] * shape[2]
+	x := ds.X[:n*ds.Dim()]
+	keeps := make([]float32, n*hw)
+	for i := range keeps {
+		keeps[i] = float32(i % 2) // every other pixel removed
+	}
+	timed := func(f func() error) (float64, error) {
+		t0 := time.Now()
+		k := 0
+		for k == 0 || time.Since(t0).Seconds() < 0.3 {
+			if err := f(); err != nil {
+				return 0, err
+			}
+			k++
+		}
+		return float64(k*n) / time.Since(t0).Seconds(), nil
+	}
+	buf := make([]float32, len(x))
+	if fill, err = timed(func() error {
+		copy(buf, x)
+		return perturb.FillAll(ctx, perturb.Zero{}, buf, shape, keeps, 1, 0)
+	}); err != nil {
+		return 0, 0, 0, err
+	}
+	if shape[1] >= 3 && shape[2] >= 3 {
+		road, _ := perturb.ParseReference("road:0.01", nil)
+		if impute, err = timed(func() error {
+			copy(buf, x)
+			return perturb.FillAll(ctx, road, buf, shape, keeps, 1, 0)
+		}); err != nil {
+			return 0, 0, 0, err
+		}
+		span := 1.0
+		quality, err = timed(func() error {
+			c, h, w := ds.Shape[0], ds.Shape[1], ds.Shape[2]
+			for p := range n * c {
+				a, b := x[p*h*w:(p+1)*h*w], buf[p*h*w:(p+1)*h*w]
+				ssim(a, b, h, w, span)
+				msssim(a, b, h, w, span)
+				gmsd(a, b, h, w, span)
+			}
+			return nil
+		})
+	}
+	return fill, impute, quality, err
 }
