@@ -146,6 +146,16 @@ func inBlocks(in Input, chunk int, f func(block Input, first int, out []float32)
 	return out, nil
 }
 
+// reuse returns buf resliced to n zeros, growing it only when too small.
+func reuse(buf *[]float64, n int) []float64 {
+	if cap(*buf) < n {
+		*buf = make([]float64, n)
+	}
+	*buf = (*buf)[:n]
+	clear(*buf)
+	return *buf
+}
+
 // fillRows generates inputs lo..hi−1 into xs on all cores: drawing noise
 // and interpolating paths is serial work that would otherwise idle a core
 // between engine calls.

@@ -176,12 +176,13 @@ func (ig IntegratedGradients) Attribute(ctx context.Context, net engine.Network,
 		return Maps{}, err
 	}
 	dim, S := in.Dim(), len(alpha)
+	var acc []float64 // a block's sums, reused
 	return inBlocks(in, ig.Chunk, func(in Input, _ int, out []float32) error {
 		base, err := baselines(ig.Baseline, ig.Train, in)
 		if err != nil {
 			return err
 		}
-		sum := make([]float64, len(in.X))
+		sum := reuse(&acc, len(in.X))
 		err = gradients(ctx, net, in.N*S, ig.Chunk,
 			func(r int, dst []float32) {
 				i, a := r/S, float32(alpha[r%S])
@@ -268,9 +269,9 @@ func (sg SmoothGrad) Attribute(ctx context.Context, net engine.Network, in Input
 		}
 		sigma[i] = float32(sg.NoiseFrac) * (hi - lo)
 	}
+	var a1, a2 []float64 // a block's sums, reused
 	return inBlocks(in, sg.Chunk, func(b Input, first int, out []float32) error {
-		s1 := make([]float64, len(b.X))
-		s2 := make([]float64, len(b.X))
+		s1, s2 := reuse(&a1, len(b.X)), reuse(&a2, len(b.X))
 		err := gradients(ctx, net, b.N*S, sg.Chunk,
 			func(r int, dst []float32) {
 				// One stream per (sample, draw) of the whole input: maps
@@ -422,8 +423,9 @@ func (g GradientSHAP) Attribute(ctx context.Context, net engine.Network, in Inpu
 	for r := range draws {
 		draws[r] = draw{rng.IntN(k), rng.Float32()}
 	}
+	var sums []float64 // a block's sums, reused
 	return inBlocks(in, g.Chunk, func(b Input, first int, out []float32) error {
-		acc := make([]float64, len(b.X))
+		acc := reuse(&sums, len(b.X))
 		err := gradients(ctx, net, b.N*S, g.Chunk,
 			func(r int, dst []float32) {
 				i, d := r/S, draws[first*S+r]

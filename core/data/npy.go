@@ -241,12 +241,18 @@ func EncodeNPY(w io.Writer, shape []int, data []float32) error {
 	if _, err := w.Write(buf.Bytes()); err != nil {
 		return err
 	}
-	out := make([]byte, 4*len(data))
-	for i, v := range data {
-		binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(v))
+	// A buffer at a time: an array of hundreds of MB is never doubled.
+	out := make([]byte, 4*min(len(data), 16<<10))
+	for lo := 0; lo < len(data); lo += len(out) / 4 {
+		part := data[lo:min(lo+len(out)/4, len(data))]
+		for i, v := range part {
+			binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(v))
+		}
+		if _, err := w.Write(out[:4*len(part)]); err != nil {
+			return err
+		}
 	}
-	_, err := w.Write(out)
-	return err
+	return nil
 }
 
 // SaveNPY writes a float32 .npy file.

@@ -55,10 +55,15 @@ func (f Features) Of(p int) int { return f.of[p] }
 // Scores sums an H×W map over each feature. A NaN or infinite value is an
 // error: it would rank arbitrarily.
 func (f Features) Scores(m []float32) ([]float32, error) {
+	return f.ScoresInto(make([]float32, f.N()), m)
+}
+
+// ScoresInto is Scores into s (of N values), which it returns.
+func (f Features) ScoresInto(s, m []float32) ([]float32, error) {
 	if len(m) != f.H*f.W {
 		return nil, fmt.Errorf("map of %d values, want %d×%d", len(m), f.H, f.W)
 	}
-	s := make([]float32, f.N())
+	clear(s)
 	for p, v := range m {
 		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
 			return nil, fmt.Errorf("map value %g at pixel (%d, %d)", v, p/f.W, p%f.W)
@@ -73,7 +78,11 @@ func (f Features) Scores(m []float32) ([]float32, error) {
 // both orders (TRACE, Appendix B.1), so the two orders are not reverses of
 // each other when scores tie.
 func Order(scores []float32, morf bool) []int {
-	idx := make([]int, len(scores))
+	return OrderInto(make([]int, len(scores)), scores, morf)
+}
+
+// OrderInto is Order into idx (of len(scores)), which it returns.
+func OrderInto(idx []int, scores []float32, morf bool) []int {
 	for i := range idx {
 		idx[i] = i
 	}

@@ -206,13 +206,21 @@ func rankAll(maps []float32, n int, feats perturb.Features, morf bool, rank stri
 	r := perturb.NewRanks(n, feats.N())
 	errs := make([]error, n)
 	eachChunk(n, func(lo, hi int) {
+		mag, scores, order := make([]float32, hw), make([]float32, feats.N()), make([]int, feats.N())
 		for i := lo; i < hi; i++ {
-			s, err := feats.Scores(ranked(maps[i*hw:(i+1)*hw], rank))
+			m := maps[i*hw : (i+1)*hw]
+			if rank == Magnitude {
+				for j, v := range m {
+					mag[j] = float32(math.Abs(float64(v)))
+				}
+				m = mag
+			}
+			s, err := feats.ScoresInto(scores, m)
 			if err != nil {
 				errs[i] = fmt.Errorf("map %d: %w", i, err)
 				return
 			}
-			r.Set(i, perturb.Order(s, morf))
+			r.Set(i, perturb.OrderInto(order, s, morf))
 		}
 	})
 	return r, errors.Join(errs...)
