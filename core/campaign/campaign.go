@@ -240,7 +240,7 @@ func (c *Campaign) Run(ctx context.Context, o Options) (Outcome, error) {
 	man.ID, man.Spec, man.Faithlab, man.Go, man.Kernel, man.Host, man.CPUs, man.Seeds, man.Shard, man.Cache, man.Ended =
 		c.ID(), hash(c.Raw), model.Version, runtime.Version(), kernel.Name(), host, runtime.NumCPU(), s.Seeds, sh.String(), cache, time.Time{}
 	man.Engine, man.Torch, man.Device = info.Engine, info.Torch, info.Device
-	man.Model = c.modelDigest()
+	man.Model, man.SpecFile = c.modelDigest(), c.Path
 	if err := run.SetManifest(man); err != nil {
 		return out, err
 	}

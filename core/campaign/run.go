@@ -3,6 +3,7 @@ package campaign
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -45,7 +46,17 @@ func Open(dir string) (*Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := spec.Parse(filepath.Join(dir, "spec.yaml"), raw)
+	// The spec's relative paths (a model file, a dataset) resolve where it
+	// was run from, as they did in the run: the task keys hold the model
+	// file's content.
+	man, _ := run.Manifest()
+	path := filepath.Join(dir, "spec.yaml")
+	if f := man.SpecFile; f != "" {
+		if st, err := os.Stat(filepath.Dir(f)); err == nil && st.IsDir() {
+			path = f
+		}
+	}
+	s, err := spec.Parse(path, raw)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +80,6 @@ func Open(dir string) (*Results, error) {
 		}
 		recs, notes = append(recs, more.Records...), append(notes, more.Notes()...)
 	}
-	man, _ := run.Manifest()
 	return &Results{Campaign: &Campaign{Spec: s, Raw: raw}, Dir: dir, Manifest: man, Records: recs, Notes: notes}, nil
 }
 

@@ -7,6 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"faithlab/core/data"
+	"faithlab/core/engine/gemm"
+	"faithlab/core/model"
+	"faithlab/core/train"
 )
 
 // trustSpec is a small campaign whose engine and folders the tests set.
@@ -180,5 +185,44 @@ func TestUserTrustReadsTheConfigurationFile(t *testing.T) {
 		if _, err := UserTrust(); err == nil || !strings.Contains(err.Error(), p) {
 			t.Errorf("%q: %v", bad, err)
 		}
+	}
+}
+
+// A run put elsewhere with --out reads back whole: the spec's relative
+// paths (here its model file) resolve where it was run from, as in the
+// run, so that status and export find every task done.
+func TestARelocatedRunReadsBackWhole(t *testing.T) {
+	dir := t.TempDir()
+	const ref = "gmm:dim=8,samples=400"
+	trainSet, _, err := data.Open(ref, data.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := model.Fit{Arch: "mlp", Config: train.Config{Epochs: 1, Seed: 1}, Train: trainSet, Source: &model.Source{Ref: ref}, Kernel: gemm.Gonum{}}.Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Save(filepath.Join(dir, "m.flm")); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "c.yaml"), []byte("output: run\ndatasets: ['"+ref+"']\nmodel: {file: m.flm}\nmethods: [gradient, random]\nprotocols: [{name: deletion, params: {samples: 20}}]\n"), 0o644)
+	c, err := Load(filepath.Join(dir, "c.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "elsewhere")
+	trust, err := c.Relocate(Trust{}, out, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Run(context.Background(), Options{Kernel: best(), Trust: trust}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := r.Status(); len(st.Done) != 2 || len(st.Missing) != 0 {
+		t.Errorf("%d done, %d missing", len(st.Done), len(st.Missing))
 	}
 }

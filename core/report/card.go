@@ -108,35 +108,43 @@ func randomFinding(r Ranking) Finding {
 	if len(methods) == 0 {
 		return Finding{Value: math.NaN(), Words: "only controls were evaluated"}
 	}
-	var words []string
+	var words, short []string
 	var flag bool
-	var short []string
-	worst := math.Inf(1)
+	beaten := math.Inf(1) // the fewest methods any control falls below, told apart
 	for _, ctl := range controls {
-		above, within := 0, 0
+		var above, within []string
+		apart := 0
 		for _, m := range methods {
-			if oriented(ctl.CI.Estimate, r.Better) >= oriented(m.CI.Estimate, r.Better) {
-				above++
-			}
-			if p, ok := pairOf(r, ctl.Method, m.Method); ok && !p.Differ {
-				within++
+			p, ok := pairOf(r, ctl.Method, m.Method)
+			switch {
+			case oriented(ctl.CI.Estimate, r.Better) >= oriented(m.CI.Estimate, r.Better):
+				above = append(above, inline(m.Method))
+			case ok && !p.Differ:
+				within = append(within, inline(m.Method))
+			default:
+				apart++
 			}
 		}
-		worst = math.Min(worst, float64(len(methods)-above-within))
+		beaten = math.Min(beaten, float64(apart))
+		name := inline(ctl.Method)
 		switch {
-		case above == 0 && within == 0:
-			words = append(words, fmt.Sprintf("%s scores below every method and is told apart from each", ctl.Method))
-		case above == 0:
-			words = append(words, fmt.Sprintf("%s scores below every method, but cannot be told apart from %d of %d", ctl.Method, within, len(methods)))
-			short = append(short, fmt.Sprintf("%s within the noise of %d of %d methods", inline(ctl.Method), within, len(methods)))
+		case len(above) == 0 && len(within) == 0:
+			words = append(words, fmt.Sprintf("%s scores below every method and is told apart from each", name))
+		case len(above) == 0:
+			words = append(words, fmt.Sprintf("%s scores below every method but cannot be told apart from %s", name, strings.Join(within, ", ")))
+			short = append(short, fmt.Sprintf("%s within the noise of %s", name, strings.Join(within, ", ")))
 			flag = true
 		default:
-			words = append(words, fmt.Sprintf("%s scores as well as or better than %d of %d methods (and cannot be told apart from %d)", ctl.Method, above, len(methods), within))
-			short = append(short, fmt.Sprintf("%s scores above %d of %d methods", inline(ctl.Method), above, len(methods)))
+			w := fmt.Sprintf("%s scores as well as or better than %s", name, strings.Join(above, ", "))
+			if len(within) > 0 {
+				w += fmt.Sprintf(", and cannot be told apart from %s", strings.Join(within, ", "))
+			}
+			words = append(words, w)
+			short = append(short, fmt.Sprintf("%s scores above %s", name, strings.Join(above, ", ")))
 			flag = true
 		}
 	}
-	return Finding{Value: worst, Words: strings.Join(words, "; "), Flag: flag, Short: strings.Join(short, "; ")}
+	return Finding{Value: beaten, Words: strings.Join(words, "; "), Flag: flag, Short: strings.Join(short, "; ")}
 }
 
 // pairOf finds the comparison of two methods, in either order.

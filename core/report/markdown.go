@@ -133,7 +133,7 @@ func findingValue(check string, v float64) string {
 	case math.IsInf(v, 1):
 		return "∞"
 	case check == "Random control":
-		return fmt.Sprintf("%.0f apart", v)
+		return fmt.Sprintf("%.0f beat it", v) // methods told apart above the control
 	case check == "Separation":
 		return fmt.Sprintf("%.1f×", v)
 	case check == "Mask shape":

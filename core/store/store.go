@@ -67,7 +67,8 @@ type Record struct {
 // Manifest describes a run: what made it, where and when.
 type Manifest struct {
 	ID       string    `json:"id"`
-	Spec     string    `json:"spec"` // SHA-256 of the spec file
+	Spec     string    `json:"spec"`                // SHA-256 of the spec file
+	SpecFile string    `json:"spec_file,omitempty"` // where it was run from: its relative paths resolve there
 	Faithlab string    `json:"faithlab_version"`
 	Go       string    `json:"go_version"`
 	Kernel   string    `json:"kernel"`
