@@ -65,7 +65,7 @@ func (c *campaign) confidenceFigures(ds string) []Figure {
 // cdHeight leaves room for the axis, the group bars and a row of labels
 // per two methods.
 func cdHeight(r Ranking) vg.Length {
-	return 0.75*vg.Inch + vg.Length((len(r.Methods)+1)/2)*vg.Points(10) + vg.Length(len(r.Methods))*vg.Points(4)
+	return 0.6*vg.Inch + vg.Length((len(r.Methods)+1)/2)*vg.Points(10) + vg.Length(len(r.Methods))*vg.Points(4)
 }
 
 // cdPlot draws a ranking's critical-difference diagram (Demšar 2006): the
@@ -91,13 +91,12 @@ func (d cdDiagram) Plot(c draw.Canvas, _ *plot.Plot) {
 	labels := make([]string, len(ms))
 	var labelW vg.Length
 	for i, m := range ms {
-		labels[i] = fmt.Sprintf("%s  %s  %.2f", inline(m.Method), m.Letters, m.MeanRank)
+		labels[i] = fmt.Sprintf("%s  %s  %.2f", slug(m.Method), m.Letters, m.MeanRank)
 		labelW = max(labelW, ts.Width(labels[i]))
 	}
+	// Labels take the sides; the axis what is left, at least a third.
+	labelW = min(labelW, (c.Max.X-c.Min.X)/3)
 	left, right := c.Min.X+labelW+vg.Points(8), c.Max.X-labelW-vg.Points(8)
-	if right <= left {
-		left, right = c.Min.X+vg.Points(8), c.Max.X-vg.Points(8)
-	}
 	hi := math.Max(2, float64(k))
 	x := func(rank float64) vg.Length { return left + (right-left)*vg.Length((rank-1)/(hi-1)) }
 	axis := draw.LineStyle{Color: color.Black, Width: vg.Points(0.6)}
