@@ -435,13 +435,19 @@ func removeInto(ctx context.Context, dst []float32, ds *data.Dataset, feats pert
 	copy(dst, ds.X)
 	hw, dim, n := feats.H*feats.W, ds.Dim(), ds.Len()
 	keeps := make([]float32, min(n, removeChunk)*hw)
+	tvs := make([]float64, min(n, removeChunk))
 	var tv float64
 	for lo := 0; lo < n; lo += removeChunk {
 		hi := min(lo+removeChunk, n)
-		for i := lo; i < hi; i++ {
-			m := keeps[(i-lo)*hw : (i-lo+1)*hw]
-			keep(m, i)
-			tv += imageops.TotalVariation(m, feats.H, feats.W)
+		eachChunk(hi-lo, func(a, b int) {
+			for i := lo + a; i < lo+b; i++ {
+				m := keeps[(i-lo)*hw : (i-lo+1)*hw]
+				keep(m, i)
+				tvs[i-lo] = imageops.TotalVariation(m, feats.H, feats.W)
+			}
+		})
+		for _, v := range tvs[:hi-lo] { // in order: the same sum on any number of cores
+			tv += v
 		}
 		if err := perturb.FillAll(ctx, ref, dst[lo*dim:hi*dim], FeatureShape(ds.Shape), keeps[:(hi-lo)*hw], seed, uint64(lo)); err != nil {
 			return 0, err

@@ -109,13 +109,19 @@ func shiftOf(ctx context.Context, net engine.Network, cleanEnergy []float64, cle
 	}
 	if c, h, w := shape[0], shape[1], shape[2]; h >= 3 && w >= 3 {
 		s.Image = true
-		var sum, ms, gm float64
 		m := min(n, ssimImages)
-		for p := range m * c {
-			a, b := clean[p*h*w:(p+1)*h*w], perturbed[p*h*w:(p+1)*h*w]
-			sum += ssim(a, b, h, w, span)
-			ms += msssim(a, b, h, w, span)
-			gm += gmsd(a, b, h, w, span)
+		// Each plane on every core, then summed in order: the same sums
+		// on any number of cores.
+		q := make([][3]float64, m*c)
+		eachChunk(m*c, func(lo, hi int) {
+			for p := lo; p < hi; p++ {
+				a, b := clean[p*h*w:(p+1)*h*w], perturbed[p*h*w:(p+1)*h*w]
+				q[p] = [3]float64{ssim(a, b, h, w, span), msssim(a, b, h, w, span), gmsd(a, b, h, w, span)}
+			}
+		})
+		var sum, ms, gm float64
+		for _, v := range q {
+			sum, ms, gm = sum+v[0], ms+v[1], gm+v[2]
 		}
 		s.SSIM, s.MSSSIM, s.GMSD = sum/float64(m*c), ms/float64(m*c), gm/float64(m*c)
 	}
