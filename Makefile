@@ -64,7 +64,7 @@ test: deps
 # temporary folder, and is stopped by pid at the end (internal/localcluster).
 test-cluster: deps-cluster build
 	$(GO) vet -tags cluster ./cmd/faithlab-cli ./core/campaign ./internal/...
-	FAITHLAB_CLI=$(abspath $(BIN)/faithlab-cli) $(GO) test -tags cluster -count=1 -timeout 20m -run '^TestReal' -v ./cmd/faithlab-cli ./core/campaign
+	FAITHLAB_CLI=$(abspath $(BIN)/faithlab-cli) $(GO) test -tags cluster -count=1 -p 1 -timeout 20m -run '^TestReal' -v ./cmd/faithlab-cli ./core/campaign
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./core/...

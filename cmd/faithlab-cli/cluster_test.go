@@ -98,11 +98,22 @@ func TestRealSlurmArrayShardKilledResubmittedAndMergedEqualsOneProcess(t *testin
 		return b.String()
 	}
 
+	t.Cleanup(func() {
+		if t.Failed() {
+			out, _ := slurm.Command("scontrol", "--oneliner", "show", "job").CombinedOutput()
+			t.Logf("the cluster's jobs:\n%s\nthe shards' logs:\n%s", out, logs())
+		}
+	})
 	t0 := time.Now()
 	shards, merge := submit()
 	shard2 := filepath.Join(dir, "run", "shards", "2-of-4")
 	records := filepath.Join(shard2, "results.jsonl")
-	localcluster.WaitFor(t, "shard 2's first task", 5*time.Minute, func() bool { return countLines(records) >= 1 })
+	localcluster.WaitFor(t, "shard 2's first task", 5*time.Minute, func() bool {
+		if s := slurm.JobStates(t, shards)[shards+"_2"]; ended(s) {
+			t.Fatalf("shard 2 ended %s before its first task did", s)
+		}
+		return countLines(records) >= 1
+	})
 	holder, err := os.ReadFile(filepath.Join(shard2, "lock"))
 	if err != nil {
 		t.Fatal(err)

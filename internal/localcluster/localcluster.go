@@ -36,6 +36,19 @@ func WaitFor(t testing.TB, what string, limit time.Duration, cond func() bool) {
 	}
 }
 
+// shortTempDir is a temporary folder with a short path, removed at the
+// test's end: t.TempDir's names the test, and a Unix socket's path in it
+// (slurmstepd's, munged's) may pass the 108 bytes the kernel allows.
+func shortTempDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "faithlab-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
 // freePort is a TCP port on 127.0.0.1 that nothing listens on now.
 func freePort(t testing.TB) int {
 	t.Helper()
@@ -57,12 +70,12 @@ func need(t testing.TB, progs ...string) {
 	}
 }
 
-// start runs a daemon in the foreground with its output in dir/NAME.log,
+// start runs a daemon in the foreground with its output in dir/NAME.out,
 // killed with this process (Pdeathsig) and stopped by pid at cleanup:
 // SIGTERM, then SIGKILL after 10 s.
 func start(t testing.TB, dir string, env []string, name string, args ...string) *exec.Cmd {
 	t.Helper()
-	log, err := os.Create(filepath.Join(dir, filepath.Base(name)+".log"))
+	log, err := os.Create(filepath.Join(dir, filepath.Base(name)+".out"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,10 +100,12 @@ func start(t testing.TB, dir string, env []string, name string, args ...string) 
 	return cmd
 }
 
-// logOf is the output of a daemon start started (its program's base name).
+// logOf is what a daemon start started (its program's base name) wrote
+// to its output and to its log file dir/NAME.log.
 func logOf(dir, name string) string {
-	b, _ := os.ReadFile(filepath.Join(dir, name+".log"))
-	return string(b)
+	out, _ := os.ReadFile(filepath.Join(dir, name+".out"))
+	log, _ := os.ReadFile(filepath.Join(dir, name+".log"))
+	return string(out) + string(log)
 }
 
 // marked lists the processes but this one whose environment holds

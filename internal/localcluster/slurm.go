@@ -45,7 +45,7 @@ func (s *Slurm) Run(t testing.TB, name string, args ...string) string {
 func StartSlurm(t testing.TB) *Slurm {
 	t.Helper()
 	need(t, "munged", "slurmctld", "slurmd", "sbatch", "squeue", "scontrol", "scancel", "sinfo")
-	dir := t.TempDir()
+	dir := shortTempDir(t)
 	s := &Slurm{Dir: dir, Conf: filepath.Join(dir, "slurm.conf")}
 	marker := "SLURM_CONF=" + s.Conf
 	t.Cleanup(func() { killMarked(t, marker) }) // runs last: after the daemons stop
@@ -82,6 +82,9 @@ StateSaveLocation=%[5]s/state
 SlurmdSpoolDir=%[5]s/spool
 SlurmctldPidFile=%[5]s/slurmctld.pid
 SlurmdPidFile=%[5]s/slurmd.pid
+# slurmd's log file is also where each job's slurmstepd logs.
+SlurmdLogFile=%[5]s/slurmd.log
+SlurmdDebug=verbose
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 SelectType=select/cons_tres
@@ -145,6 +148,9 @@ func (s *Slurm) JobStates(t testing.TB, id string) map[string]string {
 			name = f["ArrayJobId"] + "_" + task
 		}
 		states[name] = f["JobState"]
+		if strings.HasPrefix(f["Reason"], "launch_failed") {
+			t.Fatalf("Slurm could not launch job %s (%s): see slurmd's log", name, f["Reason"])
+		}
 	}
 	return states
 }
