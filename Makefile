@@ -3,9 +3,6 @@
 
 GO      ?= go
 BIN     := bin
-# The engine's elementwise kernels use Go's experimental SIMD package
-# (simd/archsimd, amd64) when it is built in; without it they run scalar.
-export GOEXPERIMENT := simd
 PKGS_APT := libopenblas0-pthread dataset-fashion-mnist python3-sklearn python3-torch python3-scipy \
             xvfb xauth libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev libxinerama-dev libxi-dev \
             libxxf86vm-dev pkg-config gcc x11-apps netpbm
@@ -55,7 +52,7 @@ test: deps
 	CGO_ENABLED=0 $(GO) build ./core/... ./cmd/faithlab-cli
 	$(GO) test -timeout 20m ./...
 	$(GO) test -race -timeout 10m ./core/engine/... ./core/train/... ./core/job/... ./core/store/... ./ui/...
-	GOEXPERIMENT= $(GO) test ./core/engine/native # the scalar kernels
+	$(GO) test -tags purego ./core/engine/native # the scalar kernels
 
 # test-cluster runs the tests that need real daemons (tagged cluster): a
 # one-node Slurm cluster (munged, slurmctld, slurmd) running a campaign's
