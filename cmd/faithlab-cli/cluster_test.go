@@ -61,7 +61,14 @@ func countLines(path string) int {
 func TestRealSlurmArrayShardKilledResubmittedAndMergedEqualsOneProcess(t *testing.T) {
 	slurm := localcluster.StartSlurm(t)
 	cli := cliBinary(t)
-	dir, refDir := t.TempDir(), t.TempDir()
+	// The campaign's folder has a space, a '#' and a quote in its name:
+	// the script must carry them to sbatch, bash and faithlab-cli intact.
+	dir, refDir := filepath.Join(t.TempDir(), "campaign #1 it's"), filepath.Join(t.TempDir(), "campaign #1 it's")
+	for _, d := range []string{dir, refDir} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	spec := filepath.Join(dir, "campaign.yaml")
 	for _, d := range []string{dir, refDir} {
 		if err := os.WriteFile(filepath.Join(d, "campaign.yaml"), []byte(clusterSpec), 0o644); err != nil {

@@ -32,9 +32,6 @@ type ClusterOptions struct {
 	Claim  string // the PersistentVolumeClaim holding the spec's folder (Kubernetes)
 }
 
-// SlurmOptions are ClusterOptions; the name stays for the Slurm path.
-type SlurmOptions = ClusterOptions
-
 // shardDirs are the run folders of the campaign's n shards.
 func (c *Campaign) shardDirs(n int) []string {
 	var dirs []string
@@ -174,9 +171,10 @@ func oneLine(ss ...string) error {
 }
 
 // sbatchQuote puts a path checked by sbatchSafe in double quotes when it
-// holds a space.
+// holds what sbatch's reading of an #SBATCH line would take otherwise: a
+// space ends the argument, '#' starts a comment, a quote starts a quoted part.
 func sbatchQuote(p string) string {
-	if strings.ContainsAny(p, " \t") {
+	if strings.ContainsAny(p, " #'") {
 		return `"` + p + `"`
 	}
 	return p

@@ -11,7 +11,7 @@ import (
 func TestSlurmScript(t *testing.T) {
 	dir := t.TempDir()
 	c := load(t, dir)
-	b, err := c.Slurm(SlurmOptions{Shards: 4, CPUs: 8, MemGB: 16, Time: "1:00:00", CLI: "faithlab-cli", Spec: "/x/campaign.yaml", Script: "c.sbatch"})
+	b, err := c.Slurm(ClusterOptions{Shards: 4, CPUs: 8, MemGB: 16, Time: "1:00:00", CLI: "faithlab-cli", Spec: "/x/campaign.yaml", Script: "c.sbatch"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,10 +26,10 @@ func TestSlurmScript(t *testing.T) {
 	if out, err := exec.Command("bash", "-n", "-c", string(b)).CombinedOutput(); err != nil {
 		t.Errorf("bash -n: %v\n%s", err, out)
 	}
-	if _, err := c.Slurm(SlurmOptions{Time: "1:00:00"}); err == nil {
+	if _, err := c.Slurm(ClusterOptions{Time: "1:00:00"}); err == nil {
 		t.Error("0 shards accepted")
 	}
-	if _, err := c.Slurm(SlurmOptions{Shards: 2, Time: "1:00\n#SBATCH --x"}); err == nil {
+	if _, err := c.Slurm(ClusterOptions{Shards: 2, Time: "1:00\n#SBATCH --x"}); err == nil {
 		t.Error("a time limit with a line break accepted")
 	}
 }
@@ -64,7 +64,7 @@ func TestSlurmScriptRunsNothingASpecSays(t *testing.T) {
 	stub(t, bin, "squeue", "")
 	stub(t, bin, "scancel", "")
 	script := filepath.Join(dir, "c.sbatch")
-	b, err := c.Slurm(SlurmOptions{Shards: 2, CPUs: 1, MemGB: 1, Time: "1:00:00", CLI: filepath.Join(bin, "faithlab-cli"), Spec: filepath.Join(dir, "campaign.yaml"), Script: script})
+	b, err := c.Slurm(ClusterOptions{Shards: 2, CPUs: 1, MemGB: 1, Time: "1:00:00", CLI: filepath.Join(bin, "faithlab-cli"), Spec: filepath.Join(dir, "campaign.yaml"), Script: script})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,15 +49,20 @@ func shortTempDir(t testing.TB) string {
 	return dir
 }
 
-// freePort is a TCP port on 127.0.0.1 that nothing listens on now.
-func freePort(t testing.TB) int {
+// freePorts are n distinct TCP ports on 127.0.0.1 that nothing listens
+// on now.
+func freePorts(t testing.TB, n int) []int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close() // held until all are chosen, so that they differ
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return ports
 }
 
 // need fails the test when a program is missing.

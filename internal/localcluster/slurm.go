@@ -67,6 +67,7 @@ func StartSlurm(t testing.TB) *Slurm {
 			t.Fatal(err)
 		}
 	}
+	ports := freePorts(t, 2)
 	write(t, s.Conf, fmt.Sprintf(`# A one-node cluster for a test, on 127.0.0.1 only.
 ClusterName=faithlab-test
 SlurmctldHost=localhost(127.0.0.1)
@@ -98,12 +99,19 @@ AccountingStorageType=accounting_storage/none
 KillWait=5
 NodeName=node0 NodeHostname=localhost NodeAddr=127.0.0.1 CPUs=%[6]d RealMemory=1024 State=UNKNOWN
 PartitionName=main Nodes=node0 Default=YES MaxTime=INFINITE State=UP
-`, freePort(t), freePort(t), u.Username, sock, dir, runtime.NumCPU()), 0o644)
+`, ports[0], ports[1], u.Username, sock, dir, runtime.NumCPU()), 0o644)
 
-	// Before the daemons stop (cleanups run last first): no job left.
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, d := range []string{"slurmctld", "slurmd", "munged"} {
+				t.Logf("%s's log:\n%s", d, tail(logOf(dir, d), 3000))
+			}
+		}
+	})
 	env := s.Env()
 	start(t, dir, env, "slurmctld", "-D", "-f", s.Conf)
 	start(t, dir, env, "slurmd", "-D", "-N", "node0", "-f", s.Conf)
+	// Before the daemons stop (cleanups run last first): no job left.
 	t.Cleanup(func() {
 		s.Command("scancel", "--user="+u.Username).Run()
 		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
@@ -115,13 +123,6 @@ PartitionName=main Nodes=node0 Default=YES MaxTime=INFINITE State=UP
 	WaitFor(t, "the Slurm node to be idle", time.Minute, func() bool {
 		out, _ := s.Command("sinfo", "--noheader", "--format=%T").Output()
 		return strings.TrimSpace(string(out)) == "idle"
-	})
-	t.Cleanup(func() {
-		if t.Failed() {
-			for _, d := range []string{"slurmctld", "slurmd", "munged"} {
-				t.Logf("%s's log:\n%s", d, tail(logOf(dir, d), 3000))
-			}
-		}
 	})
 	return s
 }

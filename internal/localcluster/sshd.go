@@ -42,7 +42,7 @@ func StartSSHD(t testing.TB) *SSHD {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &SSHD{Port: freePort(t), User: u.Username, Bin: filepath.Join(dir, "bin"), Config: filepath.Join(dir, "ssh_config"), KnownHosts: filepath.Join(dir, "known_hosts")}
+	d := &SSHD{Port: freePorts(t, 1)[0], User: u.Username, Bin: filepath.Join(dir, "bin"), Config: filepath.Join(dir, "ssh_config"), KnownHosts: filepath.Join(dir, "known_hosts")}
 	for _, k := range []string{"host_key", "user_key"} {
 		run(t, nil, "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "faithlab-test-"+k, "-f", filepath.Join(dir, k))
 	}
@@ -104,6 +104,11 @@ LogLevel VERBOSE
 			t.Cleanup(func() { os.Remove("/run/sshd") })
 		}
 	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("sshd's log:\n%s", tail(logOf(dir, "sshd"), 3000))
+		}
+	})
 	d.listener = start(t, dir, []string{marker}, "/usr/sbin/sshd", "-D", "-e", "-f", filepath.Join(dir, "sshd_config"))
 	WaitFor(t, "sshd to listen", 10*time.Second, func() bool {
 		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", d.Port))
@@ -111,11 +116,6 @@ LogLevel VERBOSE
 			c.Close()
 		}
 		return err == nil
-	})
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("sshd's log:\n%s", tail(logOf(dir, "sshd"), 3000))
-		}
 	})
 	return d
 }
