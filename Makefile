@@ -3,15 +3,14 @@
 
 GO      ?= go
 BIN     := bin
-# The engine's elementwise kernels use Go's experimental SIMD package
-# (simd/archsimd, amd64) when it is built in; without it they run scalar.
-export GOEXPERIMENT := simd
 PKGS_APT := libopenblas0-pthread dataset-fashion-mnist python3-sklearn python3-torch python3-scipy \
             xvfb xauth libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev libxinerama-dev libxi-dev \
             libxxf86vm-dev pkg-config gcc x11-apps netpbm
+# What make test-cluster needs besides: the daemons of a real cluster.
+PKGS_CLUSTER := slurm-wlm munge openssh-server
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build run test bench bench-compare bench-campaigns screenshots shipped-model package fuzz lint clean prior
+.PHONY: deps deps-cluster build run test test-cluster bench bench-compare bench-campaigns screenshots shipped-model package fuzz lint clean prior
 
 # deps installs the Debian packages the build and the tests need; it does
 # nothing when they are all present.
@@ -20,6 +19,25 @@ deps:
 	if [ -n "$$missing" ]; then \
 		echo "installing:" $$missing; \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+# deps-cluster installs what test-cluster needs without starting the
+# services the packages bring (a policy-rc.d that says no, for the install
+# only, where none is in place), and on a systemd machine disables those
+# it installed, so that no sshd or slurmd starts at the next boot either.
+deps-cluster: deps
+	@missing=$$(for p in $(PKGS_CLUSTER); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing:" $$missing "(their services stay stopped)"; \
+		guard=; if [ ! -e /usr/sbin/policy-rc.d ]; then guard=1; printf '#!/bin/sh\nexit 101\n' | $(SUDO) tee /usr/sbin/policy-rc.d >/dev/null && $(SUDO) chmod 755 /usr/sbin/policy-rc.d; fi; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; status=$$?; \
+		if [ -n "$$guard" ]; then $(SUDO) rm -f /usr/sbin/policy-rc.d; fi; \
+		if [ -d /run/systemd/system ]; then for p in $$missing; do case $$p in \
+			openssh-server) $(SUDO) systemctl disable --now --quiet ssh.service ssh.socket || true;; \
+			munge) $(SUDO) systemctl disable --now --quiet munge.service || true;; \
+			slurm-wlm) $(SUDO) systemctl disable --now --quiet slurmctld.service slurmd.service || true;; \
+			esac; done; fi; \
+		exit $$status; \
 	fi
 
 build: deps
@@ -34,7 +52,16 @@ test: deps
 	CGO_ENABLED=0 $(GO) build ./core/... ./cmd/faithlab-cli
 	$(GO) test -timeout 20m ./...
 	$(GO) test -race -timeout 10m ./core/engine/... ./core/train/... ./core/job/... ./core/store/... ./ui/...
-	GOEXPERIMENT= $(GO) test ./core/engine/native # the scalar kernels
+	$(GO) test -tags purego ./core/engine/native # the scalar kernels
+
+# test-cluster runs the tests that need real daemons (tagged cluster): a
+# one-node Slurm cluster (munged, slurmctld, slurmd) running a campaign's
+# shards, a killed one resubmitted and the merge, and an OpenSSH server
+# serving the torch engine. Each daemon listens on 127.0.0.1 only, from a
+# temporary folder, and is stopped by pid at the end (internal/localcluster).
+test-cluster: deps-cluster build
+	$(GO) vet -tags cluster ./cmd/faithlab-cli ./core/campaign ./internal/...
+	FAITHLAB_CLI=$(abspath $(BIN)/faithlab-cli) $(GO) test -tags cluster -count=1 -p 1 -timeout 20m -run '^TestReal' -v ./cmd/faithlab-cli ./core/campaign
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./core/...

@@ -6,6 +6,7 @@ require (
 	fyne.io/fyne/v2 v2.7.4
 	github.com/disintegration/imaging v1.6.2
 	go.yaml.in/yaml/v3 v3.0.4
+	golang.org/x/sys v0.30.0
 	golang.org/x/text v0.23.0
 	gonum.org/v1/gonum v0.16.0
 	gonum.org/v1/plot v0.16.0
@@ -64,7 +65,6 @@ require (
 	go4.org/unsafe/assume-no-moving-gc v0.0.0-20231121144256-b99613f794b6 // indirect
 	golang.org/x/image v0.25.0 // indirect
 	golang.org/x/net v0.35.0 // indirect
-	golang.org/x/sys v0.30.0 // indirect
 	golang.org/x/xerrors v0.0.0-20200804184101-5ec99f83aff1 // indirect
 	google.golang.org/protobuf v1.28.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect

@@ -14,6 +14,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"faithlab/core/engine/native"
 	"faithlab/core/model"
 )
 
@@ -84,8 +85,8 @@ func newSettings(s *State) *Settings {
 		kernel = s.cfg.Kernel.Name()
 	}
 	about := widget.NewLabel(fmt.Sprintf("Faithlab %s — a workbench for judging feature-attribution methods.\n\n"+
-		"Engine: native (float32, NCHW; pieces of 16 samples on one replica per core)\nGEMM kernel: %s\n"+
-		"Go %s, %s/%s, %d CPUs\nFyne %s\nStorage: %s", model.Version, kernel, runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), fyneVersion, s.cfg.Root))
+		"Engine: native (float32, NCHW; pieces of 16 samples on one replica per core)\nGEMM kernel: %s; elementwise kernels: %s\n"+
+		"Go %s, %s/%s, %d CPUs\nFyne %s\nStorage: %s", model.Version, kernel, native.Kernels(), runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), fyneVersion, s.cfg.Root))
 	about.Wrapping = fyne.TextWrapWord
 	st.content = container.NewVScroll(container.NewVBox(
 		widget.NewLabelWithStyle("Campaigns launched here", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), form, st.engInfo,

@@ -114,7 +114,9 @@ func runBenchCompare(ctx context.Context, args []string) error {
 	for r := 0; r < *rounds; r++ {
 		err := benchRun(ctx, *only, *quick, eng, func(b bench.Result) {
 			ours[b.Key()] = max(ours[b.Key()], b.Value)
-			kern = b.Kernel
+			if kern == "" {
+				kern = b.Kernel // the first figure's: the network's, GEMM and elementwise kernels
+			}
 		})
 		if err != nil {
 			return err

@@ -235,12 +235,53 @@ func runMerge(_ context.Context, args []string) error {
 
 // runSlurm is `faithlab-cli slurm SPEC --shards N`.
 func runSlurm(_ context.Context, args []string) error {
-	fs := newFlags("slurm", "SPEC", "write a SLURM sbatch array script whose task i runs shard i of the campaign SPEC")
+	fs := newFlags("slurm", "SPEC", "write a bash script that submits the campaign SPEC to Slurm: an array job whose task i runs shard i, "+
+		"and the merge as a job that starts when every shard has succeeded; `bash SCRIPT I` submits shard I again")
 	shards := fs.Int("shards", 0, "array size: shards of the campaign (required)")
 	cpus := fs.Int("cpus", 8, "CPUs per shard")
 	mem := fs.Int("mem", 16, "memory per shard, GB")
 	limit := fs.String("time", "24:00:00", "time limit per shard")
 	out := fs.String("out", "", "script to write (default: standard output)")
+	return writeCluster(fs, args, shards, out, func(c *campaign.Campaign, o campaign.ClusterOptions) ([]byte, error) {
+		exe, err := os.Executable()
+		if err != nil {
+			exe = "faithlab-cli"
+		}
+		o.CPUs, o.MemGB, o.Time, o.CLI = *cpus, *mem, *limit, exe
+		o.Script = *out
+		if o.Script == "" {
+			o.Script = "faithlab-" + c.Spec.Name + ".sbatch"
+		}
+		return c.Slurm(o)
+	})
+}
+
+// runK8s is `faithlab-cli k8s SPEC --shards N --image IMAGE --claim PVC`.
+func runK8s(_ context.Context, args []string) error {
+	fs := newFlags("k8s", "SPEC", "write a Kubernetes indexed Job (batch/v1) whose pod i runs shard i of the campaign SPEC, "+
+		"its index from JOB_COMPLETION_INDEX; the pods mount a PersistentVolumeClaim holding the spec's folder where it is here")
+	shards := fs.Int("shards", 0, "completions: shards of the campaign (required)")
+	cpus := fs.Int("cpus", 8, "CPUs each pod requests")
+	mem := fs.Int("mem", 16, "memory each pod requests and is limited to, GiB")
+	image := fs.String("image", "", "container image with faithlab-cli (required)")
+	cli := fs.String("cli", "faithlab-cli", "faithlab-cli in the image: a name on its PATH or a path")
+	claim := fs.String("claim", "", "PersistentVolumeClaim holding the spec's folder (required)")
+	out := fs.String("out", "", "manifest to write (default: standard output)")
+	return writeCluster(fs, args, shards, out, func(c *campaign.Campaign, o campaign.ClusterOptions) ([]byte, error) {
+		if *image == "" || *claim == "" {
+			return nil, usageError(fs, "--image and --claim are required")
+		}
+		o.CPUs, o.MemGB, o.CLI, o.Image, o.Claim, o.Script = *cpus, *mem, *cli, *image, *claim, *out
+		if o.Script == "" {
+			o.Script = "faithlab-" + c.Spec.Name + ".yaml"
+		}
+		return c.K8s(o)
+	})
+}
+
+// writeCluster parses a cluster command's SPEC and writes what write makes
+// of it to out ("": standard output).
+func writeCluster(fs *flag.FlagSet, args []string, shards *int, out *string, write func(*campaign.Campaign, campaign.ClusterOptions) ([]byte, error)) error {
 	specPath, err := parseWithArg(fs, args)
 	if err != nil {
 		return err
@@ -248,23 +289,15 @@ func runSlurm(_ context.Context, args []string) error {
 	if *shards < 1 {
 		return usageError(fs, "--shards N is required")
 	}
-	c, err := campaign.Load(specPath)
-	if err != nil {
-		return err
-	}
 	abs, err := filepath.Abs(specPath)
 	if err != nil {
 		return err
 	}
-	exe, err := os.Executable()
+	c, err := campaign.Load(abs) // so that the spec's paths are absolute
 	if err != nil {
-		exe = "faithlab-cli"
+		return err
 	}
-	script := *out
-	if script == "" {
-		script = "faithlab-" + c.Spec.Name + ".sbatch"
-	}
-	b, err := c.Slurm(campaign.SlurmOptions{Shards: *shards, CPUs: *cpus, MemGB: *mem, Time: *limit, CLI: exe, Spec: abs, Script: script})
+	b, err := write(c, campaign.ClusterOptions{Shards: *shards, Spec: abs})
 	if err != nil {
 		return err
 	}

@@ -52,12 +52,13 @@ type Options struct {
 	Engine *model.Engine
 }
 
-// label names what computed a figure: the GEMM kernel, or the engine.
+// label names what computed a figure: the GEMM kernel and the
+// elementwise ones (native.Kernels), or the engine.
 func (o Options) label() string {
 	if o.Engine.Kind() != "native" {
 		return o.Engine.String()
 	}
-	return o.Kernel.Name()
+	return o.Kernel.Name() + "+" + native.Kernels()
 }
 
 // rate calls fn warm times, then as often as fits in minS seconds (at most

@@ -237,24 +237,6 @@ func TestSaveRefusesAnotherCampaignsFolder(t *testing.T) {
 	}
 }
 
-func TestSlurmScript(t *testing.T) {
-	dir := t.TempDir()
-	c := load(t, dir)
-	b, err := c.Slurm(SlurmOptions{Shards: 4, CPUs: 8, MemGB: 16, Time: "1:00:00", CLI: "faithlab-cli", Spec: "/x/campaign.yaml", Script: "c.sbatch"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"#!/bin/bash", "#SBATCH --array=0-3", "run /x/campaign.yaml --shard /4",
-		"merge --out " + filepath.Join(dir, "run", "merged"), filepath.Join(dir, "run", "shards", "3-of-4")} {
-		if !strings.Contains(string(b), want) {
-			t.Errorf("script lacks %q:\n%s", want, b)
-		}
-	}
-	if _, err := c.Slurm(SlurmOptions{}); err == nil {
-		t.Error("0 shards accepted")
-	}
-}
-
 // best is the kernel the CLI would use (gonum's when OpenBLAS is missing).
 func best() gemm.Kernel {
 	k, _ := gemm.Best()

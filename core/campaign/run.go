@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"sync"
 	"time"
 
@@ -270,36 +269,4 @@ func (r *Results) WriteCSV(path string) error {
 // Report is the run's REPORT.md (report.Markdown).
 func (r *Results) Report() string {
 	return report.Markdown(r.title(), r.Status().Done, r.Diagnostics())
-}
-
-// SlurmOptions size a cluster job array.
-type SlurmOptions struct {
-	Shards int    // array size
-	CPUs   int    // per shard
-	MemGB  int    // per shard
-	Time   string // limit per shard, HH:MM:SS
-	CLI    string // the faithlab-cli binary the script runs
-	Spec   string // the spec file, absolute
-	Script string // the script's own file name, for its comments
-}
-
-// Slurm writes an sbatch array script whose task i runs shard i of the
-// campaign, and says how to merge them.
-func (c *Campaign) Slurm(o SlurmOptions) ([]byte, error) {
-	if o.Shards < 1 {
-		return nil, fmt.Errorf("%d shards: want at least 1", o.Shards)
-	}
-	var dirs []string
-	for i := range o.Shards {
-		dirs = append(dirs, c.Dir(job.Shard{I: i, Of: o.Shards}))
-	}
-	var b strings.Builder
-	s := c.Spec
-	fmt.Fprintf(&b, "#!/bin/bash\n# Faithlab campaign %s: %d tasks in %d shards.\n# Submit with:  sbatch %s\n", s.Name, len(job.Plan(s)), o.Shards, o.Script)
-	fmt.Fprintf(&b, "# When every shard has ended, join them:\n#   %s merge --out %s/merged %s \n", o.CLI, s.Output, strings.Join(dirs, " "))
-	fmt.Fprintf(&b, "#SBATCH --job-name=faithlab-%s\n#SBATCH --array=0-%d\n#SBATCH --cpus-per-task=%d\n#SBATCH --mem=%dG\n#SBATCH --time=%s\n",
-		s.Name, o.Shards-1, o.CPUs, o.MemGB, o.Time)
-	fmt.Fprintf(&b, "#SBATCH --output=%s/shards/slurm-%%A_%%a.out\nset -euo pipefail\nmkdir -p %s/shards\nexec %s run %s --shard /%d --quiet\n",
-		s.Output, s.Output, o.CLI, o.Spec, o.Shards)
-	return []byte(b.String()), nil
 }

@@ -4,8 +4,8 @@ package native
 // (Lavin & Gray 2016, §4.1: Y = Aᵀ[(G g Gᵀ) ⊙ (Bᵀ d B)]A) and their
 // adjoints, and the fused GroupNorm + SiLU. Every kernel works on channels-
 // last data and handles c channels of one tile or one image row per call.
-// vec_simd.go runs them eight channels at a time when the build has
-// GOEXPERIMENT=simd and the CPU AVX2; these scalar versions do the rest with
+// kernels_amd64.s runs them eight channels at a time on AVX2 (vec_amd64.go
+// calls it); these scalar versions do the rest with
 // the same operations in the same order, so both give the same numbers.
 //
 // F(2×2, 3×3) in one dimension, for inputs d0…d3, filter g0…g2 and outputs

@@ -2,9 +2,11 @@ package native
 
 import "math"
 
-// The elementwise kernels of the hot layers. vec_simd.go runs them on vector
-// registers when the build has GOEXPERIMENT=simd and the CPU has AVX2; these
-// scalar versions do the rest and give the same results.
+//go:generate sh -c "cd asm && go run . -out ../kernels_amd64.s -stubs ../kernels_amd64.go -pkg native"
+
+// The elementwise kernels of the hot layers. kernels_amd64.s runs them on
+// AVX2 (vec_amd64.go calls it); these scalar versions do the rest and give
+// the same results.
 
 // pool2Scalar max-pools one row of 2×2 windows: top and bot are the two
 // input rows (w pixels of c channels, channels-last), y the row of w

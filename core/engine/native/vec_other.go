@@ -1,6 +1,20 @@
-//go:build !goexperiment.simd || !amd64
+//go:build !amd64 || purego
 
 package native
+
+// Off amd64, and under the purego build tag, the kernels are the scalar
+// ones of vec.go and unetvec.go.
+
+// Kernels names the kernels this build runs.
+func Kernels() string { return "scalar" }
+
+func pool2(y, top, bot []float32, w, c int, floor float32) { pool2Scalar(y, top, bot, w, c, floor) }
+
+func route2(dtop, dbot, top, bot, y, g []float32, w, c int, floor float32, gate bool) {
+	route2Scalar(dtop, dbot, top, bot, y, g, w, c, floor, gate)
+}
+
+func addTo(dst, src []float32) { addToScalar(dst, src) }
 
 func winoIn(v []float32, plane int, x []float32, row, c int) { winoInScalar(v, plane, x, row, c) }
 

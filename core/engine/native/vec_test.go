@@ -1,0 +1,156 @@
+package native
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// kernelData is n values for a kernel's test: mostly uniform on [-3, 3),
+// with exact ties (for max-pooling's routing), zeros, and, with wide, values
+// past expf's range on both sides.
+func kernelData(rng *rand.Rand, n int, wide bool) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		switch r := rng.IntN(20); {
+		case r == 0:
+			x[i] = 0
+		case r <= 2 && i > 0:
+			x[i] = x[i-1]
+		case wide && r == 3:
+			x[i] = float32(rng.NormFloat64() * 100)
+		default:
+			x[i] = 6*rng.Float32() - 3
+		}
+	}
+	return x
+}
+
+func sameBits(t *testing.T, what string, got, want []float32) {
+	t.Helper()
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("%s: value %d is %g (%08x), the scalar kernel's %g (%08x)", what, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+		}
+	}
+}
+
+// Each kernel this build runs (AVX2 assembly on amd64, scalar elsewhere or
+// under purego) gives the scalar kernel's bits, for channel counts the
+// vector code takes (multiples of 8) and one it leaves to the scalar code,
+// at edges (one-row or one-column tiles), with and without the optional
+// inputs.
+func TestKernelsMatchScalar(t *testing.T) {
+	t.Logf("kernels: %s", Kernels())
+	rng := rand.New(rand.NewPCG(1, 2))
+	data := func(n int) []float32 { return kernelData(rng, n, false) }
+	for _, c := range []int{8, 16, 24, 12} {
+		for _, w := range []int{1, 3} {
+			name := fmt.Sprintf("c=%d w=%d", c, w)
+			top, bot := data(2*w*c), data(2*w*c)
+			y, want := make([]float32, w*c), make([]float32, w*c)
+			pool2(y, top, bot, w, c, 0.5)
+			pool2Scalar(want, top, bot, w, c, 0.5)
+			sameBits(t, "pool2 "+name, y, want)
+			g := data(w * c)
+			for _, gate := range []bool{false, true} {
+				d := [2][]float32{data(2 * w * c), data(2 * w * c)} // filled before, as a reused buffer would be
+				e := [2][]float32{slices.Clone(d[0]), slices.Clone(d[1])}
+				route2(d[0], d[1], top, bot, y, g, w, c, 0.5, gate)
+				route2Scalar(e[0], e[1], top, bot, y, g, w, c, 0.5, gate)
+				sameBits(t, fmt.Sprintf("route2 %s gate=%v dtop", name, gate), d[0], e[0])
+				sameBits(t, fmt.Sprintf("route2 %s gate=%v dbot", name, gate), d[1], e[1])
+			}
+		}
+		for _, n := range []int{c, 3*c + 5} {
+			dst, src := data(n), data(n)
+			want := slices.Clone(dst)
+			addTo(dst, src)
+			addToScalar(want, src)
+			sameBits(t, fmt.Sprintf("addTo n=%d", n), dst, want)
+		}
+
+		// A Winograd tile inside a 6×5 image of c channels, with planes
+		// wider than c.
+		row, plane := 5*c, c+8
+		x := data(6 * row)
+		v := data(16 * plane)
+		vs := slices.Clone(v)
+		winoIn(v, plane, x[row+c:], row, c)
+		winoInScalar(vs, plane, x[row+c:], row, c)
+		sameBits(t, fmt.Sprintf("winoIn c=%d", c), v, vs)
+		dx := data(6 * row)
+		dxs := slices.Clone(dx)
+		winoInAdj(dx[c:], row, v, plane, c)
+		winoInAdjScalar(dxs[c:], row, v, plane, c)
+		sameBits(t, fmt.Sprintf("winoInAdj c=%d", c), dx, dxs)
+		bias := data(c)
+		for _, rows := range []int{1, 2} {
+			for _, cols := range []int{1, 2} {
+				for _, res := range [][]float32{nil, data(6 * row)} {
+					name := fmt.Sprintf("c=%d rows=%d cols=%d res=%v", c, rows, cols, res != nil)
+					yo, ys := data(6*row), data(6*row)
+					copy(ys, yo)
+					var r []float32
+					if res != nil {
+						r = res[row:]
+					}
+					winoOut(yo[row:], row, v, plane, bias, r, c, rows, cols)
+					winoOutScalar(ys[row:], row, v, plane, bias, r, c, rows, cols)
+					sameBits(t, "winoOut "+name, yo, ys)
+					dm, dms := data(16*plane), data(16*plane)
+					copy(dms, dm)
+					winoOutAdj(dm, plane, yo[row+c:], row, c, rows, cols)
+					winoOutAdjScalar(dms, plane, yo[row+c:], row, c, rows, cols)
+					sameBits(t, "winoOutAdj "+name, dm, dms)
+				}
+			}
+		}
+
+		// GroupNorm + SiLU over 7 pixels, x with values past expf's range.
+		n := 7 * c
+		xg := kernelData(rng, n, true)
+		sum, sums := data(c), data(c)
+		copy(sums, sum)
+		chanSums(sum, xg, c)
+		chanSumsScalar(sums, xg, c)
+		sameBits(t, fmt.Sprintf("chanSums c=%d", c), sum, sums)
+		mean := data(c)
+		sq, sqs := data(c), data(c)
+		copy(sqs, sq)
+		chanSqDevs(sq, xg, mean, c)
+		chanSqDevsScalar(sqs, xg, mean, c)
+		sameBits(t, fmt.Sprintf("chanSqDevs c=%d", c), sq, sqs)
+		scale, shift, inv := data(c), data(c), data(c)
+		for _, withSig := range []bool{true, false} {
+			name := fmt.Sprintf("c=%d sig=%v", c, withSig)
+			ya, ys := make([]float32, n), make([]float32, n)
+			var sa, ss []float32
+			if withSig {
+				sa, ss = make([]float32, n), make([]float32, n)
+			}
+			affineSiLU(ya, sa, xg, scale, shift, c)
+			affineSiLUScalar(ys, ss, xg, scale, shift, c)
+			sameBits(t, "affineSiLU y "+name, ya, ys)
+			sameBits(t, "affineSiLU σ "+name, sa, ss)
+			dy := data(n)
+			da, das := make([]float32, n), make([]float32, n)
+			sda, sdas, sdax, sdaxs := data(c), data(c), data(c), data(c)
+			copy(sdas, sda)
+			copy(sdaxs, sdax)
+			siluGrad(da, dy, xg, sa, scale, shift, mean, inv, sda, sdax, c)
+			siluGradScalar(das, dy, xg, ss, scale, shift, mean, inv, sdas, sdaxs, c)
+			sameBits(t, "siluGrad da "+name, da, das)
+			sameBits(t, "siluGrad Σda "+name, sda, sdas)
+			sameBits(t, "siluGrad Σda·x̂ "+name, sdax, sdaxs)
+		}
+		p, q, r := data(c), data(c), data(c)
+		da := data(n)
+		dxa, dxs2 := make([]float32, n), make([]float32, n)
+		affine3(dxa, da, xg, p, q, r, c)
+		affine3Scalar(dxs2, da, xg, p, q, r, c)
+		sameBits(t, fmt.Sprintf("affine3 c=%d", c), dxa, dxs2)
+	}
+}
