@@ -464,6 +464,19 @@ func SaveNPZ(path string, arrays []NamedArray) error {
 // such as /dev/null (which the rename would replace, for a user allowed
 // to), a pipe.
 func WriteFileAtomic(path string, parts ...[]byte) error {
+	return WriteAtomic(path, func(f *os.File) error {
+		for _, b := range parts {
+			if _, err := f.Write(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// WriteAtomic is WriteFileAtomic for content that write produces: it
+// writes into a temporary file beside path, then makes it path's.
+func WriteAtomic(path string, write func(f *os.File) error) error {
 	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
 		return fmt.Errorf("save %s: there is a %s there, not a regular file to replace", path, kindOf(st))
 	}
@@ -472,11 +485,7 @@ func WriteFileAtomic(path string, parts ...[]byte) error {
 		return fmt.Errorf("save %s: %w", path, err)
 	}
 	defer os.Remove(f.Name())
-	for _, b := range parts {
-		if err == nil {
-			_, err = f.Write(b)
-		}
-	}
+	err = write(f)
 	if err == nil {
 		err = f.Chmod(0o644)
 	}

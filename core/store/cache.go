@@ -223,39 +223,21 @@ func (c *Cache) PutNPY(key string, shape []int, values []float32) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("save %s: %w", p, err)
-	}
-	defer os.Remove(f.Name())
-	h := sha256.New()
-	h.Write(raw)
-	h.Write([]byte(ext))
-	w := bufio.NewWriterSize(f, 1<<20)
-	w.Write([]byte(entryMagic))
-	w.Write(raw)
-	w.Write(make([]byte, sha256.Size)) // the sum, written once known
-	err = data.EncodeNPY(io.MultiWriter(w, h), shape, values)
-	if err == nil {
-		err = w.Flush()
-	}
-	if err == nil {
-		_, err = f.WriteAt(h.Sum(nil), int64(len(entryMagic)+sha256.Size))
-	}
-	if err == nil {
-		err = f.Chmod(0o644)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), p)
-	}
-	if err != nil {
-		return fmt.Errorf("save %s: %w", p, err)
-	}
-	return nil
+	return data.WriteAtomic(p, func(f *os.File) error {
+		h := sha256.New()
+		h.Write(raw)
+		h.Write([]byte(ext))
+		w := bufio.NewWriterSize(f, 1<<20)
+		w.Write([]byte(entryMagic))
+		w.Write(raw)
+		w.Write(make([]byte, sha256.Size)) // the sum, written once known
+		if err := data.EncodeNPY(io.MultiWriter(w, h), shape, values); err != nil {
+			return err
+		}
+		if err := w.Flush(); err != nil {
+			return err
+		}
+		_, err := f.WriteAt(h.Sum(nil), int64(len(entryMagic)+sha256.Size))
+		return err
+	})
 }
