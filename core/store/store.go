@@ -161,6 +161,11 @@ func (r *Run) check(spec []byte) (fresh bool, err error) {
 			return false, err
 		}
 		for _, e := range entries {
+			// The cluster scripts make shards/ for their logs before any
+			// shard has run (checkFiles has seen it is a real folder).
+			if e.Name() == "shards" && e.IsDir() {
+				continue
+			}
 			// The spec file itself may live there (evaluate's campaign.yaml).
 			if b, err := readOwn(filepath.Join(r.Dir, e.Name()), int64(len(spec))); err != nil || !bytes.Equal(b, spec) {
 				return false, fmt.Errorf("%s is not empty and holds no Faithlab run (no spec.yaml): a run is written only into an empty folder or a run of the same spec", r.Dir)

@@ -126,6 +126,21 @@ func TestOpenRefusesAnotherSpec(t *testing.T) {
 	}
 }
 
+// A cluster script makes shards/ for its logs before any shard runs: the
+// campaign's folder is still new to Open, and the logs are kept.
+func TestOpenAcceptsAFolderHoldingOnlyTheShardLogs(t *testing.T) {
+	dir := t.TempDir()
+	logs := filepath.Join(dir, "shards")
+	os.Mkdir(logs, 0o755)
+	os.WriteFile(filepath.Join(logs, "slurm-1_0.out"), []byte("log"), 0o644)
+	if _, err := Open(dir, []byte("spec")); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(logs, "slurm-1_0.out")); err != nil || string(b) != "log" {
+		t.Errorf("the shard's log: %q, %v", b, err)
+	}
+}
+
 // A folder is written only when it is new, empty or a run of the same
 // spec, and every check runs before the first write: a folder of the
 // user's (other files), or one holding a lock and a broken manifest, is
