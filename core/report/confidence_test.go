@@ -245,3 +245,19 @@ func BenchmarkConfidence1000x5x10(b *testing.B) {
 		}
 	}
 }
+
+// Where every method's retrained models learned little, the summary names
+// no winner and says why, rather than that the best is within noise.
+func TestSummaryNamesNoWinnerWhenNoRetrainedModelLearned(t *testing.T) {
+	recs := unitRecords()
+	for i := range recs {
+		if r := recs[i].Result; r.Protocol == "ROAR" {
+			r.Chance, r.Base = 0.1, 0.9
+			r.Curves = []protocol.Curve{{Name: "accuracy", X: protocol.Values{0.1, 0.5, 0.9}, Y: protocol.Values{0.3, 0.2, 0.1}}}
+		}
+	}
+	s := Summary(recs, Diagnose(recs))
+	if !strings.Contains(s, "drop rates; no winner named: fewer than two methods' retrained models learned (!)\n") {
+		t.Errorf("summary:\n%s", s)
+	}
+}

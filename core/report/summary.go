@@ -81,6 +81,8 @@ func Summary(recs []store.Record, d Diagnostics) string {
 			switch {
 			case ranked && rk.Winner != "":
 				cells[slices.Index(methods, rk.Winner)][j] += " *"
+			case ranked && len(rk.Methods) > 1 && learned(rk) < 2:
+				what += "; no winner named: fewer than two methods' retrained models learned (!)"
 			case ranked && len(rk.Methods) > 1:
 				what += "; no clear winner: the best cannot be told apart from the runner-up"
 			case !ranked && best >= 0 && len(methods) > 1:
@@ -136,4 +138,16 @@ func arrow(b protocol.Better) string {
 		return "↓"
 	}
 	return "↑"
+}
+
+// learned counts the ranked methods whose retrained models learned: the
+// only candidates for the best.
+func learned(rk Ranking) int {
+	n := 0
+	for _, m := range rk.Methods {
+		if !m.Weak && !math.IsNaN(m.CI.Estimate) {
+			n++
+		}
+	}
+	return n
 }
