@@ -2,10 +2,15 @@ package ui
 
 import (
 	"fmt"
+	"image/color"
 	"strconv"
 	"strings"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"faithlab/core/param"
@@ -21,6 +26,9 @@ type paramForm struct {
 	get    map[string]func() (v any, set bool, err error)
 	put    map[string]func(v any)
 	form   *widget.Form
+	// changed runs after every edit of a field (nil: nothing); set it
+	// after building the form.
+	changed func()
 }
 
 func newParamForm(ps []param.Param) *paramForm {
@@ -37,13 +45,13 @@ func newParamForm(ps []param.Param) *paramForm {
 		switch {
 		case p.Kind == "bool":
 			def, _ := p.Default.(bool)
-			c := widget.NewCheck("", nil)
+			c := widget.NewCheck("", func(bool) { f.edited() })
 			c.SetChecked(def)
 			f.get[p.Name] = func() (any, bool, error) { return c.Checked, c.Checked != def, nil }
 			f.put[p.Name] = func(v any) { b, _ := v.(bool); c.SetChecked(b) }
 			w = c
 		case len(p.Choices) > 0:
-			s := newSelect(p.Choices, nil)
+			s := newSelect(p.Choices, func(string) { f.edited() })
 			def := fmt.Sprint(p.Default)
 			s.SetSelected(def)
 			f.get[p.Name] = func() (any, bool, error) { return s.Selected, s.Selected != def && s.Selected != "", nil }
@@ -52,6 +60,7 @@ func newParamForm(ps []param.Param) *paramForm {
 		default:
 			e := newEntry()
 			e.SetPlaceHolder(formatValue(p.Default))
+			e.OnChanged = func(string) { f.edited() }
 			kind, name := p.Kind, p.Name
 			f.get[p.Name] = func() (any, bool, error) {
 				text := strings.TrimSpace(e.Text)
@@ -72,6 +81,12 @@ func newParamForm(ps []param.Param) *paramForm {
 		f.form.AppendItem(item)
 	}
 	return f
+}
+
+func (f *paramForm) edited() {
+	if f.changed != nil {
+		f.changed()
+	}
 }
 
 // Values returns the parameters the user set, by name, or the first entry
@@ -153,4 +168,81 @@ func formatValue(v any) string {
 		return strconv.FormatFloat(x, 'g', -1, 64)
 	}
 	return fmt.Sprint(v)
+}
+
+// wheelScroll is a scroll over content that the mouse wheel moves wherever
+// the pointer is: an entry's own scroller otherwise takes the wheel while
+// the pointer is over it, and a form of entries barely moved.
+func wheelScroll(content fyne.CanvasObject) *container.Scroll {
+	sc := container.NewScroll(nil)
+	w := &wheel{target: sc}
+	w.ExtendBaseWidget(w)
+	sc.Content = container.NewStack(content, w)
+	return sc
+}
+
+// wheel lies over a scroll's content and hands it the wheel's events; it
+// takes nothing else (taps, hovers, keys reach the content).
+type wheel struct {
+	widget.BaseWidget
+	target fyne.Scrollable
+}
+
+func (w *wheel) CreateRenderer() fyne.WidgetRenderer {
+	return widget.NewSimpleRenderer(canvas.NewRectangle(color.Transparent))
+}
+
+// Scrolled implements fyne.Scrollable.
+func (w *wheel) Scrolled(ev *fyne.ScrollEvent) { w.target.Scrolled(ev) }
+
+// hint is a one-line help text, cut with "…" where it is longer than its
+// room, that shows whole under the pointer while the pointer rests on it.
+type hint struct {
+	widget.Label
+	tip *widget.PopUp
+}
+
+func newHint(text string) *hint {
+	h := &hint{}
+	h.Text = text
+	h.SizeName = theme.SizeNameCaptionText
+	h.Truncation = fyne.TextTruncateEllipsis
+	h.ExtendBaseWidget(h)
+	return h
+}
+
+// MouseIn shows the whole text below the label.
+func (h *hint) MouseIn(*desktop.MouseEvent) {
+	c := canvasFor(h)
+	if c == nil || h.tip != nil {
+		return
+	}
+	text := widget.NewLabel(h.Text)
+	text.Wrapping = fyne.TextWrapWord
+	h.tip = widget.NewPopUp(text, c)
+	width := min(max(h.Size().Width, 320), 560)
+	h.tip.Resize(fyne.NewSize(width, text.MinSize().Height))
+	text.Resize(fyne.NewSize(width, 0))
+	h.tip.Resize(fyne.NewSize(width, text.MinSize().Height+2*theme.Padding()))
+	pos := fyne.CurrentApp().Driver().AbsolutePositionForObject(h).AddXY(0, h.Size().Height)
+	h.tip.ShowAtPosition(pos)
+}
+
+// MouseMoved implements desktop.Hoverable.
+func (h *hint) MouseMoved(*desktop.MouseEvent) {}
+
+// MouseOut hides the whole text.
+func (h *hint) MouseOut() {
+	if h.tip != nil {
+		h.tip.Hide()
+		h.tip = nil
+	}
+}
+
+// Tip is the whole text shown under the pointer ("": none; tests).
+func (h *hint) Tip() string {
+	if h.tip == nil {
+		return ""
+	}
+	return h.Text
 }

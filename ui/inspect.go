@@ -79,7 +79,9 @@ func newInspect(s *State) *Inspect {
 	v.traceBox = container.NewVBox()
 	prev := widget.NewButtonWithIcon("", theme.NavigateBackIcon(), func() { v.Step(-1) })
 	next := widget.NewButtonWithIcon("", theme.NavigateNextIcon(), func() { v.Step(1) })
-	top := container.NewVBox(
+	which := widget.NewLabel("Model: " + s.modelName())
+	which.Truncation = fyne.TextTruncateEllipsis
+	top := container.NewVBox(which,
 		container.NewHBox(widget.NewLabel("Split"), v.split, widget.NewLabel("Sample"), prev, container.NewGridWrap(fyne.NewSize(80, 36), v.index), next,
 			widget.NewLabel("Method"), v.method),
 		container.NewBorder(nil, nil, container.NewHBox(widget.NewLabel("Rate"), v.rateText), v.morf, v.rate),
@@ -102,7 +104,11 @@ func newInspect(s *State) *Inspect {
 		v.index.SetText("0")
 		v.refresh()
 	})
-	s.OnModel(func() { v.mapKey = ""; v.refresh() })
+	s.OnModel(func() {
+		which.SetText("Model: " + s.modelName())
+		v.mapKey = ""
+		v.refresh()
+	})
 	return v
 }
 
@@ -158,9 +164,10 @@ func (v *Inspect) refresh() {
 	ds := v.s.Data.Split(v.split.Selected)
 	i, err := strconv.Atoi(strings.TrimSpace(v.index.Text))
 	if err != nil || i < 0 || i >= ds.Len() {
-		v.s.status.Error(fmt.Errorf("sample %q: want 0 to %d", v.index.Text, ds.Len()-1))
+		v.s.status.ErrorFrom(causeInspect, fmt.Errorf("sample %q: want 0 to %d", v.index.Text, ds.Len()-1))
 		return
 	}
+	v.s.status.Resolved(causeInspect)
 	v.cur = i
 	key := fmt.Sprint(v.split.Selected, i, v.method.Selected)
 	if key == v.mapKey {

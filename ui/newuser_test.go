@@ -1,0 +1,364 @@
+package ui
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
+
+	"faithlab/core/campaign"
+	"faithlab/core/engine/gemm"
+	"faithlab/core/job"
+)
+
+// smallCampaign sets up a campaign of two maps under Deletion on a few
+// test samples: seconds on the Gaussian mixture.
+func smallCampaign(e *Evaluate, name string) {
+	e.Quick(name, 300, 40, 1)
+	e.methods.Clear()
+	e.methods.Set("gradient", nil)
+	e.methods.Set("random", nil)
+	e.protocols.Clear()
+	e.protocols.Set("deletion", map[string]any{"samples": 20})
+}
+
+// A campaign that finishes while the user works on Explain leaves them on
+// Explain: the status bar says it is done and offers to open the results;
+// one finishing under the user's eyes on Evaluate opens Results.
+func TestFinishedCampaignKeepsTheUserWhereTheyAre(t *testing.T) {
+	wb, loop, _ := newTestWorkbench(t)
+	trainMLP(t, wb, loop, 1)
+	loop.run(func() {
+		smallCampaign(wb.Evaluate, "stay")
+		wb.Evaluate.Launch()
+		wb.Tabs.SelectIndex(TabExplain)
+	})
+	loop.waitFor(t, "the campaign to end", func() bool { return !wb.Evaluate.Running() })
+	wb.State.Wait()
+	loop.run(func() {
+		if got := wb.Tabs.SelectedIndex(); got != TabExplain {
+			t.Errorf("the finished campaign moved the user from Explain to tab %d", got)
+		}
+		st := wb.Status()
+		if !strings.Contains(st.Text(), "campaign stay done") || st.Offered() != "Open results" {
+			t.Errorf("status %q offering %q, want the campaign done with Open results", st.Text(), st.Offered())
+		}
+		st.TapOffer()
+		if got := wb.Tabs.SelectedIndex(); got != TabResults {
+			t.Errorf("Open results showed tab %d", got)
+		}
+		if wb.Results.run == nil || wb.Results.run.Spec.Name != "stay" {
+			t.Errorf("Results shows no run of the campaign")
+		}
+		// Launched again from Evaluate (every task done already), it ends
+		// under the user's eyes: Results opens.
+		wb.Tabs.SelectIndex(TabEvaluate)
+		wb.Evaluate.Launch()
+	})
+	loop.waitFor(t, "the second campaign to end", func() bool { return !wb.Evaluate.Running() })
+	wb.State.Wait()
+	loop.run(func() {
+		if got := wb.Tabs.SelectedIndex(); got != TabResults {
+			t.Errorf("a campaign finished on Evaluate left tab %d, want Results", got)
+		}
+		if o := wb.Status().Offered(); o != "" {
+			t.Errorf("status still offers %q with Results shown", o)
+		}
+	})
+}
+
+// Every screen, launching, exporting, opening and quitting have their
+// Ctrl shortcut on the main menu, whose shortcuts the driver runs before
+// the focused widget (an entry) sees the key.
+func TestShortcutsAreOnTheMainMenu(t *testing.T) {
+	wb, loop, _ := newTestWorkbench(t)
+	loop.run(func() {
+		w := test.NewTempWindow(t, widget.NewLabel(""))
+		wb.Install(w)
+		menu := wb.menu()
+		find := func(key fyne.KeyName) *fyne.MenuItem {
+			want := (&desktop.CustomShortcut{KeyName: key, Modifier: fyne.KeyModifierShortcutDefault}).ShortcutName()
+			for _, m := range menu.Items {
+				for _, it := range m.Items {
+					if it.Shortcut != nil && it.Shortcut.ShortcutName() == want {
+						return it
+					}
+				}
+			}
+			return nil
+		}
+		for tab := TabLibrary; tab <= TabSettings; tab++ {
+			it := find(fyne.KeyName(string(rune('1' + tab))))
+			if it == nil {
+				t.Fatalf("no menu shortcut Ctrl+%d", tab+1)
+			}
+			it.Action()
+			if got := wb.Tabs.SelectedIndex(); got != tab {
+				t.Errorf("Ctrl+%d showed tab %d", tab+1, got)
+			}
+		}
+		for _, k := range []fyne.KeyName{fyne.KeyO, fyne.KeyM, fyne.KeyR, fyne.KeyE, fyne.KeyQ} {
+			if find(k) == nil {
+				t.Errorf("no menu shortcut Ctrl+%s", k)
+			}
+		}
+	})
+}
+
+// Escape closes the dialog on top (an error's details, a file dialog) and
+// nothing else.
+func TestEscapeClosesTheDialogOnTop(t *testing.T) {
+	wb, loop, _ := newTestWorkbench(t)
+	loop.run(func() {
+		w := test.NewTempWindow(t, widget.NewLabel(""))
+		w.Resize(fyne.NewSize(800, 600))
+		wb.Install(w)
+		dialog.ShowInformation("Error", "something", w)
+		if w.Canvas().Overlays().Top() == nil {
+			t.Fatal("no dialog shown")
+		}
+		w.Canvas().(test.WindowlessCanvas).OnTypedKey()(&fyne.KeyEvent{Name: fyne.KeyEscape})
+		if w.Canvas().Overlays().Top() != nil {
+			t.Error("Escape left the dialog open")
+		}
+		tab := wb.Tabs.SelectedIndex()
+		w.Canvas().(test.WindowlessCanvas).OnTypedKey()(&fyne.KeyEvent{Name: fyne.KeyEscape})
+		if wb.Tabs.SelectedIndex() != tab {
+			t.Error("Escape without a dialog changed the screen")
+		}
+	})
+}
+
+// An error of the campaign form leaves the status bar once the form is
+// fixed; the form says what is wrong in place of the size meanwhile.
+func TestFixedErrorLeavesTheStatusBar(t *testing.T) {
+	wb, loop, _ := newTestWorkbench(t)
+	trainMLP(t, wb, loop, 1)
+	loop.run(func() {
+		smallCampaign(wb.Evaluate, "fix")
+		wb.Evaluate.seeds.SetText("one")
+		wb.Evaluate.Launch()
+		if !wb.Status().IsError() || !strings.Contains(wb.Status().Text(), "seeds") {
+			t.Fatalf("status %q after launching with bad seeds", wb.Status().Text())
+		}
+	})
+	loop.waitFor(t, "the form's problem in place of its size", func() bool {
+		return strings.HasPrefix(wb.Evaluate.size.Text, "Not ready") && strings.Contains(wb.Evaluate.size.Text, "seeds")
+	})
+	loop.run(func() { wb.Evaluate.seeds.SetText("1") })
+	loop.waitFor(t, "the error to clear", func() bool { return !wb.Status().IsError() })
+	loop.waitFor(t, "the estimate", func() bool { return strings.Contains(wb.Evaluate.size.Text, "tasks") })
+	wb.State.Wait()
+}
+
+// Launch on a campaign whose run stopped says Resume; on another name,
+// Launch.
+func TestLaunchSaysResumeOnAStoppedCampaign(t *testing.T) {
+	wb, loop, root := newTestWorkbench(t)
+	trainMLP(t, wb, loop, 1)
+	var spec string
+	loop.run(func() {
+		smallCampaign(wb.Evaluate, "half")
+		wb.Evaluate.protocols.Set("road", map[string]any{"rates": []float64{0.5}})
+		if _, err := wb.Evaluate.save(); err != nil {
+			t.Fatal(err)
+		}
+		spec = wb.Evaluate.specPath
+	})
+	// A run stopped after its first task: a campaign to resume.
+	c, err := campaign.Load(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Spec.Workers = 1
+	ctx, cancel := context.WithCancel(context.Background())
+	events := make(chan job.Event, 64)
+	go func() {
+		for ev := range events {
+			if ev.Kind == job.Finished {
+				cancel()
+			}
+		}
+	}()
+	if _, err := c.Run(ctx, campaign.Options{Kernel: gemm.Gonum{}, Events: events, Trust: campaign.Trust{Folders: []string{root}}}); err != nil && ctx.Err() == nil {
+		t.Fatal(err)
+	}
+	cancel()
+	r, err := campaign.Open(filepath.Join(root, "runs", "half"))
+	if err != nil || len(r.Records) == 0 || len(r.Status().Missing) == 0 {
+		t.Fatalf("the stopped run: %v", err)
+	}
+	loop.run(func() { wb.Evaluate.name.SetText("half") })
+	loop.waitFor(t, "Resume", func() bool { return wb.Evaluate.launch.Text == "Resume" })
+	loop.run(func() { wb.Evaluate.name.SetText("fresh") })
+	loop.waitFor(t, "Launch", func() bool { return wb.Evaluate.launch.Text == "Launch" })
+	wb.State.Wait()
+}
+
+// A task cancelled alone is its own state: not done, not in the progress,
+// and the status bar says it was cancelled (no more "cancelling").
+func TestCancelledTaskIsNotCountedDone(t *testing.T) {
+	wb, loop, _ := newTestWorkbench(t)
+	loop.run(func() {
+		e := wb.Evaluate
+		e.rows = []taskRow{{key: "a", label: "gmm · gradient · Deletion"}, {key: "b", label: "gmm · random · Deletion"}}
+		e.byKey = map[string]int{"a": 0, "b": 1}
+		e.apply(map[string]job.Event{"a": {Kind: job.Finished, Key: "a"}, "b": {Kind: job.Cancelled, Key: "b"}}, 2, 2, 0)
+		if e.rows[1].state != "cancelled" || e.rows[1].frac != 0 {
+			t.Errorf("cancelled task shown %+v", e.rows[1])
+		}
+		if v := e.overall.Value; v != 0.5 {
+			t.Errorf("progress %g with one task of two done and one cancelled, want 0.5", v)
+		}
+		if got := e.left.text(time.Now()); got != "1/2" {
+			t.Errorf("count %q, want 1/2", got)
+		}
+		if st := wb.Status().Text(); !strings.HasPrefix(st, "cancelled random · Deletion") {
+			t.Errorf("status %q after the cancel", st)
+		}
+		e.rows, e.byKey = nil, map[string]int{}
+	})
+}
+
+// Training in the Model screen says that the new model is now the one
+// under explanation and switches back in one click; Explain names the
+// model and clears the maps of another one.
+func TestTrainingSaysTheModelChangedAndSwitchesBack(t *testing.T) {
+	wb, loop, _ := newTestWorkbench(t)
+	trainMLP(t, wb, loop, 1)
+	var first string
+	loop.run(func() {
+		first = wb.State.ModelPath
+		if !strings.Contains(wb.Explain.which.Text, filepath.Base(first)) || !strings.Contains(wb.Explain.which.Text, "% test accuracy") {
+			t.Errorf("Explain names %q, want %s and its accuracy", wb.Explain.which.Text, filepath.Base(first))
+		}
+		if !strings.Contains(wb.Evaluate.model.Text, filepath.Base(first)) {
+			t.Errorf("Evaluate names %q", wb.Evaluate.model.Text)
+		}
+		wb.Explain.Select("gradient")
+		wb.Explain.count.SetText("2")
+		wb.Explain.Compute()
+	})
+	loop.waitFor(t, "the maps", func() bool { return len(wb.Explain.results) == 1 })
+	time.Sleep(1100 * time.Millisecond) // model files are named to the second
+	trainMLP(t, wb, loop, 1)
+	loop.waitFor(t, "the second model", func() bool { return wb.State.ModelPath != first })
+	loop.run(func() {
+		st := wb.Status()
+		if st.Offered() != "Switch back to mlp" || !strings.Contains(st.Text(), "it was mlp in "+filepath.Base(first)) {
+			t.Errorf("status %q offering %q after training", st.Text(), st.Offered())
+		}
+		if len(wb.Explain.results) != 0 {
+			t.Error("Explain kept the maps of the previous model")
+		}
+		if l, ok := wb.Explain.gallery.Objects[0].(*widget.Label); !ok || !strings.Contains(l.Text, "were cleared") {
+			t.Errorf("the gallery does not say its maps were cleared")
+		}
+		st.TapOffer()
+		if wb.State.ModelPath != first {
+			t.Errorf("switched back to %s, want %s", wb.State.ModelPath, first)
+		}
+		if !strings.Contains(wb.Explain.which.Text, filepath.Base(first)) {
+			t.Errorf("Explain names %q after switching back", wb.Explain.which.Text)
+		}
+	})
+}
+
+// One file opened by two paths is one row of the Library; after the lists
+// change, the details describe the highlighted row.
+func TestLibraryListsAFileOnceAndDescribesTheHighlightedRow(t *testing.T) {
+	wb, loop, root := newTestWorkbench(t)
+	models := filepath.Join(root, "models")
+	a := filepath.Join(models, "a.flm")
+	os.WriteFile(a, []byte("not a model"), 0o644)
+	link := filepath.Join(t.TempDir(), "link.flm")
+	if err := os.Symlink(a, link); err != nil {
+		t.Skip(err)
+	}
+	loop.run(func() {
+		wb.State.cfg.Prefs = test.NewTempApp(t).Preferences()
+		wb.State.remember(prefRecentModels, link)
+		wb.State.remember(prefRecentModels, a)
+		wb.Library.Refresh()
+	})
+	wb.State.Wait()
+	loop.run(func() {
+		n := 0
+		for _, p := range wb.Library.models {
+			if samePlace(p) == samePlace(a) {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("a.flm listed %d times: %q", n, wb.Library.models)
+		}
+		wb.Library.mdList.Select(0)
+		if wb.Library.selMD != a {
+			t.Fatalf("selected %q, want %q first", wb.Library.selMD, a)
+		}
+	})
+	os.WriteFile(filepath.Join(models, "b.flm"), []byte("not a model either"), 0o644) // listed first
+	loop.run(wb.Library.Refresh)
+	wb.State.Wait()
+	loop.run(func() {
+		l := wb.Library
+		if l.models[0] == a || l.selMD != a {
+			t.Fatalf("models %q, selected %q", l.models, l.selMD)
+		}
+		if l.mdDetail.Text != l.mdInfo[a] || l.mdInfo[a] == "" {
+			t.Errorf("details %q, want a.flm's %q", l.mdDetail.Text, l.mdInfo[a])
+		}
+	})
+}
+
+// The mouse wheel scrolls the campaign form with the pointer over an
+// entry, and taps still reach what lies under the wheel's layer.
+func TestWheelScrollsTheFormOverAnEntry(t *testing.T) {
+	test.NewTempApp(t)
+	entry := newEntry()
+	tapped := 0
+	button := widget.NewButton("tap", func() { tapped++ })
+	box := container.NewVBox(entry, button)
+	for range 40 {
+		box.Add(widget.NewLabel("row"))
+	}
+	sc := wheelScroll(box)
+	w := test.NewTempWindow(t, sc)
+	w.Resize(fyne.NewSize(300, 200))
+	d := fyne.CurrentApp().Driver()
+	test.Scroll(w.Canvas(), d.AbsolutePositionForObject(entry).AddXY(20, entry.Size().Height/2), 0, -60)
+	if sc.Offset.Y <= 0 {
+		t.Errorf("the wheel over an entry moved the form by %g", sc.Offset.Y)
+	}
+	sc.ScrollToTop()
+	test.TapCanvas(w.Canvas(), d.AbsolutePositionForObject(button).AddXY(10, button.Size().Height/2))
+	if tapped != 1 {
+		t.Error("a tap on a button under the wheel's layer did not reach it")
+	}
+}
+
+// A cut help text shows whole while the pointer rests on it.
+func TestHintShowsWholeOnHover(t *testing.T) {
+	test.NewTempApp(t)
+	long := strings.Repeat("a long help text that does not fit ", 8)
+	h := newHint(long)
+	w := test.NewTempWindow(t, container.NewGridWrap(fyne.NewSize(120, 30), h))
+	w.Resize(fyne.NewSize(400, 300))
+	h.MouseIn(&desktop.MouseEvent{})
+	if h.Tip() != long || w.Canvas().Overlays().Top() == nil {
+		t.Errorf("hover shows %q", h.Tip())
+	}
+	h.MouseOut()
+	if h.Tip() != "" || w.Canvas().Overlays().Top() != nil {
+		t.Error("the help stays after the pointer left")
+	}
+}
