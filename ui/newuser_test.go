@@ -18,6 +18,8 @@ import (
 	"faithlab/core/campaign"
 	"faithlab/core/engine/gemm"
 	"faithlab/core/job"
+	"faithlab/core/protocol"
+	"faithlab/core/report"
 )
 
 // smallCampaign sets up a campaign of two maps under Deletion on a few
@@ -360,5 +362,68 @@ func TestHintShowsWholeOnHover(t *testing.T) {
 	h.MouseOut()
 	if h.Tip() != "" || w.Canvas().Overlays().Top() != nil {
 		t.Error("the help stays after the pointer left")
+	}
+}
+
+// File dialogs open where the user last was for their kind of file; an
+// export starts beside the run until the user exports elsewhere.
+func TestFileDialogsStartWhereTheUserWas(t *testing.T) {
+	a := test.NewTempApp(t)
+	root, run, elsewhere := t.TempDir(), t.TempDir(), t.TempDir()
+	s := newState(Config{Root: root, Prefs: a.Preferences()})
+	if got := s.startFolder(folderExport, run); got != run {
+		t.Errorf("first export starts in %q, want the run's folder %q", got, run)
+	}
+	s.usedFolder(folderExport, filepath.Join(elsewhere, "x-results.csv"))
+	if got := s.startFolder(folderExport, run); got != elsewhere {
+		t.Errorf("next export starts in %q, want %q where the last went", got, elsewhere)
+	}
+	if got := s.startFolder(folderModel, ""); got != "" {
+		t.Errorf("a model dialog starts in %q (no models folder, nothing used yet)", got)
+	}
+	os.MkdirAll(filepath.Join(root, "models"), 0o755)
+	if got := s.startFolder(folderModel, ""); got != filepath.Join(root, "models") {
+		t.Errorf("a model dialog starts in %q, want the workbench's models", got)
+	}
+	os.RemoveAll(elsewhere)
+	if got := s.startFolder(folderExport, run); got != run {
+		t.Errorf("with the last export folder gone, exports start in %q", got)
+	}
+}
+
+// The Diagnostics tab's numbers are tables: a row per check under its
+// columns, a fit that means nothing saying why.
+func TestDiagnosticsAreTables(t *testing.T) {
+	d := report.Diagnostics{
+		TVFits: []report.TVDiagnostic{
+			{Dataset: "gmm", Protocol: "ROAR", Curve: "accuracy", Fit: &protocol.Fit{Slope: -0.5, Intercept: 0.9, R2: 0.875, N: 6}},
+			{Dataset: "gmm", Protocol: "KAR", Curve: "accuracy", Explained: "fewer than three points"},
+		},
+		Weak: []report.Weak{{Dataset: "gmm", Protocol: "ROAR", Curve: "accuracy", Method: "ig", Best: 0.52, Chance: 0.5, Base: 0.9}},
+	}
+	tabs := diagnosticsTables(d)
+	if len(tabs) != 2 {
+		t.Fatalf("%d tables, want weak retrainings and TV fits", len(tabs))
+	}
+	got := diagnosticsText(tabs)
+	for _, want := range []string{
+		"gmm | ROAR | accuracy | ig | 0.520 | 0.500 | 0.900\n",
+		"dataset | protocol | curve | R² | points | slope | intercept | note\n",
+		"gmm | ROAR | accuracy | 0.875 | 6 | -0.5 | 0.9 | \n",
+		"gmm | KAR | accuracy | — | 0 | — | — | fewer than three points\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("tables lack %q:\n%s", want, got)
+		}
+	}
+	for _, tb := range tabs {
+		for _, r := range tb.rows {
+			if len(r) != len(tb.header) {
+				t.Errorf("%s: row %q under %d columns", tb.title, r, len(tb.header))
+			}
+		}
+	}
+	if len(diagnosticsTables(report.Diagnostics{})) != 0 {
+		t.Error("tables of no diagnostics")
 	}
 }

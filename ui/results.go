@@ -38,7 +38,8 @@ type Results struct {
 	diffOnly *widget.Check
 	state    *widget.Label   // the run's name, counts and manifest
 	summary  *widget.Label   // the headline scores, a monospaced table
-	diag     *widget.Label   // the run's bias checks and warnings (report.Diagnose)
+	diag     *fyne.Container // the run's bias checks and warnings as tables (report.Diagnose)
+	diagTabs []diagTable     // what it shows
 	cards    *fyne.Container // the report card of each protocol setting
 	tabs     *container.AppTabs
 	table    *widget.Table
@@ -57,12 +58,11 @@ type Results struct {
 }
 
 func newResults(s *State) *Results {
-	r := &Results{s: s, filter: newEntry(), summary: widget.NewLabel(""), diag: widget.NewLabel(""), sortCol: -1,
+	r := &Results{s: s, filter: newEntry(), summary: widget.NewLabel(""), diag: container.NewVBox(), sortCol: -1,
 		state:  widget.NewLabel("No run open: launch a campaign on Evaluate, or open a run folder."),
 		figure: canvas.NewImageFromImage(image.NewRGBA(image.Rect(0, 0, 1, 1)))}
 	r.summary.TextStyle = fyne.TextStyle{Monospace: true}
 	r.state.Wrapping = fyne.TextWrapWord
-	r.diag.Wrapping = fyne.TextWrapWord
 	r.runs = newSelect(nil, func(dir string) {
 		if r.run == nil || r.run.Dir != dir {
 			r.Open(dir, false)
@@ -101,9 +101,11 @@ func newResults(s *State) *Results {
 		if w := s.cfg.Window; w != nil {
 			d := dialog.NewFolderOpen(func(u fyne.ListableURI, err error) {
 				if err == nil && u != nil {
+					s.usedFolder(folderRun, u.Path())
 					r.Open(u.Path(), false)
 				}
 			}, w)
+			locate(d, s.startFolder(folderRun, ""))
 			d.Resize(fyne.NewSize(900, 600))
 			d.Show()
 		}
@@ -179,7 +181,9 @@ func (r *Results) Open(dir string, show bool) {
 		}
 		d := res.Diagnostics()
 		r.summary.SetText(report.Summary(st.Done, d))
-		r.diag.SetText(diagnosticsText(d))
+		r.diagTabs = diagnosticsTables(d)
+		r.diag.Objects = diagnosticsView(r.diagTabs)
+		r.diag.Refresh()
 		r.cards.Objects = reportCard(d)
 		r.cards.Refresh()
 		r.tabs.Items[tabDiagnostics].Text = "Diagnostics"
@@ -217,15 +221,6 @@ const (
 	tabReportCard
 	tabDiagnostics
 )
-
-// diagnosticsText is the run's bias checks, one paragraph each.
-func diagnosticsText(d report.Diagnostics) string {
-	lines := d.Summary()
-	if len(lines) == 0 {
-		return "No diagnostics for this run: they need a retraining or imputation protocol over several rates and methods (the masks' total variation), post-processed maps beside plain ones, or a dataset with a known ground truth."
-	}
-	return "What in this run's scores the protocols' biases may explain (diagnostics.json holds the numbers):\n\n" + strings.Join(lines, "\n\n")
-}
 
 // setCompare reads a second run to compare with.
 func (r *Results) setCompare(dir string) {
@@ -486,9 +481,11 @@ func (r *Results) exportCSV() {
 			r.s.status.Error(err)
 			return
 		}
+		r.s.usedFolder(folderExport, wc.URI().Path())
 		r.s.status.Info(fmt.Sprintf("wrote %s: all %d results of the run (the table's filter does not apply)", wc.URI().Path(), len(r.all)))
 	}, w)
 	d.SetFileName(r.run.Spec.Name + "-results.csv")
+	locate(d, r.s.startFolder(folderExport, r.run.Dir))
 	d.Resize(fyne.NewSize(900, 600))
 	d.Show()
 }
@@ -526,9 +523,11 @@ func (r *Results) saveFigure() {
 			r.s.status.Error(err)
 			return
 		}
+		r.s.usedFolder(folderExport, wc.URI().Path())
 		r.s.status.Info(fmt.Sprintf("wrote %s (%s)", wc.URI().Path(), strings.ToUpper(format)))
 	}, w)
 	d.SetFileName(fig.Name + ".pdf")
+	locate(d, r.s.startFolder(folderExport, r.run.Dir))
 	d.Resize(fyne.NewSize(900, 600))
 	d.Show()
 }
@@ -549,6 +548,7 @@ func (r *Results) exportFigures() {
 			return
 		}
 		dir := u.Path()
+		r.s.usedFolder(folderExport, dir)
 		write := func() { r.ExportFigures(dir, "png", "svg", "pdf") }
 		var clash []string
 		for _, f := range r.figs {
@@ -569,6 +569,7 @@ func (r *Results) exportFigures() {
 				}
 			}, w)
 	}, w)
+	locate(d, r.s.startFolder(folderExport, r.run.Dir))
 	d.Resize(fyne.NewSize(900, 600))
 	d.Show()
 }

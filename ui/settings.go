@@ -134,24 +134,39 @@ func (st *Settings) SetTheme(v string) {
 }
 
 // variantTheme is Fyne's default theme held to one variant ("system":
-// the desktop's).
+// the desktop's), with input borders that show on the light background.
 func variantTheme(v string) fyne.Theme {
 	switch v {
 	case "light":
-		return forcedVariant{theme.DefaultTheme(), theme.VariantLight}
+		return workbenchTheme{theme.DefaultTheme(), theme.VariantLight, true}
 	case "dark":
-		return forcedVariant{theme.DefaultTheme(), theme.VariantDark}
+		return workbenchTheme{theme.DefaultTheme(), theme.VariantDark, true}
 	}
-	return theme.DefaultTheme()
+	return workbenchTheme{Theme: theme.DefaultTheme()}
 }
 
-type forcedVariant struct {
+// workbenchTheme is Fyne's default theme, held to a variant when forced,
+// whose light variant draws input borders — an unticked check box, an
+// entry's and a drop-down's outline — dark enough to see: Fyne's #e3e3e3 on
+// white hid them.
+type workbenchTheme struct {
 	fyne.Theme
 	variant fyne.ThemeVariant
+	forced  bool
 }
 
-func (f forcedVariant) Color(n fyne.ThemeColorName, _ fyne.ThemeVariant) color.Color {
-	return f.Theme.Color(n, f.variant)
+// lightInputBorder is the light variant's input border: 3:1 against white
+// (WCAG's contrast for the parts of a control).
+var lightInputBorder = color.NRGBA{R: 0x8a, G: 0x8a, B: 0x8a, A: 0xff}
+
+func (t workbenchTheme) Color(n fyne.ThemeColorName, v fyne.ThemeVariant) color.Color {
+	if t.forced {
+		v = t.variant
+	}
+	if v == theme.VariantLight && n == theme.ColorNameInputBorder {
+		return lightInputBorder
+	}
+	return t.Theme.Color(n, v)
 }
 
 // checkEngine starts the engine setting's worker in the background and

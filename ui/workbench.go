@@ -293,11 +293,13 @@ func (w *Workbench) openFile(open func(string), exts ...string) {
 			return
 		}
 		r.Close()
+		w.State.usedFolder(folderKind(exts), r.URI().Path())
 		open(r.URI().Path())
 	}, win)
 	if len(exts) > 0 {
 		d.SetFilter(storage.NewExtensionFileFilter(exts))
 	}
+	locate(d, w.State.startFolder(folderKind(exts), ""))
 	d.Resize(fyne.NewSize(900, 600))
 	d.Show()
 }
@@ -314,9 +316,11 @@ func (w *Workbench) openFolder(open func(string)) {
 			return
 		}
 		if u != nil {
+			w.State.usedFolder(folderRun, u.Path())
 			open(u.Path())
 		}
 	}, win)
+	locate(d, w.State.startFolder(folderRun, ""))
 	d.Resize(fyne.NewSize(900, 600))
 	d.Show()
 }
