@@ -324,7 +324,15 @@ func (e *Explain) draw() {
 			default:
 				img = heatmap(m, H, W, limit)
 			}
-			row.Add(e.cell(img, fmt.Sprintf("±%.3g", limit), nil))
+			title := fmt.Sprintf("%s on #%d %s", r.Request.Method, idx, caption)
+			row.Add(e.cell(img, fmt.Sprintf("±%.3g", limit), func() {
+				showEnlarged(e.s.cfg.Window, title, img, func(x, y int) string {
+					if y*W+x >= len(m) {
+						return ""
+					}
+					return fmt.Sprintf("%+.4g", m[y*W+x])
+				})
+			}))
 		}
 	}
 	if e.shared.Checked {

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -425,5 +426,37 @@ func TestDiagnosticsAreTables(t *testing.T) {
 	}
 	if len(diagnosticsTables(report.Diagnostics{})) != 0 {
 		t.Error("tables of no diagnostics")
+	}
+}
+
+// An enlarged picture says the pixel under the pointer and what it holds,
+// at any zoom.
+func TestEnlargedMapReadsThePixelUnderThePointer(t *testing.T) {
+	test.NewTempApp(t)
+	m := []float32{0, 1, 2, 3, 4, 5, 6, -7} // 2 rows of 4
+	value := func(x, y int) string { return fmt.Sprintf("%+.4g", m[y*4+x]) }
+	var read string
+	v := newPixelView(heatmap(m, 2, 4, 7), value, func(s string) { read = s })
+	for _, zoom := range []float32{10, 25} {
+		v.SetZoom(zoom)
+		v.Resize(v.MinSize())
+		if got := v.MinSize(); got != fyne.NewSize(4*zoom, 2*zoom) {
+			t.Fatalf("at zoom %g: %v", zoom, got)
+		}
+		v.MouseMoved(&desktop.MouseEvent{PointEvent: fyne.PointEvent{Position: fyne.NewPos(3.5*zoom, 1.5*zoom)}})
+		if read != "x 3, y 1: -7" {
+			t.Errorf("at zoom %g the pointer over the last pixel reads %q", zoom, read)
+		}
+		if got := v.Readout(fyne.NewPos(0.2*zoom, 0.9*zoom)); got != "x 0, y 0: +0" {
+			t.Errorf("at zoom %g: %q over the first pixel", zoom, got)
+		}
+		if got := v.Readout(fyne.NewPos(4.5*zoom, 0)); got != "" {
+			t.Errorf("outside the picture: %q", got)
+		}
+	}
+	w := test.NewTempWindow(t, widget.NewLabel(""))
+	showEnlarged(w, "gradient on #0", heatmap(m, 2, 4, 7), value)
+	if w.Canvas().Overlays().Top() == nil {
+		t.Error("no enlarged picture shown")
 	}
 }

@@ -118,8 +118,15 @@ func newResults(s *State) *Results {
 		container.NewBorder(nil, nil, widget.NewLabel("Compare with"), r.diffOnly, r.compare),
 		container.NewBorder(nil, nil, widget.NewLabel("Filter"), container.NewHBox(widget.NewLabel("Export"), exportCSV, exportFigs), r.filter),
 		r.state, container.NewHScroll(r.summary))
+	// A tap enlarges the figure, with a zoom.
+	enlargeFig := widget.NewButton("", func() {
+		if i := slices.Index(r.figSel.Options, r.figSel.Selected); i >= 0 && r.figure.Image != nil {
+			showEnlarged(s.cfg.Window, r.figSel.Selected, r.figure.Image, nil)
+		}
+	})
+	enlargeFig.Importance = widget.LowImportance
 	figs := container.NewBorder(container.NewBorder(nil, nil, widget.NewLabelWithStyle("Figures", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), saveFig, r.figSel),
-		nil, nil, nil, r.figure)
+		nil, nil, nil, container.NewStack(enlargeFig, r.figure))
 	r.cards = container.NewVBox(wrapped("Open a run to see how far to believe each protocol's ranking."))
 	r.tabs = container.NewAppTabs(container.NewTabItem("Table", r.table), container.NewTabItem("Report card", container.NewVScroll(r.cards)),
 		container.NewTabItem("Diagnostics", container.NewVScroll(r.diag)))
@@ -426,11 +433,11 @@ func (r *Results) ShowFigure(suffix string) {
 
 // showFigure renders a figure for the window.
 func (r *Results) showFigure(id int) {
-	if id >= len(r.figs) {
+	if id < 0 || id >= len(r.figs) {
 		return
 	}
 	var buf bytes.Buffer
-	if err := report.Render(&buf, r.figs[id], "png", 150); err != nil {
+	if err := report.RenderInk(&buf, r.figs[id], 150, screenInk()); err != nil {
 		r.s.status.Error(err)
 		return
 	}

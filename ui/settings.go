@@ -29,6 +29,7 @@ type Settings struct {
 	engine  *entryWidget
 	engInfo *widget.Label
 	theme   *widget.RadioGroup
+	onTheme func() // after the theme changed: the charts are drawn again in its colours
 	content fyne.CanvasObject
 }
 
@@ -130,6 +131,9 @@ func (st *Settings) SetTheme(v string) {
 	}
 	if app := fyne.CurrentApp(); app != nil {
 		app.Settings().SetTheme(variantTheme(v))
+	}
+	if st.onTheme != nil {
+		st.onTheme()
 	}
 }
 

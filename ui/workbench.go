@@ -3,6 +3,7 @@ package ui
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -102,6 +103,14 @@ func NewWorkbench(cfg Config) *Workbench {
 		w.showData = ""
 	})
 	w.Library.onOpen = func(tab int) { w.Tabs.SelectIndex(tab) }
+	w.Settings.onTheme = func() {
+		// The charts and figures are bitmaps in the theme's colours.
+		w.Model.drawChart()
+		if w.Data.drawHist != nil {
+			w.Data.drawHist()
+		}
+		w.Results.showFigure(slices.Index(w.Results.figSel.Options, w.Results.figSel.Selected))
+	}
 	w.Library.openPath = w.OpenPath
 	w.content = container.NewBorder(nil, container.NewVBox(widget.NewSeparator(), s.status.Content()), nil, nil, w.Tabs)
 	return w

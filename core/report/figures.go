@@ -145,11 +145,14 @@ func addGrid(p *plot.Plot, vertical, horizontal bool) {
 	g := plotter.NewGrid()
 	g.Vertical.Color, g.Horizontal.Color = nil, nil
 	g.Vertical.Width, g.Horizontal.Width = vg.Points(0.4), vg.Points(0.4)
+	// A translucent grey: Gray 225 on paper, as faint on a screen's dark
+	// background (RenderInk).
+	line := color.NRGBA{R: 128, G: 128, B: 128, A: 60}
 	if vertical {
-		g.Vertical.Color = color.Gray{Y: 225}
+		g.Vertical.Color = line
 	}
 	if horizontal {
-		g.Horizontal.Color = color.Gray{Y: 225}
+		g.Horizontal.Color = line
 	}
 	p.Add(g)
 }
