@@ -18,8 +18,8 @@ import (
 type pixelView struct {
 	widget.BaseWidget
 	img    *canvas.Image
-	w, h   int                  // the picture's pixels
-	zoom   float32              // screen units per pixel
+	w, h   int                   // the picture's pixels
+	zoom   float32               // screen units per pixel
 	value  func(x, y int) string // what pixel (x, y) holds ("": only the coordinates)
 	onRead func(string)          // gets the readout as the pointer moves
 }
