@@ -460,3 +460,34 @@ func TestEnlargedMapReadsThePixelUnderThePointer(t *testing.T) {
 		t.Error("no enlarged picture shown")
 	}
 }
+
+// The figure list holds the figures by protocol then kind, and keeps those
+// holding every word searched for.
+func TestFigureListGroupedAndSearchable(t *testing.T) {
+	figs := []report.Figure{
+		{Name: "d_roar_accuracy_vs_tv", Group: "ROAR", Kind: report.BiasChecks},
+		{Name: "d_rank_probability", Group: report.Compared, Kind: report.Ranks},
+		{Name: "d_roar_accuracy", Group: "ROAR", Kind: report.Curves},
+		{Name: "d_maps_ig", Group: "Attribution maps", Kind: report.Samples},
+		{Name: "d_deletion_morf", Group: "Deletion", Kind: report.Curves},
+		{Name: "d_roar_auc", Group: "ROAR", Kind: report.Bars},
+	}
+	got := strings.Join(figureLabels(figs, ""), "\n")
+	want := strings.Join([]string{
+		"ROAR · curves · d_roar_accuracy",
+		"ROAR · bars · d_roar_auc",
+		"ROAR · diagnostics · d_roar_accuracy_vs_tv",
+		"Deletion · curves · d_deletion_morf",
+		"protocols compared · ranks · d_rank_probability",
+		"Attribution maps · samples · d_maps_ig",
+	}, "\n")
+	if got != want {
+		t.Errorf("list:\n%s\nwant:\n%s", got, want)
+	}
+	if got := figureLabels(figs, "Roar  CURVES"); len(got) != 1 || got[0] != "ROAR · curves · d_roar_accuracy" {
+		t.Errorf("search roar curves: %q", got)
+	}
+	if got := figureLabels(figs, "tsne"); len(got) != 0 {
+		t.Errorf("search for what no figure holds: %q", got)
+	}
+}

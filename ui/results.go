@@ -43,7 +43,8 @@ type Results struct {
 	cards    *fyne.Container // the report card of each protocol setting
 	tabs     *container.AppTabs
 	table    *widget.Table
-	figSel   *selectWidget
+	figSel   *selectWidget // the figures by protocol and kind (figureLabels)
+	figFind  *entryWidget  // words the figures listed hold
 	figure   *canvas.Image
 	run      *campaign.Results
 	other    *campaign.Results
@@ -87,14 +88,11 @@ func newResults(s *State) *Results {
 		return b
 	}
 	r.table.UpdateHeader = r.headerCell
-	r.figSel = newSelect(nil, func(name string) {
-		for i, f := range r.figs {
-			if f.Name == name {
-				r.showFigure(i)
-			}
-		}
-	})
+	r.figSel = newSelect(nil, func(label string) { r.showFigure(r.figIndex(label)) })
 	r.figSel.PlaceHolder = "(no figures)"
+	r.figFind = newEntry()
+	r.figFind.SetPlaceHolder("find, e.g. roar curves")
+	r.figFind.OnChanged = func(string) { r.listFigures() }
 	r.figure.FillMode = canvas.ImageFillContain
 	r.figure.SetMinSize(fyne.NewSize(420, 300))
 	open := widget.NewButtonWithIcon("Open run…", theme.FolderOpenIcon(), func() {
@@ -120,12 +118,13 @@ func newResults(s *State) *Results {
 		r.state, container.NewHScroll(r.summary))
 	// A tap enlarges the figure, with a zoom.
 	enlargeFig := widget.NewButton("", func() {
-		if i := slices.Index(r.figSel.Options, r.figSel.Selected); i >= 0 && r.figure.Image != nil {
-			showEnlarged(s.cfg.Window, r.figSel.Selected, r.figure.Image, nil)
+		if i := r.figIndex(r.figSel.Selected); i >= 0 && r.figure.Image != nil {
+			showEnlarged(s.cfg.Window, r.figs[i].Name, r.figure.Image, nil)
 		}
 	})
 	enlargeFig.Importance = widget.LowImportance
-	figs := container.NewBorder(container.NewBorder(nil, nil, widget.NewLabelWithStyle("Figures", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), saveFig, r.figSel),
+	figs := container.NewBorder(container.NewBorder(nil, nil, widget.NewLabelWithStyle("Figures", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), saveFig,
+		container.NewGridWithColumns(2, r.figFind, r.figSel)),
 		nil, nil, nil, container.NewStack(enlargeFig, r.figure))
 	r.cards = container.NewVBox(wrapped("Open a run to see how far to believe each protocol's ranking."))
 	r.tabs = container.NewAppTabs(container.NewTabItem("Table", r.table), container.NewTabItem("Report card", container.NewVScroll(r.cards)),
@@ -201,15 +200,8 @@ func (r *Results) Open(dir string, show bool) {
 		r.listRuns()
 		r.runs.SetSelected(dir)
 		r.refilter()
-		var names []string
-		for _, f := range figs {
-			names = append(names, f.Name)
-		}
-		r.figSel.Options = names
 		r.figSel.ClearSelected()
-		if len(names) > 0 {
-			r.figSel.SetSelected(names[0])
-		}
+		r.listFigures()
 		if r.onShow != nil && show {
 			r.onShow()
 		}
@@ -423,12 +415,28 @@ func (r *Results) SortBy(col int) {
 // ShowFigure shows the first of the run's figures whose name ends with
 // suffix, as picking it from the list does.
 func (r *Results) ShowFigure(suffix string) {
-	for _, name := range r.figSel.Options {
-		if strings.HasSuffix(name, suffix) {
-			r.figSel.SetSelected(name)
+	for _, f := range r.figs {
+		if strings.HasSuffix(f.Name, suffix) {
+			r.figFind.SetText("")
+			r.figSel.SetSelected(figureLabel(f))
 			return
 		}
 	}
+}
+
+// listFigures lists the figures that hold the search's words; the one
+// shown stays while listed, else the first listed is shown.
+func (r *Results) listFigures() {
+	r.figSel.Options = figureLabels(r.figs, r.figFind.Text)
+	r.figSel.Refresh()
+	if len(r.figSel.Options) > 0 && !slices.Contains(r.figSel.Options, r.figSel.Selected) {
+		r.figSel.SetSelected(r.figSel.Options[0])
+	}
+}
+
+// figIndex is the figure of a list entry (−1: none).
+func (r *Results) figIndex(label string) int {
+	return slices.IndexFunc(r.figs, func(f report.Figure) bool { return figureLabel(f) == label })
 }
 
 // showFigure renders a figure for the window.
@@ -501,8 +509,8 @@ func (r *Results) exportCSV() {
 // extension (.pdf, .svg or .png) picks the format.
 func (r *Results) saveFigure() {
 	w := r.s.cfg.Window
-	i := slices.Index(r.figSel.Options, r.figSel.Selected)
-	if i < 0 || i >= len(r.figs) {
+	i := r.figIndex(r.figSel.Selected)
+	if i < 0 {
 		r.s.status.Error(fmt.Errorf("no figure shown to save"))
 		return
 	}

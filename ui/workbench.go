@@ -3,7 +3,6 @@ package ui
 import (
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -109,7 +108,7 @@ func NewWorkbench(cfg Config) *Workbench {
 		if w.Data.drawHist != nil {
 			w.Data.drawHist()
 		}
-		w.Results.showFigure(slices.Index(w.Results.figSel.Options, w.Results.figSel.Selected))
+		w.Results.showFigure(w.Results.figIndex(w.Results.figSel.Selected))
 	}
 	w.Library.openPath = w.OpenPath
 	w.content = container.NewBorder(nil, container.NewVBox(widget.NewSeparator(), s.status.Content()), nil, nil, w.Tabs)

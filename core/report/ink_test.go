@@ -73,3 +73,26 @@ func TestRenderInkDrawsOnTheBackground(t *testing.T) {
 		t.Errorf("of %d pixels, %d paper ones on the background, %d black ones light", total, dark, light)
 	}
 }
+
+// Every figure says its protocol (or that it compares several) and its
+// kind, for a front end's list.
+func TestEveryFigureHasGroupAndKind(t *testing.T) {
+	recs := withSeeds(records())
+	figs, err := Figures(recs, Confident(recs, ConfidenceOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][2]string{
+		"fashion-mnist_roar_accuracy":       {"ROAR", Curves},
+		"fashion-mnist_roar_accuracy_vs_tv": {"ROAR", BiasChecks},
+		"fashion-mnist_deletion_tau":        {"Deletion", Bars},
+	}
+	for _, f := range figs {
+		if f.Group == "" || f.Kind == "" {
+			t.Errorf("%s: group %q, kind %q", f.Name, f.Group, f.Kind)
+		}
+		if w, ok := want[f.Name]; ok && (f.Group != w[0] || f.Kind != w[1]) {
+			t.Errorf("%s: %s %s, want %s %s", f.Name, f.Group, f.Kind, w[0], w[1])
+		}
+	}
+}
