@@ -491,3 +491,28 @@ func TestFigureListGroupedAndSearchable(t *testing.T) {
 		t.Errorf("search for what no figure holds: %q", got)
 	}
 }
+
+// Settings shows the workbench folder -root picked; the cache is its own
+// unless the user chose another, which then wins.
+func TestSettingsSayWhereRunsLive(t *testing.T) {
+	a := test.NewTempApp(t)
+	root, mine := t.TempDir(), t.TempDir()
+	s := newState(Config{Root: root, Prefs: a.Preferences()})
+	st := newSettings(s)
+	if got := s.cacheDir(); got != filepath.Join(root, "cache") || st.cache.Text != "" || st.cache.PlaceHolder != got {
+		t.Errorf("cache %q, field %q (placeholder %q), want the root's", got, st.cache.Text, st.cache.PlaceHolder)
+	}
+	shown := false
+	for _, o := range test.LaidOutObjects(st.Content()) {
+		if l, ok := o.(*widget.Label); ok && l.Text == root {
+			shown = true
+		}
+	}
+	if !shown {
+		t.Error("Settings does not show the workbench folder")
+	}
+	st.cache.SetText(mine)
+	if got := s.cacheDir(); got != mine {
+		t.Errorf("cache %q after choosing %q", got, mine)
+	}
+}

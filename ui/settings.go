@@ -43,7 +43,10 @@ func newSettings(s *State) *Settings {
 		}
 		return p.StringWithFallback(key, def)
 	}
-	st.cache.SetText(get(prefCache, s.cfg.dir("cache")))
+	// The cache field holds only a folder the user chose: empty, the
+	// campaigns use the workbench folder's (which -root picks).
+	st.cache.SetText(get(prefCache, ""))
+	st.cache.SetPlaceHolder(s.cfg.dir("cache"))
 	st.workers.SetText(get(prefWorkers, "0"))
 	st.memory.SetText(get(prefMemory, "0"))
 	st.engine.SetText(get(prefEngine, "native"))
@@ -61,17 +64,21 @@ func newSettings(s *State) *Settings {
 	st.theme = widget.NewRadioGroup([]string{"light", "dark", "system"}, func(v string) { st.SetTheme(v) })
 	st.theme.Horizontal = true
 	st.theme.SetSelected(get(prefTheme, "system"))
+	root := widget.NewLabel(s.cfg.Root)
+	root.Wrapping = fyne.TextWrapBreak
 	form := widget.NewForm(
+		widget.NewFormItem("Workbench folder", root),
 		widget.NewFormItem("Artefact cache", st.cache),
 		widget.NewFormItem("Tasks at once", st.workers),
 		widget.NewFormItem("Memory cap (GiB)", st.memory),
 		widget.NewFormItem("Engine", container.NewBorder(nil, nil, nil, check, st.engine)),
 		widget.NewFormItem("Theme", st.theme),
 	)
-	form.Items[0].HintText = "trained models, maps and perturbed samples of the campaigns launched here, shared between them"
-	form.Items[1].HintText = "0: one per 8 cores (each task already uses every core)"
-	form.Items[2].HintText = "a soft cap on the process's memory while a campaign runs; 0: none"
-	form.Items[3].HintText = "where campaigns launched here compute: native, or a PyTorch worker (local, or a GPU host over SSH)"
+	form.Items[0].HintText = "models trained here, runs and campaign specs: -root on the command line picks it, else the app's storage folder"
+	form.Items[1].HintText = "trained models, maps and perturbed samples the campaigns share; empty: the workbench folder's cache; a folder set here wins over -root"
+	form.Items[2].HintText = "0: one per 8 cores (each task already uses every core)"
+	form.Items[3].HintText = "a soft cap on the process's memory while a campaign runs; 0: none"
+	form.Items[4].HintText = "where campaigns launched here compute: native, or a PyTorch worker (local, or a GPU host over SSH)"
 	bi, _ := debug.ReadBuildInfo()
 	fyneVersion := "unknown"
 	if bi != nil {
