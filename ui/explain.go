@@ -326,12 +326,7 @@ func (e *Explain) draw() {
 			}
 			title := fmt.Sprintf("%s on #%d %s", r.Request.Method, idx, caption)
 			row.Add(e.cell(img, fmt.Sprintf("±%.3g", limit), func() {
-				showEnlarged(e.s.cfg.Window, title, img, func(x, y int) string {
-					if y*W+x >= len(m) {
-						return ""
-					}
-					return fmt.Sprintf("%+.4g", m[y*W+x])
-				})
+				showEnlarged(e.s.cfg.Window, title, img, mapValue(m, W))
 			}))
 		}
 	}

@@ -228,13 +228,18 @@ func (v *Inspect) show(shape []int, saliency []float32, r campaign.Removed, targ
 		H, W = 1, shape[0]
 	}
 	v.panels.Objects = nil
+	win := v.s.cfg.Window
+	// A click on a panel enlarges it, with the values under the pointer.
+	add := func(img image.Image, title, caption string, value func(x, y int) string) {
+		v.panels.Add(zoomable(panel(img, title, caption), func() { showEnlarged(win, title, img, value) }))
+	}
 	orig := r.Removals[0]
-	v.panels.Add(panel(sampleImage(orig.Image, shape), "original", v.predText(orig)))
+	add(sampleImage(orig.Image, shape), "original", v.predText(orig), pixelValues(orig.Image, shape))
 	limit := absMax(saliency)
-	v.panels.Add(panel(heatmap(saliency, H, W, limit), v.method.Selected, fmt.Sprintf("±%.3g\nblue − · red +", limit)))
-	v.panels.Add(panel(maskImage(r.Keep, H, W), "removed (red)", fmt.Sprintf("%.0f %%\n%s", 100*v.rate.Value, v.morf.Selected)))
+	add(heatmap(saliency, H, W, limit), v.method.Selected, fmt.Sprintf("±%.3g\nblue − · red +", limit), mapValue(saliency, W))
+	add(maskImage(r.Keep, H, W), "removed (red)", fmt.Sprintf("%.0f %%\n%s", 100*v.rate.Value, v.morf.Selected), mapValue(r.Keep, W))
 	for _, rm := range r.Removals[1:] {
-		v.panels.Add(panel(sampleImage(rm.Image, shape), rm.Reference, v.predText(rm)))
+		add(sampleImage(rm.Image, shape), rm.Reference, v.predText(rm), pixelValues(rm.Image, shape))
 	}
 	v.panels.Refresh()
 	v.caption.SetText(fmt.Sprintf("Sample %d of the %s split: %s. Explaining %s; the model's probability of it on each version is p(target).",

@@ -516,3 +516,22 @@ func TestSettingsSayWhereRunsLive(t *testing.T) {
 		t.Errorf("cache %q after choosing %q", got, mine)
 	}
 }
+
+// Inspect's enlarged panels read a sample's channels and a map's value at
+// the pixel under the pointer.
+func TestPixelReadouts(t *testing.T) {
+	// 2 channels of 2×3: channel k, row y, column x holds 100k + 10y + x.
+	x := []float32{0, 1, 2, 10, 11, 12, 100, 101, 102, 110, 111, 112}
+	if got := pixelValues(x, []int{2, 2, 3})(2, 1); got != "12, 112" {
+		t.Errorf("pixel (2, 1): %q", got)
+	}
+	if got := pixelValues(x, []int{2, 2, 3})(3, 0); got != "" {
+		t.Errorf("outside: %q", got)
+	}
+	if got := pixelValues([]float32{0.5, -2, 7}, []int{3, 1, 1})(1, 0); got != "-2" {
+		t.Errorf("tabular feature 1: %q", got)
+	}
+	if got := mapValue([]float32{0, 0.25, -1, 3}, 2)(0, 1); got != "-1" {
+		t.Errorf("map (0, 1): %q", got)
+	}
+}

@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"image"
+	"strings"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -108,4 +109,40 @@ func showEnlarged(win fyne.Window, title string, img image.Image, value func(x, 
 	d := dialog.NewCustom(title, "Close", content, win)
 	d.Resize(fyne.NewSize(760, 640))
 	d.Show()
+}
+
+// zoomable is o with a tap that runs open (an enlarged picture).
+func zoomable(o fyne.CanvasObject, open func()) fyne.CanvasObject {
+	b := widget.NewButton("", open)
+	b.Importance = widget.LowImportance
+	return container.NewStack(b, o)
+}
+
+// mapValue reads a map of rows of w values at a pixel.
+func mapValue(m []float32, w int) func(x, y int) string {
+	return func(x, y int) string {
+		if i := y*w + x; i < len(m) {
+			return fmt.Sprintf("%+.4g", m[i])
+		}
+		return ""
+	}
+}
+
+// pixelValues reads a C×H×W sample at a pixel, a value per channel
+// (a tabular sample: its features in a row).
+func pixelValues(x []float32, shape []int) func(px, py int) string {
+	c, h, w := shape[0], shape[1], shape[2]
+	if h == 1 && w == 1 {
+		return mapValue(x, len(x))
+	}
+	return func(px, py int) string {
+		if px >= w || py >= h {
+			return ""
+		}
+		vals := make([]string, c)
+		for k := range c {
+			vals[k] = fmt.Sprintf("%.3g", x[k*h*w+py*w+px])
+		}
+		return strings.Join(vals, ", ")
+	}
 }
