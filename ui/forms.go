@@ -76,6 +76,9 @@ func newParamForm(ps []param.Param) *paramForm {
 			f.put[p.Name] = func(v any) { e.SetText(formatValue(v)) }
 			w = e
 		}
+		if whole := p.Doc; whole != abbrev(p.Doc, 56) {
+			w = newTipped(w, whole) // the hint is cut: the whole doc under the pointer
+		}
 		item := widget.NewFormItem(p.Name, w)
 		item.HintText = hint
 		f.form.AppendItem(item)
@@ -199,7 +202,7 @@ func (w *wheel) Scrolled(ev *fyne.ScrollEvent) { w.target.Scrolled(ev) }
 // room, that shows whole under the pointer while the pointer rests on it.
 type hint struct {
 	widget.Label
-	tip *widget.PopUp
+	tip tooltip
 }
 
 func newHint(text string) *hint {
@@ -212,37 +215,73 @@ func newHint(text string) *hint {
 }
 
 // MouseIn shows the whole text below the label.
-func (h *hint) MouseIn(*desktop.MouseEvent) {
-	c := canvasFor(h)
-	if c == nil || h.tip != nil {
-		return
-	}
-	text := widget.NewLabel(h.Text)
-	text.Wrapping = fyne.TextWrapWord
-	h.tip = widget.NewPopUp(text, c)
-	width := min(max(h.Size().Width, 320), 560)
-	h.tip.Resize(fyne.NewSize(width, text.MinSize().Height))
-	text.Resize(fyne.NewSize(width, 0))
-	h.tip.Resize(fyne.NewSize(width, text.MinSize().Height+2*theme.Padding()))
-	pos := fyne.CurrentApp().Driver().AbsolutePositionForObject(h).AddXY(0, h.Size().Height)
-	h.tip.ShowAtPosition(pos)
-}
+func (h *hint) MouseIn(*desktop.MouseEvent) { h.tip.show(h, h.Text) }
 
 // MouseMoved implements desktop.Hoverable.
 func (h *hint) MouseMoved(*desktop.MouseEvent) {}
 
 // MouseOut hides the whole text.
-func (h *hint) MouseOut() {
-	if h.tip != nil {
-		h.tip.Hide()
-		h.tip = nil
-	}
-}
+func (h *hint) MouseOut() { h.tip.hide() }
 
 // Tip is the whole text shown under the pointer ("": none; tests).
-func (h *hint) Tip() string {
-	if h.tip == nil {
-		return ""
+func (h *hint) Tip() string { return h.tip.text }
+
+// tipped is a form's field whose whole help shows under the pointer while
+// the pointer rests on it (a form's hint is one cut line). It lies over
+// the field and takes only the pointer's hovering: taps, keys and the
+// wheel reach the field.
+type tipped struct {
+	widget.BaseWidget
+	field fyne.CanvasObject
+	text  string
+	tip   tooltip
+}
+
+func newTipped(field fyne.CanvasObject, text string) *tipped {
+	t := &tipped{field: field, text: text}
+	t.ExtendBaseWidget(t)
+	return t
+}
+
+func (t *tipped) CreateRenderer() fyne.WidgetRenderer {
+	return widget.NewSimpleRenderer(container.NewStack(t.field, &hoverLayer{t: t}))
+}
+
+// hoverLayer is tipped's transparent top layer, which the pointer's
+// hovering finds first.
+type hoverLayer struct {
+	canvas.Rectangle
+	t *tipped
+}
+
+func (l *hoverLayer) MouseIn(*desktop.MouseEvent)    { l.t.tip.show(l.t, l.t.text) }
+func (l *hoverLayer) MouseMoved(*desktop.MouseEvent) {}
+func (l *hoverLayer) MouseOut()                      { l.t.tip.hide() }
+
+// tooltip is a whole help text shown in a pop-up under an object.
+type tooltip struct {
+	popup *widget.PopUp
+	text  string
+}
+
+func (tt *tooltip) show(under fyne.CanvasObject, text string) {
+	c := canvasFor(under)
+	if c == nil || tt.popup != nil {
+		return
 	}
-	return h.Text
+	label := widget.NewLabel(text)
+	label.Wrapping = fyne.TextWrapWord
+	width := min(max(under.Size().Width, 320), 560)
+	label.Resize(fyne.NewSize(width, 0))
+	tt.popup = widget.NewPopUp(label, c)
+	tt.popup.Resize(fyne.NewSize(width, label.MinSize().Height+2*theme.Padding()))
+	tt.popup.ShowAtPosition(fyne.CurrentApp().Driver().AbsolutePositionForObject(under).AddXY(0, under.Size().Height))
+	tt.text = text
+}
+
+func (tt *tooltip) hide() {
+	if tt.popup != nil {
+		tt.popup.Hide()
+		tt.popup, tt.text = nil, ""
+	}
 }
