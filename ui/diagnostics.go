@@ -77,7 +77,7 @@ func f3(v float64) string {
 	return fmt.Sprintf("%.3f", v)
 }
 
-// diagnosticsView shows the tables, each a card of equal columns whose
+// diagnosticsView shows the tables, each under its title in equal columns whose
 // cells show their whole text under the pointer.
 func diagnosticsView(tables []diagTable) []fyne.CanvasObject {
 	if len(tables) == 0 {
@@ -99,7 +99,7 @@ func diagnosticsView(tables []diagTable) []fyne.CanvasObject {
 		about := widget.NewLabel(t.about)
 		about.Wrapping = fyne.TextWrapWord
 		about.SizeName = theme.SizeNameCaptionText
-		out = append(out, widget.NewCard(t.title, "", container.NewVBox(about, grid)))
+		out = append(out, bold(t.title), about, grid, widget.NewSeparator())
 	}
 	return out
 }

@@ -130,8 +130,8 @@ func newEvaluate(s *State) *Evaluate {
 		widget.NewFormItem("Seeds", e.seeds),
 		widget.NewFormItem("Retraining epochs", e.retrain),
 	)
-	form.Items[2].HintText = "the first n of the training split (empty: all); retraining protocols train on them"
-	form.Items[3].HintText = "the first n of the test split (empty: all); a protocol's own samples setting scores at most these"
+	form.Items[2].HintText = "the first n (empty: all); retraining protocols train on them"
+	form.Items[3].HintText = "the first n (empty: all); a protocol's samples are among these"
 	form.Items[5].HintText = "when training one"
 	form.Items[8].HintText = "comma-separated; one campaign per seed"
 	left := container.NewVBox(form,

@@ -14,7 +14,9 @@ import (
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
+	"gonum.org/v1/plot"
 
 	"faithlab/core/campaign"
 	"faithlab/core/engine/gemm"
@@ -490,6 +492,18 @@ func TestFigureListGroupedAndSearchable(t *testing.T) {
 	if got := figureLabels(figs, "tsne"); len(got) != 0 {
 		t.Errorf("search for what no figure holds: %q", got)
 	}
+	// Long entries do not widen the screen past the window.
+	test.NewTempApp(t)
+	r := newResults(newState(Config{Root: t.TempDir()}))
+	figs[0].Name = strings.Repeat("a_very_long_figure_name_", 6)
+	for i := range figs {
+		figs[i].Plot = plot.New()
+	}
+	r.figs = figs
+	r.listFigures()
+	if w := r.Content().MinSize().Width; w > 1280 {
+		t.Errorf("Results needs %g wide with a long figure name", w)
+	}
 }
 
 // Settings shows the workbench folder -root picked; the cache is its own
@@ -557,5 +571,26 @@ func TestParameterHelpWholeOnHover(t *testing.T) {
 	test.TapCanvas(w.Canvas(), pos)
 	if tapped != 1 {
 		t.Error("a tap on the field under the help's layer did not reach it")
+	}
+}
+
+// The light and dark themes hand a drop-down's arrow as different
+// resources (with different names), so that the arrow is redrawn in the
+// new theme's colour after a switch; the light theme's input borders show
+// on its background.
+func TestThemesRedrawIconsAndShowInputBorders(t *testing.T) {
+	test.NewTempApp(t)
+	light, dark := variantTheme("light"), variantTheme("dark")
+	l, d := light.Icon(theme.IconNameArrowDropDown), dark.Icon(theme.IconNameArrowDropDown)
+	if l == d || l.Name() == d.Name() {
+		t.Errorf("the same arrow in both themes: %s, %s", l.Name(), d.Name())
+	}
+	if light.Icon(theme.IconNameArrowDropDown) != l {
+		t.Error("the light theme's arrow changes between calls (every refresh would redraw it)")
+	}
+	r, g, b, _ := light.Color(theme.ColorNameInputBorder, theme.VariantDark).RGBA()
+	br, _, _, _ := light.Color(theme.ColorNameBackground, theme.VariantDark).RGBA()
+	if lum := (r + g + b) / 3; br-lum < 0x6000 {
+		t.Errorf("light input border %x on background %x: too faint", lum>>8, br>>8)
 	}
 }

@@ -94,7 +94,7 @@ func newResults(s *State) *Results {
 	r.figFind.SetPlaceHolder("find, e.g. roar curves")
 	r.figFind.OnChanged = func(string) { r.listFigures() }
 	r.figure.FillMode = canvas.ImageFillContain
-	r.figure.SetMinSize(fyne.NewSize(420, 300))
+	r.figure.SetMinSize(fyne.NewSize(420, 260))
 	open := widget.NewButtonWithIcon("Open run…", theme.FolderOpenIcon(), func() {
 		if w := s.cfg.Window; w != nil {
 			d := dialog.NewFolderOpen(func(u fyne.ListableURI, err error) {
@@ -124,7 +124,9 @@ func newResults(s *State) *Results {
 	})
 	enlargeFig.Importance = widget.LowImportance
 	figs := container.NewBorder(container.NewBorder(nil, nil, widget.NewLabelWithStyle("Figures", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), saveFig,
-		container.NewGridWithColumns(2, r.figFind, r.figSel)),
+		// At fixed widths: the entries' labels (protocol · kind · name)
+		// would widen the window past the screen.
+		container.NewGridWithColumns(2, container.New(fixedWidth(150), r.figFind), container.New(fixedWidth(150), r.figSel))),
 		nil, nil, nil, container.NewStack(enlargeFig, r.figure))
 	r.cards = container.NewVBox(wrapped("Open a run to see how far to believe each protocol's ranking."))
 	r.tabs = container.NewAppTabs(container.NewTabItem("Table", r.table), container.NewTabItem("Report card", container.NewVScroll(r.cards)),

@@ -170,6 +170,42 @@ type workbenchTheme struct {
 // (WCAG's contrast for the parts of a control).
 var lightInputBorder = color.NRGBA{R: 0x8a, G: 0x8a, B: 0x8a, A: 0xff}
 
+// Icon is the default theme's icon, told apart by the variant it is drawn
+// in: Fyne's widget.Icon redraws only when handed another resource, and
+// the default theme hands the same one in either variant, so that after a
+// switch to the light theme a drop-down kept the dark theme's white arrow
+// on its light field (invisible).
+func (t workbenchTheme) Icon(n fyne.ThemeIconName) fyne.Resource {
+	res := t.Theme.Icon(n)
+	if th, ok := res.(*theme.ThemedResource); ok {
+		return variantIcon{th, t.variantNow()}
+	}
+	return res
+}
+
+// variantNow is the variant the theme draws in now.
+func (t workbenchTheme) variantNow() fyne.ThemeVariant {
+	if t.forced {
+		return t.variant
+	}
+	if a := fyne.CurrentApp(); a != nil {
+		return a.Settings().ThemeVariant()
+	}
+	return theme.VariantDark
+}
+
+// variantIcon is a themed icon as drawn in one variant: another value, and
+// another name for the caches, in the other.
+type variantIcon struct {
+	*theme.ThemedResource
+	variant fyne.ThemeVariant
+}
+
+// Name implements fyne.Resource.
+func (r variantIcon) Name() string {
+	return fmt.Sprintf("variant%d_%s", r.variant, r.ThemedResource.Name())
+}
+
 func (t workbenchTheme) Color(n fyne.ThemeColorName, v fyne.ThemeVariant) color.Color {
 	if t.forced {
 		v = t.variant
