@@ -49,6 +49,8 @@ type Evaluate struct {
 	edits      int                        // counts the form's edits, to drop stale estimates
 	pause      *time.Timer                // waits for a pause in the edits
 	speeds     map[string]campaign.Speeds // measured here, by Campaign.SpeedsKey
+	sized      map[string]campaign.Size   // estimates made, by the spec without its name (sizeKey)
+	sizing     context.CancelFunc         // stops the estimate under way, which a newer edit replaces
 	launch     *widget.Button
 	stop       *widget.Button
 	overall    *widget.ProgressBar
@@ -76,7 +78,7 @@ type taskRow struct {
 func newEvaluate(s *State) *Evaluate {
 	e := &Evaluate{s: s, name: newEntry(), dataset: newEntry(), trainCap: newEntry(), testCap: newEntry(),
 		arch: newSelect(model.Architectures(), nil), epochs: newEntry(), post: newEntry(), seeds: newEntry(),
-		retrain: newEntry(), size: widget.NewLabel(""), model: widget.NewLabel(""), speeds: map[string]campaign.Speeds{}, overall: widget.NewProgressBar(), eta: widget.NewLabel(""),
+		retrain: newEntry(), size: widget.NewLabel(""), model: widget.NewLabel(""), speeds: map[string]campaign.Speeds{}, sized: map[string]campaign.Size{}, overall: widget.NewProgressBar(), eta: widget.NewLabel(""),
 		resume: container.NewVBox(), byKey: map[string]int{}}
 	e.name.SetText("my-campaign")
 	e.dataset.SetPlaceHolder("id or path (default: the open one)")
@@ -377,15 +379,24 @@ func (e *Evaluate) Size() {
 	}
 	e.s.status.Resolved(causeCampaign)
 	c := &campaign.Campaign{Spec: s}
-	key := c.SpeedsKey()
+	key, what := c.SpeedsKey(), sizeKey(s)
 	sp, known := e.speeds[key]
+	z, sized := e.sized[what] // a new name sizes nothing again
+	sized = sized && what != ""
 	edit := e.edits
-	var z campaign.Size
 	resumes := false
-	e.size.SetText("sizing…")
-	e.s.Go("sizing the campaign", func(ctx context.Context) error {
+	if !sized {
+		e.size.SetText("sizing…")
+	}
+	if e.sizing != nil {
+		e.sizing()
+	}
+	e.sizing = e.s.Go("sizing the campaign", func(ctx context.Context) error {
 		if r, err := campaign.Open(s.Output); err == nil && len(r.Records) > 0 {
 			resumes = len(r.Status().Missing) > 0
+		}
+		if sized {
+			return nil
 		}
 		if !known {
 			if sp, err = c.Speeds(ctx, e.s.cfg.Kernel); err != nil {
@@ -395,10 +406,10 @@ func (e *Evaluate) Size() {
 		z, err = c.Estimate(ctx, sp, e.s.cfg.Kernel)
 		return err
 	}, func(err error) {
-		if err == nil {
-			e.speeds[key] = sp
+		if err == nil && !sized && what != "" {
+			e.speeds[key], e.sized[what] = sp, z
 		}
-		if edit != e.edits {
+		if edit != e.edits || errors.Is(err, context.Canceled) {
 			return // the form changed meanwhile: its own size comes
 		}
 		if err != nil {
@@ -410,6 +421,18 @@ func (e *Evaluate) Size() {
 			e.setLaunch(resumes)
 		}
 	})
+}
+
+// sizeKey is what a campaign's estimate depends on: its spec but for its
+// name and output folder.
+func sizeKey(s *spec.Spec) string {
+	c := *s
+	c.Name, c.Output = "", ""
+	b, err := spec.Format(&c)
+	if err != nil {
+		return "" // sized every time
+	}
+	return string(b)
 }
 
 // setLaunch says on the launch button whether it starts the campaign or

@@ -204,9 +204,18 @@ func TestLaunchSaysResumeOnAStoppedCampaign(t *testing.T) {
 	}
 	loop.run(func() { wb.Evaluate.name.SetText("half") })
 	loop.waitFor(t, "Resume", func() bool { return wb.Evaluate.launch.Text == "Resume" })
+	wb.State.Wait()
+	var sized int
+	loop.run(func() { sized = len(wb.Evaluate.sized) })
 	loop.run(func() { wb.Evaluate.name.SetText("fresh") })
 	loop.waitFor(t, "Launch", func() bool { return wb.Evaluate.launch.Text == "Launch" })
 	wb.State.Wait()
+	loop.run(func() {
+		// Another name is the same campaign's size: not estimated again.
+		if n := len(wb.Evaluate.sized); n != sized || !strings.Contains(wb.Evaluate.size.Text, "tasks") {
+			t.Errorf("renaming made %d estimates (had %d): %q", n, sized, wb.Evaluate.size.Text)
+		}
+	})
 }
 
 // A task cancelled alone is its own state: not done, not in the progress,
