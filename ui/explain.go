@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -14,6 +15,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"faithlab/core/attr"
 	"faithlab/core/campaign"
 	"faithlab/core/model"
 	"faithlab/core/perturb"
@@ -246,7 +248,17 @@ func (e *Explain) Compute() {
 	e.progress.SetValue(0)
 	e.cancel = e.s.Go("computing maps", func(ctx context.Context) error {
 		for i, q := range reqs {
-			ex, err := campaign.Attribute(ctx, m, l.Train, l.Test, q)
+			// The bar moves within a method too, a few times a second
+			// (the gradient methods report every batch).
+			var last time.Time
+			within := attr.WithProgress(ctx, func(done float64) {
+				if now := time.Now(); now.Sub(last) >= 100*time.Millisecond {
+					last = now
+					frac := (float64(i) + done) / float64(len(reqs))
+					e.s.cfg.Do(func() { e.progress.SetValue(frac) })
+				}
+			})
+			ex, err := campaign.Attribute(within, m, l.Train, l.Test, q)
 			if err != nil {
 				return fmt.Errorf("%s: %w", q.Method, err)
 			}
