@@ -152,9 +152,15 @@ func newEvaluate(s *State) *Evaluate {
 			e.dataset.SetText(s.Data.Ref)
 		}
 	})
+	var sizedFor *model.Model
 	s.OnModel(func() {
-		e.model.SetText(s.modelName())
-		e.changed()
+		// Listeners hear of the model's predictions too: only another
+		// model sizes the campaign again.
+		if s.Model != sizedFor {
+			sizedFor = s.Model
+			e.model.SetText(s.modelName())
+			e.changed()
+		}
 	})
 	e.model.SetText(s.modelName())
 	for _, en := range []*entryWidget{e.name, e.dataset, e.trainCap, e.testCap, e.epochs, e.post, e.seeds, e.retrain} {
@@ -398,12 +404,16 @@ func (e *Evaluate) Size() {
 		if sized {
 			return nil
 		}
+		var err error
 		if !known {
-			if sp, err = c.Speeds(ctx, e.s.cfg.Kernel); err != nil {
-				return err
-			}
+			sp, err = c.Speeds(ctx, e.s.cfg.Kernel)
 		}
-		z, err = c.Estimate(ctx, sp, e.s.cfg.Kernel)
+		if err == nil {
+			z, err = c.Estimate(ctx, sp, e.s.cfg.Kernel)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err() // replaced by a newer edit's: whatever it failed with says nothing
+		}
 		return err
 	}, func(err error) {
 		if err == nil && !sized && what != "" {

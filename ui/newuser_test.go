@@ -603,3 +603,28 @@ func TestThemesRedrawIconsAndShowInputBorders(t *testing.T) {
 		t.Errorf("light input border %x on background %x: too faint", lum>>8, br>>8)
 	}
 }
+
+// An estimate replaced by a newer one (the form changed again) is dropped
+// quietly: no error for the one stopped, the newer one shown.
+func TestReplacedEstimateIsNoError(t *testing.T) {
+	wb, loop, _ := newTestWorkbench(t)
+	trainMLP(t, wb, loop, 1)
+	wb.State.Wait()
+	loop.run(func() {
+		e := wb.Evaluate
+		smallCampaign(e, "twice")
+		e.speeds, e.sized = map[string]campaign.Speeds{}, map[string]campaign.Size{} // measure again
+		e.Size()
+		e.edits++ // another edit
+		e.Size()
+	})
+	wb.State.Wait()
+	loop.run(func() {
+		if st := wb.Status(); st.IsError() {
+			t.Errorf("status after a replaced estimate: %q", st.Text())
+		}
+		if !strings.Contains(wb.Evaluate.size.Text, "tasks") {
+			t.Errorf("size %q", wb.Evaluate.size.Text)
+		}
+	})
+}
