@@ -118,8 +118,11 @@ func (s *State) Go(what string, work func(ctx context.Context) error, done func(
 		s.cfg.Do(func() {
 			defer s.pending.Add(-1)
 			s.status.idle(what)
-			if err != nil && !errors.Is(err, context.Canceled) {
-				s.status.Error(fmt.Errorf("%s: %w", what, err))
+			switch {
+			case err == nil:
+				s.status.Resolved(what) // the same work failed before
+			case !errors.Is(err, context.Canceled):
+				s.status.ErrorFrom(what, fmt.Errorf("%s: %w", what, err))
 			}
 			if done != nil {
 				done(err)
@@ -187,6 +190,29 @@ func (s *State) SetModel(m *model.Model, path string) {
 		fn()
 	}
 	s.predict()
+}
+
+// modelName names the model under explanation for the screens that use
+// it: "goar-cnn in fashion-mnist.flm, 89.3 % test accuracy".
+func (s *State) modelName() string {
+	return describeWhich(s.Model, s.ModelPath)
+}
+
+// describeWhich names a model and its file (path "": not saved).
+func describeWhich(m *model.Model, path string) string {
+	if m == nil {
+		return "no model open"
+	}
+	out := m.Arch
+	if path != "" {
+		out += " in " + filepath.Base(path)
+	} else {
+		out += " (not saved)"
+	}
+	if m.Test != nil {
+		out += fmt.Sprintf(", %.1f %% test accuracy", 100*m.Test.Accuracy)
+	}
+	return out
 }
 
 // OpenModel loads a model file in the background and makes it current.
@@ -272,7 +298,10 @@ func (s *State) remember(key, item string) {
 	if s.cfg.Prefs == nil {
 		return
 	}
-	list := slices.DeleteFunc(s.cfg.Prefs.StringList(key), func(v string) bool { return v == item })
+	if !slices.Contains(data.IDs(), item) {
+		item = samePlace(item)
+	}
+	list := slices.DeleteFunc(s.cfg.Prefs.StringList(key), func(v string) bool { return samePlace(v) == item })
 	s.cfg.Prefs.SetStringList(key, append([]string{item}, list[:min(len(list), 9)]...))
 }
 

@@ -11,6 +11,10 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+
+	"fyne.io/fyne/v2/theme"
+
+	"faithlab/core/report"
 )
 
 // series is one line of a chart.
@@ -46,7 +50,7 @@ func lineChart(title, xLabel, yLabel string, ss []series, w, h int, yMin, yMax f
 		p.Y.Min, p.Y.Max = yMin, yMax
 	}
 	p.Legend.Top = !endsHigh(ss, yMin, yMax)
-	p.Add(plotter.NewGrid())
+	p.Add(faintGrid())
 	p.X.Tick.Marker, p.Y.Tick.Marker = plainTicks{}, plainTicks{}
 	for _, s := range ss {
 		if len(s.X) == 0 {
@@ -118,13 +122,32 @@ func barChart(title, yLabel string, labels []string, values []float64, w, h int)
 	return render(p, w, h)
 }
 
+// render draws a chart in the theme's colours (screenInk).
 func render(p *plot.Plot, w, h int) image.Image {
-	c := vgimg.NewWith(vgimg.UseWH(vg.Length(w)*vg.Inch/chartDPI, vg.Length(h)*vg.Inch/chartDPI), vgimg.UseDPI(chartDPI))
+	ink := screenInk()
+	c := vgimg.NewWith(vgimg.UseWH(vg.Length(w)*vg.Inch/chartDPI, vg.Length(h)*vg.Inch/chartDPI), vgimg.UseDPI(chartDPI),
+		vgimg.UseBackgroundColor(ink.Background))
 	// Room on every side for what sits on the plot's edges: the last
 	// x tick's label and the points at the ends of the axes.
 	pad := vg.Points(8)
-	p.Draw(draw.Crop(draw.New(c), pad, -pad, pad, -pad))
+	p.Draw(draw.Crop(draw.New(report.InkOn(c, ink)), pad, -pad, pad, -pad))
 	return c.Image()
+}
+
+// screenInk is the theme's background and foreground, which the charts
+// and the figures in the window are drawn in (exports stay black on
+// white).
+func screenInk() report.Ink {
+	return report.Ink{Background: theme.Color(theme.ColorNameBackground), Foreground: theme.Color(theme.ColorNameForeground)}
+}
+
+// faintGrid is a grid of translucent grey: faint on a light and a dark
+// background alike.
+func faintGrid() *plotter.Grid {
+	g := plotter.NewGrid()
+	g.Vertical.Color = color.NRGBA{R: 128, G: 128, B: 128, A: 60}
+	g.Horizontal.Color = g.Vertical.Color
+	return g
 }
 
 // plainTicks are about five round ticks (steps of 1, 2, 2.5 or 5 times a

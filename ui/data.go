@@ -27,20 +27,21 @@ const (
 // whether the open model classifies a sample correctly; the class
 // histogram. Clicking a sample opens it in Inspect.
 type DataView struct {
-	s       *State
-	split   *widget.RadioGroup
-	class   *selectWidget
-	outcome *selectWidget
-	count   *widget.Label
-	grid    *widget.GridWrap
-	table   *widget.Table
-	stats   *widget.Table
-	hist    *canvas.Image
-	center  *fyne.Container
-	side    *fyne.Container
-	shown   []int // indices of the samples that pass the filters
-	feature [][4]float64
-	content fyne.CanvasObject
+	s        *State
+	split    *widget.RadioGroup
+	class    *selectWidget
+	outcome  *selectWidget
+	count    *widget.Label
+	grid     *widget.GridWrap
+	table    *widget.Table
+	stats    *widget.Table
+	hist     *canvas.Image
+	center   *fyne.Container
+	side     *fyne.Container
+	shown    []int // indices of the samples that pass the filters
+	feature  [][4]float64
+	content  fyne.CanvasObject
+	drawHist func() // draws the class histogram again (a new theme)
 }
 
 func newDataView(s *State) *DataView {
@@ -187,8 +188,12 @@ func (v *DataView) filter() {
 		counts[y]++
 	}
 	v.count.SetText(fmt.Sprintf("%d of %d samples", len(v.shown), ds.Len()))
-	v.hist.Image = barChart(fmt.Sprintf("%s split, %d samples", v.split.Selected, len(v.shown)), "samples", ds.Classes, counts, 560, 480)
-	v.hist.Refresh()
+	title := fmt.Sprintf("%s split, %d samples", v.split.Selected, len(v.shown))
+	v.drawHist = func() {
+		v.hist.Image = barChart(title, "samples", ds.Classes, counts, 560, 480)
+		v.hist.Refresh()
+	}
+	v.drawHist()
 	v.grid.Refresh()
 	v.grid.ScrollToTop()
 	v.table.Refresh()

@@ -44,7 +44,13 @@ type Evaluate struct {
 	protocols  *checkForms
 	seeds      *entryWidget
 	retrain    *entryWidget
-	size       *widget.Label
+	model      *widget.Label              // the model the campaign evaluates, named
+	size       *widget.Label              // the campaign's estimate, redone after every edit
+	edits      int                        // counts the form's edits, to drop stale estimates
+	pause      *time.Timer                // waits for a pause in the edits
+	speeds     map[string]campaign.Speeds // measured here, by Campaign.SpeedsKey
+	sized      map[string]campaign.Size   // estimates made, by the spec without its name (sizeKey)
+	sizing     context.CancelFunc         // stops the estimate under way, which a newer edit replaces
 	launch     *widget.Button
 	stop       *widget.Button
 	overall    *widget.ProgressBar
@@ -72,12 +78,12 @@ type taskRow struct {
 func newEvaluate(s *State) *Evaluate {
 	e := &Evaluate{s: s, name: newEntry(), dataset: newEntry(), trainCap: newEntry(), testCap: newEntry(),
 		arch: newSelect(model.Architectures(), nil), epochs: newEntry(), post: newEntry(), seeds: newEntry(),
-		retrain: newEntry(), size: widget.NewLabel(""), overall: widget.NewProgressBar(), eta: widget.NewLabel(""),
+		retrain: newEntry(), size: widget.NewLabel(""), model: widget.NewLabel(""), speeds: map[string]campaign.Speeds{}, sized: map[string]campaign.Size{}, overall: widget.NewProgressBar(), eta: widget.NewLabel(""),
 		resume: container.NewVBox(), byKey: map[string]int{}}
 	e.name.SetText("my-campaign")
 	e.dataset.SetPlaceHolder("id or path (default: the open one)")
 	e.trainCap.SetPlaceHolder("all")
-	e.testCap.SetPlaceHolder("all")
+	e.testCap.SetText("500")
 	e.modelKind = widget.NewRadioGroup([]string{"the open model", "train one", "TorchScript file"}, nil)
 	e.modelKind.Horizontal = true
 	e.modelKind.SetSelected("the open model")
@@ -94,49 +100,51 @@ func newEvaluate(s *State) *Evaluate {
 	for _, p := range campaign.Protocols() {
 		pInfo = append(pInfo, formItem{strings.ToLower(p.Name), p.Doc, p.Params})
 	}
-	e.methods = newCheckForms(mInfo)
+	// A fresh form is a quick campaign that still means something: two
+	// methods and Random as the control under Deletion and ROAD (neither
+	// retrains) on 500 test images; its estimate shows before launch.
+	e.methods = newCheckForms(mInfo, e.changed)
 	e.methods.Set("gradient", nil)
 	e.methods.Set("ig", nil)
 	e.methods.Set("random", nil)
-	e.protocols = newCheckForms(pInfo)
-	e.protocols.Set("roar", map[string]any{"rates": []float64{0.1, 0.5, 0.9}})
+	e.protocols = newCheckForms(pInfo, e.changed)
+	e.protocols.Set("deletion", nil)
 	e.protocols.Set("road", map[string]any{"rates": []float64{0.1, 0.5, 0.9}})
-	e.protocols.Set("deletion", map[string]any{"samples": 200})
 	e.launch = widget.NewButtonWithIcon("Launch", theme.MediaPlayIcon(), e.Launch)
 	e.launch.Importance = widget.HighImportance
 	e.stop = widget.NewButtonWithIcon("Cancel campaign", theme.MediaStopIcon(), e.Cancel)
 	e.stop.Disable()
-	check := widget.NewButton("Check and size", e.Size)
 	save := widget.NewButtonWithIcon("Save spec", theme.DocumentSaveIcon(), func() {
 		if _, err := e.save(); err != nil {
-			e.s.status.Error(err)
+			e.s.status.ErrorFrom(causeCampaign, err)
 		}
 	})
 	openSpec := widget.NewButtonWithIcon("Open spec…", theme.FolderOpenIcon(), func() { e.s.PickFile(e.OpenSpec, ".yaml", ".yml") })
 	form := widget.NewForm(
 		widget.NewFormItem("Name", e.name),
 		widget.NewFormItem("Dataset", e.dataset),
-		widget.NewFormItem("Training samples", e.trainCap),
-		widget.NewFormItem("Test samples", e.testCap),
-		widget.NewFormItem("Model", e.modelKind),
+		widget.NewFormItem("Training images read", e.trainCap),
+		widget.NewFormItem("Test images read", e.testCap),
+		widget.NewFormItem("Model", container.NewVBox(e.modelKind, e.model)),
 		widget.NewFormItem("Architecture", e.arch),
 		widget.NewFormItem("Epochs", e.epochs),
 		widget.NewFormItem("Post-processings", e.post),
 		widget.NewFormItem("Seeds", e.seeds),
 		widget.NewFormItem("Retraining epochs", e.retrain),
 	)
-	form.Items[2].HintText = "the first n (empty: all); fewer make a quick campaign"
+	form.Items[2].HintText = "the first n (empty: all); retraining protocols train on them"
+	form.Items[3].HintText = "the first n (empty: all); a protocol's samples are among these"
 	form.Items[5].HintText = "when training one"
 	form.Items[8].HintText = "comma-separated; one campaign per seed"
 	left := container.NewVBox(form,
 		widget.NewLabelWithStyle("Methods", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), e.methods.content,
 		widget.NewLabelWithStyle("Protocols", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), e.protocols.content)
 	// The actions stay in view below the scrolling form.
-	actions := container.NewVBox(widget.NewSeparator(), e.size, container.NewHBox(check, save, openSpec, layout.NewSpacer(), e.launch, e.stop))
+	actions := container.NewVBox(widget.NewSeparator(), e.size, container.NewHBox(save, openSpec, layout.NewSpacer(), e.launch, e.stop))
 	e.list = widget.NewList(func() int { return len(e.rows) }, e.newRow, e.updateRow)
 	right := container.NewBorder(container.NewVBox(e.resume, widget.NewLabelWithStyle("Tasks", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		container.NewBorder(nil, nil, nil, e.eta, e.overall)), nil, nil, nil, e.list)
-	split := container.NewHSplit(container.NewBorder(nil, actions, nil, nil, container.NewScroll(left)), right)
+	split := container.NewHSplit(container.NewBorder(nil, actions, nil, nil, wheelScroll(left)), right)
 	split.Offset = 0.5
 	e.content = split
 	s.OnData(func() {
@@ -144,8 +152,44 @@ func newEvaluate(s *State) *Evaluate {
 			e.dataset.SetText(s.Data.Ref)
 		}
 	})
+	var sizedFor *model.Model
+	s.OnModel(func() {
+		// Listeners hear of the model's predictions too: only another
+		// model sizes the campaign again.
+		if s.Model != sizedFor {
+			sizedFor = s.Model
+			e.model.SetText(s.modelName())
+			e.changed()
+		}
+	})
+	e.model.SetText(s.modelName())
+	for _, en := range []*entryWidget{e.name, e.dataset, e.trainCap, e.testCap, e.epochs, e.post, e.seeds, e.retrain} {
+		en.OnChanged = func(string) { e.changed() }
+	}
+	e.modelKind.OnChanged = func(string) { e.changed() }
+	e.arch.OnChanged = func(string) { e.changed() }
 	e.offerResume()
+	e.changed()
 	return e
+}
+
+// changed runs after every edit of the form: after a pause in the edits
+// the campaign is checked and sized again (Size).
+func (e *Evaluate) changed() {
+	e.edits++
+	edit := e.edits
+	if e.pause != nil && e.pause.Stop() {
+		e.s.pending.Add(-1)
+	}
+	e.s.pending.Add(1) // a size to come (State.Wait)
+	e.pause = time.AfterFunc(300*time.Millisecond, func() {
+		e.s.cfg.Do(func() {
+			defer e.s.pending.Add(-1)
+			if edit == e.edits {
+				e.Size()
+			}
+		})
+	})
 }
 
 // Content is the screen.
@@ -328,27 +372,87 @@ func zeroEmpty(n int) string {
 }
 
 // Size checks the campaign and says, in the background, how many tasks,
-// retrainings and maps it makes and about how long they take here (the
-// training speed measured on this machine).
+// retrainings and maps it makes, about how long they take here and how
+// much memory (campaign.Estimate at this machine's speeds, measured once
+// per model and dataset), and whether Launch starts it or resumes a run of
+// it that stopped. It runs after every edit; a problem of the form shows
+// in place of the size and clears from the status bar once fixed.
 func (e *Evaluate) Size() {
 	s, err := e.build()
 	if err != nil {
-		e.s.status.Error(err)
+		e.size.SetText("Not ready: " + strings.ReplaceAll(err.Error(), "\n", "; "))
 		return
 	}
+	e.s.status.Resolved(causeCampaign)
 	c := &campaign.Campaign{Spec: s}
-	var z campaign.Size
-	e.size.SetText("sizing…")
-	e.s.Go("sizing the campaign", func(ctx context.Context) error {
-		z, err = c.Measure(ctx, e.s.cfg.Kernel)
+	key, what := c.SpeedsKey(), sizeKey(s)
+	sp, known := e.speeds[key]
+	z, sized := e.sized[what] // a new name sizes nothing again
+	sized = sized && what != ""
+	edit := e.edits
+	resumes := false
+	if !sized {
+		e.size.SetText("sizing…")
+	}
+	if e.sizing != nil {
+		e.sizing()
+	}
+	e.sizing = e.s.Go("sizing the campaign", func(ctx context.Context) error {
+		if r, err := campaign.Open(s.Output); err == nil && len(r.Records) > 0 {
+			resumes = len(r.Status().Missing) > 0
+		}
+		if sized {
+			return nil
+		}
+		var err error
+		if !known {
+			sp, err = c.Speeds(ctx, e.s.cfg.Kernel)
+		}
+		if err == nil {
+			z, err = c.Estimate(ctx, sp, e.s.cfg.Kernel)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err() // replaced by a newer edit's: whatever it failed with says nothing
+		}
 		return err
 	}, func(err error) {
+		if err == nil && !sized && what != "" {
+			e.speeds[key], e.sized[what] = sp, z
+		}
+		if edit != e.edits || errors.Is(err, context.Canceled) {
+			return // the form changed meanwhile: its own size comes
+		}
 		if err != nil {
-			e.size.SetText("")
+			e.size.SetText("Cannot size it: " + oneLine(err.Error()))
 			return
 		}
 		e.size.SetText(z.String())
+		if e.cancel == nil {
+			e.setLaunch(resumes)
+		}
 	})
+}
+
+// sizeKey is what a campaign's estimate depends on: its spec but for its
+// name and output folder.
+func sizeKey(s *spec.Spec) string {
+	c := *s
+	c.Name, c.Output = "", ""
+	b, err := spec.Format(&c)
+	if err != nil {
+		return "" // sized every time
+	}
+	return string(b)
+}
+
+// setLaunch says on the launch button whether it starts the campaign or
+// resumes a run of it that stopped.
+func (e *Evaluate) setLaunch(resumes bool) {
+	if resumes {
+		e.launch.SetText("Resume")
+	} else {
+		e.launch.SetText("Launch")
+	}
 }
 
 // Launch saves the campaign and runs it in the background.
@@ -358,7 +462,7 @@ func (e *Evaluate) Launch() {
 	}
 	c, err := e.save()
 	if err != nil {
-		e.s.status.Error(err)
+		e.s.status.ErrorFrom(causeCampaign, err)
 		return
 	}
 	e.run(c)
@@ -469,15 +573,14 @@ func (e *Evaluate) start(c *campaign.Campaign, trust campaign.Trust) {
 				}
 			}
 			e.list.Refresh()
+		case err == nil && e.count("cancelled") > 0:
+			e.s.status.Info(fmt.Sprintf("campaign %s ended with %d task(s) cancelled, not recorded: Resume runs them; results so far in %s", c.Spec.Name, e.count("cancelled"), dir))
 		case err == nil:
 			e.s.status.Info("campaign " + c.Spec.Name + " done: results in " + dir)
 		}
+		e.setLaunch(err != nil || e.count("cancelled") > 0)
 		if e.onRun != nil {
 			e.onRun(dir, err == nil)
-		}
-		e.launch.SetText("Launch")
-		if err != nil {
-			e.launch.SetText("Resume")
 		}
 	})
 }
@@ -507,15 +610,30 @@ func (e *Evaluate) apply(evs map[string]job.Event, done, total int, eta time.Dur
 			r.state, r.stage, r.frac = "failed", ev.Err, 0
 		case job.Cancelled:
 			r.state, r.stage, r.frac = "cancelled", "not recorded: a resume runs it", 0
+			e.s.status.Info("cancelled " + taskTitle(r.label) + ": not recorded, a resume runs it")
 		}
-
 	}
+	// The runner counts a cancelled task as ended; the bar and the count
+	// show the tasks done (earlier runs' included), which a cancelled one
+	// is not.
+	done, total = e.count("done"), len(e.rows)
 	if total > 0 {
 		e.overall.SetValue(float64(done) / float64(total))
 	}
 	e.left.set(done, total, eta, time.Now())
 	e.eta.SetText(e.left.text(time.Now()))
 	e.list.Refresh()
+}
+
+// count is the number of tasks in a state.
+func (e *Evaluate) count(state string) int {
+	n := 0
+	for _, r := range e.rows {
+		if r.state == state {
+			n++
+		}
+	}
+	return n
 }
 
 // countdown is the campaign's progress line: the runner re-estimates the
@@ -669,29 +787,34 @@ type checkForms struct {
 	settings map[string][]*paramForm // the first is always there
 	boxes    map[string]*fyne.Container
 	content  *fyne.Container
+	changed  func() // after every edit
 }
 
-func newCheckForms(items []formItem) *checkForms {
+// newCheckForms lists items; changed runs after every edit of the list.
+func newCheckForms(items []formItem, changed func()) *checkForms {
 	f := &checkForms{items: items, checks: map[string]*widget.Check{}, settings: map[string][]*paramForm{},
-		boxes: map[string]*fyne.Container{}, content: container.NewVBox()}
+		boxes: map[string]*fyne.Container{}, content: container.NewVBox(), changed: changed}
 	for _, it := range items {
 		form := newParamForm(it.params)
+		form.changed = changed
 		box := container.NewVBox(container.NewPadded(form.form))
 		if len(it.params) > 0 {
 			name := it.name
 			box.Add(container.NewHBox(widget.NewButtonWithIcon("another setting of "+name, theme.ContentAddIcon(), func() { f.add(name) })))
 		}
 		box.Hide()
+		// The parameters stay folded away until the item is ticked.
 		check := widget.NewCheck(it.name, func(on bool) {
 			if on && len(it.params) > 0 {
 				box.Show()
 			} else {
 				box.Hide()
 			}
+			if f.changed != nil {
+				f.changed()
+			}
 		})
-		hint := widget.NewLabel(it.doc)
-		hint.SizeName = theme.SizeNameCaptionText
-		hint.Truncation = fyne.TextTruncateEllipsis
+		hint := newHint(it.doc)
 		f.checks[it.name], f.settings[it.name], f.boxes[it.name] = check, []*paramForm{form}, box
 		f.content.Add(container.NewBorder(nil, nil, check, nil, hint))
 		f.content.Add(box)
@@ -709,17 +832,24 @@ func (f *checkForms) add(name string) *paramForm {
 		}
 	}
 	form := newParamForm(params)
+	form.changed = f.changed
 	box := f.boxes[name]
 	var row *fyne.Container
 	remove := widget.NewButtonWithIcon("", theme.ContentRemoveIcon(), func() {
 		box.Remove(row)
 		f.settings[name] = slices.DeleteFunc(f.settings[name], func(p *paramForm) bool { return p == form })
+		if f.changed != nil {
+			f.changed()
+		}
 	})
 	label := widget.NewLabelWithStyle(fmt.Sprintf("%s, setting %d", name, len(f.settings[name])+1), fyne.TextAlignLeading, fyne.TextStyle{Italic: true})
 	row = container.NewBorder(container.NewBorder(nil, nil, nil, remove, label), nil, nil, nil, container.NewPadded(form.form))
 	box.Objects = slices.Insert(box.Objects, len(box.Objects)-1, fyne.CanvasObject(row)) // before the add button
 	box.Refresh()
 	f.settings[name] = append(f.settings[name], form)
+	if f.changed != nil {
+		f.changed()
+	}
 	return form
 }
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -14,7 +15,9 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"faithlab/core/attr"
 	"faithlab/core/campaign"
+	"faithlab/core/model"
 	"faithlab/core/perturb"
 )
 
@@ -45,6 +48,9 @@ type Explain struct {
 	gallery  *fyne.Container
 	trace    *fyne.Container
 	results  []campaign.Explained
+	which    *widget.Label // the model under explanation
+	mapsOf   *model.Model  // the model the maps shown come from
+	mapsPath string        // its file
 	cancel   context.CancelFunc
 	// trajectory playback
 	traceSel  *selectWidget
@@ -78,6 +84,9 @@ func newExplain(s *State) *Explain {
 		e.methods.SetSelected(slices.DeleteFunc(slices.Clone(e.methods.Selected), func(l string) bool { return !slices.Contains(offered, l) }))
 		e.methods.Refresh()
 	})
+	e.which = widget.NewLabel("Model: " + s.modelName())
+	e.which.Wrapping = fyne.TextWrapWord
+	s.OnModel(e.modelChanged)
 	e.post.SetPlaceHolder("none; e.g. abs,gaussian:1")
 	e.split = widget.NewRadioGroup([]string{"test", "train"}, nil)
 	e.split.Horizontal = true
@@ -128,7 +137,7 @@ func newExplain(s *State) *Explain {
 		widget.NewFormItem("Seed", e.seed),
 		widget.NewFormItem("Post-processing", e.post),
 	)
-	left := container.NewVBox(container.NewHBox(e.compute, e.stop), e.progress,
+	left := container.NewVBox(e.which, container.NewHBox(e.compute, e.stop), e.progress,
 		widget.NewLabelWithStyle("Methods", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), e.methods,
 		widget.NewLabelWithStyle("Parameters", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), e.params,
 		widget.NewLabelWithStyle("Samples", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), samples)
@@ -147,6 +156,26 @@ func newExplain(s *State) *Explain {
 
 // Content is the screen.
 func (e *Explain) Content() fyne.CanvasObject { return e.content }
+
+// modelChanged names the model under explanation and clears the maps of
+// another one, saying so: maps stay only beside the model they explain.
+func (e *Explain) modelChanged() {
+	if e.s.Fits() {
+		e.s.status.Resolved(causeExplain)
+	}
+	e.which.SetText("Model: " + e.s.modelName())
+	if len(e.results) == 0 || e.mapsOf == e.s.Model {
+		return
+	}
+	old, oldPath := e.mapsOf, e.mapsPath
+	e.results, e.mapsOf = nil, nil
+	e.gallery.Layout = container.NewGridWithColumns(1).Layout
+	e.gallery.Objects = []fyne.CanvasObject{widget.NewLabel("The maps of " + describeWhich(old, oldPath) +
+		" were cleared: the model under explanation is now " + e.s.modelName() + ". Compute maps again.")}
+	e.gallery.Refresh()
+	e.trace.Objects = nil
+	e.trace.Refresh()
+}
 
 // showForms lists the parameter forms of the checked methods.
 func (e *Explain) showForms(titles map[string]string) {
@@ -186,38 +215,50 @@ func (e *Explain) Compute() {
 		return
 	}
 	if !e.s.Fits() {
-		e.s.status.Error(fmt.Errorf("explaining needs an open dataset and a model that takes its samples"))
+		e.s.status.ErrorFrom(causeExplain, fmt.Errorf("explaining needs an open dataset and a model that takes its samples"))
 		return
 	}
 	offset, err1 := strconv.Atoi(strings.TrimSpace(e.offset.Text))
 	count, err2 := strconv.Atoi(strings.TrimSpace(e.count.Text))
 	seed, err3 := strconv.ParseUint(strings.TrimSpace(e.seed.Text), 10, 64)
 	if err1 != nil || err2 != nil || err3 != nil || offset < 0 || count < 1 || count > 64 {
-		e.s.status.Error(fmt.Errorf("first sample, samples (1 to 64) and seed must be whole numbers"))
+		e.s.status.ErrorFrom(causeExplain, fmt.Errorf("first sample, samples (1 to 64) and seed must be whole numbers"))
 		return
 	}
 	var reqs []campaign.Request
 	for _, name := range e.chosen() {
 		params, err := e.forms[name].Values()
 		if err != nil {
-			e.s.status.Error(fmt.Errorf("%s: %w", name, err))
+			e.s.status.ErrorFrom(causeExplain, fmt.Errorf("%s: %w", name, err))
 			return
 		}
 		reqs = append(reqs, campaign.Request{Method: name, Params: params, Post: e.post.Text, Reduce: "sum", Split: e.split.Selected,
 			Offset: offset, Count: count, Target: e.target.Selected, Seed: seed})
 	}
 	if len(reqs) == 0 {
-		e.s.status.Error(fmt.Errorf("pick at least one method"))
+		e.s.status.ErrorFrom(causeExplain, fmt.Errorf("pick at least one method"))
 		return
 	}
+	e.s.status.Resolved(causeExplain)
 	m, l := e.s.Model.Copy(), e.s.Data
+	of, ofPath := e.s.Model, e.s.ModelPath
 	var out []campaign.Explained
 	e.compute.Disable()
 	e.stop.Enable()
 	e.progress.SetValue(0)
 	e.cancel = e.s.Go("computing maps", func(ctx context.Context) error {
 		for i, q := range reqs {
-			ex, err := campaign.Attribute(ctx, m, l.Train, l.Test, q)
+			// The bar moves within a method too, a few times a second
+			// (the gradient methods report every batch).
+			var last time.Time
+			within := attr.WithProgress(ctx, func(done float64) {
+				if now := time.Now(); now.Sub(last) >= 100*time.Millisecond {
+					last = now
+					frac := (float64(i) + done) / float64(len(reqs))
+					e.s.cfg.Do(func() { e.progress.SetValue(frac) })
+				}
+			})
+			ex, err := campaign.Attribute(within, m, l.Train, l.Test, q)
 			if err != nil {
 				return fmt.Errorf("%s: %w", q.Method, err)
 			}
@@ -234,7 +275,10 @@ func (e *Explain) Compute() {
 			e.progress.SetValue(0)
 			return
 		}
-		e.results = out
+		if e.s.Model != of {
+			return // another model meanwhile: these maps explain none shown
+		}
+		e.results, e.mapsOf, e.mapsPath = out, of, ofPath
 		e.draw()
 		e.setupTrace()
 		e.s.status.Info(fmt.Sprintf("maps of %d method(s) for %d sample(s) of the %s split", len(out), out[0].Maps.N(), out[0].Request.Split))
@@ -292,7 +336,10 @@ func (e *Explain) draw() {
 			default:
 				img = heatmap(m, H, W, limit)
 			}
-			row.Add(e.cell(img, fmt.Sprintf("±%.3g", limit), nil))
+			title := fmt.Sprintf("%s on #%d %s", r.Request.Method, idx, caption)
+			row.Add(e.cell(img, fmt.Sprintf("±%.3g", limit), func() {
+				showEnlarged(e.s.cfg.Window, title, img, mapValue(m, W))
+			}))
 		}
 	}
 	if e.shared.Checked {

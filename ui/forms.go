@@ -2,10 +2,15 @@ package ui
 
 import (
 	"fmt"
+	"image/color"
 	"strconv"
 	"strings"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"faithlab/core/param"
@@ -21,6 +26,9 @@ type paramForm struct {
 	get    map[string]func() (v any, set bool, err error)
 	put    map[string]func(v any)
 	form   *widget.Form
+	// changed runs after every edit of a field (nil: nothing); set it
+	// after building the form.
+	changed func()
 }
 
 func newParamForm(ps []param.Param) *paramForm {
@@ -37,13 +45,13 @@ func newParamForm(ps []param.Param) *paramForm {
 		switch {
 		case p.Kind == "bool":
 			def, _ := p.Default.(bool)
-			c := widget.NewCheck("", nil)
+			c := widget.NewCheck("", func(bool) { f.edited() })
 			c.SetChecked(def)
 			f.get[p.Name] = func() (any, bool, error) { return c.Checked, c.Checked != def, nil }
 			f.put[p.Name] = func(v any) { b, _ := v.(bool); c.SetChecked(b) }
 			w = c
 		case len(p.Choices) > 0:
-			s := newSelect(p.Choices, nil)
+			s := newSelect(p.Choices, func(string) { f.edited() })
 			def := fmt.Sprint(p.Default)
 			s.SetSelected(def)
 			f.get[p.Name] = func() (any, bool, error) { return s.Selected, s.Selected != def && s.Selected != "", nil }
@@ -52,6 +60,7 @@ func newParamForm(ps []param.Param) *paramForm {
 		default:
 			e := newEntry()
 			e.SetPlaceHolder(formatValue(p.Default))
+			e.OnChanged = func(string) { f.edited() }
 			kind, name := p.Kind, p.Name
 			f.get[p.Name] = func() (any, bool, error) {
 				text := strings.TrimSpace(e.Text)
@@ -67,11 +76,20 @@ func newParamForm(ps []param.Param) *paramForm {
 			f.put[p.Name] = func(v any) { e.SetText(formatValue(v)) }
 			w = e
 		}
+		if whole := p.Doc; whole != abbrev(p.Doc, 56) {
+			w = newTipped(w, whole) // the hint is cut: the whole doc under the pointer
+		}
 		item := widget.NewFormItem(p.Name, w)
 		item.HintText = hint
 		f.form.AppendItem(item)
 	}
 	return f
+}
+
+func (f *paramForm) edited() {
+	if f.changed != nil {
+		f.changed()
+	}
 }
 
 // Values returns the parameters the user set, by name, or the first entry
@@ -153,4 +171,117 @@ func formatValue(v any) string {
 		return strconv.FormatFloat(x, 'g', -1, 64)
 	}
 	return fmt.Sprint(v)
+}
+
+// wheelScroll is a scroll over content that the mouse wheel moves wherever
+// the pointer is: an entry's own scroller otherwise takes the wheel while
+// the pointer is over it, and a form of entries barely moved.
+func wheelScroll(content fyne.CanvasObject) *container.Scroll {
+	sc := container.NewScroll(nil)
+	w := &wheel{target: sc}
+	w.ExtendBaseWidget(w)
+	sc.Content = container.NewStack(content, w)
+	return sc
+}
+
+// wheel lies over a scroll's content and hands it the wheel's events; it
+// takes nothing else (taps, hovers, keys reach the content).
+type wheel struct {
+	widget.BaseWidget
+	target fyne.Scrollable
+}
+
+func (w *wheel) CreateRenderer() fyne.WidgetRenderer {
+	return widget.NewSimpleRenderer(canvas.NewRectangle(color.Transparent))
+}
+
+// Scrolled implements fyne.Scrollable.
+func (w *wheel) Scrolled(ev *fyne.ScrollEvent) { w.target.Scrolled(ev) }
+
+// hint is a one-line help text, cut with "…" where it is longer than its
+// room, that shows whole under the pointer while the pointer rests on it.
+type hint struct {
+	widget.Label
+	tip tooltip
+}
+
+func newHint(text string) *hint {
+	h := &hint{}
+	h.Text = text
+	h.SizeName = theme.SizeNameCaptionText
+	h.Truncation = fyne.TextTruncateEllipsis
+	h.ExtendBaseWidget(h)
+	return h
+}
+
+// MouseIn shows the whole text below the label.
+func (h *hint) MouseIn(*desktop.MouseEvent) { h.tip.show(h, h.Text) }
+
+// MouseMoved implements desktop.Hoverable.
+func (h *hint) MouseMoved(*desktop.MouseEvent) {}
+
+// MouseOut hides the whole text.
+func (h *hint) MouseOut() { h.tip.hide() }
+
+// Tip is the whole text shown under the pointer ("": none; tests).
+func (h *hint) Tip() string { return h.tip.text }
+
+// tipped is a form's field whose whole help shows under the pointer while
+// the pointer rests on it (a form's hint is one cut line). It lies over
+// the field and takes only the pointer's hovering: taps, keys and the
+// wheel reach the field.
+type tipped struct {
+	widget.BaseWidget
+	field fyne.CanvasObject
+	text  string
+	tip   tooltip
+}
+
+func newTipped(field fyne.CanvasObject, text string) *tipped {
+	t := &tipped{field: field, text: text}
+	t.ExtendBaseWidget(t)
+	return t
+}
+
+func (t *tipped) CreateRenderer() fyne.WidgetRenderer {
+	return widget.NewSimpleRenderer(container.NewStack(t.field, &hoverLayer{t: t}))
+}
+
+// hoverLayer is tipped's transparent top layer, which the pointer's
+// hovering finds first.
+type hoverLayer struct {
+	canvas.Rectangle
+	t *tipped
+}
+
+func (l *hoverLayer) MouseIn(*desktop.MouseEvent)    { l.t.tip.show(l.t, l.t.text) }
+func (l *hoverLayer) MouseMoved(*desktop.MouseEvent) {}
+func (l *hoverLayer) MouseOut()                      { l.t.tip.hide() }
+
+// tooltip is a whole help text shown in a pop-up under an object.
+type tooltip struct {
+	popup *widget.PopUp
+	text  string
+}
+
+func (tt *tooltip) show(under fyne.CanvasObject, text string) {
+	c := canvasFor(under)
+	if c == nil || tt.popup != nil {
+		return
+	}
+	label := widget.NewLabel(text)
+	label.Wrapping = fyne.TextWrapWord
+	width := min(max(under.Size().Width, 320), 560)
+	label.Resize(fyne.NewSize(width, 0))
+	tt.popup = widget.NewPopUp(label, c)
+	tt.popup.Resize(fyne.NewSize(width, label.MinSize().Height+2*theme.Padding()))
+	tt.popup.ShowAtPosition(fyne.CurrentApp().Driver().AbsolutePositionForObject(under).AddXY(0, under.Size().Height))
+	tt.text = text
+}
+
+func (tt *tooltip) hide() {
+	if tt.popup != nil {
+		tt.popup.Hide()
+		tt.popup, tt.text = nil, ""
+	}
 }

@@ -51,8 +51,10 @@ func TestMapPicturesGolden(t *testing.T) {
 	test.AssertImageMatches(t, "mask.png", enlarge(maskImage([]float32{1, 0, 1, 0, 0, 1}, 2, 3), 16))
 }
 
-// The training chart and the class histogram as Model and Data draw them.
+// The training chart and the class histogram as Model and Data draw them,
+// in the theme's colours (the test theme's here).
 func TestChartsGolden(t *testing.T) {
+	test.NewTempApp(t)
 	epochs := []float64{1, 2, 3, 4}
 	test.AssertImageMatches(t, "chart_accuracy.png", lineChart("Accuracy", "epoch", "accuracy", []series{
 		{Name: "train", X: epochs, Y: []float64{0.6, 0.75, 0.81, 0.84}, Colour: blue},

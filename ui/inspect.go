@@ -79,7 +79,9 @@ func newInspect(s *State) *Inspect {
 	v.traceBox = container.NewVBox()
 	prev := widget.NewButtonWithIcon("", theme.NavigateBackIcon(), func() { v.Step(-1) })
 	next := widget.NewButtonWithIcon("", theme.NavigateNextIcon(), func() { v.Step(1) })
-	top := container.NewVBox(
+	which := widget.NewLabel("Model: " + s.modelName())
+	which.Truncation = fyne.TextTruncateEllipsis
+	top := container.NewVBox(which,
 		container.NewHBox(widget.NewLabel("Split"), v.split, widget.NewLabel("Sample"), prev, container.NewGridWrap(fyne.NewSize(80, 36), v.index), next,
 			widget.NewLabel("Method"), v.method),
 		container.NewBorder(nil, nil, container.NewHBox(widget.NewLabel("Rate"), v.rateText), v.morf, v.rate),
@@ -102,7 +104,11 @@ func newInspect(s *State) *Inspect {
 		v.index.SetText("0")
 		v.refresh()
 	})
-	s.OnModel(func() { v.mapKey = ""; v.refresh() })
+	s.OnModel(func() {
+		which.SetText("Model: " + s.modelName())
+		v.mapKey = ""
+		v.refresh()
+	})
 	return v
 }
 
@@ -158,9 +164,10 @@ func (v *Inspect) refresh() {
 	ds := v.s.Data.Split(v.split.Selected)
 	i, err := strconv.Atoi(strings.TrimSpace(v.index.Text))
 	if err != nil || i < 0 || i >= ds.Len() {
-		v.s.status.Error(fmt.Errorf("sample %q: want 0 to %d", v.index.Text, ds.Len()-1))
+		v.s.status.ErrorFrom(causeInspect, fmt.Errorf("sample %q: want 0 to %d", v.index.Text, ds.Len()-1))
 		return
 	}
+	v.s.status.Resolved(causeInspect)
 	v.cur = i
 	key := fmt.Sprint(v.split.Selected, i, v.method.Selected)
 	if key == v.mapKey {
@@ -221,13 +228,18 @@ func (v *Inspect) show(shape []int, saliency []float32, r campaign.Removed, targ
 		H, W = 1, shape[0]
 	}
 	v.panels.Objects = nil
+	win := v.s.cfg.Window
+	// A click on a panel enlarges it, with the values under the pointer.
+	add := func(img image.Image, title, caption string, value func(x, y int) string) {
+		v.panels.Add(zoomable(panel(img, title, caption), func() { showEnlarged(win, title, img, value) }))
+	}
 	orig := r.Removals[0]
-	v.panels.Add(panel(sampleImage(orig.Image, shape), "original", v.predText(orig)))
+	add(sampleImage(orig.Image, shape), "original", v.predText(orig), pixelValues(orig.Image, shape))
 	limit := absMax(saliency)
-	v.panels.Add(panel(heatmap(saliency, H, W, limit), v.method.Selected, fmt.Sprintf("±%.3g\nblue − · red +", limit)))
-	v.panels.Add(panel(maskImage(r.Keep, H, W), "removed (red)", fmt.Sprintf("%.0f %%\n%s", 100*v.rate.Value, v.morf.Selected)))
+	add(heatmap(saliency, H, W, limit), v.method.Selected, fmt.Sprintf("±%.3g\nblue − · red +", limit), mapValue(saliency, W))
+	add(maskImage(r.Keep, H, W), "removed (red)", fmt.Sprintf("%.0f %%\n%s", 100*v.rate.Value, v.morf.Selected), mapValue(r.Keep, W))
 	for _, rm := range r.Removals[1:] {
-		v.panels.Add(panel(sampleImage(rm.Image, shape), rm.Reference, v.predText(rm)))
+		add(sampleImage(rm.Image, shape), rm.Reference, v.predText(rm), pixelValues(rm.Image, shape))
 	}
 	v.panels.Refresh()
 	v.caption.SetText(fmt.Sprintf("Sample %d of the %s split: %s. Explaining %s; the model's probability of it on each version is p(target).",

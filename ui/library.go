@@ -127,26 +127,28 @@ func (l *Library) Refresh() {
 	l.current.SetText(open)
 	ds := append([]string{}, data.IDs()...)
 	for _, r := range l.s.Recent(prefRecentData) {
-		if !slices.Contains(ds, r) {
-			ds = append(ds, r)
-		}
+		ds = appendNew(ds, r)
 	}
-	if d := l.s.Data; d != nil && !slices.Contains(ds, d.Ref) {
-		ds = append(ds, d.Ref)
+	if d := l.s.Data; d != nil {
+		ds = appendNew(ds, d.Ref)
 	}
 	l.datasets = ds
 	files, _ := filepath.Glob(filepath.Join(l.s.cfg.dir("models"), "*.flm"))
 	scripts, _ := filepath.Glob(filepath.Join(l.s.cfg.dir("models"), "*.pt"))
 	files = append(files, scripts...)
 	sort.Sort(sort.Reverse(sort.StringSlice(files))) // newest first: names end in a time stamp
-	for _, r := range l.s.Recent(prefRecentModels) {
-		if !slices.Contains(files, r) {
-			files = append(files, r)
-		}
+	var models []string
+	for _, p := range append(files, l.s.Recent(prefRecentModels)...) {
+		models = appendNew(models, p)
 	}
+	files = models
 	l.models = files
 	l.dsList.Refresh()
 	l.mdList.Refresh()
+	// The highlighted rows stay on the items they were on, which the new
+	// lists may hold elsewhere, and the details describe them.
+	reselect(l.dsList, l.datasets, &l.selDS, func() { l.dsDetail.SetText("Pick a dataset to see what it holds.") })
+	reselect(l.mdList, l.models, &l.selMD, func() { l.mdDetail.SetText("Pick a model to see what it is.") })
 	l.describeDatasets()
 	var todo []string
 	for _, p := range files {
@@ -185,6 +187,9 @@ func (l *Library) Refresh() {
 			l.mdInfo[k] = v
 		}
 		l.mdList.Refresh()
+		if l.selMD != "" {
+			l.mdDetail.SetText(l.mdInfo[l.selMD])
+		}
 	})
 }
 
@@ -293,4 +298,45 @@ func stoppedWords(stopped string) string {
 		return w
 	}
 	return stopped
+}
+
+// samePlace is a path as the file system resolves it (absolute, links
+// followed), so that one file reached by two paths is one item; ids and
+// paths that do not exist stay as they are.
+func samePlace(p string) string {
+	if slices.Contains(data.IDs(), p) {
+		return p
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return p
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		return r
+	}
+	return abs
+}
+
+// appendNew appends item unless list holds it already, by another path too.
+func appendNew(list []string, item string) []string {
+	key := samePlace(item)
+	if slices.ContainsFunc(list, func(v string) bool { return samePlace(v) == key }) {
+		return list
+	}
+	return append(list, item)
+}
+
+// reselect highlights *sel in list again at its new row, or clears it (and
+// the details, with none) when the list no longer holds it.
+func reselect(list *widget.List, items []string, sel *string, none func()) {
+	if *sel == "" {
+		return
+	}
+	if i := slices.Index(items, *sel); i >= 0 {
+		list.Select(i)
+		return
+	}
+	*sel = ""
+	list.UnselectAll()
+	none()
 }

@@ -199,14 +199,15 @@ func (v *ModelView) Start() {
 	}
 	cfg, err := v.config()
 	if err != nil {
-		v.s.status.Error(err)
+		v.s.status.ErrorFrom(causeTraining, err)
 		return
 	}
 	arch := v.arch.Selected
 	if err := model.Fits(arch, l.Train); err != nil {
-		v.s.status.Error(err)
+		v.s.status.ErrorFrom(causeTraining, err)
 		return
 	}
+	v.s.status.Resolved(causeTraining)
 	path := filepath.Join(v.s.cfg.dir("models"), fmt.Sprintf("%s-%s-%s.flm", arch, displayName(l.Ref), time.Now().Format("20060102-150405")))
 	fit := model.Fit{Arch: arch, Config: cfg, Train: l.Train, Test: l.Test, Kernel: v.s.cfg.Kernel,
 		Source: &model.Source{Ref: l.Ref, Options: data.Options{}}, Out: path}
@@ -264,7 +265,16 @@ func (v *ModelView) Start() {
 		default:
 			v.bar.SetValue(1)
 			v.readout.SetText(fmt.Sprintf("test accuracy %.4f after %d epochs (%s); saved %s", m.Test.Accuracy, len(m.Training.History), stoppedWords(m.Training.Stopped), filepath.Base(path)))
+			prev, prevPath := v.s.Model, v.s.ModelPath
 			v.s.SetModel(m, path)
+			if prev != nil {
+				// Never a silent swap: say it, and offer the way back.
+				v.s.status.Info(fmt.Sprintf("The model under explanation is now %s (Explain, Evaluate and Inspect use it); it was %s.", v.s.modelName(), describeWhich(prev, prevPath)))
+				v.s.status.Offer("Switch back to "+prev.Arch, func() {
+					v.s.SetModel(prev, prevPath)
+					v.s.status.Info("The model under explanation is " + v.s.modelName() + " again.")
+				})
+			}
 		}
 	})
 }

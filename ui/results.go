@@ -38,11 +38,13 @@ type Results struct {
 	diffOnly *widget.Check
 	state    *widget.Label   // the run's name, counts and manifest
 	summary  *widget.Label   // the headline scores, a monospaced table
-	diag     *widget.Label   // the run's bias checks and warnings (report.Diagnose)
+	diag     *fyne.Container // the run's bias checks and warnings as tables (report.Diagnose)
+	diagTabs []diagTable     // what it shows
 	cards    *fyne.Container // the report card of each protocol setting
 	tabs     *container.AppTabs
 	table    *widget.Table
-	figSel   *selectWidget
+	figSel   *selectWidget // the figures by protocol and kind (figureLabels)
+	figFind  *entryWidget  // words the figures listed hold
 	figure   *canvas.Image
 	run      *campaign.Results
 	other    *campaign.Results
@@ -57,12 +59,11 @@ type Results struct {
 }
 
 func newResults(s *State) *Results {
-	r := &Results{s: s, filter: newEntry(), summary: widget.NewLabel(""), diag: widget.NewLabel(""), sortCol: -1,
+	r := &Results{s: s, filter: newEntry(), summary: widget.NewLabel(""), diag: container.NewVBox(), sortCol: -1,
 		state:  widget.NewLabel("No run open: launch a campaign on Evaluate, or open a run folder."),
 		figure: canvas.NewImageFromImage(image.NewRGBA(image.Rect(0, 0, 1, 1)))}
 	r.summary.TextStyle = fyne.TextStyle{Monospace: true}
 	r.state.Wrapping = fyne.TextWrapWord
-	r.diag.Wrapping = fyne.TextWrapWord
 	r.runs = newSelect(nil, func(dir string) {
 		if r.run == nil || r.run.Dir != dir {
 			r.Open(dir, false)
@@ -87,23 +88,22 @@ func newResults(s *State) *Results {
 		return b
 	}
 	r.table.UpdateHeader = r.headerCell
-	r.figSel = newSelect(nil, func(name string) {
-		for i, f := range r.figs {
-			if f.Name == name {
-				r.showFigure(i)
-			}
-		}
-	})
+	r.figSel = newSelect(nil, func(label string) { r.showFigure(r.figIndex(label)) })
 	r.figSel.PlaceHolder = "(no figures)"
+	r.figFind = newEntry()
+	r.figFind.SetPlaceHolder("find, e.g. roar curves")
+	r.figFind.OnChanged = func(string) { r.listFigures() }
 	r.figure.FillMode = canvas.ImageFillContain
-	r.figure.SetMinSize(fyne.NewSize(420, 300))
+	r.figure.SetMinSize(fyne.NewSize(420, 260))
 	open := widget.NewButtonWithIcon("Open run…", theme.FolderOpenIcon(), func() {
 		if w := s.cfg.Window; w != nil {
 			d := dialog.NewFolderOpen(func(u fyne.ListableURI, err error) {
 				if err == nil && u != nil {
+					s.usedFolder(folderRun, u.Path())
 					r.Open(u.Path(), false)
 				}
 			}, w)
+			locate(d, s.startFolder(folderRun, ""))
 			d.Resize(fyne.NewSize(900, 600))
 			d.Show()
 		}
@@ -116,8 +116,18 @@ func newResults(s *State) *Results {
 		container.NewBorder(nil, nil, widget.NewLabel("Compare with"), r.diffOnly, r.compare),
 		container.NewBorder(nil, nil, widget.NewLabel("Filter"), container.NewHBox(widget.NewLabel("Export"), exportCSV, exportFigs), r.filter),
 		r.state, container.NewHScroll(r.summary))
-	figs := container.NewBorder(container.NewBorder(nil, nil, widget.NewLabelWithStyle("Figures", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), saveFig, r.figSel),
-		nil, nil, nil, r.figure)
+	// A tap enlarges the figure, with a zoom.
+	enlargeFig := widget.NewButton("", func() {
+		if i := r.figIndex(r.figSel.Selected); i >= 0 && r.figure.Image != nil {
+			showEnlarged(s.cfg.Window, r.figs[i].Name, r.figure.Image, nil)
+		}
+	})
+	enlargeFig.Importance = widget.LowImportance
+	figs := container.NewBorder(container.NewBorder(nil, nil, widget.NewLabelWithStyle("Figures", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), saveFig,
+		// At fixed widths: the entries' labels (protocol · kind · name)
+		// would widen the window past the screen.
+		container.NewGridWithColumns(2, container.New(fixedWidth(150), r.figFind), container.New(fixedWidth(150), r.figSel))),
+		nil, nil, nil, container.NewStack(enlargeFig, r.figure))
 	r.cards = container.NewVBox(wrapped("Open a run to see how far to believe each protocol's ranking."))
 	r.tabs = container.NewAppTabs(container.NewTabItem("Table", r.table), container.NewTabItem("Report card", container.NewVScroll(r.cards)),
 		container.NewTabItem("Diagnostics", container.NewVScroll(r.diag)))
@@ -179,7 +189,9 @@ func (r *Results) Open(dir string, show bool) {
 		}
 		d := res.Diagnostics()
 		r.summary.SetText(report.Summary(st.Done, d))
-		r.diag.SetText(diagnosticsText(d))
+		r.diagTabs = diagnosticsTables(d)
+		r.diag.Objects = diagnosticsView(r.diagTabs)
+		r.diag.Refresh()
 		r.cards.Objects = reportCard(d)
 		r.cards.Refresh()
 		r.tabs.Items[tabDiagnostics].Text = "Diagnostics"
@@ -190,15 +202,8 @@ func (r *Results) Open(dir string, show bool) {
 		r.listRuns()
 		r.runs.SetSelected(dir)
 		r.refilter()
-		var names []string
-		for _, f := range figs {
-			names = append(names, f.Name)
-		}
-		r.figSel.Options = names
 		r.figSel.ClearSelected()
-		if len(names) > 0 {
-			r.figSel.SetSelected(names[0])
-		}
+		r.listFigures()
 		if r.onShow != nil && show {
 			r.onShow()
 		}
@@ -217,15 +222,6 @@ const (
 	tabReportCard
 	tabDiagnostics
 )
-
-// diagnosticsText is the run's bias checks, one paragraph each.
-func diagnosticsText(d report.Diagnostics) string {
-	lines := d.Summary()
-	if len(lines) == 0 {
-		return "No diagnostics for this run: they need a retraining or imputation protocol over several rates and methods (the masks' total variation), post-processed maps beside plain ones, or a dataset with a known ground truth."
-	}
-	return "What in this run's scores the protocols' biases may explain (diagnostics.json holds the numbers):\n\n" + strings.Join(lines, "\n\n")
-}
 
 // setCompare reads a second run to compare with.
 func (r *Results) setCompare(dir string) {
@@ -421,21 +417,37 @@ func (r *Results) SortBy(col int) {
 // ShowFigure shows the first of the run's figures whose name ends with
 // suffix, as picking it from the list does.
 func (r *Results) ShowFigure(suffix string) {
-	for _, name := range r.figSel.Options {
-		if strings.HasSuffix(name, suffix) {
-			r.figSel.SetSelected(name)
+	for _, f := range r.figs {
+		if strings.HasSuffix(f.Name, suffix) {
+			r.figFind.SetText("")
+			r.figSel.SetSelected(figureLabel(f))
 			return
 		}
 	}
 }
 
+// listFigures lists the figures that hold the search's words; the one
+// shown stays while listed, else the first listed is shown.
+func (r *Results) listFigures() {
+	r.figSel.Options = figureLabels(r.figs, r.figFind.Text)
+	r.figSel.Refresh()
+	if len(r.figSel.Options) > 0 && !slices.Contains(r.figSel.Options, r.figSel.Selected) {
+		r.figSel.SetSelected(r.figSel.Options[0])
+	}
+}
+
+// figIndex is the figure of a list entry (−1: none).
+func (r *Results) figIndex(label string) int {
+	return slices.IndexFunc(r.figs, func(f report.Figure) bool { return figureLabel(f) == label })
+}
+
 // showFigure renders a figure for the window.
 func (r *Results) showFigure(id int) {
-	if id >= len(r.figs) {
+	if id < 0 || id >= len(r.figs) {
 		return
 	}
 	var buf bytes.Buffer
-	if err := report.Render(&buf, r.figs[id], "png", 150); err != nil {
+	if err := report.RenderInk(&buf, r.figs[id], 150, screenInk()); err != nil {
 		r.s.status.Error(err)
 		return
 	}
@@ -486,9 +498,11 @@ func (r *Results) exportCSV() {
 			r.s.status.Error(err)
 			return
 		}
+		r.s.usedFolder(folderExport, wc.URI().Path())
 		r.s.status.Info(fmt.Sprintf("wrote %s: all %d results of the run (the table's filter does not apply)", wc.URI().Path(), len(r.all)))
 	}, w)
 	d.SetFileName(r.run.Spec.Name + "-results.csv")
+	locate(d, r.s.startFolder(folderExport, r.run.Dir))
 	d.Resize(fyne.NewSize(900, 600))
 	d.Show()
 }
@@ -497,8 +511,8 @@ func (r *Results) exportCSV() {
 // extension (.pdf, .svg or .png) picks the format.
 func (r *Results) saveFigure() {
 	w := r.s.cfg.Window
-	i := slices.Index(r.figSel.Options, r.figSel.Selected)
-	if i < 0 || i >= len(r.figs) {
+	i := r.figIndex(r.figSel.Selected)
+	if i < 0 {
 		r.s.status.Error(fmt.Errorf("no figure shown to save"))
 		return
 	}
@@ -526,9 +540,11 @@ func (r *Results) saveFigure() {
 			r.s.status.Error(err)
 			return
 		}
+		r.s.usedFolder(folderExport, wc.URI().Path())
 		r.s.status.Info(fmt.Sprintf("wrote %s (%s)", wc.URI().Path(), strings.ToUpper(format)))
 	}, w)
 	d.SetFileName(fig.Name + ".pdf")
+	locate(d, r.s.startFolder(folderExport, r.run.Dir))
 	d.Resize(fyne.NewSize(900, 600))
 	d.Show()
 }
@@ -549,6 +565,7 @@ func (r *Results) exportFigures() {
 			return
 		}
 		dir := u.Path()
+		r.s.usedFolder(folderExport, dir)
 		write := func() { r.ExportFigures(dir, "png", "svg", "pdf") }
 		var clash []string
 		for _, f := range r.figs {
@@ -569,6 +586,7 @@ func (r *Results) exportFigures() {
 				}
 			}, w)
 	}, w)
+	locate(d, r.s.startFolder(folderExport, r.run.Dir))
 	d.Resize(fyne.NewSize(900, 600))
 	d.Show()
 }

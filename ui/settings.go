@@ -29,6 +29,7 @@ type Settings struct {
 	engine  *entryWidget
 	engInfo *widget.Label
 	theme   *widget.RadioGroup
+	onTheme func() // after the theme changed: the charts are drawn again in its colours
 	content fyne.CanvasObject
 }
 
@@ -42,7 +43,10 @@ func newSettings(s *State) *Settings {
 		}
 		return p.StringWithFallback(key, def)
 	}
-	st.cache.SetText(get(prefCache, s.cfg.dir("cache")))
+	// The cache field holds only a folder the user chose: empty, the
+	// campaigns use the workbench folder's (which -root picks).
+	st.cache.SetText(get(prefCache, ""))
+	st.cache.SetPlaceHolder(s.cfg.dir("cache"))
 	st.workers.SetText(get(prefWorkers, "0"))
 	st.memory.SetText(get(prefMemory, "0"))
 	st.engine.SetText(get(prefEngine, "native"))
@@ -60,17 +64,21 @@ func newSettings(s *State) *Settings {
 	st.theme = widget.NewRadioGroup([]string{"light", "dark", "system"}, func(v string) { st.SetTheme(v) })
 	st.theme.Horizontal = true
 	st.theme.SetSelected(get(prefTheme, "system"))
+	root := widget.NewLabel(s.cfg.Root)
+	root.Wrapping = fyne.TextWrapBreak
 	form := widget.NewForm(
+		widget.NewFormItem("Workbench folder", root),
 		widget.NewFormItem("Artefact cache", st.cache),
 		widget.NewFormItem("Tasks at once", st.workers),
 		widget.NewFormItem("Memory cap (GiB)", st.memory),
 		widget.NewFormItem("Engine", container.NewBorder(nil, nil, nil, check, st.engine)),
 		widget.NewFormItem("Theme", st.theme),
 	)
-	form.Items[0].HintText = "trained models, maps and perturbed samples of the campaigns launched here, shared between them"
-	form.Items[1].HintText = "0: one per 8 cores (each task already uses every core)"
-	form.Items[2].HintText = "a soft cap on the process's memory while a campaign runs; 0: none"
-	form.Items[3].HintText = "where campaigns launched here compute: native, or a PyTorch worker (local, or a GPU host over SSH)"
+	form.Items[0].HintText = "models trained here, runs and campaign specs: -root on the command line picks it, else the app's storage folder"
+	form.Items[1].HintText = "trained models, maps and perturbed samples the campaigns share; empty: the workbench folder's cache; a folder set here wins over -root"
+	form.Items[2].HintText = "0: one per 8 cores (each task already uses every core)"
+	form.Items[3].HintText = "a soft cap on the process's memory while a campaign runs; 0: none"
+	form.Items[4].HintText = "where campaigns launched here compute: native, or a PyTorch worker (local, or a GPU host over SSH)"
 	bi, _ := debug.ReadBuildInfo()
 	fyneVersion := "unknown"
 	if bi != nil {
@@ -131,27 +139,81 @@ func (st *Settings) SetTheme(v string) {
 	if app := fyne.CurrentApp(); app != nil {
 		app.Settings().SetTheme(variantTheme(v))
 	}
+	if st.onTheme != nil {
+		st.onTheme()
+	}
 }
 
 // variantTheme is Fyne's default theme held to one variant ("system":
-// the desktop's).
+// the desktop's), with input borders that show on the light background.
 func variantTheme(v string) fyne.Theme {
 	switch v {
 	case "light":
-		return forcedVariant{theme.DefaultTheme(), theme.VariantLight}
+		return workbenchTheme{theme.DefaultTheme(), theme.VariantLight, true}
 	case "dark":
-		return forcedVariant{theme.DefaultTheme(), theme.VariantDark}
+		return workbenchTheme{theme.DefaultTheme(), theme.VariantDark, true}
 	}
-	return theme.DefaultTheme()
+	return workbenchTheme{Theme: theme.DefaultTheme()}
 }
 
-type forcedVariant struct {
+// workbenchTheme is Fyne's default theme, held to a variant when forced,
+// whose light variant draws input borders — an unticked check box, an
+// entry's and a drop-down's outline — dark enough to see: Fyne's #e3e3e3 on
+// white hid them.
+type workbenchTheme struct {
 	fyne.Theme
+	variant fyne.ThemeVariant
+	forced  bool
+}
+
+// lightInputBorder is the light variant's input border: 3:1 against white
+// (WCAG's contrast for the parts of a control).
+var lightInputBorder = color.NRGBA{R: 0x8a, G: 0x8a, B: 0x8a, A: 0xff}
+
+// Icon is the default theme's icon, told apart by the variant it is drawn
+// in: Fyne's widget.Icon redraws only when handed another resource, and
+// the default theme hands the same one in either variant, so that after a
+// switch to the light theme a drop-down kept the dark theme's white arrow
+// on its light field (invisible).
+func (t workbenchTheme) Icon(n fyne.ThemeIconName) fyne.Resource {
+	res := t.Theme.Icon(n)
+	if th, ok := res.(*theme.ThemedResource); ok {
+		return variantIcon{th, t.variantNow()}
+	}
+	return res
+}
+
+// variantNow is the variant the theme draws in now.
+func (t workbenchTheme) variantNow() fyne.ThemeVariant {
+	if t.forced {
+		return t.variant
+	}
+	if a := fyne.CurrentApp(); a != nil {
+		return a.Settings().ThemeVariant()
+	}
+	return theme.VariantDark
+}
+
+// variantIcon is a themed icon as drawn in one variant: another value, and
+// another name for the caches, in the other.
+type variantIcon struct {
+	*theme.ThemedResource
 	variant fyne.ThemeVariant
 }
 
-func (f forcedVariant) Color(n fyne.ThemeColorName, _ fyne.ThemeVariant) color.Color {
-	return f.Theme.Color(n, f.variant)
+// Name implements fyne.Resource.
+func (r variantIcon) Name() string {
+	return fmt.Sprintf("variant%d_%s", r.variant, r.ThemedResource.Name())
+}
+
+func (t workbenchTheme) Color(n fyne.ThemeColorName, v fyne.ThemeVariant) color.Color {
+	if t.forced {
+		v = t.variant
+	}
+	if v == theme.VariantLight && n == theme.ColorNameInputBorder {
+		return lightInputBorder
+	}
+	return t.Theme.Color(n, v)
 }
 
 // checkEngine starts the engine setting's worker in the background and

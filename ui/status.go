@@ -22,11 +22,22 @@ type StatusBar struct {
 	message  *widget.Label
 	icon     *widget.Icon
 	details  *widget.Button
+	action   *widget.Button // what the message offers to do ("Open results")
 	running  []string
 	full     string
 	isError  bool
+	cause    string // what the error shown came from ("": unknown); Resolved clears it
 	content  fyne.CanvasObject
 }
+
+// The causes of errors that the screens clear once the user fixed them
+// (StatusBar.ErrorFrom, Resolved).
+const (
+	causeCampaign = "the campaign form"
+	causeExplain  = "the maps' form"
+	causeInspect  = "the sample of Inspect"
+	causeTraining = "the training form"
+)
 
 func newStatusBar(w fyne.Window) *StatusBar {
 	b := &StatusBar{window: w, activity: widget.NewActivity(), working: widget.NewLabel(""), message: widget.NewLabel("ready"),
@@ -36,9 +47,11 @@ func newStatusBar(w fyne.Window) *StatusBar {
 	b.details = widget.NewButtonWithIcon("", theme.MoreHorizontalIcon(), b.showDetails)
 	b.details.Importance = widget.LowImportance
 	b.details.Hide()
+	b.action = widget.NewButton("", nil)
+	b.action.Hide()
 	b.activity.Hide()
 	left := container.NewHBox(b.activity, container.NewGridWrap(fyne.NewSize(260, b.working.MinSize().Height), b.working))
-	b.content = container.NewBorder(nil, nil, left, b.details, container.NewBorder(nil, nil, b.icon, nil, b.message))
+	b.content = container.NewBorder(nil, nil, left, container.NewHBox(b.action, b.details), container.NewBorder(nil, nil, b.icon, nil, b.message))
 	return b
 }
 
@@ -52,6 +65,50 @@ func (b *StatusBar) Info(msg string) { b.show(msg, false) }
 // details button).
 func (b *StatusBar) Error(err error) { b.show(err.Error(), true) }
 
+// ErrorFrom shows an error of cause (a form, a piece of background work),
+// which Resolved(cause) clears once the cause is gone: a fixed error does
+// not stay red on every screen.
+func (b *StatusBar) ErrorFrom(cause string, err error) {
+	b.show(err.Error(), true)
+	b.cause = cause
+}
+
+// Resolved clears the error shown when it came from cause.
+func (b *StatusBar) Resolved(cause string) {
+	if b.isError && b.cause == cause {
+		b.show("ready", false)
+	}
+}
+
+// Offer puts a button that runs do beside the message shown, until the
+// next message replaces it.
+func (b *StatusBar) Offer(label string, do func()) {
+	b.action.SetText(label)
+	b.action.OnTapped = func() {
+		b.action.Hide()
+		do()
+	}
+	b.action.Show()
+}
+
+// Offered is the label of the button beside the message ("": none; tests).
+func (b *StatusBar) Offered() string {
+	if !b.action.Visible() {
+		return ""
+	}
+	return b.action.Text
+}
+
+// TapOffer taps the button beside the message (tests).
+func (b *StatusBar) TapOffer() {
+	if b.action.Visible() && b.action.OnTapped != nil {
+		b.action.OnTapped()
+	}
+}
+
+// Working is what the bar says runs ("": nothing; tests).
+func (b *StatusBar) Working() string { return b.working.Text }
+
 // Text is the message shown, whole (tests).
 func (b *StatusBar) Text() string { return b.full }
 
@@ -59,7 +116,8 @@ func (b *StatusBar) Text() string { return b.full }
 func (b *StatusBar) IsError() bool { return b.isError }
 
 func (b *StatusBar) show(msg string, isErr bool) {
-	b.full, b.isError = msg, isErr
+	b.full, b.isError, b.cause = msg, isErr, ""
+	b.action.Hide()
 	b.message.SetText(oneLine(msg))
 	if isErr {
 		b.icon.SetResource(theme.NewErrorThemedResource(theme.ErrorIcon()))

@@ -171,7 +171,8 @@ func TestWorkflowOpenTrainLaunchCancelResumeExport(t *testing.T) {
 		}
 		rows = wb.Results.Rows()
 		// ROAR's four (method, rate) points make a TV fit (DPI paper).
-		if d := wb.Results.diag.Text; !strings.Contains(d, "ROAR accuracy on") || !strings.Contains(d, "R²") {
+		// as a table: a row of ROAR's accuracy on gmm under an R² column.
+		if d := diagnosticsText(wb.Results.diagTabs); !strings.Contains(d, "gmm | ROAR | accuracy | ") || !strings.Contains(d, "| R² |") {
 			t.Errorf("diagnostics tab: %q", d)
 		}
 		// The report card: a card per protocol with its verdict and its

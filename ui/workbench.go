@@ -29,6 +29,7 @@ type Workbench struct {
 	Settings *Settings
 	Tabs     *container.AppTabs
 	content  fyne.CanvasObject
+	quitWin  func() // asks, then closes the window (Install)
 	showData string // a dataset opened from a menu or a drop, whose screen opens when it is open
 }
 
@@ -82,8 +83,16 @@ func NewWorkbench(cfg Config) *Workbench {
 		w.Tabs.SelectIndex(TabInspect)
 	}
 	s.pick = w.openFile
+	// A finished campaign's results open only for a user watching
+	// Evaluate; elsewhere the status bar says so with a button that opens
+	// them, and the user stays where they are. A stopped campaign's
+	// results are read, not shown.
 	w.Evaluate.onRun = func(dir string, finished bool) {
-		w.Results.Open(dir, finished) // a stopped campaign's results are read, not shown
+		watching := w.Tabs.SelectedIndex() == TabEvaluate
+		w.Results.Open(dir, finished && watching)
+		if finished && !watching {
+			s.status.Offer("Open results", func() { w.Tabs.SelectIndex(TabResults) })
+		}
 	}
 	w.Results.onShow = func() { w.Tabs.SelectIndex(TabResults) }
 	s.OnData(func() {
@@ -93,6 +102,14 @@ func NewWorkbench(cfg Config) *Workbench {
 		w.showData = ""
 	})
 	w.Library.onOpen = func(tab int) { w.Tabs.SelectIndex(tab) }
+	w.Settings.onTheme = func() {
+		// The charts and figures are bitmaps in the theme's colours.
+		w.Model.drawChart()
+		if w.Data.drawHist != nil {
+			w.Data.drawHist()
+		}
+		w.Results.showFigure(w.Results.figIndex(w.Results.figSel.Selected))
+	}
 	w.Library.openPath = w.OpenPath
 	w.content = container.NewBorder(nil, container.NewVBox(widget.NewSeparator(), s.status.Content()), nil, nil, w.Tabs)
 	return w
@@ -110,7 +127,6 @@ func (w *Workbench) Status() *StatusBar { return w.State.status }
 func (w *Workbench) Install(win fyne.Window) {
 	cfg := w.State.cfg
 	win.SetContent(w.content)
-	win.SetMainMenu(w.menu())
 	size := fyne.NewSize(1280, 800)
 	if p := cfg.Prefs; p != nil {
 		if wd, ht := p.Float(prefWidth), p.Float(prefHeight); wd >= 640 && ht >= 480 {
@@ -120,19 +136,15 @@ func (w *Workbench) Install(win fyne.Window) {
 	}
 	win.SetCloseIntercept(func() { w.quit(win) })
 	win.Resize(size)
-	for i := range TabSettings + 1 {
-		tab := i
-		win.Canvas().AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyName(string(rune('1' + tab))), Modifier: fyne.KeyModifierShortcutDefault},
-			func(fyne.Shortcut) { w.Tabs.SelectIndex(tab) })
-	}
-	for key, fn := range map[fyne.KeyName]func(){
-		fyne.KeyO: w.openDataset, fyne.KeyM: w.openModel, fyne.KeyE: w.Results.exportCSV, fyne.KeyR: w.Evaluate.Launch,
-		fyne.KeyQ: func() { w.quit(win) },
-	} {
-		fn := fn
-		win.Canvas().AddShortcut(&desktop.CustomShortcut{KeyName: key, Modifier: fyne.KeyModifierShortcutDefault}, func(fyne.Shortcut) { fn() })
-	}
+	// The shortcuts are the main menu's (menu): the driver runs a menu
+	// item's shortcut before the focused widget sees the key, so that they
+	// work while a text field has focus too.
+	w.quitWin = func() { w.quit(win) }
+	win.SetMainMenu(w.menu())
 	win.Canvas().SetOnTypedKey(func(e *fyne.KeyEvent) {
+		if e.Name == fyne.KeyEscape && closeTop(win.Canvas()) {
+			return
+		}
 		if w.Tabs.SelectedIndex() == TabInspect {
 			w.Inspect.Key(e.Name)
 		}
@@ -200,26 +212,48 @@ func (w *Workbench) OpenPath(p string) {
 	}
 }
 
+// closeTop closes the topmost dialog or pop-up of a canvas (Escape) and
+// says whether there was one.
+func closeTop(c fyne.Canvas) bool {
+	top := c.Overlays().Top()
+	if top == nil {
+		return false
+	}
+	top.Hide()
+	c.Overlays().Remove(top)
+	return true
+}
+
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
 }
 
+// menu is the main menu, which holds the keyboard shortcuts.
 func (w *Workbench) menu() *fyne.MainMenu {
 	item := func(label string, fn func()) *fyne.MenuItem { return fyne.NewMenuItem(label, fn) }
+	ctrl := func(it *fyne.MenuItem, key fyne.KeyName) *fyne.MenuItem {
+		it.Shortcut = &desktop.CustomShortcut{KeyName: key, Modifier: fyne.KeyModifierShortcutDefault}
+		return it
+	}
 	file := fyne.NewMenu("File",
-		item("Open dataset…", w.openDataset),
-		item("Open model…", w.openModel),
+		ctrl(item("Open dataset…", w.openDataset), fyne.KeyO),
+		ctrl(item("Open model…", w.openModel), fyne.KeyM),
 		item("Open campaign…", w.openCampaign),
 		item("Open run…", w.openRun),
 		fyne.NewMenuItemSeparator(),
-		item("Export results CSV…", w.Results.exportCSV),
+		ctrl(item("Launch or resume the campaign", w.Evaluate.Launch), fyne.KeyR),
+		ctrl(item("Export results CSV…", w.Results.exportCSV), fyne.KeyE),
 		item("Export figures…", w.Results.exportFigures),
 	)
+	if w.quitWin != nil {
+		// Fyne adds its own Quit to the first menu, without a shortcut.
+		file.Items = append(file.Items, fyne.NewMenuItemSeparator(), ctrl(item("Quit", w.quitWin), fyne.KeyQ))
+	}
 	var screens []*fyne.MenuItem
 	for i, t := range w.Tabs.Items {
 		tab := i
-		screens = append(screens, item(t.Text, func() { w.Tabs.SelectIndex(tab) }))
+		screens = append(screens, ctrl(item(t.Text, func() { w.Tabs.SelectIndex(tab) }), fyne.KeyName(string(rune('1'+tab)))))
 	}
 	view := fyne.NewMenu("View", append(screens, fyne.NewMenuItemSeparator(),
 		item("Light theme", func() { w.Settings.SetTheme("light") }),
@@ -267,11 +301,13 @@ func (w *Workbench) openFile(open func(string), exts ...string) {
 			return
 		}
 		r.Close()
+		w.State.usedFolder(folderKind(exts), r.URI().Path())
 		open(r.URI().Path())
 	}, win)
 	if len(exts) > 0 {
 		d.SetFilter(storage.NewExtensionFileFilter(exts))
 	}
+	locate(d, w.State.startFolder(folderKind(exts), ""))
 	d.Resize(fyne.NewSize(900, 600))
 	d.Show()
 }
@@ -288,9 +324,11 @@ func (w *Workbench) openFolder(open func(string)) {
 			return
 		}
 		if u != nil {
+			w.State.usedFolder(folderRun, u.Path())
 			open(u.Path())
 		}
 	}, win)
+	locate(d, w.State.startFolder(folderRun, ""))
 	d.Resize(fyne.NewSize(900, 600))
 	d.Show()
 }

@@ -130,6 +130,8 @@ func tour(w fyne.Window, wb *ui.Workbench, dir string) error {
 			settle()
 			tab(ui.TabInspect)
 		}},
+		{"evaluate-light", func() { tab(ui.TabEvaluate) }},
+		{"results-diagnostics-light", func() { tab(ui.TabResults); on(func() { wb.Results.ShowDiagnostics() }) }},
 		{"data-tabular", func() {
 			on(func() { wb.Settings.SetTheme("dark"); wb.State.OpenData("breast-cancer") })
 			settle()

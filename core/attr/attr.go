@@ -118,8 +118,39 @@ func gradients(ctx context.Context, net engine.Network, m, chunk int, fill func(
 		for i := lo; i < hi; i++ {
 			use(i, g[(i-lo)*dim:(i-lo+1)*dim])
 		}
+		report(ctx, float64(hi)/float64(m))
 	}
 	return nil
+}
+
+// Progress is told, while a method computes maps, the fraction of the work
+// done so far: from 0 to 1, never decreasing, after every batch through
+// the engine (the gradient methods; the others report nothing). A front
+// end sets it with WithProgress and shows the maps' stage moving.
+type Progress func(done float64)
+
+type progressKey struct{}
+
+// WithProgress returns a context under which methods report to p.
+func WithProgress(ctx context.Context, p Progress) context.Context {
+	return context.WithValue(ctx, progressKey{}, p)
+}
+
+// report tells ctx's Progress, if any, the fraction done.
+func report(ctx context.Context, done float64) {
+	if p, ok := ctx.Value(progressKey{}).(Progress); ok && p != nil {
+		p(done)
+	}
+}
+
+// within returns a context under which a part's reports (0 to 1) count as
+// lo to hi of the whole: a block of inputs among all of them.
+func within(ctx context.Context, lo, hi float64) context.Context {
+	p, ok := ctx.Value(progressKey{}).(Progress)
+	if !ok || p == nil {
+		return ctx
+	}
+	return WithProgress(ctx, func(f float64) { p(lo + (hi-lo)*f) })
 }
 
 // inBlocks runs f over in's samples a block of chunk samples (chunk ≤ 0:
@@ -130,7 +161,8 @@ func gradients(ctx context.Context, net engine.Network, m, chunk int, fill func(
 // chunk samples has a multiple of chunk rows whatever the draws per
 // sample, so gradients cuts a block's rows where it cuts the whole
 // input's: the maps are the same bit for bit.
-func inBlocks(in Input, chunk int, f func(block Input, first int, out []float32) error) (Maps, error) {
+// Progress reports count each block's part of the whole (within).
+func inBlocks(ctx context.Context, in Input, chunk int, f func(ctx context.Context, block Input, first int, out []float32) error) (Maps, error) {
 	if chunk <= 0 {
 		chunk = 256
 	}
@@ -139,7 +171,8 @@ func inBlocks(in Input, chunk int, f func(block Input, first int, out []float32)
 	for lo := 0; lo < in.N; lo += chunk {
 		hi := min(lo+chunk, in.N)
 		b := Input{X: in.X[lo*dim : hi*dim], N: hi - lo, Shape: in.Shape, Target: in.Target[lo:hi]}
-		if err := f(b, lo, out.Data[lo*dim:hi*dim]); err != nil {
+		part := within(ctx, float64(lo)/float64(in.N), float64(hi)/float64(in.N))
+		if err := f(part, b, lo, out.Data[lo*dim:hi*dim]); err != nil {
 			return Maps{}, err
 		}
 	}

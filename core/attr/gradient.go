@@ -177,7 +177,7 @@ func (ig IntegratedGradients) Attribute(ctx context.Context, net engine.Network,
 	}
 	dim, S := in.Dim(), len(alpha)
 	var acc []float64 // a block's sums, reused
-	return inBlocks(in, ig.Chunk, func(in Input, _ int, out []float32) error {
+	return inBlocks(ctx, in, ig.Chunk, func(ctx context.Context, in Input, _ int, out []float32) error {
 		base, err := baselines(ig.Baseline, ig.Train, in)
 		if err != nil {
 			return err
@@ -270,7 +270,7 @@ func (sg SmoothGrad) Attribute(ctx context.Context, net engine.Network, in Input
 		sigma[i] = float32(sg.NoiseFrac) * (hi - lo)
 	}
 	var a1, a2 []float64 // a block's sums, reused
-	return inBlocks(in, sg.Chunk, func(b Input, first int, out []float32) error {
+	return inBlocks(ctx, in, sg.Chunk, func(ctx context.Context, b Input, first int, out []float32) error {
 		s1, s2 := reuse(&a1, len(b.X)), reuse(&a2, len(b.X))
 		err := gradients(ctx, net, b.N*S, sg.Chunk,
 			func(r int, dst []float32) {
@@ -353,7 +353,7 @@ func (d DeepLift) Attribute(ctx context.Context, net engine.Network, in Input) (
 		if err := net.SetRule(engine.Rescale, base[lo*dim:hi*dim], hi-lo); err != nil {
 			return Maps{}, err
 		}
-		err := gradients(ctx, net, hi-lo, hi-lo,
+		err := gradients(within(ctx, float64(lo)/float64(in.N), float64(hi)/float64(in.N)), net, hi-lo, hi-lo,
 			func(i int, dst []float32) { copy(dst, in.Sample(lo+i)) },
 			func(i int) int { return in.Target[lo+i] },
 			func(i int, g []float32) {
@@ -424,7 +424,7 @@ func (g GradientSHAP) Attribute(ctx context.Context, net engine.Network, in Inpu
 		draws[r] = draw{rng.IntN(k), rng.Float32()}
 	}
 	var sums []float64 // a block's sums, reused
-	return inBlocks(in, g.Chunk, func(b Input, first int, out []float32) error {
+	return inBlocks(ctx, in, g.Chunk, func(ctx context.Context, b Input, first int, out []float32) error {
 		acc := reuse(&sums, len(b.X))
 		err := gradients(ctx, net, b.N*S, g.Chunk,
 			func(r int, dst []float32) {

@@ -154,31 +154,53 @@ func (c *Campaign) Estimate(ctx context.Context, sp Speeds, kernel gemm.Kernel) 
 }
 
 // Measure sizes the campaign on this machine: it measures its speeds
-// (MeasureSpeeds) with the campaign's architecture (a model file's own) on
-// its first dataset and estimates with them. A TorchScript model's speeds
+// (Campaign.Speeds) and estimates with them. A TorchScript model's speeds
 // are not measured here: Seconds is then 0.
 func (c *Campaign) Measure(ctx context.Context, kernel gemm.Kernel) (Size, error) {
-	s := c.Spec
-	arch := s.Model.Arch
-	switch {
-	case s.Model.File != "" && model.IsTorchScript(s.Model.File):
-		return c.Estimate(ctx, Speeds{}, kernel)
-	case s.Model.File != "":
-		m, err := model.Load(s.Model.File, kernel)
-		if err != nil {
-			return Size{}, err
-		}
-		arch = m.Arch
-	}
-	tr, te, err := samples(s.Datasets[0])
-	if err != nil {
-		return Size{}, err
-	}
-	sp, err := MeasureSpeeds(ctx, arch, tr, te, kernel)
+	sp, err := c.Speeds(ctx, kernel)
 	if err != nil {
 		return Size{}, err
 	}
 	return c.Estimate(ctx, sp, kernel)
+}
+
+// Speeds measures this machine's speeds (MeasureSpeeds) with the
+// campaign's architecture (a model file's own) on its first dataset; a
+// TorchScript model's are zero. They depend only on SpeedsKey, so that a
+// front end that estimates again after every edit of a campaign measures
+// once per key.
+func (c *Campaign) Speeds(ctx context.Context, kernel gemm.Kernel) (Speeds, error) {
+	s := c.Spec
+	arch := s.Model.Arch
+	switch {
+	case s.Model.File != "" && model.IsTorchScript(s.Model.File):
+		return Speeds{}, nil
+	case s.Model.File != "":
+		m, err := model.Load(s.Model.File, kernel)
+		if err != nil {
+			return Speeds{}, err
+		}
+		arch = m.Arch
+	}
+	if len(s.Datasets) == 0 {
+		return Speeds{}, fmt.Errorf("campaign %s: no dataset", s.Name)
+	}
+	tr, te, err := samples(s.Datasets[0])
+	if err != nil {
+		return Speeds{}, err
+	}
+	return MeasureSpeeds(ctx, arch, tr, te, kernel)
+}
+
+// SpeedsKey is what Campaign.Speeds depends on: the model (its file or
+// architecture) and the first dataset with its sample caps.
+func (c *Campaign) SpeedsKey() string {
+	s := c.Spec
+	if len(s.Datasets) == 0 {
+		return ""
+	}
+	d := s.Datasets[0]
+	return fmt.Sprintf("%s|%s|%s|%d|%d", s.Model.File, s.Model.Arch, d.Ref, d.TrainSamples, d.TestSamples)
 }
 
 // MeasureSpeeds measures this machine's Speeds with a fresh network of

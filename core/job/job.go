@@ -440,7 +440,15 @@ func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol) (
 		ds := splits[split]
 		key := store.Key("maps", base, label, s.Reduce, t.Seed, split, ds.Len())
 		a, err := r.array(ctx, key, func() (*data.Array, error) {
-			progress(fmt.Sprintf("%s maps of %d %s samples", label, ds.Len(), split), 0, 1)
+			stage := fmt.Sprintf("%s maps of %d %s samples", label, ds.Len(), split)
+			progress(stage, 0, mapSteps)
+			var last time.Time // the methods report every batch: a few a second are shown
+			ctx = attr.WithProgress(ctx, func(done float64) {
+				if now := time.Now(); done >= 1 || now.Sub(last) >= 200*time.Millisecond {
+					last = now
+					progress(stage, int(done*mapSteps), mapSteps)
+				}
+			})
 			var maps []float32
 			err := protocol.Stage(ctx, "maps", func(ctx context.Context) error {
 				var err error
@@ -751,6 +759,9 @@ func attribute(ctx context.Context, meth attr.Method, steps []attr.Step, reduce 
 	}
 	return maps.Data, nil
 }
+
+// mapSteps is the resolution of a maps stage's progress (Event.Steps).
+const mapSteps = 1000
 
 // knownTruth is the ground-truth attribution of each class when the problem
 // has one: a linear model's weights (what the model does, exactly), else

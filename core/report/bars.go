@@ -76,7 +76,7 @@ func (c *campaign) scalarFigures(g *group) []Figure {
 		}
 		title := g.title + " — " + g.dataset
 		if f, ok := c.barFigure(title, ms[0].Value, better, methods, series, seeds(g.recs)); ok {
-			f.Name = c.name(fileName(g.dataset), g.file, groupName(names))
+			f.Name, f.Group, f.Kind = c.name(fileName(g.dataset), g.file, groupName(names)), g.title, Bars
 			figs = append(figs, f)
 		}
 	}
@@ -160,7 +160,7 @@ func (c *campaign) measureFigures(ds string) []Figure {
 			}
 		}
 		if f, ok := c.barFigure("Protocols compared — "+ds, axis, "", methods, series, seeds(all)); ok {
-			f.Name = c.name(fileName(ds), measure)
+			f.Name, f.Group, f.Kind = c.name(fileName(ds), measure), Compared, Bars
 			figs = append(figs, f)
 		}
 	}

@@ -74,7 +74,7 @@ func (c *campaign) besideFigure(g *group, m protocol.Metric) (Figure, bool, erro
 		}
 		i++
 	}
-	return Figure{Name: c.name(fileName(g.dataset), g.file, m.Name, "beside", fileName(m.Beside)), Plot: left.Plot,
+	return Figure{Name: c.name(fileName(g.dataset), g.file, m.Name, "beside", fileName(m.Beside)), Group: g.title, Kind: Curves, Plot: left.Plot,
 		Beside: []*plot.Plot{right.Plot}, Key: key}, true, nil
 }
 

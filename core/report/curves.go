@@ -94,7 +94,7 @@ func (c *campaign) curveFigure(g *group, m protocol.Metric) (Figure, bool, error
 	fitAxis(&p.Y, m.Value, ylo, yhi, false)
 	p.Y.Label.Text = breakTitle(withDirection(p.Y.Label.Text, m.Better))
 	addReference(p, m.Value, false)
-	return Figure{Name: c.name(fileName(g.dataset), g.file, m.Name), Plot: p, Key: key}, true, nil
+	return Figure{Name: c.name(fileName(g.dataset), g.file, m.Name), Group: g.title, Kind: Curves, Plot: p, Key: key}, true, nil
 }
 
 // curveTitle is "Protocol, label — dataset", with the seeds' note on a
@@ -244,5 +244,5 @@ func (c *campaign) tvFigure(g *group, acc protocol.Metric) (Figure, bool) {
 	}
 	fitAxis(&p.Y, acc.Value, ylo, yhi, false)
 	p.Y.Label.Text = breakTitle(p.Y.Label.Text)
-	return Figure{Name: c.name(fileName(g.dataset), g.file, acc.Name+"_vs_tv"), Plot: p, Key: key}, true
+	return Figure{Name: c.name(fileName(g.dataset), g.file, acc.Name+"_vs_tv"), Group: g.title, Kind: BiasChecks, Plot: p, Key: key}, true
 }

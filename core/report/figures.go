@@ -25,14 +25,29 @@ import (
 	"faithlab/core/store"
 )
 
+// Figure kinds (Figure.Kind), and the group of figures over several
+// protocols.
+const (
+	Curves     = "curves"
+	Bars       = "bars"
+	Ranks      = "ranks"
+	BiasChecks = "diagnostics"
+	Samples    = "samples"
+	Compared   = "protocols compared"
+)
+
 // Figure is one figure of a campaign's results, named for its file: a
 // plot, its key drawn under it (never on the data), and a colour scale
 // at its right where it has one.
 type Figure struct {
-	Name  string
-	Plot  *plot.Plot
-	Key   []KeyEntry
-	Scale *colourBar // drawn at the plot's right
+	Name string
+	// Group and Kind place the figure in a front end's list: the protocol
+	// it shows (Compared: several), and what it is (Curves, Bars, Ranks,
+	// BiasChecks, Samples).
+	Group, Kind string
+	Plot        *plot.Plot
+	Key         []KeyEntry
+	Scale       *colourBar // drawn at the plot's right
 	// Beside are plots drawn at Plot's right, each as wide as it: the
 	// figure is that many columns wide (a page's width for two).
 	Beside []*plot.Plot
@@ -145,11 +160,14 @@ func addGrid(p *plot.Plot, vertical, horizontal bool) {
 	g := plotter.NewGrid()
 	g.Vertical.Color, g.Horizontal.Color = nil, nil
 	g.Vertical.Width, g.Horizontal.Width = vg.Points(0.4), vg.Points(0.4)
+	// A translucent grey: Gray 225 on paper, as faint on a screen's dark
+	// background (RenderInk).
+	line := color.NRGBA{R: 128, G: 128, B: 128, A: 60}
 	if vertical {
-		g.Vertical.Color = color.Gray{Y: 225}
+		g.Vertical.Color = line
 	}
 	if horizontal {
-		g.Horizontal.Color = color.Gray{Y: 225}
+		g.Horizontal.Color = line
 	}
 	p.Add(g)
 }

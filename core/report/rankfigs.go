@@ -33,7 +33,7 @@ func (c *campaign) confidenceFigures(ds string) []Figure {
 		if g == nil {
 			continue
 		}
-		figs = append(figs, Figure{Name: c.name(fileName(ds), g.file, "critical_difference"), Plot: cdPlot(r), Height: cdHeight(r)})
+		figs = append(figs, Figure{Name: c.name(fileName(ds), g.file, "critical_difference"), Group: g.title, Kind: Ranks, Plot: cdPlot(r), Height: cdHeight(r)})
 	}
 	if len(rs) > 0 {
 		var methods []string
@@ -50,7 +50,7 @@ func (c *campaign) confidenceFigures(ds string) []Figure {
 		slices.SortStableFunc(methods, func(a, b string) int { return c.methods[a] - c.methods[b] })
 		axis := protocol.Axis{Title: "bootstrap probability of ranking first", Range: []float64{0, 1}}
 		if f, ok := c.barFigure("Which method ranks first — "+ds, axis, "", methods, series, 1); ok {
-			f.Name = c.name(fileName(ds), "rank_probability")
+			f.Name, f.Group, f.Kind = c.name(fileName(ds), "rank_probability"), Compared, Ranks
 			figs = append(figs, f)
 		}
 	}
@@ -210,7 +210,7 @@ func tauFigure(c *campaign, a Agreement) Figure {
 	p.X.Tick.Length, p.Y.Tick.Length = 0, 0
 	p.X.Padding, p.Y.Padding = 0, 0
 	h := 1.0*vg.Inch + vg.Length(k)*vg.Points(22)
-	return Figure{Name: c.name(fileName(a.Dataset), "protocol_agreement"), Plot: p, Height: h,
+	return Figure{Name: c.name(fileName(a.Dataset), "protocol_agreement"), Group: Compared, Kind: Ranks, Plot: p, Height: h,
 		Scale: &colourBar{colour: colour, lo: -1, hi: 1, label: "Kendall's τ"}}
 }
 

@@ -65,7 +65,7 @@ func SampleFigures(recs []store.Record, caches ...*store.Cache) (figs []Figure, 
 		if err != nil {
 			return nil, missing, fmt.Errorf("%s: %w", r.Label, err)
 		}
-		f.Name = c.name(append(name, "samples")...)
+		f.Name, f.Group, f.Kind = c.name(append(name, "samples")...), r.Protocol, Samples
 		figs = append(figs, f)
 		if len(trajectories) > 0 {
 			// One of a record's trajectories, its middle setting (FUD: the
@@ -75,7 +75,7 @@ func SampleFigures(recs []store.Record, caches ...*store.Cache) (figs []Figure, 
 			if err != nil {
 				return nil, missing, fmt.Errorf("%s: %w", r.Label, err)
 			}
-			f.Name = c.name(append(name, "trajectory")...)
+			f.Name, f.Group, f.Kind = c.name(append(name, "trajectory")...), r.Protocol, Samples
 			figs = append(figs, f)
 		}
 		if key := r.Dataset + "\x00" + method; !mapped[key] {
@@ -85,7 +85,7 @@ func SampleFigures(recs []store.Record, caches ...*store.Cache) (figs []Figure, 
 			}
 			if ok {
 				mapped[key] = true
-				f.Name = c.name(fileName(r.Dataset), "maps", slug(method))
+				f.Name, f.Group, f.Kind = c.name(fileName(r.Dataset), "maps", slug(method)), "Attribution maps", Samples
 				figs = append(figs, f)
 			}
 		}

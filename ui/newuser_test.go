@@ -1,0 +1,630 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+	"gonum.org/v1/plot"
+
+	"faithlab/core/campaign"
+	"faithlab/core/engine/gemm"
+	"faithlab/core/job"
+	"faithlab/core/protocol"
+	"faithlab/core/report"
+)
+
+// smallCampaign sets up a campaign of two maps under Deletion on a few
+// test samples: seconds on the Gaussian mixture.
+func smallCampaign(e *Evaluate, name string) {
+	e.Quick(name, 300, 40, 1)
+	e.methods.Clear()
+	e.methods.Set("gradient", nil)
+	e.methods.Set("random", nil)
+	e.protocols.Clear()
+	e.protocols.Set("deletion", map[string]any{"samples": 20})
+}
+
+// A campaign that finishes while the user works on Explain leaves them on
+// Explain: the status bar says it is done and offers to open the results;
+// one finishing under the user's eyes on Evaluate opens Results.
+func TestFinishedCampaignKeepsTheUserWhereTheyAre(t *testing.T) {
+	wb, loop, _ := newTestWorkbench(t)
+	trainMLP(t, wb, loop, 1)
+	loop.run(func() {
+		smallCampaign(wb.Evaluate, "stay")
+		wb.Evaluate.Launch()
+		wb.Tabs.SelectIndex(TabExplain)
+	})
+	loop.waitFor(t, "the campaign to end", func() bool { return !wb.Evaluate.Running() })
+	wb.State.Wait()
+	loop.run(func() {
+		if got := wb.Tabs.SelectedIndex(); got != TabExplain {
+			t.Errorf("the finished campaign moved the user from Explain to tab %d", got)
+		}
+		st := wb.Status()
+		if !strings.Contains(st.Text(), "campaign stay done") || st.Offered() != "Open results" {
+			t.Errorf("status %q offering %q, want the campaign done with Open results", st.Text(), st.Offered())
+		}
+		st.TapOffer()
+		if got := wb.Tabs.SelectedIndex(); got != TabResults {
+			t.Errorf("Open results showed tab %d", got)
+		}
+		if wb.Results.run == nil || wb.Results.run.Spec.Name != "stay" {
+			t.Errorf("Results shows no run of the campaign")
+		}
+		// Launched again from Evaluate (every task done already), it ends
+		// under the user's eyes: Results opens.
+		wb.Tabs.SelectIndex(TabEvaluate)
+		wb.Evaluate.Launch()
+	})
+	loop.waitFor(t, "the second campaign to end", func() bool { return !wb.Evaluate.Running() })
+	wb.State.Wait()
+	loop.run(func() {
+		if got := wb.Tabs.SelectedIndex(); got != TabResults {
+			t.Errorf("a campaign finished on Evaluate left tab %d, want Results", got)
+		}
+		if o := wb.Status().Offered(); o != "" {
+			t.Errorf("status still offers %q with Results shown", o)
+		}
+	})
+}
+
+// Every screen, launching, exporting, opening and quitting have their
+// Ctrl shortcut on the main menu, whose shortcuts the driver runs before
+// the focused widget (an entry) sees the key.
+func TestShortcutsAreOnTheMainMenu(t *testing.T) {
+	wb, loop, _ := newTestWorkbench(t)
+	loop.run(func() {
+		w := test.NewTempWindow(t, widget.NewLabel(""))
+		wb.Install(w)
+		menu := wb.menu()
+		find := func(key fyne.KeyName) *fyne.MenuItem {
+			want := (&desktop.CustomShortcut{KeyName: key, Modifier: fyne.KeyModifierShortcutDefault}).ShortcutName()
+			for _, m := range menu.Items {
+				for _, it := range m.Items {
+					if it.Shortcut != nil && it.Shortcut.ShortcutName() == want {
+						return it
+					}
+				}
+			}
+			return nil
+		}
+		for tab := TabLibrary; tab <= TabSettings; tab++ {
+			it := find(fyne.KeyName(string(rune('1' + tab))))
+			if it == nil {
+				t.Fatalf("no menu shortcut Ctrl+%d", tab+1)
+			}
+			it.Action()
+			if got := wb.Tabs.SelectedIndex(); got != tab {
+				t.Errorf("Ctrl+%d showed tab %d", tab+1, got)
+			}
+		}
+		for _, k := range []fyne.KeyName{fyne.KeyO, fyne.KeyM, fyne.KeyR, fyne.KeyE, fyne.KeyQ} {
+			if find(k) == nil {
+				t.Errorf("no menu shortcut Ctrl+%s", k)
+			}
+		}
+	})
+}
+
+// Escape closes the dialog on top (an error's details, a file dialog) and
+// nothing else.
+func TestEscapeClosesTheDialogOnTop(t *testing.T) {
+	wb, loop, _ := newTestWorkbench(t)
+	loop.run(func() {
+		w := test.NewTempWindow(t, widget.NewLabel(""))
+		w.Resize(fyne.NewSize(800, 600))
+		wb.Install(w)
+		dialog.ShowInformation("Error", "something", w)
+		if w.Canvas().Overlays().Top() == nil {
+			t.Fatal("no dialog shown")
+		}
+		w.Canvas().(test.WindowlessCanvas).OnTypedKey()(&fyne.KeyEvent{Name: fyne.KeyEscape})
+		if w.Canvas().Overlays().Top() != nil {
+			t.Error("Escape left the dialog open")
+		}
+		tab := wb.Tabs.SelectedIndex()
+		w.Canvas().(test.WindowlessCanvas).OnTypedKey()(&fyne.KeyEvent{Name: fyne.KeyEscape})
+		if wb.Tabs.SelectedIndex() != tab {
+			t.Error("Escape without a dialog changed the screen")
+		}
+	})
+}
+
+// An error of the campaign form leaves the status bar once the form is
+// fixed; the form says what is wrong in place of the size meanwhile.
+func TestFixedErrorLeavesTheStatusBar(t *testing.T) {
+	wb, loop, _ := newTestWorkbench(t)
+	trainMLP(t, wb, loop, 1)
+	loop.run(func() {
+		smallCampaign(wb.Evaluate, "fix")
+		wb.Evaluate.seeds.SetText("one")
+		wb.Evaluate.Launch()
+		if !wb.Status().IsError() || !strings.Contains(wb.Status().Text(), "seeds") {
+			t.Fatalf("status %q after launching with bad seeds", wb.Status().Text())
+		}
+	})
+	loop.waitFor(t, "the form's problem in place of its size", func() bool {
+		return strings.HasPrefix(wb.Evaluate.size.Text, "Not ready") && strings.Contains(wb.Evaluate.size.Text, "seeds")
+	})
+	loop.run(func() { wb.Evaluate.seeds.SetText("1") })
+	loop.waitFor(t, "the error to clear", func() bool { return !wb.Status().IsError() })
+	loop.waitFor(t, "the estimate", func() bool { return strings.Contains(wb.Evaluate.size.Text, "tasks") })
+	wb.State.Wait()
+}
+
+// Launch on a campaign whose run stopped says Resume; on another name,
+// Launch.
+func TestLaunchSaysResumeOnAStoppedCampaign(t *testing.T) {
+	wb, loop, root := newTestWorkbench(t)
+	trainMLP(t, wb, loop, 1)
+	var spec string
+	loop.run(func() {
+		smallCampaign(wb.Evaluate, "half")
+		wb.Evaluate.protocols.Set("road", map[string]any{"rates": []float64{0.5}})
+		if _, err := wb.Evaluate.save(); err != nil {
+			t.Fatal(err)
+		}
+		spec = wb.Evaluate.specPath
+	})
+	// A run stopped after its first task: a campaign to resume.
+	c, err := campaign.Load(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Spec.Workers = 1
+	ctx, cancel := context.WithCancel(context.Background())
+	events := make(chan job.Event, 64)
+	go func() {
+		for ev := range events {
+			if ev.Kind == job.Finished {
+				cancel()
+			}
+		}
+	}()
+	if _, err := c.Run(ctx, campaign.Options{Kernel: gemm.Gonum{}, Events: events, Trust: campaign.Trust{Folders: []string{root}}}); err != nil && ctx.Err() == nil {
+		t.Fatal(err)
+	}
+	cancel()
+	r, err := campaign.Open(filepath.Join(root, "runs", "half"))
+	if err != nil || len(r.Records) == 0 || len(r.Status().Missing) == 0 {
+		t.Fatalf("the stopped run: %v", err)
+	}
+	loop.run(func() { wb.Evaluate.name.SetText("half") })
+	loop.waitFor(t, "Resume", func() bool { return wb.Evaluate.launch.Text == "Resume" })
+	wb.State.Wait()
+	var sized int
+	loop.run(func() { sized = len(wb.Evaluate.sized) })
+	loop.run(func() { wb.Evaluate.name.SetText("fresh") })
+	loop.waitFor(t, "Launch", func() bool { return wb.Evaluate.launch.Text == "Launch" })
+	wb.State.Wait()
+	loop.run(func() {
+		// Another name is the same campaign's size: not estimated again.
+		if n := len(wb.Evaluate.sized); n != sized || !strings.Contains(wb.Evaluate.size.Text, "tasks") {
+			t.Errorf("renaming made %d estimates (had %d): %q", n, sized, wb.Evaluate.size.Text)
+		}
+	})
+}
+
+// A task cancelled alone is its own state: not done, not in the progress,
+// and the status bar says it was cancelled (no more "cancelling").
+func TestCancelledTaskIsNotCountedDone(t *testing.T) {
+	wb, loop, _ := newTestWorkbench(t)
+	loop.run(func() {
+		e := wb.Evaluate
+		e.rows = []taskRow{{key: "a", label: "gmm · gradient · Deletion"}, {key: "b", label: "gmm · random · Deletion"}}
+		e.byKey = map[string]int{"a": 0, "b": 1}
+		e.apply(map[string]job.Event{"a": {Kind: job.Finished, Key: "a"}, "b": {Kind: job.Cancelled, Key: "b"}}, 2, 2, 0)
+		if e.rows[1].state != "cancelled" || e.rows[1].frac != 0 {
+			t.Errorf("cancelled task shown %+v", e.rows[1])
+		}
+		if v := e.overall.Value; v != 0.5 {
+			t.Errorf("progress %g with one task of two done and one cancelled, want 0.5", v)
+		}
+		if got := e.left.text(time.Now()); got != "1/2" {
+			t.Errorf("count %q, want 1/2", got)
+		}
+		if st := wb.Status().Text(); !strings.HasPrefix(st, "cancelled random · Deletion") {
+			t.Errorf("status %q after the cancel", st)
+		}
+		e.rows, e.byKey = nil, map[string]int{}
+	})
+}
+
+// Training in the Model screen says that the new model is now the one
+// under explanation and switches back in one click; Explain names the
+// model and clears the maps of another one.
+func TestTrainingSaysTheModelChangedAndSwitchesBack(t *testing.T) {
+	wb, loop, _ := newTestWorkbench(t)
+	trainMLP(t, wb, loop, 1)
+	var first string
+	loop.run(func() {
+		first = wb.State.ModelPath
+		if !strings.Contains(wb.Explain.which.Text, filepath.Base(first)) || !strings.Contains(wb.Explain.which.Text, "% test accuracy") {
+			t.Errorf("Explain names %q, want %s and its accuracy", wb.Explain.which.Text, filepath.Base(first))
+		}
+		if !strings.Contains(wb.Evaluate.model.Text, filepath.Base(first)) {
+			t.Errorf("Evaluate names %q", wb.Evaluate.model.Text)
+		}
+		wb.Explain.Select("gradient")
+		wb.Explain.count.SetText("2")
+		wb.Explain.Compute()
+	})
+	loop.waitFor(t, "the maps", func() bool { return len(wb.Explain.results) == 1 })
+	time.Sleep(1100 * time.Millisecond) // model files are named to the second
+	trainMLP(t, wb, loop, 1)
+	loop.waitFor(t, "the second model", func() bool { return wb.State.ModelPath != first })
+	loop.run(func() {
+		st := wb.Status()
+		if st.Offered() != "Switch back to mlp" || !strings.Contains(st.Text(), "it was mlp in "+filepath.Base(first)) {
+			t.Errorf("status %q offering %q after training", st.Text(), st.Offered())
+		}
+		if len(wb.Explain.results) != 0 {
+			t.Error("Explain kept the maps of the previous model")
+		}
+		if l, ok := wb.Explain.gallery.Objects[0].(*widget.Label); !ok || !strings.Contains(l.Text, "were cleared") {
+			t.Errorf("the gallery does not say its maps were cleared")
+		}
+		st.TapOffer()
+		if wb.State.ModelPath != first {
+			t.Errorf("switched back to %s, want %s", wb.State.ModelPath, first)
+		}
+		if !strings.Contains(wb.Explain.which.Text, filepath.Base(first)) {
+			t.Errorf("Explain names %q after switching back", wb.Explain.which.Text)
+		}
+	})
+}
+
+// One file opened by two paths is one row of the Library; after the lists
+// change, the details describe the highlighted row.
+func TestLibraryListsAFileOnceAndDescribesTheHighlightedRow(t *testing.T) {
+	wb, loop, root := newTestWorkbench(t)
+	models := filepath.Join(root, "models")
+	a := filepath.Join(models, "a.flm")
+	os.WriteFile(a, []byte("not a model"), 0o644)
+	link := filepath.Join(t.TempDir(), "link.flm")
+	if err := os.Symlink(a, link); err != nil {
+		t.Skip(err)
+	}
+	loop.run(func() {
+		wb.State.cfg.Prefs = test.NewTempApp(t).Preferences()
+		wb.State.remember(prefRecentModels, link)
+		wb.State.remember(prefRecentModels, a)
+		wb.Library.Refresh()
+	})
+	wb.State.Wait()
+	loop.run(func() {
+		n := 0
+		for _, p := range wb.Library.models {
+			if samePlace(p) == samePlace(a) {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("a.flm listed %d times: %q", n, wb.Library.models)
+		}
+		wb.Library.mdList.Select(0)
+		if wb.Library.selMD != a {
+			t.Fatalf("selected %q, want %q first", wb.Library.selMD, a)
+		}
+	})
+	os.WriteFile(filepath.Join(models, "b.flm"), []byte("not a model either"), 0o644) // listed first
+	loop.run(wb.Library.Refresh)
+	wb.State.Wait()
+	loop.run(func() {
+		l := wb.Library
+		if l.models[0] == a || l.selMD != a {
+			t.Fatalf("models %q, selected %q", l.models, l.selMD)
+		}
+		if l.mdDetail.Text != l.mdInfo[a] || l.mdInfo[a] == "" {
+			t.Errorf("details %q, want a.flm's %q", l.mdDetail.Text, l.mdInfo[a])
+		}
+	})
+}
+
+// The mouse wheel scrolls the campaign form with the pointer over an
+// entry, and taps still reach what lies under the wheel's layer.
+func TestWheelScrollsTheFormOverAnEntry(t *testing.T) {
+	test.NewTempApp(t)
+	entry := newEntry()
+	tapped := 0
+	button := widget.NewButton("tap", func() { tapped++ })
+	box := container.NewVBox(entry, button)
+	for range 40 {
+		box.Add(widget.NewLabel("row"))
+	}
+	sc := wheelScroll(box)
+	w := test.NewTempWindow(t, sc)
+	w.Resize(fyne.NewSize(300, 200))
+	d := fyne.CurrentApp().Driver()
+	test.Scroll(w.Canvas(), d.AbsolutePositionForObject(entry).AddXY(20, entry.Size().Height/2), 0, -60)
+	if sc.Offset.Y <= 0 {
+		t.Errorf("the wheel over an entry moved the form by %g", sc.Offset.Y)
+	}
+	sc.ScrollToTop()
+	test.TapCanvas(w.Canvas(), d.AbsolutePositionForObject(button).AddXY(10, button.Size().Height/2))
+	if tapped != 1 {
+		t.Error("a tap on a button under the wheel's layer did not reach it")
+	}
+}
+
+// A cut help text shows whole while the pointer rests on it.
+func TestHintShowsWholeOnHover(t *testing.T) {
+	test.NewTempApp(t)
+	long := strings.Repeat("a long help text that does not fit ", 8)
+	h := newHint(long)
+	w := test.NewTempWindow(t, container.NewGridWrap(fyne.NewSize(120, 30), h))
+	w.Resize(fyne.NewSize(400, 300))
+	h.MouseIn(&desktop.MouseEvent{})
+	if h.Tip() != long || w.Canvas().Overlays().Top() == nil {
+		t.Errorf("hover shows %q", h.Tip())
+	}
+	h.MouseOut()
+	if h.Tip() != "" || w.Canvas().Overlays().Top() != nil {
+		t.Error("the help stays after the pointer left")
+	}
+}
+
+// File dialogs open where the user last was for their kind of file; an
+// export starts beside the run until the user exports elsewhere.
+func TestFileDialogsStartWhereTheUserWas(t *testing.T) {
+	a := test.NewTempApp(t)
+	root, run, elsewhere := t.TempDir(), t.TempDir(), t.TempDir()
+	s := newState(Config{Root: root, Prefs: a.Preferences()})
+	if got := s.startFolder(folderExport, run); got != run {
+		t.Errorf("first export starts in %q, want the run's folder %q", got, run)
+	}
+	s.usedFolder(folderExport, filepath.Join(elsewhere, "x-results.csv"))
+	if got := s.startFolder(folderExport, run); got != elsewhere {
+		t.Errorf("next export starts in %q, want %q where the last went", got, elsewhere)
+	}
+	if got := s.startFolder(folderModel, ""); got != "" {
+		t.Errorf("a model dialog starts in %q (no models folder, nothing used yet)", got)
+	}
+	os.MkdirAll(filepath.Join(root, "models"), 0o755)
+	if got := s.startFolder(folderModel, ""); got != filepath.Join(root, "models") {
+		t.Errorf("a model dialog starts in %q, want the workbench's models", got)
+	}
+	os.RemoveAll(elsewhere)
+	if got := s.startFolder(folderExport, run); got != run {
+		t.Errorf("with the last export folder gone, exports start in %q", got)
+	}
+}
+
+// The Diagnostics tab's numbers are tables: a row per check under its
+// columns, a fit that means nothing saying why.
+func TestDiagnosticsAreTables(t *testing.T) {
+	d := report.Diagnostics{
+		TVFits: []report.TVDiagnostic{
+			{Dataset: "gmm", Protocol: "ROAR", Curve: "accuracy", Fit: &protocol.Fit{Slope: -0.5, Intercept: 0.9, R2: 0.875, N: 6}},
+			{Dataset: "gmm", Protocol: "KAR", Curve: "accuracy", Explained: "fewer than three points"},
+		},
+		Weak: []report.Weak{{Dataset: "gmm", Protocol: "ROAR", Curve: "accuracy", Method: "ig", Best: 0.52, Chance: 0.5, Base: 0.9}},
+	}
+	tabs := diagnosticsTables(d)
+	if len(tabs) != 2 {
+		t.Fatalf("%d tables, want weak retrainings and TV fits", len(tabs))
+	}
+	got := diagnosticsText(tabs)
+	for _, want := range []string{
+		"gmm | ROAR | accuracy | ig | 0.520 | 0.500 | 0.900\n",
+		"dataset | protocol | curve | R² | points | slope | intercept | note\n",
+		"gmm | ROAR | accuracy | 0.875 | 6 | -0.5 | 0.9 | \n",
+		"gmm | KAR | accuracy | — | 0 | — | — | fewer than three points\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("tables lack %q:\n%s", want, got)
+		}
+	}
+	for _, tb := range tabs {
+		for _, r := range tb.rows {
+			if len(r) != len(tb.header) {
+				t.Errorf("%s: row %q under %d columns", tb.title, r, len(tb.header))
+			}
+		}
+	}
+	if len(diagnosticsTables(report.Diagnostics{})) != 0 {
+		t.Error("tables of no diagnostics")
+	}
+}
+
+// An enlarged picture says the pixel under the pointer and what it holds,
+// at any zoom.
+func TestEnlargedMapReadsThePixelUnderThePointer(t *testing.T) {
+	test.NewTempApp(t)
+	m := []float32{0, 1, 2, 3, 4, 5, 6, -7} // 2 rows of 4
+	value := func(x, y int) string { return fmt.Sprintf("%+.4g", m[y*4+x]) }
+	var read string
+	v := newPixelView(heatmap(m, 2, 4, 7), value, func(s string) { read = s })
+	for _, zoom := range []float32{10, 25} {
+		v.SetZoom(zoom)
+		v.Resize(v.MinSize())
+		if got := v.MinSize(); got != fyne.NewSize(4*zoom, 2*zoom) {
+			t.Fatalf("at zoom %g: %v", zoom, got)
+		}
+		v.MouseMoved(&desktop.MouseEvent{PointEvent: fyne.PointEvent{Position: fyne.NewPos(3.5*zoom, 1.5*zoom)}})
+		if read != "x 3, y 1: -7" {
+			t.Errorf("at zoom %g the pointer over the last pixel reads %q", zoom, read)
+		}
+		if got := v.Readout(fyne.NewPos(0.2*zoom, 0.9*zoom)); got != "x 0, y 0: +0" {
+			t.Errorf("at zoom %g: %q over the first pixel", zoom, got)
+		}
+		if got := v.Readout(fyne.NewPos(4.5*zoom, 0)); got != "" {
+			t.Errorf("outside the picture: %q", got)
+		}
+	}
+	w := test.NewTempWindow(t, widget.NewLabel(""))
+	showEnlarged(w, "gradient on #0", heatmap(m, 2, 4, 7), value)
+	if w.Canvas().Overlays().Top() == nil {
+		t.Error("no enlarged picture shown")
+	}
+}
+
+// The figure list holds the figures by protocol then kind, and keeps those
+// holding every word searched for.
+func TestFigureListGroupedAndSearchable(t *testing.T) {
+	figs := []report.Figure{
+		{Name: "d_roar_accuracy_vs_tv", Group: "ROAR", Kind: report.BiasChecks},
+		{Name: "d_rank_probability", Group: report.Compared, Kind: report.Ranks},
+		{Name: "d_roar_accuracy", Group: "ROAR", Kind: report.Curves},
+		{Name: "d_maps_ig", Group: "Attribution maps", Kind: report.Samples},
+		{Name: "d_deletion_morf", Group: "Deletion", Kind: report.Curves},
+		{Name: "d_roar_auc", Group: "ROAR", Kind: report.Bars},
+	}
+	got := strings.Join(figureLabels(figs, ""), "\n")
+	want := strings.Join([]string{
+		"ROAR · curves · d_roar_accuracy",
+		"ROAR · bars · d_roar_auc",
+		"ROAR · diagnostics · d_roar_accuracy_vs_tv",
+		"Deletion · curves · d_deletion_morf",
+		"protocols compared · ranks · d_rank_probability",
+		"Attribution maps · samples · d_maps_ig",
+	}, "\n")
+	if got != want {
+		t.Errorf("list:\n%s\nwant:\n%s", got, want)
+	}
+	if got := figureLabels(figs, "Roar  CURVES"); len(got) != 1 || got[0] != "ROAR · curves · d_roar_accuracy" {
+		t.Errorf("search roar curves: %q", got)
+	}
+	if got := figureLabels(figs, "tsne"); len(got) != 0 {
+		t.Errorf("search for what no figure holds: %q", got)
+	}
+	// Long entries do not widen the screen past the window.
+	test.NewTempApp(t)
+	r := newResults(newState(Config{Root: t.TempDir()}))
+	figs[0].Name = strings.Repeat("a_very_long_figure_name_", 6)
+	for i := range figs {
+		figs[i].Plot = plot.New()
+	}
+	r.figs = figs
+	r.listFigures()
+	if w := r.Content().MinSize().Width; w > 1280 {
+		t.Errorf("Results needs %g wide with a long figure name", w)
+	}
+}
+
+// Settings shows the workbench folder -root picked; the cache is its own
+// unless the user chose another, which then wins.
+func TestSettingsSayWhereRunsLive(t *testing.T) {
+	a := test.NewTempApp(t)
+	root, mine := t.TempDir(), t.TempDir()
+	s := newState(Config{Root: root, Prefs: a.Preferences()})
+	st := newSettings(s)
+	if got := s.cacheDir(); got != filepath.Join(root, "cache") || st.cache.Text != "" || st.cache.PlaceHolder != got {
+		t.Errorf("cache %q, field %q (placeholder %q), want the root's", got, st.cache.Text, st.cache.PlaceHolder)
+	}
+	shown := false
+	for _, o := range test.LaidOutObjects(st.Content()) {
+		if l, ok := o.(*widget.Label); ok && l.Text == root {
+			shown = true
+		}
+	}
+	if !shown {
+		t.Error("Settings does not show the workbench folder")
+	}
+	st.cache.SetText(mine)
+	if got := s.cacheDir(); got != mine {
+		t.Errorf("cache %q after choosing %q", got, mine)
+	}
+}
+
+// Inspect's enlarged panels read a sample's channels and a map's value at
+// the pixel under the pointer.
+func TestPixelReadouts(t *testing.T) {
+	// 2 channels of 2×3: channel k, row y, column x holds 100k + 10y + x.
+	x := []float32{0, 1, 2, 10, 11, 12, 100, 101, 102, 110, 111, 112}
+	if got := pixelValues(x, []int{2, 2, 3})(2, 1); got != "12, 112" {
+		t.Errorf("pixel (2, 1): %q", got)
+	}
+	if got := pixelValues(x, []int{2, 2, 3})(3, 0); got != "" {
+		t.Errorf("outside: %q", got)
+	}
+	if got := pixelValues([]float32{0.5, -2, 7}, []int{3, 1, 1})(1, 0); got != "-2" {
+		t.Errorf("tabular feature 1: %q", got)
+	}
+	if got := mapValue([]float32{0, 0.25, -1, 3}, 2)(0, 1); got != "-1" {
+		t.Errorf("map (0, 1): %q", got)
+	}
+}
+
+// A parameter whose help the form cuts shows it whole while the pointer
+// rests on its field, and its field still takes taps.
+func TestParameterHelpWholeOnHover(t *testing.T) {
+	test.NewTempApp(t)
+	long := strings.Repeat("a parameter's long help ", 6)
+	tapped := 0
+	tp := newTipped(widget.NewButton("field", func() { tapped++ }), long)
+	w := test.NewTempWindow(t, container.NewGridWrap(fyne.NewSize(200, 40), tp))
+	w.Resize(fyne.NewSize(600, 300))
+	pos := fyne.CurrentApp().Driver().AbsolutePositionForObject(tp).AddXY(20, 20)
+	test.MoveMouse(w.Canvas(), pos)
+	if tp.tip.text != long || w.Canvas().Overlays().Top() == nil {
+		t.Errorf("hovering the field shows %q", tp.tip.text)
+	}
+	test.MoveMouse(w.Canvas(), fyne.NewPos(590, 290))
+	if tp.tip.text != "" {
+		t.Error("the help stays after the pointer left")
+	}
+	test.TapCanvas(w.Canvas(), pos)
+	if tapped != 1 {
+		t.Error("a tap on the field under the help's layer did not reach it")
+	}
+}
+
+// The light and dark themes hand a drop-down's arrow as different
+// resources (with different names), so that the arrow is redrawn in the
+// new theme's colour after a switch; the light theme's input borders show
+// on its background.
+func TestThemesRedrawIconsAndShowInputBorders(t *testing.T) {
+	test.NewTempApp(t)
+	light, dark := variantTheme("light"), variantTheme("dark")
+	l, d := light.Icon(theme.IconNameArrowDropDown), dark.Icon(theme.IconNameArrowDropDown)
+	if l == d || l.Name() == d.Name() {
+		t.Errorf("the same arrow in both themes: %s, %s", l.Name(), d.Name())
+	}
+	if light.Icon(theme.IconNameArrowDropDown) != l {
+		t.Error("the light theme's arrow changes between calls (every refresh would redraw it)")
+	}
+	r, g, b, _ := light.Color(theme.ColorNameInputBorder, theme.VariantDark).RGBA()
+	br, _, _, _ := light.Color(theme.ColorNameBackground, theme.VariantDark).RGBA()
+	if lum := (r + g + b) / 3; br-lum < 0x6000 {
+		t.Errorf("light input border %x on background %x: too faint", lum>>8, br>>8)
+	}
+}
+
+// An estimate replaced by a newer one (the form changed again) is dropped
+// quietly: no error for the one stopped, the newer one shown.
+func TestReplacedEstimateIsNoError(t *testing.T) {
+	wb, loop, _ := newTestWorkbench(t)
+	trainMLP(t, wb, loop, 1)
+	wb.State.Wait()
+	loop.run(func() {
+		e := wb.Evaluate
+		smallCampaign(e, "twice")
+		e.speeds, e.sized = map[string]campaign.Speeds{}, map[string]campaign.Size{} // measure again
+		e.Size()
+		e.edits++ // another edit
+		e.Size()
+	})
+	wb.State.Wait()
+	loop.run(func() {
+		if st := wb.Status(); st.IsError() {
+			t.Errorf("status after a replaced estimate: %q", st.Text())
+		}
+		if !strings.Contains(wb.Evaluate.size.Text, "tasks") {
+			t.Errorf("size %q", wb.Evaluate.size.Text)
+		}
+	})
+}
