@@ -71,6 +71,9 @@ func Plan(s *spec.Spec) []Task {
 						if pk := priorKey(ds, pr); pk != "" {
 							key = store.Key("result", key, pk) // a prior's content, not its name, decides
 						}
+						if fk := filesKey(meth); fk != "" {
+							key = store.Key("result", key, fk) // so do the maps files'
+						}
 						tasks = append(tasks, Task{Index: len(tasks), Dataset: d, Method: m, Post: p, Protocol: q, Seed: seed, Label: label, Base: base, Key: key})
 					}
 				}
@@ -439,12 +442,15 @@ func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol) (
 	env.Maps = func(ctx context.Context, split string) ([]float32, error) {
 		ds := splits[split]
 		key := store.Key("maps", base, label, s.Reduce, t.Seed, split, ds.Len())
+		if fk := filesKey(meth); fk != "" {
+			key = store.Key("maps", key, fk)
+		}
 		a, err := r.array(ctx, key, func() (*data.Array, error) {
 			progress(fmt.Sprintf("%s maps of %d %s samples", label, ds.Len(), split), 0, 1)
 			var maps []float32
 			err := protocol.Stage(ctx, "maps", func(ctx context.Context) error {
 				var err error
-				maps, err = attribute(ctx, method, steps, s.Reduce, net, ds)
+				maps, err = attribute(ctx, method, steps, s.Reduce, net, ds, split)
 				return err
 			})
 			fs := protocol.FeatureShape(ds.Shape)
@@ -733,8 +739,8 @@ func (r *Runner) engine() *model.Engine {
 
 // attribute computes a split's maps for the classes the model predicts,
 // post-processed and, for colour images, reduced over channels.
-func attribute(ctx context.Context, meth attr.Method, steps []attr.Step, reduce string, net engine.Network, ds *data.Dataset) ([]float32, error) {
-	in := attr.Input{X: ds.X, N: ds.Len(), Shape: ds.Shape}
+func attribute(ctx context.Context, meth attr.Method, steps []attr.Step, reduce string, net engine.Network, ds *data.Dataset, split string) ([]float32, error) {
+	in := attr.Input{X: ds.X, N: ds.Len(), Shape: ds.Shape, Split: split}
 	var err error
 	if in.Target, err = engine.Predicted(ctx, net, in.X, in.N, 1024); err != nil {
 		return nil, err
