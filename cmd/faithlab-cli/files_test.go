@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/csv"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -58,6 +61,70 @@ retrain: {epochs: 1}
 	if !strings.Contains(a, ",ROAR,") || strings.Count(a, "\n") < 3 {
 		t.Errorf("too few results to compare:\n%s", a)
 	}
+
+	// export --maps writes the run's maps as .npy in dataset order, which
+	// the file method reads back to the same results again.
+	if err := runExportResults(ctx, []string{p("own"), "--maps", p("exported"), "--units", p("units.csv")}); err != nil {
+		t.Fatal(err)
+	}
+	list := readRows(t, p("exported/maps.csv"))
+	if len(list) != 3 || list[1][0] != "gmm_dim=16_samples=800_seed1_gradient_test.npy" || list[2][6] != "train" || list[1][7] != "160" {
+		t.Fatalf("maps.csv: %v", list)
+	}
+	again := write("again.yaml", "again", "{name: file, label: gradient, params: {test: exported/"+list[1][0]+", train: exported/"+list[2][0]+"}}")
+	if err := runCampaign(ctx, []string{again, "--quiet"}); err != nil {
+		t.Fatal(err)
+	}
+	if c := withoutRunID(readCSV(t, p("again"))); c != a {
+		t.Errorf("results from the exported maps differ from the campaign's own:\n%s\nvs\n%s", c, a)
+	}
+
+	// Every score's value is the mean of its inputs' values in --units.
+	sum, n := 0.0, 0
+	for _, row := range readRows(t, p("units.csv"))[1:] {
+		if row[5] == "ROAR" && row[7] == "mean_accuracy" {
+			v, err := strconv.ParseFloat(row[9], 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum, n = sum+v, n+1
+		}
+	}
+	var want float64
+	for _, row := range readRows(t, p("own/results.csv")) {
+		if row[5] == "ROAR" && row[7] == "mean_accuracy" && row[8] == "" {
+			want, _ = strconv.ParseFloat(row[9], 64)
+		}
+	}
+	if n != 160 || math.Abs(sum/float64(n)-want) > 1e-6 {
+		t.Errorf("ROAR's mean accuracy: %d inputs averaging %g, the CSV says %g", n, sum/float64(n), want)
+	}
+
+	// Maps that change under the same file name are new maps: the tasks
+	// run again rather than being taken as done.
+	if err := runAttribute(ctx, []string{"--model", p("m.flm"), "--method", "random", "--n", "0", "--out", p("test.npz")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := runCampaign(ctx, []string{file, "--quiet"}); err != nil {
+		t.Fatal(err)
+	}
+	if c := withoutRunID(readCSV(t, p("file"))); c == a {
+		t.Error("the test maps changed, and the campaign kept the results of the old ones")
+	}
+}
+
+func readRows(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
 }
 
 func withoutRunID(csv []byte) string {

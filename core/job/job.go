@@ -353,7 +353,15 @@ func (r *Runner) run(ctx context.Context, t Task) store.Record {
 		rec.Protocol = prot.Info().Name
 		err = protocol.Stage(ctx, "protocol", func(ctx context.Context) error {
 			var err error
-			res, rec.Model, err = r.evaluate(ctx, t, prot)
+			var mu sync.Mutex
+			res, rec.Model, err = r.evaluate(ctx, t, prot, func(split, key string) {
+				mu.Lock()
+				defer mu.Unlock()
+				if rec.Maps == nil {
+					rec.Maps = map[string]string{}
+				}
+				rec.Maps[split] = key
+			})
 			return err
 		})
 	}
@@ -387,8 +395,9 @@ func (r *Runner) keepSamples(t Task, samples []protocol.Sample) error {
 }
 
 // evaluate runs the task's protocol and returns its result and the name of
-// the model it explained.
-func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol) (protocol.Result, string, error) {
+// the model it explained; usedMaps hears the cache key of each split's
+// maps the protocol asked for.
+func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol, usedMaps func(split, key string)) (protocol.Result, string, error) {
 	s := r.Spec
 	meth, post := s.Methods[t.Method], s.Post[t.Post]
 	progress := func(stage string, step, steps int) {
@@ -459,6 +468,7 @@ func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol) (
 		if err != nil {
 			return nil, err
 		}
+		usedMaps(split, key)
 		return a.Data, nil
 	}
 	if perClass, err := knownTruth(net, testSet); err == nil {
