@@ -105,8 +105,8 @@ func runTrain(ctx context.Context, args []string) error {
 	return nil
 }
 
-// loadModel loads a model file, or a TorchScript classifier with its
-// description (PATH.json), and says on standard error what the user
+// loadModel loads a model file, an ONNX classifier or a TorchScript one
+// with its description (PATH.json), and says on standard error what the user
 // should know of the file (model.FileNotice).
 func loadModel(path string) (*model.Model, error) {
 	if n := model.FileNotice(path); n != "" {
@@ -115,7 +115,11 @@ func loadModel(path string) (*model.Model, error) {
 	if model.IsTorchScript(path) {
 		return model.LoadTorchScript(path)
 	}
-	return model.Load(path, kernel())
+	m, err := model.Load(path, kernel())
+	if n := model.ONNXNotice(m); err == nil && n != "" {
+		fmt.Fprintln(os.Stderr, "note:", n)
+	}
+	return m, err
 }
 
 // openModel loads a model file and opens a dataset as the model saw it in

@@ -324,6 +324,13 @@ func (c *Campaign) modelDigest() string {
 		h, _ := model.ScriptDigest(f)
 		return h
 	}
+	if model.IsONNX(f) {
+		m, err := model.LoadONNX(f, nil)
+		if err != nil {
+			return ""
+		}
+		return m.ONNX.Digest
+	}
 	b, err := model.ReadFile(f)
 	if err != nil {
 		return ""

@@ -155,13 +155,13 @@ func (c *Campaign) Estimate(ctx context.Context, sp Speeds, kernel gemm.Kernel) 
 
 // Measure sizes the campaign on this machine: it measures its speeds
 // (MeasureSpeeds) with the campaign's architecture (a model file's own) on
-// its first dataset and estimates with them. A TorchScript model's speeds
-// are not measured here: Seconds is then 0.
+// its first dataset and estimates with them. A TorchScript or ONNX
+// model's speeds are not measured here: Seconds is then 0.
 func (c *Campaign) Measure(ctx context.Context, kernel gemm.Kernel) (Size, error) {
 	s := c.Spec
 	arch := s.Model.Arch
 	switch {
-	case s.Model.File != "" && model.IsTorchScript(s.Model.File):
+	case s.Model.File != "" && (model.IsTorchScript(s.Model.File) || model.IsONNX(s.Model.File)):
 		return c.Estimate(ctx, Speeds{}, kernel)
 	case s.Model.File != "":
 		m, err := model.Load(s.Model.File, kernel)

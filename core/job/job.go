@@ -121,6 +121,13 @@ func modelKey(s *spec.Spec, d int, seed uint64) string {
 		}
 		return store.Key("torchscript-file", h)
 	}
+	if f := s.Model.File; f != "" && model.IsONNX(f) {
+		m, err := model.LoadONNX(f, nil)
+		if err != nil {
+			return store.Key("onnx-file", f, err.Error())
+		}
+		return store.Key("onnx-file", m.ONNX.Digest)
+	}
 	if f := s.Model.File; f != "" {
 		b, err := model.ReadFile(f)
 		if err != nil {
@@ -507,8 +514,12 @@ func (r *Runner) inputs(ctx context.Context, t Task, meth spec.Method, progress 
 		}
 		return trainSet, testSet, err
 	}
-	if s.Model.File != "" && model.IsTorchScript(s.Model.File) {
-		m, err := model.LoadTorchScript(s.Model.File)
+	if s.Model.File != "" && (model.IsTorchScript(s.Model.File) || model.IsONNX(s.Model.File)) {
+		open := model.LoadTorchScript
+		if model.IsONNX(s.Model.File) {
+			open = func(path string) (*model.Model, error) { return model.LoadONNX(path, r.Kernel) }
+		}
+		m, err := open(s.Model.File)
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("base model: %w", err)
 		}

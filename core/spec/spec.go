@@ -397,6 +397,8 @@ func (p *parser) spec(doc *yaml.Node) *Spec {
 	}
 	if kind, _ := model.EngineKind(s.Engine); kind == "native" && s.Model.File != "" && model.IsTorchScript(s.Model.File) {
 		p.errorf(f["model"], "model.file", "%s is a TorchScript model, which runs on the torch engine: add engine: torch", s.Model.File)
+	} else if kind != "native" && s.Model.File != "" && model.IsONNX(s.Model.File) {
+		p.errorf(f["model"], "model.file", "%s is an ONNX model, which runs on the native engine: leave out engine: %s", s.Model.File, s.Engine)
 	}
 	return s
 }

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"faithlab/core/data"
+)
+
+// An ONNX CNN exported by testdata/onnx/make_onnx.py runs eval, attribute
+// (Gradient, IG, SmoothGrad, Grad-CAM) and a Deletion + ROAD campaign with
+// ROAD's retraining, all on the native engine.
+func TestONNXModelRunsEvalAttributeAndACampaign(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a campaign")
+	}
+	if _, err := os.Stat("/usr/share/datasets/fashion-mnist"); err != nil {
+		t.Skip("Debian's dataset-fashion-mnist is not installed")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	p := func(s string) string { return filepath.Join(dir, s) }
+	for _, f := range []string{"goar-cnn.onnx", "goar-cnn.onnx.json"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "onnx", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p(f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := runEval(ctx, []string{"--model", p("goar-cnn.onnx")}); err != nil {
+		t.Fatal(err)
+	}
+	for _, method := range []string{"gradient", "ig", "smoothgrad", "gradcam"} {
+		out := p(method + ".npy")
+		if err := runAttribute(ctx, []string{"--model", p("goar-cnn.onnx"), "--method", method, "--n", "4", "--out", out}); err != nil {
+			t.Fatalf("%s: %v", method, err)
+		}
+		a, err := data.LoadNPY(out)
+		if err != nil || a.Shape[0] != 4 {
+			t.Fatalf("%s: %v %v", method, a, err)
+		}
+	}
+	spec := `output: run
+datasets: [{id: fashion-mnist, train_samples: 300, test_samples: 40}]
+model: {file: goar-cnn.onnx}
+methods: [gradient, random]
+protocols:
+  - {name: deletion, params: {samples: 10}}
+  - {name: road, params: {rates: [0.3, 0.7]}}
+  - {name: road, params: {rates: [0.5], retrain: true}}
+retrain: {epochs: 1}
+`
+	if err := os.WriteFile(p("c.yaml"), []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := runCampaign(ctx, []string{p("c.yaml"), "--quiet"}); err != nil {
+		t.Fatal(err)
+	}
+	csv := string(readCSV(t, p("run")))
+	for _, want := range []string{",Deletion,", ",ROAD,", "goar-cnn.onnx"} {
+		if !strings.Contains(csv, want) {
+			t.Errorf("the results lack %q:\n%s", want, csv)
+		}
+	}
+	if n := strings.Count(csv, ",random,"); n == 0 {
+		t.Errorf("no results for random:\n%s", csv)
+	}
+}
