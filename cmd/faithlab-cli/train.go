@@ -142,7 +142,7 @@ func openModel(path, dsRef string, dopt *data.Options) (*model.Model, *data.Data
 func runEval(ctx context.Context, args []string) error {
 	fs := newFlags("eval", "", "accuracy and per-class accuracy of a model on a dataset's test split (the split the model was trained with)")
 	dsRef, dopt := modelDataFlags(fs)
-	path := fs.String("model", "", "model file, or a TorchScript classifier (.pt) described by PATH.json (required)")
+	path := fs.String("model", "", "model file, an ONNX classifier (.onnx, with PATH.json if it has one) or a TorchScript one (.pt) described by PATH.json (required)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	engineSetting := engineFlag(fs)
 	if err := fs.Parse(args); err != nil {

@@ -103,8 +103,10 @@ func LoadONNX(path string, kern gemm.Kernel) (*Model, error) {
 	if err != nil {
 		return fail(err)
 	}
-	if info.CAMLayer != "" && !slices.Contains(net.Layers(), info.CAMLayer) {
-		return nil, fmt.Errorf("ONNX description %s: cam_layer %q is not a layer of the graph (%s)", ip, info.CAMLayer, strings.Join(net.Layers(), ", "))
+	if info.CAMLayer != "" {
+		if err := net.SetCAMLayer(info.CAMLayer); err != nil {
+			return nil, fmt.Errorf("ONNX description %s: cam_layer: %w", ip, err)
+		}
 	}
 	return &Model{Header: Header{Arch: ONNXArch, InputShape: g.InputShape, Classes: info.Classes, Source: info.Dataset},
 		Net: net, ONNX: &ONNX{Path: path, Digest: hex.EncodeToString(h.Sum(nil)), Graph: g}}, nil

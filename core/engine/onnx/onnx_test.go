@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -273,4 +274,39 @@ func protoModel(opset uint64, parts ...part) []byte {
 	o = str(o, 1, "")
 	o = varint(o, 2, opset)
 	return field(m, 8, o)
+}
+
+// allocated is what f allocates, in bytes.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// A file declaring a tensor of 2^42 values is refused having allocated a
+// few KB, and reading the whole goar-cnn file (384 KB) allocates a small
+// multiple of it: memory follows the bytes a file holds, never what it
+// declares.
+func TestMemoryFollowsTheFileNotItsDeclarations(t *testing.T) {
+	huge := protoModel(13, conv("x", "y", "w"), tensorInit("w", []int64{1 << 20, 1 << 20, 2, 2}, 4))
+	if n := allocated(func() { Parse(huge) }); n > 64<<10 {
+		t.Errorf("refusing a tensor of 2^42 declared values allocated %d bytes", n)
+	} else {
+		t.Logf("a file of %d bytes declaring 2^42 values: refused after allocating %d bytes", len(huge), n)
+	}
+	whole := fixture(t, "goar-cnn.onnx")
+	if n := allocated(func() { Parse(whole) }); n > 4*uint64(len(whole)) {
+		t.Errorf("reading %d bytes allocated %d", len(whole), n)
+	} else {
+		t.Logf("goar-cnn.onnx, %d bytes: read with %d bytes allocated", len(whole), n)
+	}
+	cut := whole[:len(whole)-1000]
+	if n := allocated(func() { Parse(cut) }); n > 4*uint64(len(whole)) {
+		t.Errorf("refusing a truncated file of %d bytes allocated %d", len(cut), n)
+	} else {
+		t.Logf("goar-cnn.onnx cut short: refused after allocating %d bytes", n)
+	}
 }
