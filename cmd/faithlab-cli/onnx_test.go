@@ -11,7 +11,7 @@ import (
 )
 
 // An ONNX CNN exported by testdata/onnx/make_onnx.py runs eval, attribute
-// (Gradient, IG, SmoothGrad, Grad-CAM) and a Deletion + ROAD campaign with
+// (Gradient, IG, SmoothGrad, Grad-CAM, DeepLIFT) and a Deletion + ROAD campaign with
 // ROAD's retraining, all on the native engine.
 func TestONNXModelRunsEvalAttributeAndACampaign(t *testing.T) {
 	if testing.Short() {
@@ -35,7 +35,7 @@ func TestONNXModelRunsEvalAttributeAndACampaign(t *testing.T) {
 	if err := runEval(ctx, []string{"--model", p("goar-cnn.onnx")}); err != nil {
 		t.Fatal(err)
 	}
-	for _, method := range []string{"gradient", "ig", "smoothgrad", "gradcam"} {
+	for _, method := range []string{"gradient", "ig", "smoothgrad", "gradcam", "deeplift"} {
 		out := p(method + ".npy")
 		if err := runAttribute(ctx, []string{"--model", p("goar-cnn.onnx"), "--method", method, "--n", "4", "--out", out}); err != nil {
 			t.Fatalf("%s: %v", method, err)

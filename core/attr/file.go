@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"sync"
 
 	"faithlab/core/data"
 	"faithlab/core/engine"
@@ -72,18 +73,41 @@ func (f File) Digest() (string, error) {
 		if path == "" {
 			continue
 		}
-		r, _, err := data.OpenRegular(path, math.MaxInt64)
+		d, err := fileDigest(path)
 		if err != nil {
 			return "", fmt.Errorf("maps file %s: %w", path, err)
 		}
-		fmt.Fprintf(h, "%s\x00", split)
-		_, err = io.Copy(h, r)
-		r.Close()
-		if err != nil {
-			return "", fmt.Errorf("maps file %s: %w", path, err)
-		}
+		fmt.Fprintf(h, "%s\x00%s\x00", split, d)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// digests remembers files' SHA-256 by path, size and modification time: a
+// campaign's plan names a maps file once per task, and a training set's
+// maps run to hundreds of MB.
+var digests sync.Map
+
+func fileDigest(path string) (string, error) {
+	r, _, err := data.OpenRegular(path, math.MaxInt64)
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	st, err := r.Stat()
+	if err != nil {
+		return "", err
+	}
+	key := fmt.Sprintf("%s\x00%d\x00%d", path, st.Size(), st.ModTime().UnixNano())
+	if d, ok := digests.Load(key); ok {
+		return d.(string), nil
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, r); err != nil {
+		return "", err
+	}
+	d := hex.EncodeToString(h.Sum(nil))
+	digests.Store(key, d)
+	return d, nil
 }
 
 // Attribute implements Method: the maps of in's inputs, looked up by
