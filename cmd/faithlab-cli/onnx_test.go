@@ -71,3 +71,25 @@ retrain: {epochs: 1}
 		t.Errorf("no results for random:\n%s", csv)
 	}
 }
+
+// A damaged ONNX file is an error naming it and the problem, from every
+// command that opens a model.
+func TestDamagedONNXFileIsAnErrorNamingIt(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "onnx", "goar-cnn.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "cut.onnx")
+	if err := os.WriteFile(path, b[:len(b)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for name, run := range map[string]func() error{
+		"eval":      func() error { return runEval(ctx, []string{"--model", path}) },
+		"attribute": func() error { return runAttribute(ctx, []string{"--model", path, "--out", path + ".npy"}) },
+	} {
+		if err := run(); err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "not a readable ONNX model") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}

@@ -116,10 +116,13 @@ func loadModel(path string) (*model.Model, error) {
 		return model.LoadTorchScript(path)
 	}
 	m, err := model.Load(path, kernel())
-	if n := model.ONNXNotice(m); err == nil && n != "" {
+	if err != nil {
+		return nil, err
+	}
+	if n := model.ONNXNotice(m); n != "" {
 		fmt.Fprintln(os.Stderr, "note:", n)
 	}
-	return m, err
+	return m, nil
 }
 
 // openModel loads a model file and opens a dataset as the model saw it in

@@ -115,7 +115,7 @@ func LoadONNX(path string, kern gemm.Kernel) (*Model, error) {
 // ONNXNotice says what a front end should know of an ONNX model it opens
 // ("" for nothing): a softmax left out, a channels-last input.
 func ONNXNotice(m *Model) string {
-	if m.ONNX == nil {
+	if m == nil || m.ONNX == nil {
 		return ""
 	}
 	var notes []string
