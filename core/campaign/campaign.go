@@ -325,11 +325,8 @@ func (c *Campaign) modelDigest() string {
 		return h
 	}
 	if model.IsONNX(f) {
-		m, err := model.LoadONNX(f, nil)
-		if err != nil {
-			return ""
-		}
-		return m.ONNX.Digest
+		h, _ := model.ONNXDigest(f)
+		return h
 	}
 	b, err := model.ReadFile(f)
 	if err != nil {

@@ -122,11 +122,11 @@ func modelKey(s *spec.Spec, d int, seed uint64) string {
 		return store.Key("torchscript-file", h)
 	}
 	if f := s.Model.File; f != "" && model.IsONNX(f) {
-		m, err := model.LoadONNX(f, nil)
+		h, err := model.ONNXDigest(f)
 		if err != nil {
 			return store.Key("onnx-file", f, err.Error())
 		}
-		return store.Key("onnx-file", m.ONNX.Digest)
+		return store.Key("onnx-file", h)
 	}
 	if f := s.Model.File; f != "" {
 		b, err := model.ReadFile(f)

@@ -112,6 +112,25 @@ func LoadONNX(path string, kern gemm.Kernel) (*Model, error) {
 		Net: net, ONNX: &ONNX{Path: path, Digest: hex.EncodeToString(h.Sum(nil)), Graph: g}}, nil
 }
 
+// ONNXDigest is the SHA-256 of an ONNX file and of its description, if
+// any (ONNX.Digest, without reading the graph): what a campaign's keys
+// hold of the model.
+func ONNXDigest(path string) (string, error) {
+	h := sha256.New()
+	for i, p := range []string{path, ScriptInfoPath(path)} {
+		b, err := data.ReadFileLimit(p, onnx.MaxBytes)
+		if i == 1 && errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%d\n", len(b))
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
 // ONNXNotice says what a front end should know of an ONNX model it opens
 // ("" for nothing): a softmax left out, a channels-last input.
 func ONNXNotice(m *Model) string {

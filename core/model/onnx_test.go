@@ -43,6 +43,9 @@ func TestONNXDescriptionNormalisesAndNamesTheCAMLayer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if d, err := ONNXDigest(plain.ONNX.Path); err != nil || d != plain.ONNX.Digest {
+		t.Errorf("ONNXDigest %s (%v), the loaded model's %s", d, err, plain.ONNX.Digest)
+	}
 	if plain.Arch != ONNXArch || len(plain.Classes) != 10 || plain.Classes[9] != "9" || plain.Source != nil {
 		t.Fatalf("without a description: %s, classes %v, source %v", plain.Arch, plain.Classes, plain.Source)
 	}

@@ -475,8 +475,9 @@ func (p *parser) model(n *yaml.Node) Model {
 	return m
 }
 
-// named reads a list item that is a bare name or {name, params}, and
-// returns the name and the params node (nil when absent).
+// named reads a list item that is a bare name or {name, params} (and the
+// keys given), and returns the name, the params node (nil when absent)
+// and every key's node.
 func (p *parser) named(n *yaml.Node, path string, keys ...string) (name string, params *yaml.Node, f map[string]*yaml.Node) {
 	if n.Kind == yaml.ScalarNode {
 		p.decode(n, path, &name)
