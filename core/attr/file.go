@@ -35,7 +35,7 @@ import (
 // relative path is taken from Dir (a spec's folder).
 type File struct {
 	Test  string `json:"test" doc:"maps of the test inputs: .npy in dataset order, or .npz with arrays maps and index" required:"true"`
-	Train string `json:"train" doc:"maps of the training inputs: what the protocols that retrain (ROAR, KAR, ROAD with retraining, Eval-X, GOAR) explain"`
+	Train string `json:"train" doc:"maps of the training inputs: what the protocols that retrain (ROAR, KAR, ROAD with retraining, GOAR) explain"`
 	Dir   string `json:"-"`
 }
 
@@ -124,7 +124,7 @@ func (f File) Attribute(ctx context.Context, _ engine.Network, in Input) (Maps, 
 	}
 	path := f.Path(split)
 	if path == "" {
-		return Maps{}, errors.New("no training-set maps: the protocols that retrain (ROAR, KAR, ROAD with retraining, Eval-X, GOAR) explain the training inputs too; give params.train, a file of their maps")
+		return Maps{}, errors.New("no training-set maps: the protocols that retrain (ROAR, KAR, ROAD with retraining, GOAR) explain the training inputs too; give params.train, a file of their maps")
 	}
 	st, err := loadMaps(path, in.Shape)
 	if err != nil {

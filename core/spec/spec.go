@@ -332,11 +332,21 @@ func (p *parser) spec(doc *yaml.Node) *Spec {
 	if n := required("model", "a model file or a training recipe"); n != nil {
 		s.Model = p.model(n)
 	}
+	type placed struct {
+		n    *yaml.Node
+		path string
+	}
+	var noTrainMaps []placed // file methods without training-set maps
 	if n := required("methods", "the attribution methods evaluated"); n != nil {
 		seen := map[string]bool{}
 		for i, m := range p.list(n, "methods") {
 			path := fmt.Sprintf("methods[%d]", i)
 			meth := p.method(m, path)
+			if f, err := meth.New(attr.CheckSetup); err == nil {
+				if f, ok := f.(attr.File); ok && f.Train == "" {
+					noTrainMaps = append(noTrainMaps, placed{m, path})
+				}
+			}
 			if l := meth.Label(); seen[l] {
 				p.errorf(m, path, "method %s listed twice", l)
 			} else if meth.Name != "" {
@@ -375,6 +385,18 @@ func (p *parser) spec(doc *yaml.Node) *Spec {
 			}
 			s.Protocols = append(s.Protocols, pr)
 		}
+	}
+	// A protocol that retrains removes features of the training inputs
+	// too: maps from files must cover them.
+	for _, pr := range s.Protocols {
+		prot, err := pr.New()
+		if err != nil || !(prot.Info().Category == "retrain" || pr.Params["retrain"] == true) {
+			continue
+		}
+		for _, m := range noTrainMaps {
+			p.errorf(m.n, m.path, "%s retrains on the training inputs with their features removed: maps from files need params.train, a file of the training inputs' maps", prot.Info().Name)
+		}
+		break
 	}
 	if n := f["seeds"]; n != nil {
 		s.Seeds = nil
