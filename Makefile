@@ -92,6 +92,8 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./core/model
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./core/spec
 	$(GO) test -run '^$$' -fuzz FuzzParseTarget -fuzztime 30s ./core/engine/torch
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./core/engine/onnx
+	$(GO) test -run '^$$' -fuzz FuzzMapsFile -fuzztime 30s ./core/attr
 
 # screenshots tours every screen of the real app under Xvfb, after a small
 # real campaign, into screenshots/; its settings and files go to a temporary

@@ -10,6 +10,7 @@ require (
 	golang.org/x/text v0.23.0
 	gonum.org/v1/gonum v0.16.0
 	gonum.org/v1/plot v0.16.0
+	google.golang.org/protobuf v1.28.0
 	gorgonia.org/gorgonia v0.9.18
 	gorgonia.org/tensor v0.9.23
 )
@@ -66,7 +67,6 @@ require (
 	golang.org/x/image v0.25.0 // indirect
 	golang.org/x/net v0.35.0 // indirect
 	golang.org/x/xerrors v0.0.0-20200804184101-5ec99f83aff1 // indirect
-	google.golang.org/protobuf v1.28.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 	gorgonia.org/cu v0.9.4 // indirect
 	gorgonia.org/dawson v1.2.0 // indirect

@@ -227,6 +227,8 @@ func (s *State) OpenModel(path string) {
 			s.SetModel(m, path)
 			if n := s.modelNotice(path); n != "" {
 				s.status.Info("warning: " + n)
+			} else if n := model.ONNXNotice(m); n != "" {
+				s.status.Info("note: " + n)
 			}
 		}
 	})

@@ -28,6 +28,7 @@ type Inspect struct {
 	split     *widget.RadioGroup
 	index     *entryWidget
 	method    *selectWidget
+	mapsFile  *entryWidget // the file method's maps (shown for it alone)
 	rate      *widget.Slider
 	rateText  *widget.Label
 	morf      *widget.RadioGroup
@@ -60,7 +61,18 @@ func newInspect(s *State) *Inspect {
 	for _, m := range campaign.Methods() {
 		names = append(names, m.Name)
 	}
-	v.method = newSelect(names, func(string) { v.refresh() })
+	v.mapsFile = newEntry()
+	v.mapsFile.SetPlaceHolder("maps file (.npy, .npz)")
+	v.mapsFile.OnSubmitted = func(string) { v.refresh() }
+	v.mapsFile.Hide()
+	v.method = newSelect(names, func(name string) {
+		if name == "file" {
+			v.mapsFile.Show()
+		} else {
+			v.mapsFile.Hide()
+		}
+		v.refresh()
+	})
 	v.method.SetSelected("gradient")
 	v.rate = widget.NewSlider(0.05, 0.95)
 	v.rate.Step = 0.05
@@ -83,7 +95,7 @@ func newInspect(s *State) *Inspect {
 	which.Truncation = fyne.TextTruncateEllipsis
 	top := container.NewVBox(which,
 		container.NewHBox(widget.NewLabel("Split"), v.split, widget.NewLabel("Sample"), prev, container.NewGridWrap(fyne.NewSize(80, 36), v.index), next,
-			widget.NewLabel("Method"), v.method),
+			widget.NewLabel("Method"), v.method, container.NewGridWrap(fyne.NewSize(260, 36), v.mapsFile)),
 		container.NewBorder(nil, nil, container.NewHBox(widget.NewLabel("Rate"), v.rateText), v.morf, v.rate),
 		v.caption)
 	v.manifold = newManifoldView(s)
@@ -161,6 +173,10 @@ func (v *Inspect) refresh() {
 	if !v.s.Fits() {
 		return
 	}
+	if v.method.Selected == "file" && strings.TrimSpace(v.mapsFile.Text) == "" {
+		v.caption.SetText("Name the maps file (.npy in dataset order, or .npz with an index) and press Enter.")
+		return
+	}
 	ds := v.s.Data.Split(v.split.Selected)
 	i, err := strconv.Atoi(strings.TrimSpace(v.index.Text))
 	if err != nil || i < 0 || i >= ds.Len() {
@@ -169,7 +185,7 @@ func (v *Inspect) refresh() {
 	}
 	v.s.status.Resolved(causeInspect)
 	v.cur = i
-	key := fmt.Sprint(v.split.Selected, i, v.method.Selected)
+	key := fmt.Sprint(v.split.Selected, i, v.method.Selected, v.mapsFile.Text)
 	if key == v.mapKey {
 		v.remove()
 		return
@@ -179,6 +195,9 @@ func (v *Inspect) refresh() {
 	v.mapKey, v.explained = key, nil
 	m, l := v.s.Model.Copy(), v.s.Data
 	q := campaign.Request{Method: v.method.Selected, Split: v.split.Selected, Offset: i, Count: 1, Reduce: "sum"}
+	if q.Method == "file" { // one file serves the split shown
+		q.Params = map[string]any{"test": v.mapsFile.Text, "train": v.mapsFile.Text}
+	}
 	var ex campaign.Explained
 	v.s.Go(fmt.Sprintf("%s map of sample %d", q.Method, i), func(ctx context.Context) error {
 		var err error

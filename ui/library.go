@@ -135,7 +135,8 @@ func (l *Library) Refresh() {
 	l.datasets = ds
 	files, _ := filepath.Glob(filepath.Join(l.s.cfg.dir("models"), "*.flm"))
 	scripts, _ := filepath.Glob(filepath.Join(l.s.cfg.dir("models"), "*.pt"))
-	files = append(files, scripts...)
+	onnxs, _ := filepath.Glob(filepath.Join(l.s.cfg.dir("models"), "*.onnx"))
+	files = append(append(files, scripts...), onnxs...)
 	sort.Sort(sort.Reverse(sort.StringSlice(files))) // newest first: names end in a time stamp
 	var models []string
 	for _, p := range append(files, l.s.Recent(prefRecentModels)...) {

@@ -103,7 +103,7 @@ func newModelView(s *State) *ModelView {
 			l.Alignment = fyne.TextAlignLeading
 		}
 	}
-	open := widget.NewButton("Open a model file…", func() { v.s.PickFile(v.s.OpenModel, ".flm") })
+	open := widget.NewButton("Open a model file…", func() { v.s.PickFile(v.s.OpenModel, ".flm", ".onnx") })
 	left := container.NewVBox(widget.NewLabelWithStyle("Train a model", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		form, container.NewHBox(v.start, v.stop), v.bar, v.readout, widget.NewSeparator(), open)
 	right := container.NewBorder(container.NewVBox(widget.NewLabelWithStyle("Model under explanation", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), v.info,

@@ -19,6 +19,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"faithlab/core/campaign"
+	"faithlab/core/data"
 	"faithlab/core/engine/gemm"
 	"faithlab/core/model"
 )
@@ -304,6 +305,29 @@ func TestExplainGalleryAndInspect(t *testing.T) {
 	loop.waitFor(t, "the next sample", func() bool {
 		return wb.Inspect.cur == 4 && wb.Inspect.explained != nil && wb.Inspect.explained.Request.Offset == 4 &&
 			len(wb.Inspect.panels.Objects) == 8 && strings.Contains(wb.Inspect.caption.Text, "Sample 4 ")
+	})
+	// Maps computed elsewhere: Inspect shows the sample's own row of the
+	// file (row i holds i, i + 0.01, …).
+	var n, d int
+	loop.run(func() { n, d = wb.State.Data.Test.Len(), wb.State.Data.Test.Dim() })
+	rows := make([]float32, n*d)
+	for i := range n {
+		for j := range d {
+			rows[i*d+j] = float32(i) + float32(j)/100
+		}
+	}
+	path := filepath.Join(t.TempDir(), "maps.npy")
+	if err := data.SaveNPY(path, []int{n, d}, rows); err != nil {
+		t.Fatal(err)
+	}
+	loop.run(func() {
+		wb.Inspect.method.SetSelected("file")
+		wb.Inspect.mapsFile.SetText(path)
+		wb.Inspect.refresh()
+	})
+	loop.waitFor(t, "the file's map of sample 4", func() bool {
+		ex := wb.Inspect.explained
+		return ex != nil && ex.Request.Method == "file" && slices.Equal(ex.Maps.Data, rows[4*d:5*d])
 	})
 }
 

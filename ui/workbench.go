@@ -198,7 +198,7 @@ func (w *Workbench) OpenPath(p string) {
 	case model.IsTorchScript(p):
 		w.Evaluate.UseTorchScript(p)
 		w.Tabs.SelectIndex(TabEvaluate)
-	case strings.EqualFold(filepath.Ext(p), ".flm"):
+	case strings.EqualFold(filepath.Ext(p), ".flm") || model.IsONNX(p):
 		w.State.OpenModel(p)
 		w.Tabs.SelectIndex(TabModel)
 	case strings.EqualFold(filepath.Ext(p), ".yaml") || strings.EqualFold(filepath.Ext(p), ".yml"):
@@ -345,7 +345,7 @@ func (w *Workbench) openDataThenShow(p string) {
 }
 
 func (w *Workbench) openModel() {
-	w.openFile(w.OpenPath, ".flm", ".pt")
+	w.openFile(w.OpenPath, ".flm", ".pt", ".onnx")
 }
 
 func (w *Workbench) openCampaign() {

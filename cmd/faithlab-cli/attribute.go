@@ -85,7 +85,7 @@ func methodFlags(fs *flag.FlagSet) func() map[string]any {
 func runAttribute(ctx context.Context, args []string) error {
 	fs := newFlags("attribute", "", "compute attribution maps for a model on a dataset and save them as .npy, with a .json record")
 	dsRef, dopt := modelDataFlags(fs)
-	path := fs.String("model", "", "model file, or a TorchScript classifier (.pt) described by PATH.json (required)")
+	path := fs.String("model", "", "model file, an ONNX classifier (.onnx, with PATH.json if it has one) or a TorchScript one (.pt) described by PATH.json (required)")
 	engineSetting := engineFlag(fs)
 	method := fs.String("method", "gradient", "method: "+strings.Join(methodNames(), ", "))
 	out := fs.String("out", "", "maps .npy to write (required); what made them goes to OUT.json")

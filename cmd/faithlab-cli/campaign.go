@@ -160,8 +160,10 @@ func runStatus(_ context.Context, args []string) error {
 
 // runExportResults is `faithlab-cli export RUN --csv FILE --figures DIR`.
 func runExportResults(_ context.Context, args []string) error {
-	fs := newFlags("export", "RUN", "write a run's tidy CSV and, with --figures, its figures")
+	fs := newFlags("export", "RUN", "write a run's tidy CSV and, with --figures, its figures; --units its per-input values, --maps its maps")
 	out := fs.String("csv", "", "tidy CSV to write (\"-\": standard output; default RUN/results.csv)")
+	units := fs.String("units", "", "CSV of every input's value of every score that keeps them (columns: "+strings.Join(campaign.UnitsHeader, ", ")+")")
+	mapsDir := fs.String("maps", "", "folder for the maps the run evaluated, as .npy in dataset order, listed in maps.csv (what the file method reads)")
 	figDir := fs.String("figures", "", "folder for the figures (PNG at 300 dpi, SVG and PDF)")
 	formats := fs.String("formats", "png,svg,pdf", "figure formats: png, svg, pdf")
 	dir, err := parseWithArg(fs, args)
@@ -187,6 +189,22 @@ func runExportResults(_ context.Context, args []string) error {
 			fmt.Fprintf(os.Stderr, "note: %d perturbed sample(s) are in no cache this run names: left out of the figures\n", ex.MissingSamples)
 		}
 		fmt.Fprintf(os.Stderr, "%d figures, %d files in %s\n", ex.Figures, ex.Files, *figDir)
+	}
+	if *units != "" {
+		if err := r.WriteUnits(*units); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "per-input values → %s\n", *units)
+	}
+	if *mapsDir != "" {
+		n, missing, err := r.WriteMaps(*mapsDir)
+		if err != nil {
+			return err
+		}
+		if missing > 0 {
+			fmt.Fprintf(os.Stderr, "note: %d map set(s) are in no cache this run names: left out\n", missing)
+		}
+		fmt.Fprintf(os.Stderr, "%d map set(s) → %s (listed in maps.csv)\n", n, *mapsDir)
 	}
 	if *out == "-" {
 		b, err := r.CSV()

@@ -21,7 +21,7 @@ import (
 func runEvaluate(ctx context.Context, args []string) error {
 	fs := newFlags("evaluate", "", "a one-command campaign: evaluate attribution methods of a trained model under protocols; OUT/campaign.yaml records it, and the same command (or `run OUT/campaign.yaml`) resumes it")
 	dsRef, dopt := dataFlags(fs)
-	path := fs.String("model", "", "trained model file, or a TorchScript classifier (.pt) described by PATH.json (required)")
+	path := fs.String("model", "", "trained model file, an ONNX classifier (.onnx, with PATH.json if it has one) or a TorchScript one (.pt) described by PATH.json (required)")
 	engineSetting := engineFlag(fs)
 	methods := fs.String("methods", "gradient,ig,smoothgrad,gradxinput,random,sobel", "attribution methods: "+strings.Join(methodNames(), ", "))
 	protocols := fs.String("protocols", "deletion", "protocols: "+protocolNames())

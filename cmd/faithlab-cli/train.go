@@ -105,8 +105,8 @@ func runTrain(ctx context.Context, args []string) error {
 	return nil
 }
 
-// loadModel loads a model file, or a TorchScript classifier with its
-// description (PATH.json), and says on standard error what the user
+// loadModel loads a model file, an ONNX classifier or a TorchScript one
+// with its description (PATH.json), and says on standard error what the user
 // should know of the file (model.FileNotice).
 func loadModel(path string) (*model.Model, error) {
 	if n := model.FileNotice(path); n != "" {
@@ -115,7 +115,14 @@ func loadModel(path string) (*model.Model, error) {
 	if model.IsTorchScript(path) {
 		return model.LoadTorchScript(path)
 	}
-	return model.Load(path, kernel())
+	m, err := model.Load(path, kernel())
+	if err != nil {
+		return nil, err
+	}
+	if n := model.ONNXNotice(m); n != "" {
+		fmt.Fprintln(os.Stderr, "note:", n)
+	}
+	return m, nil
 }
 
 // openModel loads a model file and opens a dataset as the model saw it in
@@ -138,7 +145,7 @@ func openModel(path, dsRef string, dopt *data.Options) (*model.Model, *data.Data
 func runEval(ctx context.Context, args []string) error {
 	fs := newFlags("eval", "", "accuracy and per-class accuracy of a model on a dataset's test split (the split the model was trained with)")
 	dsRef, dopt := modelDataFlags(fs)
-	path := fs.String("model", "", "model file, or a TorchScript classifier (.pt) described by PATH.json (required)")
+	path := fs.String("model", "", "model file, an ONNX classifier (.onnx, with PATH.json if it has one) or a TorchScript one (.pt) described by PATH.json (required)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	engineSetting := engineFlag(fs)
 	if err := fs.Parse(args); err != nil {

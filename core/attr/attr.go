@@ -17,6 +17,11 @@ type Input struct {
 	N      int
 	Shape  []int // C, H, W
 	Target []int // the class explained for each sample
+	// Split ("train" or "test") and Index (each sample's position in it;
+	// nil: 0…N−1) say which dataset inputs these are, for a method that
+	// looks maps up rather than computing them (File).
+	Split string
+	Index []int
 }
 
 // Dim is the number of values in one sample.

@@ -17,6 +17,7 @@ const (
 	CategoryPerturbation = "perturbation" // query the model on perturbed inputs
 	CategoryControl      = "control"      // ignore the model: the baselines a method must beat
 	CategoryTRACE        = "trace"        // optimal deletion trajectories
+	CategoryFile         = "file"         // maps computed elsewhere, read from files
 )
 
 // Info describes a method: what a form, a spec file and `faithlab-cli
@@ -38,6 +39,7 @@ type Info struct {
 // Setup is what building a method takes besides its parameters.
 type Setup struct {
 	Seed  uint64 // of random methods
+	Dir   string // the folder relative file parameters are read from (a spec's; "": the working folder)
 	Chunk int    // inputs per engine call (0: 256)
 	// Train holds training inputs (TrainN of them, n×C×H×W), for methods
 	// whose Info names NeedsData.
@@ -113,6 +115,9 @@ func Entries() []Entry {
 			func(s Setup) VLambda { return VLambda{Truth: s.Truth, Seed: s.Seed} }, nil)),
 		entry("blockrandom", "Random block", CategoryControl, imageOnly, "", "a random rectangle of the given area ranked first (DPI paper): a control with low mask total variation",
 			func(s Setup) BlockRandom { return BlockRandom{Seed: s.Seed} }, nil),
+		entry("file", "Maps from files", CategoryFile, imageAndTabular, "",
+			"maps computed elsewhere (Captum, Quantus, your own code), read from .npy or .npz files: one map per input in dataset order, or with an index array naming the inputs",
+			func(s Setup) File { return File{Dir: s.Dir} }, nil),
 	}
 }
 

@@ -324,6 +324,10 @@ func (c *Campaign) modelDigest() string {
 		h, _ := model.ScriptDigest(f)
 		return h
 	}
+	if model.IsONNX(f) {
+		h, _ := model.ONNXDigest(f)
+		return h
+	}
 	b, err := model.ReadFile(f)
 	if err != nil {
 		return ""

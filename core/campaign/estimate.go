@@ -154,7 +154,7 @@ func (c *Campaign) Estimate(ctx context.Context, sp Speeds, kernel gemm.Kernel) 
 }
 
 // Measure sizes the campaign on this machine: it measures its speeds
-// (Campaign.Speeds) and estimates with them. A TorchScript model's speeds
+// (Campaign.Speeds) and estimates with them. A TorchScript or ONNX model's speeds
 // are not measured here: Seconds is then 0.
 func (c *Campaign) Measure(ctx context.Context, kernel gemm.Kernel) (Size, error) {
 	sp, err := c.Speeds(ctx, kernel)
@@ -173,7 +173,7 @@ func (c *Campaign) Speeds(ctx context.Context, kernel gemm.Kernel) (Speeds, erro
 	s := c.Spec
 	arch := s.Model.Arch
 	switch {
-	case s.Model.File != "" && model.IsTorchScript(s.Model.File):
+	case s.Model.File != "" && (model.IsTorchScript(s.Model.File) || model.IsONNX(s.Model.File)):
 		return Speeds{}, nil
 	case s.Model.File != "":
 		m, err := model.Load(s.Model.File, kernel)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"faithlab/core/attr"
@@ -108,7 +109,10 @@ func Attribute(ctx context.Context, m *model.Model, trainSet, testSet *data.Data
 		n = min(n, q.Count)
 	}
 	dim := ds.Dim()
-	in := attr.Input{X: ds.X[q.Offset*dim : (q.Offset+n)*dim], N: n, Shape: ds.Shape}
+	in := attr.Input{X: ds.X[q.Offset*dim : (q.Offset+n)*dim], N: n, Shape: ds.Shape, Split: ex.Request.Split, Index: make([]int, n)}
+	for j := range in.Index {
+		in.Index[j] = q.Offset + j
+	}
 	net, err := q.Engine.Network(ctx, m)
 	if err != nil {
 		return ex, err
@@ -158,14 +162,27 @@ type mapsRecord struct {
 }
 
 // Save writes the maps to path as .npy — (N,H,W) for maps of one channel,
-// else (N,C,H,W) — and what made them (the request, the method's settings,
+// else (N,C,H,W), the split's inputs from Request.Offset on — or, for a
+// path ending in .npz, as an archive of arrays maps (as the .npy), index
+// (each map's input: its position in the split) and targets (the class
+// each map explains), which the file method reads back; and what made them (the request, the method's settings,
 // the targets, TRACE's trajectories, the model) to path.json.
 func (ex Explained) Save(path, modelPath, arch string) error {
 	shape := ex.Maps.Shape
 	if shape[1] == 1 {
 		shape = []int{shape[0], shape[2], shape[3]}
 	}
-	if err := data.SaveNPY(path, shape, ex.Maps.Data); err != nil {
+	if strings.HasSuffix(strings.ToLower(path), ".npz") {
+		n := shape[0]
+		index, targets := make([]float32, n), make([]float32, n)
+		for i := range n {
+			index[i], targets[i] = float32(ex.Request.Offset+i), float32(ex.Targets[i])
+		}
+		if err := data.SaveNPZ(path, []data.NamedArray{{Name: "maps", Shape: shape, Data: ex.Maps.Data},
+			{Name: "index", Shape: []int{n}, Data: index}, {Name: "targets", Shape: []int{n}, Data: targets}}); err != nil {
+			return err
+		}
+	} else if err := data.SaveNPY(path, shape, ex.Maps.Data); err != nil {
 		return err
 	}
 	b, err := json.MarshalIndent(mapsRecord{Explained: ex, Model: modelPath, Arch: arch, Shape: shape, Seconds: ex.Elapsed.Seconds(),

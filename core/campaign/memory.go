@@ -105,19 +105,22 @@ func workers(spec, tasks int) int {
 // piece of a batch, and each core's activations for a piece.
 func netBytes(s *spec.Spec, ds *data.Dataset) (int64, error) {
 	arch := s.Model.Arch
+	var m *model.Model
 	if f := s.Model.File; f != "" {
 		if model.IsTorchScript(f) {
 			return 0, nil // in the PyTorch worker's process
 		}
-		m, err := model.Load(f, nil)
-		if err != nil {
+		var err error
+		if m, err = model.Load(f, nil); err != nil {
 			return 0, err
 		}
 		arch = m.Arch
 	}
-	m, err := model.New(arch, ds, nil, 1)
-	if err != nil {
-		return 0, err
+	if m == nil || m.ONNX == nil { // an ONNX model's own layers, else a fresh built-in
+		var err error
+		if m, err = model.New(arch, ds, nil, 1); err != nil {
+			return 0, err
+		}
 	}
 	var params int64
 	for _, q := range m.Net.Params() {

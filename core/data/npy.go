@@ -531,3 +531,18 @@ func datasetFromArrays(name string, x, y *Array) (*Dataset, error) {
 	d.Classes = numbered(k)
 	return d, d.Validate()
 }
+
+// NPYShape reads the shape a .npy file's header declares, checked against
+// the file's size as LoadNPY checks it, without reading the payload.
+func NPYShape(path string) ([]int, error) {
+	f, size, err := OpenRegular(path, maxNPYBytes)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	defer f.Close()
+	h, err := readNPYHeader(bufio.NewReader(f), size)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	return h.shape, nil
+}

@@ -71,6 +71,9 @@ func Plan(s *spec.Spec) []Task {
 						if pk := priorKey(ds, pr); pk != "" {
 							key = store.Key("result", key, pk) // a prior's content, not its name, decides
 						}
+						if fk := filesKey(meth); fk != "" {
+							key = store.Key("result", key, fk) // so do the maps files'
+						}
 						tasks = append(tasks, Task{Index: len(tasks), Dataset: d, Method: m, Post: p, Protocol: q, Seed: seed, Label: label, Base: base, Key: key})
 					}
 				}
@@ -117,6 +120,13 @@ func modelKey(s *spec.Spec, d int, seed uint64) string {
 			return store.Key("torchscript-file", f, err.Error())
 		}
 		return store.Key("torchscript-file", h)
+	}
+	if f := s.Model.File; f != "" && model.IsONNX(f) {
+		h, err := model.ONNXDigest(f)
+		if err != nil {
+			return store.Key("onnx-file", f, err.Error())
+		}
+		return store.Key("onnx-file", h)
 	}
 	if f := s.Model.File; f != "" {
 		b, err := model.ReadFile(f)
@@ -350,7 +360,15 @@ func (r *Runner) run(ctx context.Context, t Task) store.Record {
 		rec.Protocol = prot.Info().Name
 		err = protocol.Stage(ctx, "protocol", func(ctx context.Context) error {
 			var err error
-			res, rec.Model, err = r.evaluate(ctx, t, prot)
+			var mu sync.Mutex
+			res, rec.Model, err = r.evaluate(ctx, t, prot, func(split, key string) {
+				mu.Lock()
+				defer mu.Unlock()
+				if rec.Maps == nil {
+					rec.Maps = map[string]string{}
+				}
+				rec.Maps[split] = key
+			})
 			return err
 		})
 	}
@@ -384,8 +402,9 @@ func (r *Runner) keepSamples(t Task, samples []protocol.Sample) error {
 }
 
 // evaluate runs the task's protocol and returns its result and the name of
-// the model it explained.
-func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol) (protocol.Result, string, error) {
+// the model it explained; usedMaps hears the cache key of each split's
+// maps the protocol asked for.
+func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol, usedMaps func(split, key string)) (protocol.Result, string, error) {
 	s := r.Spec
 	meth, post := s.Methods[t.Method], s.Post[t.Post]
 	progress := func(stage string, step, steps int) {
@@ -439,6 +458,9 @@ func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol) (
 	env.Maps = func(ctx context.Context, split string) ([]float32, error) {
 		ds := splits[split]
 		key := store.Key("maps", base, label, s.Reduce, t.Seed, split, ds.Len())
+		if fk := filesKey(meth); fk != "" {
+			key = store.Key("maps", key, fk)
+		}
 		a, err := r.array(ctx, key, func() (*data.Array, error) {
 			stage := fmt.Sprintf("%s maps of %d %s samples", label, ds.Len(), split)
 			progress(stage, 0, mapSteps)
@@ -452,7 +474,7 @@ func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol) (
 			var maps []float32
 			err := protocol.Stage(ctx, "maps", func(ctx context.Context) error {
 				var err error
-				maps, err = attribute(ctx, method, steps, s.Reduce, net, ds)
+				maps, err = attribute(ctx, method, steps, s.Reduce, net, ds, split)
 				return err
 			})
 			fs := protocol.FeatureShape(ds.Shape)
@@ -461,6 +483,7 @@ func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol) (
 		if err != nil {
 			return nil, err
 		}
+		usedMaps(split, key)
 		return a.Data, nil
 	}
 	if perClass, err := knownTruth(net, testSet); err == nil {
@@ -499,8 +522,12 @@ func (r *Runner) inputs(ctx context.Context, t Task, meth spec.Method, progress 
 		}
 		return trainSet, testSet, err
 	}
-	if s.Model.File != "" && model.IsTorchScript(s.Model.File) {
-		m, err := model.LoadTorchScript(s.Model.File)
+	if s.Model.File != "" && (model.IsTorchScript(s.Model.File) || model.IsONNX(s.Model.File)) {
+		open := model.LoadTorchScript
+		if model.IsONNX(s.Model.File) {
+			open = func(path string) (*model.Model, error) { return model.LoadONNX(path, r.Kernel) }
+		}
+		m, err := open(s.Model.File)
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("base model: %w", err)
 		}
@@ -741,8 +768,8 @@ func (r *Runner) engine() *model.Engine {
 
 // attribute computes a split's maps for the classes the model predicts,
 // post-processed and, for colour images, reduced over channels.
-func attribute(ctx context.Context, meth attr.Method, steps []attr.Step, reduce string, net engine.Network, ds *data.Dataset) ([]float32, error) {
-	in := attr.Input{X: ds.X, N: ds.Len(), Shape: ds.Shape}
+func attribute(ctx context.Context, meth attr.Method, steps []attr.Step, reduce string, net engine.Network, ds *data.Dataset, split string) ([]float32, error) {
+	in := attr.Input{X: ds.X, N: ds.Len(), Shape: ds.Shape, Split: split}
 	var err error
 	if in.Target, err = engine.Predicted(ctx, net, in.X, in.N, 1024); err != nil {
 		return nil, err

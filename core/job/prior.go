@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"faithlab/core/attr"
 	"fmt"
 	"slices"
 
@@ -97,4 +98,20 @@ type artefacts struct{ r *Runner }
 
 func (a artefacts) Artefact(ctx context.Context, key, ext string, build func() ([]byte, error)) ([]byte, error) {
 	return a.r.artefact(ctx, store.Key("protocol-artefact", key), ext, build)
+}
+
+// filesKey names the content of the maps files a method serves (file):
+// the SHA-256 of the files, so that maps and results made from a file
+// that changed since are not taken as its; "" for methods that compute.
+func filesKey(meth spec.Method) string {
+	m, err := meth.New(attr.CheckSetup)
+	f, ok := m.(attr.File)
+	if err != nil || !ok {
+		return ""
+	}
+	h, err := f.Digest()
+	if err != nil {
+		return "unreadable:" + err.Error()
+	}
+	return h
 }

@@ -141,6 +141,9 @@ func (e *Engine) Network(ctx context.Context, m *Model) (engine.Network, error) 
 	if m.Net == nil {
 		return nil, errors.New("the model holds no classifier")
 	}
+	if m.ONNX != nil && e.Kind() != "native" {
+		return nil, fmt.Errorf("%s is an ONNX model: it runs on the native engine (leave out --engine, or engine: in a spec)", m.ONNX.Path)
+	}
 	return e.Move(ctx, m.Net)
 }
 
@@ -181,7 +184,8 @@ func (e *Engine) MoveDenoiser(ctx context.Context, u *native.UNet) (engine.Denoi
 
 // Fresh returns an untrained network of m's architecture for ds, seeded:
 // what a retraining protocol trains. A built-in architecture starts from
-// the native engine's initialisation on every engine; a TorchScript model
+// the native engine's initialisation on every engine, and so does an ONNX
+// model's graph (its layers are native ones); a TorchScript model
 // is a copy of m's module with every submodule's parameters reset, or an
 // error saying why they cannot be.
 func (e *Engine) Fresh(ctx context.Context, m *Model, ds *data.Dataset, seed uint64) (engine.Network, error) {
@@ -194,6 +198,15 @@ func (e *Engine) Fresh(ctx context.Context, m *Model, ds *data.Dataset, seed uin
 			return nil, fmt.Errorf("retraining %s: %w", m.Script.Path, err)
 		}
 		return net, nil
+	}
+	if m.ONNX != nil { // the same layers, from the native engine's initialisation
+		net, err := e.Network(ctx, m)
+		if err != nil {
+			return nil, err
+		}
+		fresh := net.Clone().(*native.Net)
+		fresh.Init(seed)
+		return fresh, nil
 	}
 	fresh, err := New(m.Arch, ds, e.Kernel(), seed)
 	if err != nil {
@@ -225,7 +238,7 @@ func CopyWeights(dst, src engine.Network) error {
 
 // RetrainedExt is the file extension of EncodeRetrained's bytes.
 func (m *Model) RetrainedExt() string {
-	if m.Script != nil {
+	if m.Script != nil || m.ONNX != nil {
 		return ".npz"
 	}
 	return ".flm"
@@ -234,9 +247,9 @@ func (m *Model) RetrainedExt() string {
 // EncodeRetrained returns the bytes that store net, a network retrained
 // from m's architecture: a model file with m's header (less its training
 // record) for a built-in architecture, the weights as .npz (PyTorch's
-// names) for a TorchScript model, whose module is m's.
+// names) for a TorchScript or ONNX model, whose graph is m's.
 func (m *Model) EncodeRetrained(net engine.Network) ([]byte, error) {
-	if m.Script != nil {
+	if m.Script != nil || m.ONNX != nil {
 		return encodeNPZ(net.Params())
 	}
 	h := m.Header
@@ -256,7 +269,7 @@ func (m *Model) EncodeRetrained(net engine.Network) ([]byte, error) {
 
 // DecodeRetrained is EncodeRetrained's inverse, on the engine.
 func (e *Engine) DecodeRetrained(ctx context.Context, m *Model, b []byte) (engine.Network, error) {
-	if m.Script == nil {
+	if m.Script == nil && m.ONNX == nil {
 		r, err := Decode(b, e.Kernel())
 		if err != nil {
 			return nil, err
@@ -270,6 +283,9 @@ func (e *Engine) DecodeRetrained(ctx context.Context, m *Model, b []byte) (engin
 	net, err := e.Network(ctx, m)
 	if err != nil {
 		return nil, err
+	}
+	if m.ONNX != nil {
+		net = net.Clone() // m's own network keeps its weights
 	}
 	for _, p := range net.Params() {
 		a, ok := arrays[p.Name]

@@ -97,6 +97,10 @@ type Model struct {
 	// which only the torch engine runs (torchscript.go); it has no model
 	// file of its own.
 	Script *Script
+	// ONNX, beside Net, says that Net was imported from an ONNX file
+	// (onnx.go): it has no model file of its own, and retraining it trains
+	// a copy of its layers from fresh weights.
+	ONNX *ONNX
 	// Unchecked reports that the file it was read from has no checksum
 	// (from before checksums, or with its checksum removed): its bytes
 	// were used unchecked. Saving the model again adds one.
@@ -123,6 +127,9 @@ func (m *Model) Encode() ([]byte, error) {
 	}
 	if m.Script != nil {
 		return nil, fmt.Errorf("%s is a TorchScript model: it has no Faithlab model file", m.Script.Path)
+	}
+	if m.ONNX != nil {
+		return nil, fmt.Errorf("%s is an ONNX model: it has no Faithlab model file", m.ONNX.Path)
 	}
 	h.Params = nil
 	params := m.params()
@@ -179,6 +186,9 @@ func (m *Model) Save(path string) error {
 
 // Load reads a model file: a regular file of at most MaxFileBytes (1 GiB).
 func Load(path string, kern gemm.Kernel) (*Model, error) {
+	if IsONNX(path) {
+		return LoadONNX(path, kern)
+	}
 	b, err := ReadFile(path)
 	if err != nil {
 		return nil, err

@@ -137,3 +137,43 @@ func itoa(n int) string {
 	}
 	return strconv.Itoa(n)
 }
+
+// UnitsHeader is the per-input CSV's columns: one row per input and
+// scalar that keeps its inputs' values (protocol.Units). input is the
+// input's position among the evaluated test inputs (the first n of the
+// test split), the same input in every row of one dataset and seed; value
+// is empty where undefined for that input (Kendall's τ of a constant
+// curve). The scalar's value in the tidy CSV is the mean of its rows'
+// values. The other columns are the tidy CSV's.
+var UnitsHeader = []string{"run", "dataset", "model", "method", "post", "protocol", "seed", "metric", "input", "value"}
+
+// WriteUnitsCSV writes the per-input values of the successful records, in
+// the given order, as CSV (pandas: pd.read_csv(path)). Records without
+// per-input values (runs from before they were kept) write no rows.
+func WriteUnitsCSV(w io.Writer, runID string, recs []store.Record) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(UnitsHeader); err != nil {
+		return err
+	}
+	c := newCampaign(recs)
+	for _, r := range recs {
+		if r.Result == nil {
+			continue
+		}
+		u := r.Result.Units
+		head := []string{runID, r.Dataset, r.Model, r.Method, r.Post, c.setting(r), strconv.FormatUint(r.Seed, 10)}
+		for k, name := range u.Names {
+			for i, v := range u.Values[k] {
+				value := ""
+				if !math.IsNaN(float64(v)) {
+					value = strconv.FormatFloat(float64(v), 'g', -1, 32)
+				}
+				if err := cw.Write(append(head, name, strconv.Itoa(i), value)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

@@ -43,7 +43,8 @@ type (
 	}
 	fileMethod struct {
 		Name   string         `yaml:"name"`
-		Params map[string]any `yaml:"params,flow"`
+		Label  string         `yaml:"label,omitempty"`
+		Params map[string]any `yaml:"params,omitempty,flow"`
 	}
 	fileProtocol struct {
 		Name   string         `yaml:"name"`
@@ -65,10 +66,10 @@ func Format(s *Spec) ([]byte, error) {
 			Label: d.Options.Label, ImageSize: d.Options.ImageSize, Channels: d.Options.Channels})
 	}
 	for _, m := range s.Methods {
-		if len(m.Params) == 0 {
+		if len(m.Params) == 0 && m.As == "" {
 			f.Methods = append(f.Methods, m.Name)
 		} else {
-			f.Methods = append(f.Methods, fileMethod{Name: m.Name, Params: m.Params})
+			f.Methods = append(f.Methods, fileMethod{Name: m.Name, Label: m.As, Params: m.Params})
 		}
 	}
 	for _, p := range s.Protocols {

@@ -78,6 +78,15 @@ type Model struct {
 type Method struct {
 	Name   string
 	Params map[string]any
+	// Dir is the folder the method's relative file parameters (file's
+	// test and train) are read from: the spec's, for file alone ("" for the
+	// methods that take no file). They stay as written in
+	// Params, so that labels and keys do not depend on where a run lies.
+	Dir string
+	// As, when set (a spec's label:), is the name results are filed
+	// under instead of Label's default: a file's maps under the name of
+	// the method that made them.
+	As string
 }
 
 // Protocol is an evaluation protocol with its parameters.
@@ -323,11 +332,21 @@ func (p *parser) spec(doc *yaml.Node) *Spec {
 	if n := required("model", "a model file or a training recipe"); n != nil {
 		s.Model = p.model(n)
 	}
+	type placed struct {
+		n    *yaml.Node
+		path string
+	}
+	var noTrainMaps []placed // file methods without training-set maps
 	if n := required("methods", "the attribution methods evaluated"); n != nil {
 		seen := map[string]bool{}
 		for i, m := range p.list(n, "methods") {
 			path := fmt.Sprintf("methods[%d]", i)
 			meth := p.method(m, path)
+			if f, err := meth.New(attr.CheckSetup); err == nil {
+				if f, ok := f.(attr.File); ok && f.Train == "" {
+					noTrainMaps = append(noTrainMaps, placed{m, path})
+				}
+			}
 			if l := meth.Label(); seen[l] {
 				p.errorf(m, path, "method %s listed twice", l)
 			} else if meth.Name != "" {
@@ -367,6 +386,18 @@ func (p *parser) spec(doc *yaml.Node) *Spec {
 			s.Protocols = append(s.Protocols, pr)
 		}
 	}
+	// A protocol that retrains removes features of the training inputs
+	// too: maps from files must cover them.
+	for _, pr := range s.Protocols {
+		prot, err := pr.New()
+		if err != nil || !(prot.Info().Category == "retrain" || pr.Params["retrain"] == true) {
+			continue
+		}
+		for _, m := range noTrainMaps {
+			p.errorf(m.n, m.path, "%s retrains on the training inputs with their features removed: maps from files need params.train, a file of the training inputs' maps", prot.Info().Name)
+		}
+		break
+	}
 	if n := f["seeds"]; n != nil {
 		s.Seeds = nil
 		for i, v := range p.list(n, "seeds") {
@@ -388,6 +419,8 @@ func (p *parser) spec(doc *yaml.Node) *Spec {
 	}
 	if kind, _ := model.EngineKind(s.Engine); kind == "native" && s.Model.File != "" && model.IsTorchScript(s.Model.File) {
 		p.errorf(f["model"], "model.file", "%s is a TorchScript model, which runs on the torch engine: add engine: torch", s.Model.File)
+	} else if kind != "native" && s.Model.File != "" && model.IsONNX(s.Model.File) {
+		p.errorf(f["model"], "model.file", "%s is an ONNX model, which runs on the native engine: leave out engine: %s", s.Model.File, s.Engine)
 	}
 	return s
 }
@@ -464,26 +497,31 @@ func (p *parser) model(n *yaml.Node) Model {
 	return m
 }
 
-// named reads a list item that is a bare name or {name, params}, and
-// returns the name and the params node (nil when absent).
-func (p *parser) named(n *yaml.Node, path string) (name string, params *yaml.Node) {
+// named reads a list item that is a bare name or {name, params} (and the
+// keys given), and returns the name, the params node (nil when absent)
+// and every key's node.
+func (p *parser) named(n *yaml.Node, path string, keys ...string) (name string, params *yaml.Node, f map[string]*yaml.Node) {
 	if n.Kind == yaml.ScalarNode {
 		p.decode(n, path, &name)
-		return name, nil
+		return name, nil, nil
 	}
-	f := p.fields(n, path, "name", "params")
+	f = p.fields(n, path, append([]string{"name", "params"}, keys...)...)
 	if v := f["name"]; v != nil {
 		p.decode(v, path+".name", &name)
 	} else {
 		p.errorf(n, path, "missing key \"name\"")
 	}
-	return name, f["params"]
+	return name, f["params"], f
 }
 
 func (p *parser) method(n *yaml.Node, path string) Method {
 	var m Method
 	var params *yaml.Node
-	m.Name, params = p.named(n, path)
+	var f map[string]*yaml.Node
+	m.Name, params, f = p.named(n, path, "label")
+	if v := f["label"]; v != nil && p.decode(v, path+".label", &m.As) && (m.As == "" || strings.ContainsAny(m.As, "{}+,\n")) {
+		p.errorf(v, path+".label", "label %q: want a name without braces, commas or +", m.As)
+	}
 	if m.Name == "" {
 		return m
 	}
@@ -497,8 +535,21 @@ func (p *parser) method(n *yaml.Node, path string) Method {
 	m.Params = p.params(params, path)
 	// Build it once to check every parameter; the training data it may
 	// need is not here yet, so it gets a stand-in.
-	if _, err := methods.New(m.Name, m.Params, attr.CheckSetup); err != nil {
+	built, err := m.New(attr.CheckSetup)
+	if err != nil {
 		p.paramErrors(n, params, path, err)
+	}
+	// A maps file is read from the spec's folder, and must be there (its
+	// contents are checked against the data when the data is open).
+	if f, ok := built.(attr.File); ok {
+		m.Dir, f.Dir = p.dir, p.dir
+		for _, split := range []string{"test", "train"} {
+			if file := f.Path(split); file != "" {
+				if _, err := os.Stat(file); err != nil {
+					p.errorf(params, path+".params."+split, "cannot read maps file %s", file)
+				}
+			}
+		}
 	}
 	return m
 }
@@ -555,7 +606,7 @@ func (p *parser) paramErrors(item, params *yaml.Node, path string, err error) {
 func (p *parser) protocol(n *yaml.Node, path string) Protocol {
 	var pr Protocol
 	var params *yaml.Node
-	pr.Name, params = p.named(n, path)
+	pr.Name, params, _ = p.named(n, path)
 	pr.Params = p.params(params, path)
 	// A prior file (GOAR, FUD) is read relative to the spec's folder, as
 	// the model file is.
@@ -574,9 +625,12 @@ func (p *parser) protocol(n *yaml.Node, path string) Protocol {
 }
 
 // Label names a method with the parameters the spec sets, in the order
-// the method lists them, e.g. "smoothgrad{samples=30,noise_frac=0.2}":
-// what results are filed under.
+// the method lists them, e.g. "smoothgrad{samples=30,noise_frac=0.2}",
+// or as the spec's label: says: what results are filed under.
 func (m Method) Label() string {
+	if m.As != "" {
+		return m.As
+	}
 	if len(m.Params) == 0 {
 		return m.Name
 	}
@@ -595,7 +649,10 @@ func (m Method) Label() string {
 
 // New returns the attribution method, seeded, with the training inputs it
 // may draw on.
-func (m Method) New(s attr.Setup) (attr.Method, error) { return methods.New(m.Name, m.Params, s) }
+func (m Method) New(s attr.Setup) (attr.Method, error) {
+	s.Dir = m.Dir
+	return methods.New(m.Name, m.Params, s)
+}
 
 // New returns the configured protocol.
 func (p Protocol) New() (protocol.Protocol, error) { return protocol.New(p.Name, p.Params) }

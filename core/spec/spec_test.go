@@ -2,6 +2,7 @@ package spec
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -214,5 +215,32 @@ workers: -2
 		if ps[i].Line != w.line || !strings.Contains(ps[i].Error(), w.has) {
 			t.Errorf("problem %d: %v, want line %d with %q", i, ps[i], w.line, w.has)
 		}
+	}
+}
+
+// A spec evaluating maps from files under a protocol that retrains needs
+// the training inputs' maps, and says so before any work; one that does
+// not retrain needs only the test maps.
+func TestFileMethodWithoutTrainingMapsIsRefusedForRetraining(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "m.npy"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := func(protocols string) []byte {
+		return []byte("output: out\ndatasets: [gmm]\nmodel: {arch: mlp}\nmethods:\n  - {name: file, params: {test: m.npy}}\nprotocols: " + protocols + "\n")
+	}
+	_, err := Parse(filepath.Join(dir, "s.yaml"), src("[deletion, {name: road, params: {retrain: true}}]"))
+	if err == nil || !strings.Contains(err.Error(), "s.yaml:5:5: methods[0]: ROAD retrains") || !strings.Contains(err.Error(), "params.train") {
+		t.Errorf("ROAD with retraining, no training maps: %v", err)
+	}
+	if _, err := Parse(filepath.Join(dir, "s.yaml"), src("[deletion, road]")); err != nil {
+		t.Errorf("no retraining: %v", err)
+	}
+	if _, err := Parse(filepath.Join(dir, "s.yaml"), src("[roar]")); err == nil || !strings.Contains(err.Error(), "ROAR retrains") {
+		t.Errorf("ROAR, no training maps: %v", err)
+	}
+	_, err = Parse(filepath.Join(dir, "s.yaml"), []byte("output: out\ndatasets: [gmm]\nmodel: {arch: mlp}\nmethods: [{name: file, params: {test: gone.npy}}]\nprotocols: [deletion]\n"))
+	if err == nil || !strings.Contains(err.Error(), "cannot read maps file "+filepath.Join(dir, "gone.npy")) {
+		t.Errorf("a missing maps file: %v", err)
 	}
 }

@@ -49,19 +49,22 @@ import (
 // Record is one finished task: a protocol's result for one method on one
 // dataset, model and seed, or the error that stopped it.
 type Record struct {
-	Task     string           `json:"task"` // content address of the task
-	Label    string           `json:"label"`
-	Dataset  string           `json:"dataset"`
-	Model    string           `json:"model"`
-	Method   string           `json:"method"`
-	Post     string           `json:"post"`
-	Protocol string           `json:"protocol"`
-	Seed     uint64           `json:"seed"`
-	Result   *protocol.Result `json:"result,omitempty"`
-	Error    string           `json:"error,omitempty"`
-	Seconds  float64          `json:"seconds"`
-	Finished time.Time        `json:"finished"`
-	Faithlab string           `json:"faithlab_version"`
+	Task     string `json:"task"` // content address of the task
+	Label    string `json:"label"`
+	Dataset  string `json:"dataset"`
+	Model    string `json:"model"`
+	Method   string `json:"method"`
+	Post     string `json:"post"`
+	Protocol string `json:"protocol"`
+	Seed     uint64 `json:"seed"`
+	// Maps are the cache keys of the maps the task evaluated, by split
+	// ("test", "train"): what `export --maps` writes out.
+	Maps     map[string]string `json:"maps,omitempty"`
+	Result   *protocol.Result  `json:"result,omitempty"`
+	Error    string            `json:"error,omitempty"`
+	Seconds  float64           `json:"seconds"`
+	Finished time.Time         `json:"finished"`
+	Faithlab string            `json:"faithlab_version"`
 }
 
 // Manifest describes a run: what made it, where and when.

@@ -3,10 +3,12 @@ package methods
 import (
 	"context"
 	"math/rand/v2"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"faithlab/core/attr"
+	"faithlab/core/data"
 	"faithlab/core/engine/gemm"
 	"faithlab/core/engine/native"
 )
@@ -25,13 +27,16 @@ func TestEveryMethodBuildsWithItsDefaultsAndRuns(t *testing.T) {
 	for i := range train {
 		train[i] = rng.Float32()
 	}
-	in := attr.Input{X: train[:2*784], N: 2, Shape: []int{1, 28, 28}, Target: []int{3, 7}}
+	in := attr.Input{X: train[:2*784], N: 2, Shape: []int{1, 28, 28}, Target: []int{3, 7}, Split: "test"}
 	truth := make([][]float32, 10) // v_λ's ground truth, one direction per class
 	for k := range truth {
 		truth[k] = train[784 : 2*784]
 	}
 	cheap := map[string]map[string]any{"trace-sa": {"iterations": 20, "grid": 3}, "trace-greedy": {"grid": 3}, "kernelshap": {"samples": 64, "grid": 4},
-		"blockrandom": {"drop_rate": 0.3}}
+		"blockrandom": {"drop_rate": 0.3}, "file": {"test": filepath.Join(t.TempDir(), "maps.npy")}}
+	if err := data.SaveNPY(cheap["file"]["test"].(string), []int{2, 28, 28}, train[:2*784]); err != nil {
+		t.Fatal(err)
+	}
 	for _, info := range All() {
 		m, err := New(info.Name, cheap[info.Name], attr.Setup{Seed: 1, Train: train, TrainN: 4, Truth: truth})
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"faithlab/core/engine"
 	"faithlab/core/engine/gemm"
@@ -34,6 +35,17 @@ type Net struct {
 	replicas                []*Net
 	slots, gradSum, dlogits []float32
 	inferred                []float32 // Infer's logits
+	cam                     string    // Grad-CAM's layer, when named (SetCAMLayer)
+}
+
+// SetCAMLayer names the layer CAMLayer gives, instead of the last spatial
+// map: an imported model's description may name it.
+func (m *Net) SetCAMLayer(name string) error {
+	if !slices.Contains(m.Layers(), name) {
+		return fmt.Errorf("%s has no layer %q (layers: %v)", m.arch, name, m.Layers())
+	}
+	m.cam = name
+	return nil
 }
 
 var _ engine.Network = (*Net)(nil)
@@ -194,6 +206,9 @@ func (m *Net) Layers() []string {
 // still a spatial map of more than one pixel ("relu3" in goar-cnn,
 // "layer4.1" in resnet18); "" for networks without one (mlp, logreg).
 func (m *Net) CAMLayer() string {
+	if m.cam != "" {
+		return m.cam
+	}
 	name := ""
 	for _, l := range m.layers {
 		if o := l.out(); o.h*o.w > 1 {
@@ -276,7 +291,7 @@ func (m *Net) Clone() engine.Network {
 		ls[i] = l.clone(m.kern)
 	}
 	c, _ := newNet(m.arch, m.shape, m.classes, m.kern, ls) // same shapes as m: cannot fail
-	c.train = m.train
+	c.train, c.cam = m.train, m.cam
 	return c
 }
 
