@@ -203,8 +203,8 @@ func (d Deletion) Work(_, testN int, shape []int) Work {
 	d = d.defaults()
 	n := min(d.Samples, testN)
 	features := d.Grid * d.Grid
-	if fs := FeatureShape(shape); fs[1] == 1 || d.Grid > fs[1] {
-		features = fs[1] * fs[2] // tabular rows: every feature on its own
+	if fs := FeatureShape(shape); fs[1] == 1 || d.Grid > fs[1] || d.Grid > fs[2] {
+		features = fs[1] * fs[2] // tabular rows, or a grid finer than the image: every feature on its own
 	}
 	steps := len(stepCounts(features, d.Steps))
 	w := Work{Forward: float64(n)} // the clean energies

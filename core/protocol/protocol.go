@@ -436,6 +436,10 @@ func All() []Protocol {
 		Deletion{}.defaults(), ROAR{}.defaults(), ROAR{Keep: true}.defaults(), ROAD{}.defaults(),
 		EvalX{}.defaults(), SensitivityN{}.defaults(), Infidelity{}.defaults(), GroundTruth{}.defaults(),
 		GOAR{}.defaults(), FUD{}.defaults(),
+		// The metrics of the field (Quantus's families), issue 23.
+		PixelFlipping(), RegionPerturbation(), Selectivity(), FaithfulnessCorrelation(),
+		FaithfulnessEstimate{}.defaults(), Monotonicity{}.defaults(), MonotonicityCorrelation{}.defaults(),
+		Sufficiency{}.defaults(),
 	}
 }
 
