@@ -86,6 +86,20 @@ type Network interface {
 	Clone() Network
 }
 
+// Randomiser is a Network that can draw one layer's parameters afresh, as
+// a new network's are drawn: what the model parameter randomisation test
+// (Adebayo et al. 2018) needs. A network that cannot (a TorchScript model,
+// a model on another engine) does not implement it, and the test refuses
+// it saying so.
+type Randomiser interface {
+	Network
+	// RandomLayers names the layers that hold parameters, input to output.
+	RandomLayers() []string
+	// Randomise draws the named layer's parameters afresh from the
+	// network's initial distribution, from the seed's stream.
+	Randomise(layer string, seed uint64) error
+}
+
 // CAMLayerer is a Network that names the activation Grad-CAM weighs by
 // default: its last convolutional feature map.
 type CAMLayerer interface {

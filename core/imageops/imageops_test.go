@@ -61,3 +61,49 @@ func TestMaxFilterAndTotalVariation(t *testing.T) {
 		t.Errorf("total variation %g, want 22", tv)
 	}
 }
+
+// A vertical edge has horizontal gradients only: every block's weight is
+// in the first bin, and a blank plane has no gradient at all.
+func TestHOGOfAnEdge(t *testing.T) {
+	const H, W = 8, 8
+	img := make([]float32, H*W)
+	for y := range H {
+		for x := W / 2; x < W; x++ {
+			img[y*W+x] = 1
+		}
+	}
+	h := HOG(img, H, W, 2)
+	if len(h) != 3*3*4*9 {
+		t.Fatalf("%d values, want 3×3 blocks of 4 cells of 9 bins", len(h))
+	}
+	var edge float64
+	for i, v := range h {
+		if i%9 != 0 && v != 0 {
+			t.Fatalf("bin %d of cell %d holds %g", i%9, i/9, v)
+		}
+		edge += v
+	}
+	if edge == 0 {
+		t.Error("no gradient found at the edge")
+	}
+	// Turned by 90°, the edge's gradients are vertical: bin 4 (80°–100°).
+	rot := make([]float32, H*W)
+	for y := range H {
+		for x := range W {
+			rot[x*W+y] = img[y*W+x]
+		}
+	}
+	for i, v := range HOG(rot, H, W, 2) {
+		if i%9 != 4 && v != 0 {
+			t.Fatalf("turned edge: bin %d holds %g", i%9, v)
+		}
+	}
+	for _, v := range HOG(make([]float32, H*W), H, W, 2) {
+		if v != 0 {
+			t.Fatal("blank plane has a gradient")
+		}
+	}
+	if HOG(img, H, W, 5) != nil {
+		t.Error("one cell made a descriptor")
+	}
+}

@@ -182,6 +182,12 @@ type Env struct {
 	// for images, n×D for tabular data. The caller computes or loads them
 	// (and caches them: ROAR asks for the training maps once per run).
 	Maps func(ctx context.Context, split string) ([]float32, error)
+	// Explain, when set, computes the evaluated method's maps, laid out as
+	// Maps, of the n inputs x (the test set's shape) on net — the model
+	// or a copy of it with layers randomised — for the given classes: what
+	// the randomisation sanity checks recompute. It must compute them as
+	// Maps did, for the same inputs and classes the same maps.
+	Explain func(ctx context.Context, net engine.Network, x []float32, n int, target []int) ([]float32, error)
 	// Truth, when the problem has one, returns the known ground-truth
 	// attribution of each sample of the split for the class its map
 	// explains, laid out as Maps (see ClassTruth).
@@ -439,7 +445,7 @@ func All() []Protocol {
 		// The metrics of the field (Quantus's families), issue 23.
 		PixelFlipping(), RegionPerturbation(), Selectivity(), FaithfulnessCorrelation(),
 		FaithfulnessEstimate{}.defaults(), Monotonicity{}.defaults(), MonotonicityCorrelation{}.defaults(),
-		Sufficiency{}.defaults(),
+		Sufficiency{}.defaults(), MPRT{}.defaults(), RandomLogit{}.defaults(),
 	}
 }
 
