@@ -446,6 +446,7 @@ func All() []Protocol {
 		PixelFlipping(), RegionPerturbation(), Selectivity(), FaithfulnessCorrelation(),
 		FaithfulnessEstimate{}.defaults(), Monotonicity{}.defaults(), MonotonicityCorrelation{}.defaults(),
 		Sufficiency{}.defaults(), MPRT{}.defaults(), RandomLogit{}.defaults(),
+		Complexity{}.defaults(), MaxSensitivity(), AvgSensitivity(), LocalLipschitzEstimate(),
 	}
 }
 
