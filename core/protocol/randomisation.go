@@ -30,15 +30,52 @@ import (
 // their HOGs, the last two on the absolute maps scaled to [0, 1] (as the
 // paper scales them to show). One curve per similarity, over the layers
 // randomised; per input, each similarity's mean over the layers.
+//
+// Hedström et al. ("Sanity checks revisited: an exploration to repair the
+// model parameter randomisation test", 2024) repair it twice, and both are
+// settings of it. Smooth MPRT (SmoothMPRT) averages every map, on the
+// trained model and on each randomised one, over noisy copies of the input
+// (the same copies for every model), so that the test does not mistake
+// the noise of gradients for sensitivity to the weights; it randomises
+// from the bottom up, as they (and Quantus) do. Efficient MPRT
+// (EfficientMPRT) asks whether the maps grow more complex once the whole
+// model is random: per input, the entropy of the histogram (100 bins) of
+// the map's absolute values on the fully randomised model over that on
+// the trained one (the emprt score of every cascading run; above 1: the
+// method noticed).
 type MPRT struct {
-	Samples int    `json:"samples" doc:"test inputs evaluated: the first n of the test set" range:"[1,]"`
-	Mode    string `json:"mode" doc:"cascading (every layer from the top down to this one randomised) or independent (this layer alone)" choices:"cascading|independent"`
-	Target  string `json:"target" doc:"class explained, the same on every randomised model: predicted (by the trained model) or label" choices:"predicted|label"`
+	Samples int     `json:"samples" doc:"test inputs evaluated: the first n of the test set" range:"[1,]"`
+	Mode    string  `json:"mode" doc:"cascading (every layer so far randomised) or independent (this layer alone)" choices:"cascading|independent"`
+	Order   string  `json:"order" doc:"the order layers are randomised in: top-down (output first, Adebayo et al.) or bottom-up (input first)" choices:"top-down|bottom-up"`
+	Draws   int     `json:"draws" doc:"noisy copies every map is averaged over (Smooth MPRT); 1: the maps themselves" range:"[1,]"`
+	Noise   float64 `json:"noise" doc:"the copies' Gaussian noise, its standard deviation over the input's range of values" range:"[0,]"`
+	Target  string  `json:"target" doc:"class explained, the same on every randomised model: predicted (by the trained model) or label" choices:"predicted|label"`
+
+	as named
+}
+
+// SmoothMPRT is MPRT on maps averaged over 50 noisy copies of each input
+// (σ a tenth of its range), layers randomised bottom-up (Hedström et al.
+// 2024, and Quantus's defaults).
+func SmoothMPRT() MPRT {
+	return MPRT{Draws: 50, Order: "bottom-up", as: named{"SmoothMPRT",
+		"Smooth MPRT (Hedström et al. 2024): MPRT on maps averaged over noisy copies of the input, layers randomised bottom-up", "mean_spearman"}}.defaults()
+}
+
+// EfficientMPRT is cascading MPRT led by the complexity ratio of the maps
+// on the fully randomised model and on the trained one (Hedström et al.
+// 2024).
+func EfficientMPRT() MPRT {
+	return MPRT{as: named{"EfficientMPRT",
+		"Efficient MPRT (Hedström et al. 2024): how much more complex (histogram entropy) a method's maps are on the fully randomised model than on the trained one", "emprt"}}.defaults()
 }
 
 func (m MPRT) defaults() MPRT {
 	m.Samples = cmp.Or(m.Samples, 100)
 	m.Mode = cmp.Or(m.Mode, "cascading")
+	m.Order = cmp.Or(m.Order, "top-down")
+	m.Draws = cmp.Or(m.Draws, 1)
+	m.Noise = cmp.Or(m.Noise, 0.1)
 	m.Target = cmp.Or(m.Target, "predicted")
 	return m
 }
@@ -46,8 +83,8 @@ func (m MPRT) defaults() MPRT {
 // Info implements Protocol.
 func (m MPRT) Info() Info {
 	m = m.defaults()
-	return Info{Name: "MPRT", Category: "model", Data: []string{"image", "tabular"},
-		Doc:    "Model Parameter Randomisation Test (Adebayo et al. 2018): how similar a method's maps stay as the model's layers are randomised from the top; a method that explains the model changes",
+	return Info{Name: m.as.or("MPRT"), Category: "model", Data: []string{"image", "tabular"},
+		Doc:    cmp.Or(m.as.doc, "Model Parameter Randomisation Test (Adebayo et al. 2018): how similar a method's maps stay as the model's layers are randomised from the top; a method that explains the model changes"),
 		Params: Params(m)}.with(m.metrics())
 }
 
@@ -75,9 +112,10 @@ var similarities = []struct {
 }
 
 func (m MPRT) metrics() []Metric {
-	over := &Axis{Title: "layers randomised, counted from the top"}
+	from := map[string]string{"top-down": "the top", "bottom-up": "the bottom"}[m.Order]
+	over := &Axis{Title: "layers randomised, counted from " + from}
 	if m.Mode == "independent" {
-		over.Title = "layer randomised, counted from the top"
+		over.Title = "layer randomised, counted from " + from
 	}
 	var out []Metric
 	for _, s := range similarities {
@@ -90,8 +128,13 @@ func (m MPRT) metrics() []Metric {
 		out = append(out,
 			Metric{Name: s.name, Better: Lower, Over: over, Value: v, Images: s.images,
 				Doc: s.doc + " between each input's map on the randomised model and on the trained one, mean over inputs (1: unchanged)"},
-			Metric{Name: "mean_" + s.name, Better: Lower, Headline: s.name == "spearman", Label: "mean", Of: s.name, Value: mean, Images: s.images,
+			Metric{Name: "mean_" + s.name, Better: Lower, Headline: "mean_"+s.name == cmp.Or(m.as.headline, "mean_spearman"), Label: "mean", Of: s.name, Value: mean, Images: s.images,
 				Doc: s.doc + " to the original map, mean over the randomised layers and inputs"})
+	}
+	if m.Mode == "cascading" {
+		out = append(out, Metric{Name: "emprt", Better: Higher, Headline: m.as.headline == "emprt",
+			Value: Axis{Title: "entropy of |map| on the random model / on the trained one, mean over inputs", Reference: &Reference{1, "as complex"}},
+			Doc:   "Efficient MPRT (Hedström et al. 2024): per input, the entropy of the histogram (100 bins) of the map's absolute values on the fully randomised model over that on the trained one; mean over inputs"})
 	}
 	return out
 }
@@ -103,21 +146,39 @@ func layerSeed(seed uint64, k int) uint64 { return seed*0x9e3779b97f4a7c15 + uin
 func (m MPRT) Run(ctx context.Context, env *Env) (Result, error) {
 	m = m.defaults()
 	res := Result{Protocol: "MPRT", Method: env.Method, Config: config(m)}
+	name := m.as.or("MPRT")
+	res.Protocol = name
 	if m.Mode != "cascading" && m.Mode != "independent" {
-		return res, fmt.Errorf("MPRT: mode %q: want cascading or independent", m.Mode)
+		return res, fmt.Errorf("%s: mode %q: want cascading or independent", name, m.Mode)
 	}
-	x, n, shape, target, orig, err := explained(ctx, env, m.Samples, m.Target)
+	if env.Explain == nil {
+		return res, fmt.Errorf("%s: needs the method itself to recompute maps, which this caller does not give", name)
+	}
+	x, n, shape, err := testImages(env, m.Samples)
 	if err != nil {
-		return res, fmt.Errorf("MPRT: %w", err)
+		return res, fmt.Errorf("%s: %w", name, err)
+	}
+	target, err := targets(ctx, env.Net, x, env.Test.Y[:n], n, m.Target)
+	if err != nil {
+		return res, fmt.Errorf("%s: %w", name, err)
+	}
+	explainSmooth := func(net engine.Network) ([]float32, error) {
+		return smoothed(ctx, env, net, x, n, target, shape, m.Draws, m.Noise)
+	}
+	orig, err := explainSmooth(env.Net)
+	if err != nil {
+		return res, fmt.Errorf("%s: %w", name, err)
 	}
 	rnd, err := randomiser(env.Net)
 	if err != nil {
-		return res, fmt.Errorf("MPRT: %w", err)
+		return res, fmt.Errorf("%s: %w", name, err)
 	}
 	layers := slices.Clone(rnd.RandomLayers())
-	slices.Reverse(layers) // from the top
+	if m.Order == "top-down" {
+		slices.Reverse(layers)
+	}
 	if len(layers) == 0 {
-		return res, fmt.Errorf("MPRT: %s has no layer with parameters", env.Net.Arch())
+		return res, fmt.Errorf("%s: %s has no layer with parameters", name, env.Net.Arch())
 	}
 	sims := similarities
 	if shape[1] == 1 {
@@ -134,22 +195,28 @@ func (m MPRT) Run(ctx context.Context, env *Env) (Result, error) {
 	res.Samples = inputs(env.Test, orig, n, shape)
 	show := res.Samples[1].Shape[0]
 	var net engine.Randomiser
+	emprt := make([]float64, n)
 	for k, layer := range layers {
 		env.report(Progress{Stage: "MPRT " + layer, Done: k, Total: len(layers)})
 		if m.Mode == "independent" || k == 0 {
 			if net, err = randomiser(env.Net.Clone()); err != nil {
-				return res, fmt.Errorf("MPRT: %w", err)
+				return res, fmt.Errorf("%s: %w", name, err)
 			}
 		}
 		if err := net.Randomise(layer, layerSeed(env.Seed, k)); err != nil {
-			return res, fmt.Errorf("MPRT: %w", err)
+			return res, fmt.Errorf("%s: %w", name, err)
 		}
-		maps, err := explainOn(ctx, env, net, x, n, target, shape)
+		maps, err := explainSmooth(net)
 		if err != nil {
-			return res, fmt.Errorf("MPRT, %s randomised: %w", layer, err)
+			return res, fmt.Errorf("%s, %s randomised: %w", name, layer, err)
 		}
-		res.Samples = append(res.Samples, Sample{Name: fmt.Sprintf("MPRT map test, %s %s randomised", m.Mode, layer), Kind: AttributionMap,
+		res.Samples = append(res.Samples, Sample{Name: fmt.Sprintf("%s map test, %s %s randomised", name, m.Mode, layer), Kind: AttributionMap,
 			Shape: []int{show, 1, shape[1], shape[2]}, Values: slices.Clone(maps[:show*hw])})
+		if m.Mode == "cascading" && k == len(layers)-1 {
+			for i := range n {
+				emprt[i] = histEntropy(maps[i*hw:(i+1)*hw]) / histEntropy(orig[i*hw:(i+1)*hw])
+			}
+		}
 		eachChunk(n, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				a, b := orig[i*hw:(i+1)*hw], maps[i*hw:(i+1)*hw]
@@ -174,7 +241,7 @@ func (m MPRT) Run(ctx context.Context, env *Env) (Result, error) {
 			y[k] = mean(col)
 		}
 		sd, nIn := spread(per[s])
-		res.Curves = append(res.Curves, Curve{Name: sim.name, XLabel: "layers randomised from the top (" + layers[0] + " first)",
+		res.Curves = append(res.Curves, Curve{Name: sim.name, XLabel: "layers randomised, " + m.Order + " (" + layers[0] + " first)",
 			YLabel: sim.title, X: xs, Y: y, SD: sd, N: nIn})
 		byInput := make([]float64, n)
 		for i := range byInput {
@@ -183,15 +250,77 @@ func (m MPRT) Run(ctx context.Context, env *Env) (Result, error) {
 		res.keep("mean_"+sim.name, byInput)
 		res.Scalars = append(res.Scalars, Scalar{"mean_" + sim.name, mean(byInput), Lower})
 	}
+	if m.Mode == "cascading" {
+		res.keep("emprt", emprt)
+		res.Scalars = append(res.Scalars, Scalar{"emprt", mean(emprt), Higher})
+	}
 	return res, nil
 }
 
+// histEntropy is the entropy (nats) of the histogram of |m| in 100 equal
+// bins over its range (Quantus's discrete entropy): 0 for a constant map,
+// NaN for none.
+func histEntropy(m []float32) float64 {
+	a := absolute(m)
+	lo, hi := slices.Min(a), slices.Max(a)
+	if hi == lo {
+		return 0
+	}
+	var count [100]float64
+	for _, v := range a {
+		count[min(int((v-lo)/(hi-lo)*100), 99)]++
+	}
+	var h float64
+	for _, c := range count {
+		if p := c / float64(len(a)); p > 0 {
+			h -= p * math.Log(p)
+		}
+	}
+	return h
+}
+
+// smoothed is the maps of n inputs on net, each averaged over draws noisy
+// copies of its input (Gaussian noise of standard deviation noise times
+// the input's range, drawn from the input's own stream, so every model
+// sees the same copies); draws 1: the maps themselves.
+func smoothed(ctx context.Context, env *Env, net engine.Network, x []float32, n int, target, shape []int, draws int, noise float64) ([]float32, error) {
+	if draws <= 1 {
+		return explainOn(ctx, env, net, x, n, target, shape)
+	}
+	dim, hw := engine.Size(shape), shape[1]*shape[2]
+	out := make([]float32, n*hw)
+	copies := make([]float32, draws*dim)
+	ts := make([]int, draws)
+	for i := range n {
+		img := x[i*dim : (i+1)*dim]
+		sigma := noise * float64(slices.Max(img)-slices.Min(img))
+		rng := rand.New(rand.NewPCG(env.Seed, uint64(i)))
+		for d := range draws {
+			for j, v := range img {
+				copies[d*dim+j] = v + float32(sigma*rng.NormFloat64())
+			}
+			ts[d] = target[i]
+		}
+		maps, err := explainOn(ctx, env, net, copies, draws, ts, shape)
+		if err != nil {
+			return nil, err
+		}
+		for d := range draws {
+			for q, v := range maps[d*hw : (d+1)*hw] {
+				out[i*hw+q] += v / float32(draws)
+			}
+		}
+	}
+	return out, nil
+}
+
 // Work implements Worker: the maps on the trained model and on each
-// randomised one, counted as a forward pass a map (a method's maps take
-// one to hundreds) for the six layers of goar-cnn (Work does not know the
-// architecture).
+// randomised one, of every noisy copy, counted as a forward pass a map (a
+// method's maps take one to hundreds) for the six layers of goar-cnn
+// (Work does not know the architecture).
 func (m MPRT) Work(_, testN int, _ []int) Work {
-	return Work{Forward: float64(7 * min(m.defaults().Samples, testN))}
+	m = m.defaults()
+	return Work{Forward: float64(7 * m.Draws * min(m.Samples, testN))}
 }
 
 // randomiser is net as an engine.Randomiser, or the reason it is not one.

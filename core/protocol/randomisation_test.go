@@ -68,6 +68,9 @@ func TestMPRTOfAMapThatIgnoresTheModelIsOne(t *testing.T) {
 				}
 			}
 		}
+		if v, ok := res.Scalar("emprt"); (mode == "cascading") != ok || ok && math.Abs(v-1) > 1e-12 {
+			t.Errorf("%s: eMPRT %g (%v), want 1 for cascading runs only", mode, v, ok)
+		}
 		if len(res.Samples) != 2+6 {
 			t.Errorf("%s: %d samples, want the inputs, their maps and one map per layer", mode, len(res.Samples))
 		}
@@ -155,5 +158,58 @@ func TestRandomisationRefusals(t *testing.T) {
 		if _, err := p.Run(context.Background(), env); err == nil || !strings.Contains(err.Error(), "recompute maps") {
 			t.Errorf("%s without Explain: %v", p.Info().Name, err)
 		}
+	}
+}
+
+// Smoothing cannot change a linear model's gradient, so Smooth MPRT finds
+// what MPRT finds; a map of the input alone, averaged over the same noisy
+// copies on every model, stays the same.
+func TestSmoothMPRTAveragesTheSameCopies(t *testing.T) {
+	net := enginetest.NewLinear(1, []int{1, 16, 16}, 3)
+	env := imageEnv(net, 4, 16, gradientExplain)
+	plain, err := MPRT{Samples: 4}.Run(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := SmoothMPRT()
+	p.Samples, p.Draws = 4, 5
+	smooth, err := p.Run(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if smooth.Protocol != "SmoothMPRT" {
+		t.Errorf("recorded as %s", smooth.Protocol)
+	}
+	for _, s := range plain.Scalars {
+		if v, _ := smooth.Scalar(s.Name); math.Abs(v-s.Value) > 1e-5 {
+			t.Errorf("%s: smoothed %g, plain %g", s.Name, v, s.Value)
+		}
+	}
+	checkDescribed(t, p, smooth)
+	env.Explain = inputExplain
+	smooth, _ = p.Run(context.Background(), env)
+	if v, _ := smooth.Scalar("mean_spearman"); math.Abs(v-1) > 1e-12 {
+		t.Errorf("smoothed input maps: Spearman %g, want 1", v)
+	}
+	e := EfficientMPRT()
+	e.Samples = 4
+	res, err := e.Run(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := e.Info().Headline(); h.Name != "emprt" {
+		t.Errorf("EfficientMPRT leads with %s", h.Name)
+	}
+	checkDescribed(t, e, res)
+}
+
+// The histogram entropy of a map half 0 and half ±1 is log 2; of a
+// constant map 0.
+func TestHistEntropyHandSolved(t *testing.T) {
+	if h := histEntropy([]float32{0, 1, 0, -1}); math.Abs(h-math.Log(2)) > 1e-12 {
+		t.Errorf("entropy %g, want log 2", h)
+	}
+	if h := histEntropy([]float32{3, 3, -3}); h != 0 {
+		t.Errorf("constant |map|: entropy %g, want 0", h)
 	}
 }
