@@ -210,7 +210,11 @@ func (m MPRT) Run(ctx context.Context, env *Env) (Result, error) {
 		if err != nil {
 			return res, fmt.Errorf("%s, %s randomised: %w", name, layer, err)
 		}
-		res.Samples = append(res.Samples, Sample{Name: fmt.Sprintf("%s map test, %s %s randomised", name, m.Mode, layer), Kind: AttributionMap,
+		what := layer + " random" // which layers are random, for the row of the picture
+		if m.Mode == "cascading" && k > 0 {
+			what = layers[0] + "–" + what
+		}
+		res.Samples = append(res.Samples, Sample{Name: name + " " + what + " test", Kind: AttributionMap,
 			Shape: []int{show, 1, shape[1], shape[2]}, Values: slices.Clone(maps[:show*hw])})
 		if m.Mode == "cascading" && k == len(layers)-1 {
 			for i := range n {
