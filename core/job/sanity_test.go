@@ -8,7 +8,8 @@ import (
 
 // The sanity checks run from a spec with the method itself recomputing
 // maps (Env.Explain): a map that ignores the model (Random) is unchanged
-// by MPRT and by Random Logit, and the gradient is not.
+// by MPRT, Random Logit and the data randomisation test, and the gradient
+// is not.
 func TestSanityChecksRunFromASpec(t *testing.T) {
 	src := `name: t
 output: run
@@ -20,6 +21,8 @@ protocols:
   - {name: randomlogit, params: {samples: 20}}
   - {name: faithfulnessestimate, params: {samples: 10}}
   - {name: sufficiency, params: {samples: 40}}
+  - {name: datarandomisation, params: {samples: 20}}
+retrain: {epochs: 2}
 `
 	r := newRunner(t, t.TempDir(), src)
 	if failed, err := r.Execute(context.Background()); err != nil || failed != 0 {
@@ -36,12 +39,12 @@ protocols:
 			score[rec.Method+" "+rec.Protocol+" "+s.Name] = s.Value
 		}
 	}
-	for _, k := range []string{"random MPRT mean_spearman", "random RandomLogit spearman"} {
+	for _, k := range []string{"random MPRT mean_spearman", "random RandomLogit spearman", "random DataRandomisation spearman"} {
 		if score[k] != 1 {
 			t.Errorf("%s = %g, want 1: the random map ignores the model", k, score[k])
 		}
 	}
-	for _, k := range []string{"gradient MPRT mean_spearman", "gradient RandomLogit spearman"} {
+	for _, k := range []string{"gradient MPRT mean_spearman", "gradient RandomLogit spearman", "gradient DataRandomisation spearman"} {
 		if !(score[k] < 0.9) {
 			t.Errorf("%s = %g, want the gradient to change", k, score[k])
 		}

@@ -445,7 +445,7 @@ func All() []Protocol {
 		// The metrics of the field (Quantus's families), issue 23.
 		PixelFlipping(), RegionPerturbation(), Selectivity(), FaithfulnessCorrelation(),
 		FaithfulnessEstimate{}.defaults(), Monotonicity{}.defaults(), MonotonicityCorrelation{}.defaults(),
-		Sufficiency{}.defaults(), IROF{}.defaults(), MPRT{}.defaults(), SmoothMPRT(), EfficientMPRT(), RandomLogit{}.defaults(),
+		Sufficiency{}.defaults(), IROF{}.defaults(), MPRT{}.defaults(), SmoothMPRT(), EfficientMPRT(), RandomLogit{}.defaults(), DataRandomisation{}.defaults(),
 		Complexity{}.defaults(), MaxSensitivity(), AvgSensitivity(), LocalLipschitzEstimate(),
 	}
 }

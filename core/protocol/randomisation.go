@@ -10,6 +10,7 @@ import (
 
 	"faithlab/core/engine"
 	"faithlab/core/imageops"
+	"faithlab/core/train"
 )
 
 // The sanity checks (Adebayo et al., "Sanity checks for saliency maps",
@@ -466,4 +467,96 @@ func (r RandomLogit) Run(ctx context.Context, env *Env) (Result, error) {
 // Work implements Worker: two maps of each input.
 func (r RandomLogit) Work(_, testN int, _ []int) Work {
 	return Work{Forward: float64(2 * min(r.defaults().Samples, testN))}
+}
+
+// DataRandomisation is the data randomisation test (Adebayo et al. 2018):
+// a model of the same architecture is trained with the same recipe on the
+// training set with its labels permuted (once a campaign: the model
+// depends on the seed, not on the method), and each input's map on it is
+// compared with its map on the trained model, for the same class, by
+// MPRT's three similarities. A model that has learnt nothing true of the
+// data should be explained differently: lower is better. The permuted
+// model's accuracy on its own permuted labels is reported beside them
+// (Adebayo et al. train until it memorises them; a short recipe may not).
+type DataRandomisation struct {
+	Samples int    `json:"samples" doc:"test inputs evaluated: the first n of the test set" range:"[1,]"`
+	Target  string `json:"target" doc:"class explained on both models: predicted (by the trained model) or label" choices:"predicted|label"`
+}
+
+func (d DataRandomisation) defaults() DataRandomisation {
+	d.Samples = cmp.Or(d.Samples, 100)
+	d.Target = cmp.Or(d.Target, "predicted")
+	return d
+}
+
+// Retrainings implements Retrainer: the model of permuted labels.
+func (DataRandomisation) Retrainings() int { return 1 }
+
+// Info implements Protocol.
+func (d DataRandomisation) Info() Info {
+	var m []Metric
+	for _, s := range similarities {
+		m = append(m, Metric{Name: s.name, Better: Lower, Headline: s.name == "spearman", Images: s.images,
+			Value: Axis{Title: s.title + ", permuted-label model vs trained, mean over inputs", Range: []float64{-1, 1}, Reference: &Reference{0, "unrelated"}},
+			Doc:   s.doc + " between each input's map on the model trained on permuted labels and on the trained model; mean over inputs"})
+	}
+	m = append(m, Metric{Name: "permuted_train_accuracy", Value: unitAxis("accuracy of the permuted-label model on its training labels"),
+		Doc: "how well the model trained on permuted labels fits them (1: memorised, as in Adebayo et al.)"})
+	return Info{Name: "DataRandomisation", Category: "retrain", Data: []string{"image", "tabular"},
+		Doc:    "Data Randomisation Test (Adebayo et al. 2018): how similar a method's maps are on a model trained on permuted labels",
+		Params: Params(d.defaults()), Metrics: m}
+}
+
+// Run implements Protocol.
+func (d DataRandomisation) Run(ctx context.Context, env *Env) (Result, error) {
+	d = d.defaults()
+	res := Result{Protocol: "DataRandomisation", Method: env.Method, Config: config(d)}
+	if env.Train == nil || env.Train.Len() == 0 {
+		return res, fmt.Errorf("data randomisation: no training set to permute")
+	}
+	x, n, shape, target, orig, err := explained(ctx, env, d.Samples, d.Target)
+	if err != nil {
+		return res, fmt.Errorf("data randomisation: %w", err)
+	}
+	permuted := *env.Train
+	permuted.Y = slices.Clone(env.Train.Y)
+	rand.New(rand.NewPCG(env.Seed, 0x5eed)).Shuffle(len(permuted.Y), func(i, j int) { permuted.Y[i], permuted.Y[j] = permuted.Y[j], permuted.Y[i] })
+	key := fmt.Sprintf("data-randomisation/%d/%s", env.Seed, recipeKey(env.Recipe))
+	net, err := trainModel(ctx, env, key, "train on permuted labels", env.Recipe, &permuted)
+	if err != nil {
+		return res, fmt.Errorf("data randomisation: %w", err)
+	}
+	fit, err := staged(ctx, stageEval, func(ctx context.Context) (train.Evaluation, error) { return train.Evaluate(ctx, net, &permuted, 1024) })
+	if err != nil {
+		return res, fmt.Errorf("data randomisation: %w", err)
+	}
+	maps, err := explainOn(ctx, env, net, x, n, target, shape)
+	if err != nil {
+		return res, fmt.Errorf("data randomisation: %w", err)
+	}
+	hw := shape[1] * shape[2]
+	res.Samples = inputs(env.Test, orig, n, shape)
+	show := res.Samples[1].Shape[0]
+	res.Samples = append(res.Samples, Sample{Name: "DataRandomisation permuted labels test", Kind: AttributionMap,
+		Shape: []int{show, 1, shape[1], shape[2]}, Values: slices.Clone(maps[:show*hw])})
+	sims := similarities
+	if shape[1] == 1 {
+		sims = sims[:1]
+	}
+	for _, s := range sims {
+		per := make([]float64, n)
+		for i := range per {
+			per[i] = s.of(orig[i*hw:(i+1)*hw], maps[i*hw:(i+1)*hw], shape[1], shape[2])
+		}
+		res.keep(s.name, per)
+		res.Scalars = append(res.Scalars, Scalar{s.name, mean(per), Lower})
+	}
+	res.Scalars = append(res.Scalars, Scalar{Name: "permuted_train_accuracy", Value: fit.Accuracy})
+	return res, nil
+}
+
+// Work implements Worker: the two models' maps (counted as a forward pass
+// a map) and the permuted model's pass over its training set.
+func (d DataRandomisation) Work(trainN, testN int, _ []int) Work {
+	return Work{Forward: float64(2*min(d.defaults().Samples, testN) + trainN)}
 }

@@ -13,6 +13,7 @@ import (
 	"faithlab/core/engine/enginetest"
 	"faithlab/core/engine/gemm"
 	"faithlab/core/engine/native"
+	"faithlab/core/train"
 )
 
 // gradientExplain is the gradient method as Env.Explain: the input
@@ -212,4 +213,34 @@ func TestHistEntropyHandSolved(t *testing.T) {
 	if h := histEntropy([]float32{3, 3, -3}); h != 0 {
 		t.Errorf("constant |map|: entropy %g, want 0", h)
 	}
+}
+
+// The model trained on permuted labels is, for a linear model without
+// trainable parameters, the fresh one NewNet makes: the gradients compared
+// are the two weight rows, exactly; it is trained once whatever the method.
+func TestDataRandomisationLinearExact(t *testing.T) {
+	net := enginetest.NewLinear(1, []int{1, 16, 16}, 3)
+	env := imageEnv(net, 4, 16, gradientExplain)
+	env.Train = env.Test
+	env.Recipe = train.Config{Epochs: 1, ValFraction: -1}
+	fresh := enginetest.NewLinear(9, []int{1, 16, 16}, 3)
+	built := 0
+	env.NewNet = func() (engine.Network, error) { built++; return fresh.Clone(), nil }
+	res, err := DataRandomisation{Samples: 4}.Run(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target, _ := engine.Predicted(context.Background(), net, env.Test.X, 4, 0)
+	for i, c := range target {
+		for _, s := range similarities {
+			want := s.of(net.W[c*256:(c+1)*256], fresh.W[c*256:(c+1)*256], 16, 16)
+			if got := float64(res.Units.Of(s.name)[i]); math.Abs(got-want) > 1e-6 {
+				t.Errorf("input %d %s: %g, want %g", i, s.name, got, want)
+			}
+		}
+	}
+	if built != 1 || RetrainingsOf(DataRandomisation{}) != 1 {
+		t.Errorf("%d models built", built)
+	}
+	checkDescribed(t, DataRandomisation{}, res)
 }
