@@ -238,6 +238,9 @@ func (m Monotonicity) Info() Info {
 	return Info{Name: "Monotonicity", Category: "model", Data: []string{"image", "tabular"},
 		Doc:    "Monotonicity (Arya et al. 2019): adding features from the baseline in ascending order of attribution never lowers the explained class's score",
 		Params: Params(m.defaults()),
+		Curves: []Metric{{Name: "score", Label: "from the baseline", Over: &Axis{Title: "fraction of features added back, least relevant first", Range: []float64{0, 1}},
+			Value: Axis{Title: "explained-class " + m.defaults().Output},
+			Doc:   "the explained class's score as the input's features are put back on the baseline in ascending order of attribution, mean over inputs (a monotonic explanation's never falls)"}},
 		Metrics: []Metric{
 			{Name: "monotonicity", Better: Higher, Headline: true, Value: unitAxis("share of inputs whose score never falls"),
 				Doc: "per input 1 if the explained class's score never falls as features are added back in ascending order of attribution, else 0; mean over inputs"},
@@ -276,8 +279,15 @@ func (m Monotonicity) Run(ctx context.Context, env *Env) (Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("monotonicity: %w", err)
 	}
+	frac, avg := make(Values, k+1), make(Values, k+1)
+	for j := range frac {
+		frac[j] = float64(j) / float64(k)
+	}
 	mono, rising := make([]float64, p.n), make([]float64, p.n)
 	for i, v := range out {
+		for j, s := range v {
+			avg[j] += s / float64(p.n)
+		}
 		up := 0
 		for j := 1; j < len(v); j++ {
 			if v[j] >= v[j-1] {
@@ -289,6 +299,8 @@ func (m Monotonicity) Run(ctx context.Context, env *Env) (Result, error) {
 			mono[i] = 1
 		}
 	}
+	sd, nIn := spread(out)
+	res.Curves = []Curve{{Name: "score", XLabel: "fraction of features added back, least relevant first", YLabel: m.Output, X: frac, Y: avg, SD: sd, N: nIn}}
 	res.keep("monotonicity", mono)
 	res.keep("rising_steps", rising)
 	res.Scalars = []Scalar{{"monotonicity", mean(mono), Higher}, {"rising_steps", mean(rising), Higher}}

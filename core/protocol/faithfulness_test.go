@@ -4,8 +4,10 @@ import (
 	"context"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
+	"faithlab/core/data"
 	"faithlab/core/engine"
 )
 
@@ -189,5 +191,30 @@ func TestDeletionSettingsAreDeletion(t *testing.T) {
 			}
 		}
 		checkDescribed(t, p, res)
+	}
+}
+
+// Inputs a metric cannot score are refused with the reason.
+func TestNewMetricsRefuseBadInputs(t *testing.T) {
+	tab, _ := linearEnvShape(3, []int{16, 1, 1})
+	env, _ := linearEnv(3)
+	empty := *env
+	empty.Test = &data.Dataset{Shape: []int{1, 4, 4}, Classes: []string{"a", "b"}}
+	for _, tc := range []struct {
+		name string
+		p    Protocol
+		env  *Env
+		want string
+	}{
+		{"IROF of tabular rows", IROF{}, tab, "superpixels need images"},
+		{"Faithfulness Correlation subsets larger than the rows", FaithfulnessCorrelation(), tab, "outside"},
+		{"Sufficiency of no inputs", Sufficiency{}, &empty, "no test images"},
+		{"Faithfulness Estimate of one feature", FaithfulnessEstimate{Grid: 1}, env, "a correlation needs two"},
+		{"Monotonicity of an unknown reference", Monotonicity{Reference: "purple"}, env, "unknown reference"},
+	} {
+		_, err := tc.p.Run(context.Background(), tc.env)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one mentioning %q", tc.name, err, tc.want)
+		}
 	}
 }
