@@ -304,6 +304,17 @@ func TestExplainGalleryAndInspect(t *testing.T) {
 		return wb.Inspect.cur == 4 && wb.Inspect.explained != nil && wb.Inspect.explained.Request.Offset == 4 &&
 			len(wb.Inspect.panels.Objects) == 8 && strings.Contains(wb.Inspect.caption.Text, "Sample 4 ")
 	})
+	// MPRT's cascade: the trained model's map and one per layer of the
+	// MLP randomised from the top (f4, then f3, f2, f1).
+	loop.run(func() { wb.Inspect.cascade.on.SetChecked(true) })
+	loop.waitFor(t, "the cascade's maps", func() bool {
+		objs := wb.Inspect.cascade.box.Objects
+		if len(objs) != 1 {
+			return false
+		}
+		g, ok := objs[0].(*fyne.Container)
+		return ok && len(g.Objects) == 5
+	})
 }
 
 // Filters by class and by outcome under the model count what they show.
