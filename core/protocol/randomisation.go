@@ -198,7 +198,7 @@ func (m MPRT) Run(ctx context.Context, env *Env) (Result, error) {
 	var net engine.Randomiser
 	emprt := make([]float64, n)
 	for k, layer := range layers {
-		env.report(Progress{Stage: "MPRT " + layer, Done: k, Total: len(layers)})
+		env.report(Progress{Stage: name + " " + layer, Done: k, Total: len(layers)})
 		if m.Mode == "independent" || k == 0 {
 			if net, err = randomiser(env.Net.Clone()); err != nil {
 				return res, fmt.Errorf("%s: %w", name, err)
@@ -231,7 +231,7 @@ func (m MPRT) Run(ctx context.Context, env *Env) (Result, error) {
 			}
 		})
 	}
-	env.report(Progress{Stage: "MPRT", Done: len(layers), Total: len(layers)})
+	env.report(Progress{Stage: name, Done: len(layers), Total: len(layers)})
 	xs := make(Values, len(layers))
 	for k := range xs {
 		xs[k] = float64(k + 1)
