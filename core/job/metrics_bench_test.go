@@ -16,10 +16,10 @@ import (
 )
 
 // BenchmarkMetrics runs each metric of the field (issue 23) with its
-// defaults on the shipped goar-cnn and the first BENCH_N (100)
-// Fashion-MNIST test images, Gradient's maps computed once beforehand
-// (the maps MPRT, Random Logit and the robustness metrics recompute are
-// counted: Gradient's). img/s is what to scale to a campaign's size.
+// defaults on the shipped goar-cnn and the first 100 Fashion-MNIST test
+// images, Gradient's maps computed once beforehand (the maps the
+// randomisation and robustness metrics recompute are counted: Gradient's).
+// img/s is what to scale to a campaign's size.
 //
 //	go test ./core/job -run '^$' -bench Metrics -benchtime 1x
 func BenchmarkMetrics(b *testing.B) {
@@ -56,7 +56,7 @@ func BenchmarkMetrics(b *testing.B) {
 			return explain(ctx, meth, nil, "sum", net, attr.Input{X: x, N: k, Shape: test.Shape, Target: target})
 		}}
 	for _, name := range []string{"PixelFlipping", "RegionPerturbation", "Selectivity", "FaithfulnessCorrelation", "FaithfulnessEstimate",
-		"Monotonicity", "MonotonicityCorrelation", "Sufficiency", "IROF", "MPRT", "RandomLogit", "Complexity", "MaxSensitivity"} {
+		"Monotonicity", "MonotonicityCorrelation", "Sufficiency", "IROF", "MPRT", "SmoothMPRT", "EfficientMPRT", "RandomLogit", "Complexity", "MaxSensitivity"} {
 		p, err := protocol.New(name, map[string]any{"samples": n})
 		if err != nil {
 			b.Fatal(err)
