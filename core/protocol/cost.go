@@ -35,6 +35,27 @@ func (r ROAD) Retrainings() int {
 // Retrainings implements Retrainer: the proxy model.
 func (EvalX) Retrainings() int { return 1 }
 
+// Sharer is a Retrainer whose models depend on neither the method nor its
+// maps (Eval-X's proxy, the data randomisation test's model of permuted
+// labels): a campaign trains them once a seed, for every method, and
+// needs no maps of the training set for them.
+type Sharer interface {
+	SharesModels() bool
+}
+
+// SharesModels implements Sharer: the proxy is trained on masked inputs,
+// whatever the method.
+func (EvalX) SharesModels() bool { return true }
+
+// SharesModels implements Sharer.
+func (DataRandomisation) SharesModels() bool { return true }
+
+// SharesModels says whether p's models are trained once for every method.
+func SharesModels(p Protocol) bool {
+	s, ok := p.(Sharer)
+	return ok && s.SharesModels()
+}
+
 // RetrainingsOf is p's Retrainings, 0 for a protocol that trains nothing.
 func RetrainingsOf(p Protocol) int {
 	if r, ok := p.(Retrainer); ok {
