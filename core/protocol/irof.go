@@ -109,14 +109,23 @@ func (r IROF) Run(ctx context.Context, env *Env) (Result, error) {
 		return res, fmt.Errorf("IROF: %w", err)
 	}
 	per, curves := make([]float64, p.n), make([][]float64, p.n)
-	avg := make(Values, steps+1)
 	for i, v := range out {
 		c := make([]float64, len(v))
 		for j, s := range v {
 			c[j] = s / p.base[i]
-			avg[j] += c[j] / float64(p.n)
+			if p.base[i] == 0 {
+				c[j] = math.NaN() // the label's probability underflowed: nothing to divide by
+			}
 		}
 		curves[i], per[i] = c, 1-AUC(frac, c)
+	}
+	avg := make(Values, steps+1)
+	for j := range avg {
+		col := make([]float64, p.n)
+		for i, c := range curves {
+			col[i] = c[j]
+		}
+		avg[j] = mean(col)
 	}
 	sd, nIn := spread(curves)
 	res.Curves = []Curve{{Name: "relative_probability", XLabel: "fraction of superpixels removed", YLabel: "relative probability", X: frac, Y: avg, SD: sd, N: nIn}}
