@@ -179,7 +179,7 @@ func (m MPRT) Run(ctx context.Context, env *Env) (Result, error) {
 		slices.Reverse(layers)
 	}
 	if len(layers) == 0 {
-		return res, fmt.Errorf("%s: %s has no layer with parameters", name, env.Net.Arch())
+		return res, fmt.Errorf("%s: the %s model has no layer its engine can re-initialise (a TorchScript module's initialisation is its own)", name, env.Net.Arch())
 	}
 	sims := similarities
 	if shape[1] == 1 {
@@ -332,7 +332,7 @@ func (m MPRT) Work(_, testN int, _ []int) Work {
 func randomiser(net engine.Network) (engine.Randomiser, error) {
 	r, ok := net.(engine.Randomiser)
 	if !ok {
-		return nil, fmt.Errorf("the %s model's engine cannot re-initialise its layers (only the native engine can; a TorchScript model cannot)", net.Arch())
+		return nil, fmt.Errorf("the %s model's engine cannot re-initialise its layers", net.Arch())
 	}
 	return r, nil
 }
