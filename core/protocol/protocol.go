@@ -3,8 +3,12 @@
 // on-manifold protocols that stand on a diffusion prior (GOAR, which shifts
 // inputs along their maps, projects them onto the data and retrains; FUD,
 // which in-paints the removed features away from the explained class),
-// agreement with known ground truth, and the diagnostics that expose their
-// biases (how far each protocol's perturbed inputs lie from the data).
+// agreement with known ground truth, the metrics of the field researchers
+// report from Quantus (faithfulness, randomisation sanity checks,
+// complexity, robustness; the seed papers' settings under their own names
+// where one is a setting of another), and the diagnostics that expose
+// their biases (how far each protocol's perturbed inputs lie from the
+// data).
 //
 // Every protocol describes itself (Info: name, category, the data it
 // applies to, its parameters with defaults, its scores and curves with
