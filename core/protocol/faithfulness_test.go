@@ -116,18 +116,24 @@ func TestMonotonicityCorrelationLinearIsOne(t *testing.T) {
 
 func must(v float64, _ bool) float64 { return v }
 
-// Maps that name the predicted class are sufficient; one map for all
-// inputs is as sufficient as the classes are unbalanced: input i's
-// neighbours are everyone, of whom the share n_c/n share its class.
+// Maps that name the predicted class are sufficient when every class has
+// more members than neighbours are counted (five); with one map for all, every
+// map is as near as any other and the ten nearest are the first ten other
+// inputs: input i's score is the share of them of its class.
 func TestSufficiencyHandSolved(t *testing.T) {
-	env, net := linearEnv(12)
-	pred, _ := engine.Predicted(context.Background(), net, env.Test.X, 12, 0)
-	byClass := make([]float32, 12*16)
+	env, net := linearEnv(40)
+	pred, _ := engine.Predicted(context.Background(), net, env.Test.X, 40, 0)
+	byClass := make([]float32, 40*16)
+	count := map[int]int{}
 	for i, c := range pred {
 		byClass[i*16+c] = 1
+		count[c]++
+	}
+	if count[0] <= 5 || count[1] <= 5 {
+		t.Fatalf("classes of %v inputs: the test needs more than five of each", count)
 	}
 	env.Maps = func(context.Context, string) ([]float32, error) { return byClass, nil }
-	res, err := Sufficiency{Samples: 12}.Run(context.Background(), env)
+	res, err := Sufficiency{Samples: 40, Neighbours: 5}.Run(context.Background(), env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,16 +141,25 @@ func TestSufficiencyHandSolved(t *testing.T) {
 		t.Errorf("class-naming maps: sufficiency %g, want 1", v)
 	}
 	checkDescribed(t, Sufficiency{}, res)
-	same := slices.Repeat([]float32{0.5, -1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}, 12)
+	same := slices.Repeat([]float32{0.5, -1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}, 40)
 	env.Maps = func(context.Context, string) ([]float32, error) { return same, nil }
-	res, _ = Sufficiency{Samples: 12}.Run(context.Background(), env)
-	ones := 0
-	for _, c := range pred {
-		ones += c
+	res, _ = Sufficiency{Samples: 40}.Run(context.Background(), env)
+	for i, v := range res.Units.Of("sufficiency") {
+		k := 0
+		for j, seen := 0, 0; seen < 10; j++ {
+			if j != i {
+				seen++
+				if pred[j] == pred[i] {
+					k++
+				}
+			}
+		}
+		if want := float32(k) / 10; v != want {
+			t.Errorf("one map for all, input %d: sufficiency %g, want %g", i, v, want)
+		}
 	}
-	p := float64(ones) / 12
-	if v, _ := res.Scalar("sufficiency"); math.Abs(v-(p*p+(1-p)*(1-p))) > 1e-12 {
-		t.Errorf("one map for all: sufficiency %g, want %g", v, p*p+(1-p)*(1-p))
+	if _, err := (Sufficiency{Samples: 5}).Run(context.Background(), env); err == nil || !strings.Contains(err.Error(), "neighbours") {
+		t.Errorf("5 inputs for 10 neighbours: %v", err)
 	}
 }
 
