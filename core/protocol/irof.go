@@ -13,7 +13,9 @@ import (
 // IROF, iterative removal of features (Rieger & Hansen, "IROF: a low
 // resource evaluation metric for explanation methods", 2020): each image
 // is cut into superpixels by SLIC, the superpixels are ranked by their
-// mean attribution and removed most relevant first, and the explained
+// mean attribution (of the map's magnitudes by default, as the other
+// removal protocols rank; the paper's signed mean relevance with rank
+// signed) and removed most relevant first, and the explained
 // class's probability, divided by its value on the untouched image, is
 // recorded after each step. IROF is the area over that curve, over the
 // fraction of superpixels removed from 0 to 1: higher means the map finds
@@ -27,6 +29,7 @@ type IROF struct {
 	Compactness float64 `json:"compactness" doc:"SLIC's compactness m, in the data's units: larger gives squarer superpixels" range:"(0,]"`
 	Steps       int     `json:"steps" doc:"removal steps, evenly spaced in superpixels; 0: one per superpixel" range:"[0,]"`
 	Reference   string  `json:"reference" doc:"value of removed pixels: mean (the image's channel mean), zero, dataset-mean, blur[:σ], road[:noise], uniform"`
+	Rank        string  `json:"rank" doc:"how superpixels are ranked: by their pixels' mean magnitude (|value|, as the other removal protocols) or mean signed value (the paper's mean relevance)" choices:"magnitude|signed"`
 	Target      string  `json:"target" doc:"class explained: predicted or label" choices:"predicted|label"`
 	Chunk       int     `json:"chunk" doc:"inputs per forward pass" range:"[1,]"`
 }
@@ -39,6 +42,7 @@ func (r IROF) defaults() IROF {
 	r.Segments = cmp.Or(r.Segments, 49)
 	r.Compactness = cmp.Or(r.Compactness, 0.1)
 	r.Reference = cmp.Or(r.Reference, "mean")
+	r.Rank = cmp.Or(r.Rank, Magnitude)
 	r.Target = cmp.Or(r.Target, "predicted")
 	r.Chunk = cmp.Or(r.Chunk, 1024)
 	return r
@@ -71,12 +75,13 @@ func (r IROF) Run(ctx context.Context, env *Env) (Result, error) {
 	// Each image's superpixels, most relevant first.
 	dim, hw := C*H*W, H*W
 	labels, orders, counts := make([][]int, p.n), make([][]int, p.n), make([]int, p.n)
+	maps := ranked(p.maps, r.Rank)
 	eachChunk(p.n, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			l, k := imageops.SLIC(p.x[i*dim:(i+1)*dim], C, H, W, r.Segments, r.Compactness)
 			sum, size := make([]float32, k), make([]float32, k)
 			for q, s := range l {
-				sum[s] += p.maps[i*hw+q]
+				sum[s] += maps[i*hw+q]
 				size[s]++
 			}
 			for s := range sum {
