@@ -22,7 +22,8 @@ import (
 // reference fills them with — zero (ROAR), the channel and dataset means,
 // blur, ROAD's imputation — with the model's prediction and confidence on
 // each. ← → step through samples. For TRACE, a step slider plays the
-// trajectory back.
+// trajectory back. Below, on request, the on-manifold protocols' versions
+// of the sample and the map across MPRT's randomised layers.
 type Inspect struct {
 	s         *State
 	split     *widget.RadioGroup
@@ -39,6 +40,7 @@ type Inspect struct {
 	traceImg  *canvas.Image
 	traceText *widget.Label
 	manifold  *manifoldView
+	cascade   *cascadeView
 	cur       int
 	explained *campaign.Explained // the map of the current sample and method
 	mapKey    string
@@ -101,7 +103,9 @@ func newInspect(s *State) *Inspect {
 	v.manifold = newManifoldView(s)
 	v.manifold.on.OnChanged = func(bool) { v.remove() }
 	v.manifold.strength.OnChangeEnded = func(float64) { v.manifold.update(v.explained, v.rate.Value) }
-	v.content = container.NewBorder(top, v.traceBox, nil, nil, container.NewVScroll(container.NewVBox(v.panels, v.manifold.content)))
+	v.cascade = newCascadeView(s)
+	v.cascade.on.OnChanged = func(bool) { v.cascade.update(v.explained) }
+	v.content = container.NewBorder(top, v.traceBox, nil, nil, container.NewVScroll(container.NewVBox(v.panels, v.manifold.content, v.cascade.content)))
 	s.OnData(func() {
 		var offered []string
 		for _, m := range campaign.MethodsFor(s.Data.Train) {
@@ -210,6 +214,7 @@ func (v *Inspect) refresh() {
 		v.explained = &ex
 		v.remove()
 		v.setupTrace()
+		v.cascade.update(v.explained)
 	})
 }
 

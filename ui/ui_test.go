@@ -306,6 +306,17 @@ func TestExplainGalleryAndInspect(t *testing.T) {
 		return wb.Inspect.cur == 4 && wb.Inspect.explained != nil && wb.Inspect.explained.Request.Offset == 4 &&
 			len(wb.Inspect.panels.Objects) == 8 && strings.Contains(wb.Inspect.caption.Text, "Sample 4 ")
 	})
+	// MPRT's cascade: the trained model's map and one per layer of the
+	// MLP randomised from the top (f4, then f3, f2, f1).
+	loop.run(func() { wb.Inspect.cascade.on.SetChecked(true) })
+	loop.waitFor(t, "the cascade's maps", func() bool {
+		objs := wb.Inspect.cascade.box.Objects
+		if len(objs) != 1 {
+			return false
+		}
+		g, ok := objs[0].(*fyne.Container)
+		return ok && len(g.Objects) == 5
+	})
 	// Maps computed elsewhere: Inspect shows the sample's own row of the
 	// file (row i holds i, i + 0.01, …).
 	var n, d int
@@ -321,6 +332,7 @@ func TestExplainGalleryAndInspect(t *testing.T) {
 		t.Fatal(err)
 	}
 	loop.run(func() {
+		wb.Inspect.cascade.on.SetChecked(false)
 		wb.Inspect.method.SetSelected("file")
 		wb.Inspect.mapsFile.SetText(path)
 		wb.Inspect.refresh()

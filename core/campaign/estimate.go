@@ -98,10 +98,14 @@ func (c *Campaign) Estimate(ctx context.Context, sp Speeds, kernel gemm.Kernel) 
 				h.Dataset = d.Ref
 				z.HalfWidths = append(z.HalfWidths, h)
 			}
-			k := protocol.RetrainingsOf(pr) * len(s.Methods) * len(s.Post)
+			k := protocol.RetrainingsOf(pr)
+			shared := protocol.SharesModels(pr) // trained once for every method, on no maps
+			if !shared {
+				k *= len(s.Methods) * len(s.Post)
+			}
 			z.Retrainings += k * len(s.Seeds)
 			z.Images += float64(k*s.Retrain.Epochs*trainN) * float64(len(s.Seeds))
-			retrains = retrains || k > 0
+			retrains = retrains || k > 0 && !shared
 			z.Work = z.Work.Add(protocol.WorkOf(pr, trainN, testN, trainSet.Shape), float64(len(s.Methods)*len(s.Post)*len(s.Seeds)))
 			r, ok := pr.(protocol.PriorRunner)
 			if !ok {

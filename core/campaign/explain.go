@@ -76,6 +76,12 @@ type Explained struct {
 // the method built from the registry exactly as a campaign builds it (the
 // same training data for the methods that draw on it).
 func Attribute(ctx context.Context, m *model.Model, trainSet, testSet *data.Dataset, q Request) (Explained, error) {
+	return attribute(ctx, m, trainSet, testSet, q, nil)
+}
+
+// attribute is Attribute explaining the given classes, when not nil,
+// instead of those q.Target names.
+func attribute(ctx context.Context, m *model.Model, trainSet, testSet *data.Dataset, q Request, target []int) (Explained, error) {
 	ex := Explained{Request: q}
 	ds := testSet
 	switch q.Split {
@@ -117,13 +123,15 @@ func Attribute(ctx context.Context, m *model.Model, trainSet, testSet *data.Data
 	if err != nil {
 		return ex, err
 	}
-	switch q.Target {
-	case "", "predicted":
+	switch {
+	case target != nil:
+		in.Target = target
+	case q.Target == "" || q.Target == "predicted":
 		ex.Request.Target = "predicted"
 		if in.Target, err = engine.Predicted(ctx, net, in.X, n, q.Chunk); err != nil {
 			return ex, err
 		}
-	case "label":
+	case q.Target == "label":
 		in.Target = ds.Y[q.Offset : q.Offset+n]
 	default:
 		return ex, fmt.Errorf("target %q: predicted or label", q.Target)

@@ -148,3 +148,16 @@ func TestMeasureSpeed(t *testing.T) {
 		t.Error("goar-cnn on tabular data measured")
 	}
 }
+
+// A model every method shares (the data randomisation test's, Eval-X's
+// proxy) is counted once a seed, and asks for no training-set maps.
+func TestEstimateCountsSharedModelsOnce(t *testing.T) {
+	c := loadSpec(t, t.TempDir(), strings.Replace(campaignSpec, "  - {name: roar, params: {rates: [0.1, 0.3, 0.5, 0.7, 0.9]}}", "  - datarandomisation\n  - evalx", 1))
+	z, err := c.Estimate(context.Background(), Speeds{Train: 1000, Gradient: 2000}, best())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if z.Retrainings != 2 || z.MapSets != 3 || z.Images != 3*3000+2*3*3000 {
+		t.Errorf("size %+v: want 2 retrainings (one each), 3 map sets (test only), base and 2 models' training images", z)
+	}
+}

@@ -1,12 +1,15 @@
 package campaign
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
+	"strings"
 
 	"faithlab/core/data"
 	"faithlab/core/engine"
+	"faithlab/core/engine/native"
 	"faithlab/core/model"
 	"faithlab/core/perturb"
 	"faithlab/core/protocol"
@@ -100,4 +103,63 @@ func Remove(ctx context.Context, m *model.Model, trainSet, ds *data.Dataset, i i
 		out.Removals[j] = r
 	})
 	return out, err
+}
+
+// CascadeStep is one model of the model parameter randomisation test's
+// cascade: which layers are random ("" for the trained model), the
+// sample's map on it (H×W) and how similar that map is to the trained
+// model's (MPRT's three similarities; 1 for the trained model itself).
+type CascadeStep struct {
+	Random              string
+	Map                 []float32
+	Spearman, SSIM, HOG float64
+}
+
+// Cascade explains sample q.Offset of q's split on the model m and on
+// copies of it with its layers randomised in cascade from the top, as
+// MPRT does with the seed q.Seed: Adebayo et al.'s picture of one sample.
+// The method is built as Attribute builds it; m must be a native model.
+func Cascade(ctx context.Context, m *model.Model, trainSet, testSet *data.Dataset, q Request) ([]CascadeStep, error) {
+	if m.Net == nil {
+		return nil, fmt.Errorf("the randomisation test needs a model Faithlab runs itself, not a TorchScript module")
+	}
+	ds := testSet
+	if q.Split == "train" {
+		ds = trainSet
+	}
+	if q.Offset < 0 || q.Offset >= ds.Len() {
+		return nil, fmt.Errorf("sample %d outside the %d of %s", q.Offset, ds.Len(), ds.Name)
+	}
+	one := &data.Dataset{Name: ds.Name, Shape: ds.Shape, Classes: ds.Classes, X: ds.Sample(q.Offset), Y: ds.Y[q.Offset : q.Offset+1]}
+	env := &protocol.Env{Net: m.Net, Test: one, Method: q.Method, Seed: q.Seed,
+		Explain: func(ctx context.Context, net engine.Network, x []float32, n int, target []int) ([]float32, error) {
+			c := m.Copy()
+			c.Net = net.(*native.Net)
+			r := q
+			r.Split, r.Offset, r.Count, r.Engine = "test", 0, n, nil
+			ex, err := attribute(ctx, c, trainSet, &data.Dataset{Name: one.Name, Shape: one.Shape, Classes: one.Classes, X: x, Y: make([]int, n)}, r, target)
+			return ex.Maps.Data, err
+		}}
+	target := cmp.Or(q.Target, "predicted")
+	res, err := protocol.MPRT{Samples: 1, Target: target}.Run(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	steps := []CascadeStep{{Map: res.Samples[1].Values, Spearman: 1, SSIM: 1, HOG: 1}}
+	for k, sm := range res.Samples[2:] {
+		st := CascadeStep{Random: strings.TrimSuffix(strings.TrimPrefix(sm.Name, "MPRT "), " random test"), Map: sm.Values,
+			SSIM: math.NaN(), HOG: math.NaN()}
+		for _, c := range res.Curves {
+			switch c.Name {
+			case "spearman":
+				st.Spearman = c.Y[k]
+			case "ssim":
+				st.SSIM = c.Y[k]
+			case "hog":
+				st.HOG = c.Y[k]
+			}
+		}
+		steps = append(steps, st)
+	}
+	return steps, nil
 }

@@ -63,3 +63,34 @@ func TestRemoveFillsTheTopPixelsAndScoresEachVersion(t *testing.T) {
 		t.Error("class 2 of a two-class model accepted")
 	}
 }
+
+// The cascade of one sample: its map on the trained model and after each
+// of goar-cnn's six layers is randomised from the top; a map that ignores
+// the model (Random) stays the same all the way, the gradient does not.
+func TestCascadeOfOneSample(t *testing.T) {
+	ds := &data.Dataset{Name: "tiny", Shape: []int{1, 28, 28}, Classes: []string{"a", "b", "c"}, Y: []int{0, 1}}
+	for i := range 2 * 784 {
+		ds.X = append(ds.X, float32(i%13)/13)
+	}
+	m, err := model.New("goar-cnn", ds, gemm.Gonum{}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		method string
+		same   bool
+	}{{"random", true}, {"gradient", false}} {
+		steps, err := Cascade(context.Background(), m, ds, ds, Request{Method: tc.method, Offset: 1, Seed: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(steps) != 7 || steps[0].Random != "" || steps[1].Random != "f3" || steps[6].Random != "f3–c1" {
+			t.Fatalf("%s: steps %d, the first %q, %q", tc.method, len(steps), steps[0].Random, steps[1].Random)
+		}
+		for _, st := range steps[1:] {
+			if same := st.Spearman == 1 && slices.Equal(st.Map, steps[0].Map); same != tc.same {
+				t.Errorf("%s, %s random: Spearman %g, the map unchanged: %v", tc.method, st.Random, st.Spearman, same)
+			}
+		}
+	}
+}

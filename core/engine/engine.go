@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"strings"
 )
 
 // Param is one named parameter tensor, named and shaped as PyTorch names it
@@ -84,6 +86,68 @@ type Network interface {
 	SetRule(r Rule, reference []float32, n int) error
 	// Clone returns an independent copy with the same parameters.
 	Clone() Network
+}
+
+// Randomiser is a Network that can draw one layer's parameters afresh, as
+// a new network's are drawn: what the model parameter randomisation test
+// (Adebayo et al. 2018) needs. A network that cannot does not implement
+// it, or lists no layers (a TorchScript module, whose initialisation is
+// its own), and the test refuses it saying so.
+type Randomiser interface {
+	Network
+	// RandomLayers names the layers that hold parameters, input to output.
+	RandomLayers() []string
+	// Randomise draws the named layer's parameters afresh from the
+	// network's initial distribution, from the seed's stream.
+	Randomise(layer string, seed uint64) error
+}
+
+// RedrawLayer draws afresh, from rng, the parameters among ps (named as
+// PyTorch's state_dict names them) of the module layer and the modules in
+// it, as PyTorch initialises them by default and the native engine's Init
+// does, in the order ps lists them: a convolution's or linear layer's
+// weight and bias uniform on ±1/√fan_in, a batch norm's scale 1, shift 0
+// and running statistics 0 and 1. It reports whether layer holds any.
+func RedrawLayer(ps []Param, layer string, rng *rand.Rand) bool {
+	byName := map[string]Param{}
+	for _, p := range ps {
+		byName[p.Name] = p
+	}
+	found := false
+	for _, p := range ps {
+		if p.Name != layer && !strings.HasPrefix(p.Name, layer+".") {
+			continue
+		}
+		found = true
+		module, field, _ := cutLast(p.Name)
+		if _, bn := byName[module+".running_mean"]; bn {
+			v := map[string]float32{"weight": 1, "bias": 0, "running_mean": 0, "running_var": 1}
+			if x, ok := v[field]; ok {
+				for i := range p.Data {
+					p.Data[i] = x
+				}
+			}
+			continue
+		}
+		w, ok := byName[module+".weight"]
+		if !ok || len(w.Shape) < 2 || field != "weight" && field != "bias" {
+			continue
+		}
+		bound := 1 / math.Sqrt(float64(Size(w.Shape[1:])))
+		for i := range p.Data {
+			p.Data[i] = float32((2*rng.Float64() - 1) * bound)
+		}
+	}
+	return found
+}
+
+// cutLast splits a dotted name at its last dot.
+func cutLast(name string) (string, string, bool) {
+	i := strings.LastIndex(name, ".")
+	if i < 0 {
+		return "", name, false
+	}
+	return name[:i], name[i+1:], true
 }
 
 // CAMLayerer is a Network that names the activation Grad-CAM weighs by

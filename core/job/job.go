@@ -486,6 +486,9 @@ func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol, u
 		usedMaps(split, key)
 		return a.Data, nil
 	}
+	env.Explain = func(ctx context.Context, net engine.Network, x []float32, n int, target []int) ([]float32, error) {
+		return explain(ctx, method, steps, s.Reduce, net, attr.Input{X: x, N: n, Shape: testSet.Shape, Target: target})
+	}
 	if perClass, err := knownTruth(net, testSet); err == nil {
 		env.Truth = func(ctx context.Context, split string) ([]float32, error) {
 			ds := splits[split]
@@ -769,17 +772,22 @@ func (r *Runner) engine() *model.Engine {
 // attribute computes a split's maps for the classes the model predicts,
 // post-processed and, for colour images, reduced over channels.
 func attribute(ctx context.Context, meth attr.Method, steps []attr.Step, reduce string, net engine.Network, ds *data.Dataset, split string) ([]float32, error) {
-	in := attr.Input{X: ds.X, N: ds.Len(), Shape: ds.Shape, Split: split}
-	var err error
-	if in.Target, err = engine.Predicted(ctx, net, in.X, in.N, 1024); err != nil {
+	target, err := engine.Predicted(ctx, net, ds.X, ds.Len(), 1024)
+	if err != nil {
 		return nil, err
 	}
+	return explain(ctx, meth, steps, reduce, net, attr.Input{X: ds.X, N: ds.Len(), Shape: ds.Shape, Split: split, Target: target})
+}
+
+// explain is the maps of in's targets on net, post-processed and reduced
+// as attribute makes them: protocol.Env's Explain.
+func explain(ctx context.Context, meth attr.Method, steps []attr.Step, reduce string, net engine.Network, in attr.Input) ([]float32, error) {
 	maps, err := attr.Run(ctx, meth, net, in)
 	if err != nil {
 		return nil, err
 	}
 	maps = attr.Apply(maps, steps)
-	if fs := protocol.FeatureShape(ds.Shape); maps.Shape[1] > 1 && fs[2] == ds.Shape[2] {
+	if fs := protocol.FeatureShape(in.Shape); maps.Shape[1] > 1 && fs[2] == in.Shape[2] {
 		if maps, err = attr.ReduceChannels(maps, reduce); err != nil {
 			return nil, err
 		}

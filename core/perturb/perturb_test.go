@@ -222,7 +222,7 @@ func TestFillAllDeterministic(t *testing.T) {
 	for range 20 {
 		keeps = append(keeps, randomMask(rng, 81, 0.4)...)
 	}
-	for _, ref := range []Reference{Zero{}, ChannelMean{}, DatasetMean{Mean: []float32{1, 2, 3}}, Blur{Sigma: 1}, ROAD{Noise: 0.01}} {
+	for _, ref := range []Reference{Zero{}, ChannelMean{}, DatasetMean{Mean: []float32{1, 2, 3}}, Blur{Sigma: 1}, ROAD{Noise: 0.01}, Uniform{}} {
 		a, b := slices.Clone(imgs), slices.Clone(imgs)
 		if err := FillAll(context.Background(), ref, a, shape, keeps, 7, 0); err != nil {
 			t.Fatal(ref.Name(), err)
@@ -241,6 +241,9 @@ func TestFillAllDeterministic(t *testing.T) {
 				}
 				if k == 0 && ref.Name() == "dataset-mean" && a[j] != float32(c+1) {
 					t.Fatalf("dataset-mean filled %g in channel %d", a[j], c)
+				}
+				if im := imgs[(i/81)*243 : (i/81+1)*243]; k == 0 && ref.Name() == "uniform" && (a[j] < slices.Min(im) || a[j] > slices.Max(im)) {
+					t.Fatalf("uniform filled %g outside the image's range [%g, %g]", a[j], slices.Min(im), slices.Max(im))
 				}
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -138,6 +139,32 @@ func (b Blur) image(img []float32, shape []int, dst []float32) error {
 // imager is a Reference whose fill values form an image of their own,
 // computed from the image before removal: every reference but ROAD's, whose
 // values depend on which pixels are kept.
+// Uniform fills each removed value with a draw from the uniform
+// distribution over the image's own range of values, [min, max] over all
+// its channels: the random values with which Samek et al. (2017) perturb
+// regions, on whatever scale the data has.
+type Uniform struct{}
+
+// Name implements Reference.
+func (Uniform) Name() string { return "uniform" }
+
+// Fill implements Reference.
+func (Uniform) Fill(img []float32, shape []int, keep []float32, rng *rand.Rand) error {
+	if err := checkShapes(img, shape, keep); err != nil {
+		return err
+	}
+	lo, hi := slices.Min(img), slices.Max(img)
+	hw := shape[1] * shape[2]
+	for c := range shape[0] {
+		for p, k := range keep {
+			if k == 0 {
+				img[c*hw+p] = lo + (hi-lo)*rng.Float32()
+			}
+		}
+	}
+	return nil
+}
+
 type imager interface {
 	Reference
 	image(img []float32, shape []int, dst []float32) error
@@ -218,8 +245,8 @@ func maskValueError(k float32, y, x int) error {
 
 // ParseReference reads a reference name: zero, mean, dataset-mean (with
 // the channel means that datasetMean returns; it is called only for this
-// reference, since it may scan a whole dataset), blur[:σ] (default σ 5)
-// or road[:noise] (default noise 0.01).
+// reference, since it may scan a whole dataset), blur[:σ] (default σ 5),
+// road[:noise] (default noise 0.01) or uniform.
 func ParseReference(spec string, datasetMean func() []float32) (Reference, error) {
 	name, arg, hasArg := strings.Cut(strings.TrimSpace(spec), ":")
 	num := func(def float64) (float64, error) {
@@ -252,6 +279,8 @@ func ParseReference(spec string, datasetMean func() []float32) (Reference, error
 			return nil, err
 		}
 		return Blur{Sigma: s}, nil
+	case "uniform":
+		return Uniform{}, nil
 	case "road":
 		n, err := num(0.01)
 		if err != nil {
@@ -259,7 +288,7 @@ func ParseReference(spec string, datasetMean func() []float32) (Reference, error
 		}
 		return ROAD{Noise: n}, nil
 	}
-	return nil, fmt.Errorf("unknown reference %q (zero, mean, dataset-mean, blur[:σ], road[:noise])", spec)
+	return nil, fmt.Errorf("unknown reference %q (zero, mean, dataset-mean, blur[:σ], road[:noise], uniform)", spec)
 }
 
 // FillAll fills the removed pixels of n images (n×C×H×W) given their masks

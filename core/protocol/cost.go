@@ -35,6 +35,27 @@ func (r ROAD) Retrainings() int {
 // Retrainings implements Retrainer: the proxy model.
 func (EvalX) Retrainings() int { return 1 }
 
+// Sharer is a Retrainer whose models depend on neither the method nor its
+// maps (Eval-X's proxy, the data randomisation test's model of permuted
+// labels): a campaign trains them once a seed, for every method, and
+// needs no maps of the training set for them.
+type Sharer interface {
+	SharesModels() bool
+}
+
+// SharesModels implements Sharer: the proxy is trained on masked inputs,
+// whatever the method.
+func (EvalX) SharesModels() bool { return true }
+
+// SharesModels implements Sharer.
+func (DataRandomisation) SharesModels() bool { return true }
+
+// SharesModels says whether p's models are trained once for every method.
+func SharesModels(p Protocol) bool {
+	s, ok := p.(Sharer)
+	return ok && s.SharesModels()
+}
+
 // RetrainingsOf is p's Retrainings, 0 for a protocol that trains nothing.
 func RetrainingsOf(p Protocol) int {
 	if r, ok := p.(Retrainer); ok {
@@ -203,8 +224,8 @@ func (d Deletion) Work(_, testN int, shape []int) Work {
 	d = d.defaults()
 	n := min(d.Samples, testN)
 	features := d.Grid * d.Grid
-	if fs := FeatureShape(shape); fs[1] == 1 || d.Grid > fs[1] {
-		features = fs[1] * fs[2] // tabular rows: every feature on its own
+	if fs := FeatureShape(shape); fs[1] == 1 || d.Grid > fs[1] || d.Grid > fs[2] {
+		features = fs[1] * fs[2] // tabular rows, or a grid finer than the image: every feature on its own
 	}
 	steps := len(stepCounts(features, d.Steps))
 	w := Work{Forward: float64(n)} // the clean energies

@@ -19,16 +19,70 @@ import (
 // image as deleting the t−k least relevant ones, so the insertion curve is
 // the LeRF deletion curve read backwards (TRACE, Theorem 3.1), and
 // LeRF − MoRF is both insertion − deletion and the TRACE objective.
+//
+// Three metrics of the literature are settings of it, listed under their
+// own names (PixelFlipping, RegionPerturbation, Selectivity): each runs
+// as Deletion does and leads with its paper's score.
 type Deletion struct {
 	Samples   int    `json:"samples" doc:"test images evaluated: the first n of the test set" range:"[1,]"`
-	Grid      int    `json:"grid" doc:"patch grid side t: features are the t×t patches (the image side: single pixels; tabular data: always single features)" range:"[1,]"`
+	Grid      int    `json:"grid" doc:"patch grid side t: features are the t×t patches (the image side or more: single pixels; tabular data: always single features)" range:"[1,]"`
 	Steps     int    `json:"steps" doc:"removal steps per curve, evenly spaced in features; 0: one per feature" range:"[0,]"`
 	Reference string `json:"reference" doc:"value of removed pixels: zero, mean, dataset-mean, blur[:σ], road[:noise]"`
 	Output    string `json:"output" doc:"score: probability or logit of the target class" choices:"probability|logit"`
 	Target    string `json:"target" doc:"class explained: predicted or label" choices:"predicted|label"`
 	Chunk     int    `json:"chunk" doc:"inputs per forward pass" range:"[1,]"`
 	Rank      string `json:"rank" doc:"how maps rank features: magnitude (|value|: what the removal literature does with signed maps) or signed (largest value first)" choices:"magnitude|signed"`
+
+	as named // the name the setting goes by, if the literature has one
 }
+
+// named is a setting of a protocol that the literature knows under its
+// own name: the protocol runs as itself, its results carry the name, and
+// its headline is the score that paper reports.
+type named struct{ name, doc, headline string }
+
+// or is the setting's name, or the protocol's own.
+func (n named) or(name string) string {
+	if n.name == "" {
+		return name
+	}
+	return n.name
+}
+
+// PixelFlipping (Bach et al., "On pixel-wise explanations for non-linear
+// classifier decisions by layer-wise relevance propagation", PLoS ONE
+// 2015): single pixels flipped to the reference in the order of the map,
+// most relevant first; the faster the explained class's score falls, the
+// better (the area under the MoRF curve, lower is better). Bach et al.
+// flip one pixel at a time; the default takes 100 evenly spaced steps.
+func PixelFlipping() Deletion {
+	return Deletion{Grid: pixelGrid, Steps: 100, as: named{"PixelFlipping",
+		"Pixel-Flipping (Bach et al. 2015): the explained class's score as single pixels are removed, most relevant first; Deletion pixel by pixel", "auc_morf"}}.defaults()
+}
+
+// RegionPerturbation (Samek et al., "Evaluating the visualization of what
+// a deep neural network has learned", IEEE TNNLS 2017): square regions
+// replaced by uniform random values, most relevant first, scored by the
+// area over the perturbation curve, AOPC = ⟨1/(L+1) Σₖ f(x⁰) − f(xᵏ)⟩
+// (higher is better). Samek et al. use 9×9 regions of 224×224 images; the
+// default cuts an image into a 7×7 grid of regions (4×4 pixels at 28×28).
+func RegionPerturbation() Deletion {
+	return Deletion{Grid: 7, Reference: "uniform", as: named{"RegionPerturbation",
+		"Region Perturbation with AOPC (Samek et al. 2017): regions replaced by uniform noise, most relevant first; Deletion by regions, scored by the area over the curve", "aopc_morf"}}.defaults()
+}
+
+// Selectivity (Montavon et al., "Methods for interpreting and
+// understanding deep neural networks", Digital Signal Processing 2018):
+// patches removed, most relevant first, the explained class's score
+// falling as fast as possible: the area under the MoRF curve, lower is
+// better (patches of 4×4 pixels at 28×28).
+func Selectivity() Deletion {
+	return Deletion{Grid: 7, as: named{"Selectivity",
+		"Selectivity (Montavon et al. 2018): the explained class's score as patches are removed, most relevant first; Deletion by patches, scored by the area under the curve", "auc_morf"}}.defaults()
+}
+
+// pixelGrid is a patch grid finer than any image: single pixels.
+const pixelGrid = 4096
 
 // Check implements param.Checker.
 func (d Deletion) Check() error { return checkReference(d.Reference) }
@@ -60,15 +114,18 @@ func (d Deletion) defaults() Deletion {
 
 // Info implements Protocol.
 func (d Deletion) Info() Info {
-	return Info{Name: "Deletion", Category: "model", Data: []string{"image", "tabular"},
-		Doc:    "MoRF and LeRF deletion curves on the trained model; insertion is the LeRF curve reversed",
-		Params: Params(d.defaults())}.with(d.defaults().metrics())
+	doc := "MoRF and LeRF deletion curves on the trained model; insertion is the LeRF curve reversed"
+	if d.as.doc != "" {
+		doc = d.as.doc
+	}
+	return Info{Name: d.as.or("Deletion"), Category: "model", Data: []string{"image", "tabular"},
+		Doc: doc, Params: Params(d.defaults())}.with(d.defaults().metrics())
 }
 
 // Run implements Protocol.
 func (d Deletion) Run(ctx context.Context, env *Env) (Result, error) {
 	d = d.defaults()
-	res := Result{Protocol: "Deletion", Method: env.Method, Config: config(d)}
+	res := Result{Protocol: d.as.or("Deletion"), Method: env.Method, Config: config(d)}
 	if d.Output != "probability" && d.Output != "logit" {
 		return res, fmt.Errorf("deletion: output %q: want probability or logit", d.Output)
 	}
@@ -85,8 +142,8 @@ func (d Deletion) Run(ctx context.Context, env *Env) (Result, error) {
 		return res, fmt.Errorf("deletion: %w", err)
 	}
 	grid := d.Grid
-	if shape[1] == 1 {
-		grid = 0 // tabular: every feature on its own
+	if shape[1] == 1 || grid > shape[1] || grid > shape[2] {
+		grid = 0 // tabular, or a grid finer than the image: every feature on its own
 	}
 	feats, err := perturb.NewFeatures(shape[1], shape[2], grid)
 	if err != nil {
@@ -104,7 +161,7 @@ func (d Deletion) Run(ctx context.Context, env *Env) (Result, error) {
 	c := Curves{Net: env.Net, Shape: shape, Features: feats, Reference: ref, Counts: counts,
 		Prob: d.Output == "probability", Seed: env.Seed, Chunk: d.Chunk}
 	names := []string{"morf", "lerf"}
-	var auc, tau [2]float64
+	var auc, tau, aopc [2]float64
 	var perAUC [2][]float64
 	images := env.Test.Head(n)
 	cleanEnergy, err := energies(ctx, env.Net, x, n)
@@ -124,7 +181,7 @@ func (d Deletion) Run(ctx context.Context, env *Env) (Result, error) {
 			return res, fmt.Errorf("deletion %s: %w", names[o], err)
 		}
 		avg := make([]float64, len(counts))
-		aucs, taus := make([]float64, n), make([]float64, n)
+		aucs, taus, aopcs := make([]float64, n), make([]float64, n), make([]float64, n)
 		neg := make([]float64, len(counts))
 		for i, cv := range curves {
 			for j, v := range cv {
@@ -133,11 +190,13 @@ func (d Deletion) Run(ctx context.Context, env *Env) (Result, error) {
 			}
 			aucs[i] = AUC(frac, cv)
 			taus[i] = KendallTau(frac, neg)
+			aopcs[i] = cv[0] - mean(cv)
 		}
-		auc[o], tau[o] = mean(aucs), mean(taus)
+		auc[o], tau[o], aopc[o] = mean(aucs), mean(taus), mean(aopcs)
 		perAUC[o] = aucs
 		res.keep("auc_"+names[o], aucs)
 		res.keep("tau_"+names[o], taus)
+		res.keep("aopc_"+names[o], aopcs)
 		sd, nIn := spread(curves)
 		res.Curves = append(res.Curves, Curve{Name: names[o], XLabel: "fraction of features removed", YLabel: d.Output, X: frac, Y: avg, SD: sd, N: nIn})
 		// What the model saw on the way, at a quarter, half and three
@@ -171,6 +230,7 @@ func (d Deletion) Run(ctx context.Context, env *Env) (Result, error) {
 	res.Scalars = []Scalar{
 		{"auc_morf", auc[0], Lower}, {"auc_lerf", auc[1], Higher}, {"lerf_minus_morf", auc[1] - auc[0], Higher},
 		{"tau_morf", tau[0], Higher}, {"tau_lerf", tau[1], Lower},
+		{"aopc_morf", aopc[0], Higher}, {"aopc_lerf", aopc[1], Lower},
 	}
 	res.Scalars = append(res.Scalars, shifts...)
 	env.report(Progress{Stage: "deletion", Done: 2, Total: 2})

@@ -132,6 +132,15 @@ func (d Deletion) metrics() []Metric {
 		{Name: "lerf_minus_morf", Better: Higher, Headline: true, Value: diff, Doc: "AUC(LeRF) − AUC(MoRF), the TRACE objective"},
 		{Name: "tau_morf", Better: Higher, Label: "MoRF", Value: tau, Doc: "mean Kendall τ of the MoRF curve against removal (1: strictly falling)"},
 		{Name: "tau_lerf", Better: Lower, Label: "LeRF", Value: tau, Doc: "mean Kendall τ of the LeRF curve against removal"},
+		{Name: "aopc_morf", Better: Higher, Label: "AOPC", Of: "morf", Value: Axis{Title: "area over the perturbation curve"},
+			Doc: "AOPC of the MoRF curve (Samek et al. 2017): the mean over its steps, the unperturbed included, of the drop from the unperturbed score"},
+		{Name: "aopc_lerf", Better: Lower, Label: "AOPC", Of: "lerf", Value: Axis{Title: "area over the perturbation curve"},
+			Doc: "AOPC of the LeRF curve: the mean drop from the unperturbed score over its steps"},
+	}
+	for i := range m {
+		if d.as.headline != "" {
+			m[i].Headline = m[i].Name == d.as.headline
+		}
 	}
 	at := fmt.Sprintf("%g, %g and %g %% removed", 100*shiftFractions[0], 100*shiftFractions[1], 100*shiftFractions[2])
 	return append(append(m, shiftMetrics("_morf", "MoRF", at, "removal rates", over)...), shiftMetrics("_lerf", "LeRF", at, "removal rates", over)...)
@@ -139,6 +148,11 @@ func (d Deletion) metrics() []Metric {
 
 func (s SensitivityN) metrics() []Metric {
 	corr := signedAxis("Pearson correlation", "no correlation")
+	if len(s.Ns) == 1 {
+		corr.Title += fmt.Sprintf(" at |S| = %d, mean over inputs", s.Ns[0])
+		return []Metric{{Name: "mean_correlation", Better: Higher, Headline: true, Value: corr,
+			Doc: fmt.Sprintf("Pearson correlation of attribution sums with output drops over random subsets of %d features, mean over inputs", s.Ns[0])}}
+	}
 	mean := corr
 	mean.Title += ", mean over N"
 	return []Metric{

@@ -3,8 +3,12 @@
 // on-manifold protocols that stand on a diffusion prior (GOAR, which shifts
 // inputs along their maps, projects them onto the data and retrains; FUD,
 // which in-paints the removed features away from the explained class),
-// agreement with known ground truth, and the diagnostics that expose their
-// biases (how far each protocol's perturbed inputs lie from the data).
+// agreement with known ground truth, the metrics of the field researchers
+// report from Quantus (faithfulness, randomisation sanity checks,
+// complexity, robustness; the seed papers' settings under their own names
+// where one is a setting of another), and the diagnostics that expose
+// their biases (how far each protocol's perturbed inputs lie from the
+// data).
 //
 // Every protocol describes itself (Info: name, category, the data it
 // applies to, its parameters with defaults, its scores and curves with
@@ -182,6 +186,12 @@ type Env struct {
 	// for images, n×D for tabular data. The caller computes or loads them
 	// (and caches them: ROAR asks for the training maps once per run).
 	Maps func(ctx context.Context, split string) ([]float32, error)
+	// Explain, when set, computes the evaluated method's maps, laid out as
+	// Maps, of the n inputs x (the test set's shape) on net — the model
+	// or a copy of it with layers randomised — for the given classes: what
+	// the randomisation sanity checks recompute. It must compute them as
+	// Maps did, for the same inputs and classes the same maps.
+	Explain func(ctx context.Context, net engine.Network, x []float32, n int, target []int) ([]float32, error)
 	// Truth, when the problem has one, returns the known ground-truth
 	// attribution of each sample of the split for the class its map
 	// explains, laid out as Maps (see ClassTruth).
@@ -436,6 +446,11 @@ func All() []Protocol {
 		Deletion{}.defaults(), ROAR{}.defaults(), ROAR{Keep: true}.defaults(), ROAD{}.defaults(),
 		EvalX{}.defaults(), SensitivityN{}.defaults(), Infidelity{}.defaults(), GroundTruth{}.defaults(),
 		GOAR{}.defaults(), FUD{}.defaults(),
+		// The metrics of the field (Quantus's families), issue 23.
+		PixelFlipping(), RegionPerturbation(), Selectivity(), FaithfulnessCorrelation(),
+		FaithfulnessEstimate{}.defaults(), Monotonicity{}.defaults(), MonotonicityCorrelation{}.defaults(),
+		Sufficiency{}.defaults(), IROF{}.defaults(), MPRT{}.defaults(), SmoothMPRT(), EfficientMPRT(), RandomLogit{}.defaults(), DataRandomisation{}.defaults(),
+		Complexity{}.defaults(), MaxSensitivity(), AvgSensitivity(), LocalLipschitzEstimate(),
 	}
 }
 

@@ -41,6 +41,7 @@ type CardRow struct {
 	MaskTV      Finding `json:"mask_tv"`
 	Post        Finding `json:"post_processing"`
 	Truth       Finding `json:"ground_truth"`
+	Complexity  Finding `json:"complexity"`
 	CanRank     bool    `json:"can_rank"`
 	Verdict     string  `json:"verdict"`
 }
@@ -54,7 +55,7 @@ func (r CardRow) Findings() []struct {
 		Name string
 		F    Finding
 	}{{"Random control", r.Random}, {"Separation", r.Separation}, {"Reliability", r.Reliability}, {"Off the data", r.OOD},
-		{"Mask shape", r.MaskTV}, {"Post-processing", r.Post}, {"Ground truth", r.Truth}}
+		{"Mask shape", r.MaskTV}, {"Post-processing", r.Post}, {"Ground truth", r.Truth}, {"Map complexity", r.Complexity}}
 }
 
 // Thresholds of the card's flags.
@@ -64,6 +65,7 @@ const (
 	maxOOD         = 0.8 // energy AUROC of perturbed against clean inputs
 	maxMaskTV      = 0.5 // R² of the accuracy on the masks' total variation
 	minTruth       = 0.5 // correlation with ground-truth agreement, in the score's better direction
+	maxComplexity  = 0.9 // rank correlation of the score with the maps' sparseness, over five methods or more
 )
 
 // isControl says whether a method is a random control (random, pixel- or
@@ -87,6 +89,7 @@ func card(conf Confidence, d Diagnostics, recs []store.Record) []CardRow {
 		row.MaskTV = maskTVFinding(d, r)
 		row.Post = postFinding(d, r)
 		row.Truth = truthFinding(d, r)
+		row.Complexity = complexityFinding(conf, r)
 		row.CanRank, row.Verdict = verdict(row)
 		out = append(out, row)
 	}
@@ -311,6 +314,48 @@ func truthFinding(d Diagnostics, r Ranking) Finding {
 	f := Finding{Value: m, Words: fmt.Sprintf("its score follows ground-truth agreement at r = %+.2f over %d methods (sign set so that + is agreement)", m, methods)}
 	if m < minTruth {
 		f.Flag, f.Short = true, fmt.Sprintf("its ranking does not follow the ground truth (r = %+.2f)", m)
+	}
+	return f
+}
+
+// complexityFinding says how closely the setting's ranking of the methods
+// follows how concentrated their maps are — the sparseness (Gini index)
+// of the Complexity protocol run beside it: the DPI paper's blur effect is
+// a complexity effect, and a score that the sparser (or the smoother)
+// maps win whatever they say ranks their complexity, not their
+// faithfulness.
+func complexityFinding(conf Confidence, r Ranking) Finding {
+	var cx *Ranking
+	for i, o := range conf.Rankings {
+		if o.Dataset == r.Dataset && (o.Protocol == "Complexity" || strings.HasPrefix(o.Protocol, "Complexity (")) {
+			cx = &conf.Rankings[i]
+			break
+		}
+	}
+	if cx == nil || cx.Protocol == r.Protocol {
+		return Finding{Value: math.NaN(), Words: "not measured (no Complexity run beside it)"}
+	}
+	sparse := map[string]float64{}
+	for _, m := range cx.Methods {
+		sparse[m.Method] = m.CI.Estimate
+	}
+	var xs, ys []float64
+	for _, m := range r.Methods {
+		if v, ok := sparse[m.Method]; ok && !math.IsNaN(v) && !math.IsNaN(m.CI.Estimate) {
+			xs, ys = append(xs, v), append(ys, oriented(m.CI.Estimate, r.Better))
+		}
+	}
+	if len(xs) < 3 {
+		return Finding{Value: math.NaN(), Words: "not measured (fewer than three methods with both scores)"}
+	}
+	rho := stats.Spearman(xs, ys)
+	f := Finding{Value: rho, Words: fmt.Sprintf("its ranking follows the maps' sparseness (Gini index) at ρ = %+.2f over %d methods (+: the sparser maps score better)", rho, len(xs))}
+	if len(xs) >= 5 && math.Abs(rho) >= maxComplexity {
+		which := "sparser"
+		if rho < 0 {
+			which = "more spread"
+		}
+		f.Flag, f.Short = true, fmt.Sprintf("the %s maps win: its ranking follows the maps' sparseness (ρ = %+.2f)", which, rho)
 	}
 	return f
 }

@@ -186,7 +186,11 @@ func sampleGrid(title, protocolName string, samples []protocol.Sample) (Figure, 
 			if len(sm.Shape) != 4 || sm.Shape[2] != h || sm.Shape[3] != w {
 				return Figure{}, fmt.Errorf("maps of shape %v for %d×%d images", sm.Shape, h, w)
 			}
-			rows = append(rows, pictureRow{label: "map", n: sm.Shape[0], paint: newHeat(sm.Values, h, w).paint})
+			label := "map" // the inputs' own maps; others (MPRT's on each randomised model) by what was done
+			if sm.Name != "map test" {
+				label = strings.TrimPrefix(strings.TrimSuffix(sm.Name, " test"), protocolName+" ")
+			}
+			rows = append(rows, pictureRow{label: label, n: sm.Shape[0], paint: newHeat(sm.Values, h, w).paint})
 			continue
 		}
 		im := imgs[k]
@@ -215,7 +219,9 @@ func mapFigure(title string, samples []protocol.Sample) (Figure, bool, error) {
 		case protocol.Original:
 			orig = &samples[i]
 		case protocol.AttributionMap:
-			maps = &samples[i]
+			if maps == nil { // the inputs' own maps come first
+				maps = &samples[i]
+			}
 		}
 	}
 	if orig == nil || maps == nil {

@@ -75,6 +75,20 @@ func (l *Linear) Backward(d []float32, _ engine.Want) ([]float32, error) {
 	return g, nil
 }
 
+// RandomLayers implements engine.Randomiser: W and b are one layer.
+func (l *Linear) RandomLayers() []string { return []string{"linear"} }
+
+// Randomise implements engine.Randomiser, drawing W and b from N(0, 1)
+// anew (into fresh slices: a clone keeps the old ones).
+func (l *Linear) Randomise(layer string, seed uint64) error {
+	if layer != "linear" {
+		return fmt.Errorf("linear model has no layer %q", layer)
+	}
+	r := NewLinear(seed, l.Shape, l.K)
+	l.W, l.B = r.W, r.B
+	return nil
+}
+
 // Params implements engine.Network: none are trainable.
 func (l *Linear) Params() []engine.Param { return nil }
 

@@ -305,6 +305,32 @@ func (m *Net) Init(seed uint64) {
 	}
 }
 
+var _ engine.Randomiser = (*Net)(nil)
+
+// RandomLayers implements engine.Randomiser: the modules with parameters
+// (goar-cnn: c1 c2 c3 f1 f2 f3; a residual block is one).
+func (m *Net) RandomLayers() []string {
+	var names []string
+	for _, l := range m.layers {
+		if len(l.params()) > 0 {
+			names = append(names, l.name())
+		}
+	}
+	return names
+}
+
+// Randomise implements engine.Randomiser, drawing the layer as Init does
+// (batch norm back to unit scale and zero shift).
+func (m *Net) Randomise(layer string, seed uint64) error {
+	for _, l := range m.layers {
+		if l.name() == layer && len(l.params()) > 0 {
+			initLayer(l, rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)))
+			return nil
+		}
+	}
+	return fmt.Errorf("%s has no layer %q with parameters (layers: %v)", m.arch, layer, m.RandomLayers())
+}
+
 func initLayer(l layer, rng *rand.Rand) {
 	uniform := func(w engine.Param, ps ...*engine.Param) {
 		bound := 1 / math.Sqrt(float64(engine.Size(w.Shape[1:])))

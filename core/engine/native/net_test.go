@@ -177,3 +177,49 @@ func TestRescaleRuleSumsToDelta(t *testing.T) {
 		}
 	}
 }
+
+// Randomising a layer draws its parameters afresh, the same for the same
+// seed, and leaves every other layer's alone.
+func TestRandomiseRedrawsOneLayer(t *testing.T) {
+	m, err := New("goar-cnn", []int{1, 28, 28}, 10, gemm.Gonum{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Init(1)
+	if got := m.RandomLayers(); len(got) != 6 || got[0] != "c1" || got[5] != "f3" {
+		t.Fatalf("random layers %v, want c1 c2 c3 f1 f2 f3", got)
+	}
+	before := m.Clone().Params()
+	if err := m.Randomise("c2", 7); err != nil {
+		t.Fatal(err)
+	}
+	again := m.Clone().(*Net)
+	if err := again.Randomise("c2", 7); err != nil {
+		t.Fatal(err)
+	}
+	for k, p := range m.Params() {
+		changed := 0
+		for i, v := range p.Data {
+			if v != before[k].Data[i] {
+				changed++
+			}
+			if v != again.Params()[k].Data[i] {
+				t.Fatalf("%s: the same seed drew %g and %g", p.Name, v, again.Params()[k].Data[i])
+			}
+		}
+		if on := p.Name == "c2.weight" || p.Name == "c2.bias"; on != (changed > len(p.Data)/2) {
+			t.Errorf("%s: %d of %d values changed", p.Name, changed, len(p.Data))
+		}
+		if p.Name == "c2.weight" {
+			bound := float32(1 / math.Sqrt(32*3*3))
+			for _, v := range p.Data {
+				if v < -bound || v > bound {
+					t.Fatalf("c2 weight %g outside ±1/√fan_in = ±%g", v, bound)
+				}
+			}
+		}
+	}
+	if err := m.Randomise("relu1", 1); err == nil {
+		t.Error("a layer without parameters was randomised")
+	}
+}

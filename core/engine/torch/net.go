@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strings"
 
 	"faithlab/core/engine"
 )
@@ -147,6 +149,35 @@ func (m *Net) Layers() []string { return slices.Clone(m.layers) }
 // CAMLayer implements engine.CAMLayerer: native's layer for the built-in
 // architectures, the script's own or last spatial activation.
 func (m *Net) CAMLayer() string { return m.cam }
+
+var _ engine.Randomiser = (*Net)(nil)
+
+// RandomLayers implements engine.Randomiser: the layers with parameters
+// of a built-in architecture, as the native engine names them; none for
+// a TorchScript module, whose initialisation is its own.
+func (m *Net) RandomLayers() []string {
+	if len(m.buildA) > 0 {
+		return nil
+	}
+	var out []string
+	for _, l := range m.layers {
+		if slices.ContainsFunc(m.params, func(p engine.Param) bool { return p.Grad != nil && strings.HasPrefix(p.Name, l+".") }) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// Randomise implements engine.Randomiser, drawing the layer as the native
+// engine does (the same values for the same seed); the worker gets them
+// with the next request.
+func (m *Net) Randomise(layer string, seed uint64) error {
+	if !slices.Contains(m.RandomLayers(), layer) {
+		return fmt.Errorf("%s on the torch engine has no layer %q it can re-initialise (layers: %v; a TorchScript module's initialisation is its own)", m.arch, layer, m.RandomLayers())
+	}
+	engine.RedrawLayer(m.params, layer, rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)))
+	return nil
+}
 
 // Clone implements engine.Network: a copy with its own weights, built in
 // the worker on its first request.

@@ -3,6 +3,7 @@ package torch
 import (
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -277,4 +278,58 @@ func TestUNetMatchesTheNativeEngine(t *testing.T) {
 		return r.X
 	}
 	near(t, "unet-s DDIM samples (10 steps)", sample(tu), sample(nat), 1e-4)
+}
+
+// Randomising a layer on the torch engine draws what the native engine
+// draws for the same seed (a residual block with its batch norms
+// included), and the worker computes with the new weights.
+func TestRandomiseMatchesTheNativeEngine(t *testing.T) {
+	if raceEnabled {
+		t.Skip("numerics, not concurrency: run without -race")
+	}
+	e := testEngine(t)
+	for _, tc := range []struct {
+		arch, layer string
+		shape       []int
+	}{{"goar-cnn", "c2", []int{1, 28, 28}}, {"resnet18", "layer2.0", []int{3, 32, 32}}} {
+		t.Run(tc.arch, func(t *testing.T) {
+			nat := nativeNet(t, tc.arch, tc.shape)
+			tn := onTorch(t, e, nat)
+			if got, want := strings.Join(tn.RandomLayers(), " "), strings.Join(nat.RandomLayers(), " "); got != want {
+				t.Fatalf("random layers %s, native %s", got, want)
+			}
+			x := uniform(5, 2*engine.Size(tc.shape), 0, 1)
+			before, err := tn.Forward(x, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before = slices.Clone(before)
+			if err := nat.Randomise(tc.layer, 7); err != nil {
+				t.Fatal(err)
+			}
+			if err := tn.Randomise(tc.layer, 7); err != nil {
+				t.Fatal(err)
+			}
+			for k, p := range tn.Params() {
+				if q := nat.Params()[k]; !slices.Equal(p.Data, q.Data) {
+					t.Fatalf("%s differs from the native engine's draw", p.Name)
+				}
+			}
+			want, err := nat.Forward(x, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := tn.Forward(x, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			near(t, tc.arch+" randomised logits", got, want, 1e-4)
+			if slices.Equal(got, before) {
+				t.Error("the worker still computes with the old weights")
+			}
+		})
+	}
+	if err := onTorch(t, e, nativeNet(t, "mlp", []int{1, 28, 28})).Randomise("relu1", 1); err == nil {
+		t.Error("a layer without parameters was randomised")
+	}
 }
