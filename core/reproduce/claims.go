@@ -120,9 +120,24 @@ func Evaluate(claims []Claim, recs []store.Record, d report.Diagnostics) []Verdi
 			}
 		}
 		e.numbers(c, sel, &v)
+		if n := weakRuns(d.Weak, sel); n > 0 && v.Outcome != NotEvaluated {
+			v.Result += fmt.Sprintf(" Warning: %d of the setting's runs retrained models that learned little (nearer chance than the explained model): their scores, and this verdict, say little.", n)
+		}
 		out[i] = v
 	}
 	return out
+}
+
+// weakRuns counts the setting's (method, curve) runs whose retrained
+// models learned little (report.Weak).
+func weakRuns(ws []report.Weak, s selected) int {
+	n := 0
+	for _, w := range ws {
+		if w.Dataset == s.dataset && w.Protocol == s.title {
+			n++
+		}
+	}
+	return n
 }
 
 type evaluator struct {
@@ -223,13 +238,17 @@ func labelParts(label string) (name string, params map[string]string, post strin
 	return name, params, post
 }
 
-// matches says whether the claim's method name (NAME, or NAME+POST) names
-// the label, whose post-processing must otherwise be plain.
+// matches says whether the claim's method name (NAME, NAME{PARAMS} as the
+// label writes them, either with +POST) names the label, whose
+// post-processing must otherwise be plain.
 func matches(claimName, label, plain string) bool {
 	name, _, post := labelParts(label)
 	want, wantPost, hasPost := strings.Cut(claimName, "+")
 	if !hasPost {
 		wantPost = plain
+	}
+	if strings.Contains(want, "{") { // a method with its parameters: the label's own
+		name, _, _ = strings.Cut(label, "+")
 	}
 	return name == want && post == wantPost
 }
