@@ -41,6 +41,8 @@ const (
 //     5 %). Expect above (A better) or below (A worse): holds when every
 //     pair is told apart that way, in part when some are, not when none
 //     is. "*" in A stands for every method that is not a random control.
+//     With Metric, another score than the headline: paired bootstraps of
+//     its per-input values, Holm-corrected over the claim's pairs.
 //   - post: the DPI paper's Table 2 — over the (method, rate) points of
 //     the Plain maps and of each of Posts, how often the post-processed
 //     maps reach the better Curve value; the share's 95 % Wilson interval
@@ -61,6 +63,7 @@ type Check struct {
 	Posts   []string       `yaml:"posts"`
 	Curve   string         `yaml:"curve"`
 	MinR2   float64        `yaml:"min_r2"`
+	Metric  string         `yaml:"metric"` // versus: a score other than the headline
 }
 
 func (c Check) validate() error {
@@ -238,17 +241,19 @@ func labelParts(label string) (name string, params map[string]string, post strin
 	return name, params, post
 }
 
-// matches says whether the claim's method name (NAME, NAME{PARAMS} as the
-// label writes them, either with +POST) names the label, whose
-// post-processing must otherwise be plain.
+// matches says whether the claim's method name names the label: NAME, or
+// NAME{K=V,…} for a label with those parameters among its own, either with
+// +POST; without it the label's post-processing must be plain.
 func matches(claimName, label, plain string) bool {
-	name, _, post := labelParts(label)
-	want, wantPost, hasPost := strings.Cut(claimName, "+")
-	if !hasPost {
+	name, params, post := labelParts(label)
+	want, wantParams, wantPost := labelParts(claimName)
+	if !strings.Contains(claimName, "+") {
 		wantPost = plain
 	}
-	if strings.Contains(want, "{") { // a method with its parameters: the label's own
-		name, _, _ = strings.Cut(label, "+")
+	for k, v := range wantParams { // the parameters the claim names, whatever others the label has
+		if params[k] != v {
+			return false
+		}
 	}
 	return name == want && post == wantPost
 }
@@ -427,45 +432,119 @@ func (e evaluator) versus(c Check, s selected, v *Verdict) {
 		return
 	}
 	want := c.Expect == "above"
-	total, expected, opposite := 0, 0, 0
+	metric, better, pairs, err := e.comparisons(c, s, r, as, bs)
+	if err != nil {
+		v.Outcome, v.Result = NotEvaluated, err.Error()
+		return
+	}
+	total, expected, opposite := len(pairs), 0, 0
 	var parts []string
-	for _, a := range as {
-		for _, b := range bs {
-			if a == b {
-				continue
+	for _, p := range pairs {
+		mark := "not told apart"
+		if p.differ {
+			if (oriented(p.diff.Estimate, better) > 0) == want {
+				expected++
+				mark = "told apart as claimed"
+			} else {
+				opposite++
+				mark = "told apart the other way"
 			}
-			p, ok := pairBetween(r, a, b)
-			if !ok {
-				continue
-			}
-			total++
-			d := p.Diff
-			if p.A != a { // the pair is ranked b above a: turn it into a − b
-				d = stats.Interval{Estimate: -d.Estimate, Lo: -d.Hi, Hi: -d.Lo, Units: d.Units, Groups: d.Groups}
-			}
-			mark := "not told apart"
-			if p.Differ {
-				aBetter := p.A == a
-				if aBetter == want {
-					expected++
-					mark = "told apart as claimed"
-				} else {
-					opposite++
-					mark = "told apart the other way"
-				}
-			}
-			parts = append(parts, fmt.Sprintf("%s − %s: %s, Holm p %s (%s)", a, b, ciText(d), pText(p.PHolm), mark))
 		}
+		parts = append(parts, fmt.Sprintf("%s − %s: %s, Holm p %s (%s)", p.a, p.b, ciText(p.diff), pText(p.pHolm), mark))
 	}
 	v.Ours["pairs"] = fmt.Sprintf("%d of %d", expected, total)
 	v.Result = fmt.Sprintf("%s (%s, %s is better): %d of %d pairs told apart as claimed, %d the other way. %s",
-		s.title, r.Metric, betterWord(r.Better), expected, total, opposite, strings.Join(parts, "; "))
+		s.title, metric, betterWord(better), expected, total, opposite, strings.Join(parts, "; "))
 	v.Rule = fmt.Sprintf("holds when every pair is told apart (paired bootstrap, Holm-corrected over the setting's pairs, 5 %%) with A %s B; in part when some are; not when none is", c.Expect)
+	if metric != r.Metric {
+		v.Rule = strings.Replace(v.Rule, "the setting's pairs", "the claim's pairs", 1)
+	}
 	if total == 0 {
 		v.Outcome = NotEvaluated
 		return
 	}
 	v.Outcome = pick(expected == total, expected > 0)
+}
+
+// comparison is a paired comparison of methods a and b: a − b.
+type comparison struct {
+	a, b   string
+	diff   stats.Interval
+	pHolm  float64
+	differ bool
+}
+
+// comparisons compares every a with every b: by the ranking's pairs for
+// its headline, or, for another Metric, by paired bootstraps of the
+// metric's per-input values (over seeds, then inputs), Holm over these
+// pairs.
+func (e evaluator) comparisons(c Check, s selected, r report.Ranking, as, bs []string) (string, protocol.Better, []comparison, error) {
+	var out []comparison
+	if c.Metric == "" || c.Metric == r.Metric {
+		for _, a := range as {
+			for _, b := range bs {
+				p, ok := pairBetween(r, a, b)
+				if a == b || !ok {
+					continue
+				}
+				d := p.Diff
+				if p.A != a { // the pair is ranked b above a: turn it into a − b
+					d = stats.Interval{Estimate: -d.Estimate, Lo: -d.Hi, Hi: -d.Lo, Units: d.Units, Groups: d.Groups}
+				}
+				out = append(out, comparison{a: a, b: b, diff: d, pHolm: p.PHolm, differ: p.Differ})
+			}
+		}
+		return r.Metric, r.Better, out, nil
+	}
+	rec := s.recs[0]
+	p, err := protocol.New(rec.Protocol, rec.Result.Config)
+	if err != nil {
+		return "", "", nil, err
+	}
+	var better protocol.Better
+	for _, m := range p.Info().Metrics {
+		if m.Name == c.Metric {
+			better = m.Better
+		}
+	}
+	if better == "" {
+		return "", "", nil, fmt.Errorf("%s has no score %q with a direction", s.title, c.Metric)
+	}
+	values := func(method string) [][]float64 {
+		var data [][]float64
+		for _, r := range s.recs { // one series per seed, in the records' order
+			if label(r) != method {
+				continue
+			}
+			if u := r.Result.Units.Of(c.Metric); u != nil {
+				row := make([]float64, len(u))
+				for i, x := range u {
+					row[i] = float64(x)
+				}
+				data = append(data, row)
+			}
+		}
+		return data
+	}
+	var ps []float64
+	for _, a := range as {
+		for _, b := range bs {
+			if a == b {
+				continue
+			}
+			va, vb := values(a), values(b)
+			if len(va) == 0 || len(vb) == 0 {
+				return "", "", nil, fmt.Errorf("%s keeps no per-input values of %s for %s and %s", s.title, c.Metric, a, b)
+			}
+			d, pv := (stats.Bootstrap{Seed: bootSeed(s.dataset, s.title, a, b, c.Metric)}).Diff(va, vb)
+			out = append(out, comparison{a: a, b: b, diff: d})
+			ps = append(ps, pv)
+		}
+	}
+	for i, ph := range stats.Holm(ps) {
+		out[i].pHolm, out[i].differ = ph, ph < report.Alpha
+	}
+	return c.Metric, better, out, nil
 }
 
 func pairBetween(r report.Ranking, a, b string) (report.Pair, bool) {
@@ -618,13 +697,18 @@ func r2Interval(pts []protocol.TVPoint, seed uint64) (lo, hi float64) {
 // value of it: the mean over seeds of the method's curve at that x.
 func (e evaluator) numbers(c Claim, s selected, v *Verdict) {
 	for _, n := range c.Paper {
-		if n.Curve == "" || n.Method == "" {
+		if (n.Curve == "" && n.Metric == "") || n.Method == "" {
 			continue
 		}
 		var ys []float64
 		for _, r := range s.recs {
 			if !matches(n.Method, label(r), c.Check.Plain) {
 				continue
+			}
+			for _, sc := range r.Result.Scalars {
+				if n.Metric != "" && sc.Name == n.Metric {
+					ys = append(ys, sc.Value)
+				}
 			}
 			for _, cv := range r.Result.Curves {
 				if cv.Name != n.Curve {
@@ -642,7 +726,11 @@ func (e evaluator) numbers(c Claim, s selected, v *Verdict) {
 			for _, y := range ys {
 				sum += y
 			}
-			v.Ours[numberKey(n)] = fmt.Sprintf("%.4f", sum/float64(len(ys)))
+			y := sum / float64(len(ys))
+			v.Ours[numberKey(n)] = fmt.Sprintf("%.4f", y)
+			if n.Scale != 0 {
+				v.Ours[numberKey(n)] += fmt.Sprintf(" (×%g: %.2f)", n.Scale, n.Scale*y)
+			}
 		}
 	}
 }
@@ -659,6 +747,9 @@ func label(r store.Record) string {
 func numberKey(n Number) string {
 	if n.Key != "" {
 		return n.Key
+	}
+	if n.Metric != "" {
+		return fmt.Sprintf("score:%s:%s", n.Method, n.Metric)
 	}
 	if n.Curve == "" {
 		return ""

@@ -63,8 +63,10 @@ type Claim struct {
 }
 
 // Number is one of the paper's numbers with what stands beside it from
-// our run: the check's own figure named Key, or a curve's value (Method,
-// Curve, At) in the claim's setting.
+// our run: the check's own figure named Key, a curve's value (Method,
+// Curve, At) or a score (Method, Metric) in the claim's setting, the
+// last times Scale where the paper counts in other units (shown beside
+// ours, never in its place).
 type Number struct {
 	What   string  `yaml:"what"`
 	Value  string  `yaml:"value"`  // as the paper prints it
@@ -72,6 +74,8 @@ type Number struct {
 	Method string  `yaml:"method"` // or: this method's …
 	Curve  string  `yaml:"curve"`  // … curve …
 	At     float64 `yaml:"at"`     // … at this x
+	Metric string  `yaml:"metric"` // … or score,
+	Scale  float64 `yaml:"scale"`  // … also shown times this
 }
 
 // List returns every reproduction, by name.
