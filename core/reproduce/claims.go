@@ -3,6 +3,7 @@ package reproduce
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -52,29 +53,38 @@ const (
 //     variation over the Plain maps at each rate, with a bootstrap
 //     interval over the points; holds when every rate's R² reaches
 //     MinR2, in part when some do.
+//   - truth: GOAR's Table 1 — Pearson's r across the methods between
+//     each setting's headline score, oriented so that higher is better
+//     (the "performance drop"), and each ground-truth agreement measure of
+//     Truths (the GroundTruth protocol's FA … RC); the Setting's r less
+//     each of Others' r with a bootstrap interval over the methods. Holds
+//     when every interval lies above 0, in part when some difference
+//     does, not when none does.
 type Check struct {
-	Kind    string         `yaml:"kind"`
-	Setting map[string]any `yaml:"setting"` // protocol: NAME, and the parameters its configuration must have
-	Param   string         `yaml:"param"`
-	Expect  string         `yaml:"expect"`
-	A       []string       `yaml:"a"`
-	B       []string       `yaml:"b"`
-	Plain   string         `yaml:"plain"` // the post-processing methods are named under ("": none)
-	Posts   []string       `yaml:"posts"`
-	Curve   string         `yaml:"curve"`
-	MinR2   float64        `yaml:"min_r2"`
-	Metric  string         `yaml:"metric"` // versus: a score other than the headline
+	Kind    string           `yaml:"kind"`
+	Setting map[string]any   `yaml:"setting"` // protocol: NAME, and the parameters its configuration must have
+	Param   string           `yaml:"param"`
+	Expect  string           `yaml:"expect"`
+	A       []string         `yaml:"a"`
+	B       []string         `yaml:"b"`
+	Plain   string           `yaml:"plain"` // the post-processing methods are named under ("": none)
+	Posts   []string         `yaml:"posts"`
+	Curve   string           `yaml:"curve"`
+	MinR2   float64          `yaml:"min_r2"`
+	Metric  string           `yaml:"metric"` // versus: a score other than the headline
+	Others  []map[string]any `yaml:"others"` // truth: the settings the Setting is set against
+	Truths  []string         `yaml:"truths"` // truth: the ground-truth agreement measures
 }
 
 func (c Check) validate() error {
 	if _, ok := c.Setting["protocol"].(string); !ok {
 		return fmt.Errorf("check needs setting: {protocol: NAME, …}")
 	}
-	want := map[string][]string{"order": {"increasing", "flat"}, "versus": {"above", "below"}, "post": {""}, "tv": {""}}
+	want := map[string][]string{"order": {"increasing", "flat"}, "versus": {"above", "below"}, "post": {""}, "tv": {""}, "truth": {""}}
 	exp, ok := want[c.Kind]
 	switch {
 	case !ok:
-		return fmt.Errorf("unknown check %q (order, versus, post, tv)", c.Kind)
+		return fmt.Errorf("unknown check %q (order, versus, post, tv, truth)", c.Kind)
 	case !slices.Contains(exp, c.Expect):
 		return fmt.Errorf("check %s: expect %q: want one of %q", c.Kind, c.Expect, exp)
 	case c.Kind == "order" && c.Param == "":
@@ -85,6 +95,8 @@ func (c Check) validate() error {
 		return fmt.Errorf("check post needs posts and curve")
 	case c.Kind == "tv" && (c.Curve == "" || !(c.MinR2 > 0 && c.MinR2 < 1)):
 		return fmt.Errorf("check tv needs curve and min_r2 in (0, 1)")
+	case c.Kind == "truth" && (len(c.Others) == 0 || len(c.Truths) == 0):
+		return fmt.Errorf("check truth needs others and truths")
 	}
 	return nil
 }
@@ -120,6 +132,8 @@ func Evaluate(claims []Claim, recs []store.Record, d report.Diagnostics) []Verdi
 				e.post(c.Check, sel, &v)
 			case "tv":
 				e.tv(c.Check, sel, &v)
+			case "truth":
+				e.truth(c.Check, sel, &v)
 			}
 		}
 		e.numbers(c, sel, &v)
@@ -161,6 +175,9 @@ func (e evaluator) selectSetting(sel map[string]any) (selected, error) {
 	name, _ := sel["protocol"].(string)
 	var s selected
 	for _, r := range e.recs {
+		if ds, ok := sel["dataset"].(string); ok && r.Dataset != ds {
+			continue
+		}
 		if r.Result == nil || !strings.EqualFold(r.Protocol, name) || !configHas(r.Result.Config, sel) {
 			continue
 		}
@@ -179,7 +196,7 @@ func (e evaluator) selectSetting(sel map[string]any) (selected, error) {
 
 func configHas(cfg map[string]any, sel map[string]any) bool {
 	for k, want := range sel {
-		if k == "protocol" {
+		if k == "protocol" || k == "dataset" {
 			continue
 		}
 		got, ok := cfg[k]
@@ -755,4 +772,160 @@ func numberKey(n Number) string {
 		return ""
 	}
 	return fmt.Sprintf("curve:%s:%s:%g", n.Method, n.Curve, n.At)
+}
+
+// headlineMetric is the setting's headline score with its direction.
+func headlineMetric(s selected) (protocol.Metric, error) {
+	r := s.recs[0]
+	p, err := protocol.New(r.Protocol, r.Result.Config)
+	if err != nil {
+		return protocol.Metric{}, err
+	}
+	h, ok := p.Info().Headline()
+	if !ok || h.Better == "" {
+		return protocol.Metric{}, fmt.Errorf("%s has no headline score with a direction", s.title)
+	}
+	return h, nil
+}
+
+// unitsOf is a method's per-input values of a score in the setting, a row
+// per seed in seed order, each value times sign; nil where none are kept.
+func unitsOf(s selected, method, metric string, sign float64) [][]float64 {
+	recs := slices.Clone(s.recs)
+	slices.SortStableFunc(recs, func(a, b store.Record) int { return cmp.Compare(a.Seed, b.Seed) })
+	var rows [][]float64
+	for _, r := range recs {
+		if label(r) != method {
+			continue
+		}
+		u := r.Result.Units.Of(metric)
+		if u == nil {
+			return nil
+		}
+		row := make([]float64, len(u))
+		for i, x := range u {
+			row[i] = sign * float64(x)
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+func (e evaluator) truth(c Check, s selected, v *Verdict) {
+	fail := func(err error) { v.Outcome, v.Result = NotEvaluated, err.Error() }
+	truthSet, err := e.selectSetting(map[string]any{"protocol": "groundtruth", "dataset": s.dataset})
+	if err != nil {
+		fail(err)
+		return
+	}
+	type setting struct {
+		sel    selected
+		name   string // as the claim names its protocol
+		metric protocol.Metric
+	}
+	settings := []setting{{sel: s, name: fmt.Sprint(c.Setting["protocol"])}}
+	for _, o := range c.Others {
+		o = maps.Clone(o)
+		o["dataset"] = s.dataset
+		sel, err := e.selectSetting(o)
+		if err != nil {
+			fail(err)
+			return
+		}
+		settings = append(settings, setting{sel: sel, name: fmt.Sprint(o["protocol"])})
+	}
+	for i := range settings {
+		if settings[i].metric, err = headlineMetric(settings[i].sel); err != nil {
+			fail(err)
+			return
+		}
+	}
+	// Every (setting, method) score and (truth, method) agreement as a
+	// series of per-input values, resampled together: the same inputs
+	// and seeds for all.
+	var methods []string
+	for _, r := range s.recs {
+		if !slices.Contains(methods, label(r)) {
+			methods = append(methods, label(r))
+		}
+	}
+	var series [][][]float64
+	at := map[string]int{} // "setting|truth\x00method" → series index
+	var kept []string
+	for _, m := range methods {
+		var add [][][]float64
+		keys := []string{}
+		ok := true
+		for _, st := range settings {
+			sign := 1.0
+			if st.metric.Better == protocol.Lower {
+				sign = -1
+			}
+			u := unitsOf(st.sel, m, st.metric.Name, sign)
+			ok = ok && u != nil
+			add, keys = append(add, u), append(keys, st.name+"\x00"+m)
+		}
+		for _, t := range c.Truths {
+			u := unitsOf(truthSet, m, t, 1)
+			ok = ok && u != nil
+			add, keys = append(add, u), append(keys, "truth:"+t+"\x00"+m)
+		}
+		if !ok {
+			continue
+		}
+		kept = append(kept, m)
+		for i, k := range keys {
+			at[k] = len(series)
+			series = append(series, add[i])
+		}
+	}
+	if len(kept) < 3 {
+		fail(fmt.Errorf("%d methods keep per-input values under %s, the other settings and the ground truth: a correlation needs three", len(kept), s.title))
+		return
+	}
+	corr := func(means []float64, name, t string) float64 {
+		x, y := make([]float64, len(kept)), make([]float64, len(kept))
+		for i, m := range kept {
+			x[i], y[i] = means[at[name+"\x00"+m]], means[at["truth:"+t+"\x00"+m]]
+		}
+		return protocol.Pearson(x, y)
+	}
+	full := make([]float64, len(series))
+	for k, rows := range series {
+		full[k] = (stats.Bootstrap{}).Mean(rows).Estimate
+	}
+	reps := (stats.Bootstrap{Seed: bootSeed(s.dataset, s.title, "truth")}).Replicates(series)
+	self := settings[0]
+	total, above, lead := 0, 0, 0
+	var parts []string
+	for _, t := range c.Truths {
+		r := corr(full, self.name, t)
+		v.Ours["r:"+self.name+":"+t] = fmt.Sprintf("%+.2f", r)
+		for _, o := range settings[1:] {
+			ro := corr(full, o.name, t)
+			v.Ours["r:"+o.name+":"+t] = fmt.Sprintf("%+.2f", ro)
+			if math.IsNaN(r) || math.IsNaN(ro) {
+				parts = append(parts, fmt.Sprintf("%s: undefined (an agreement or a score the same for every method)", t))
+				continue
+			}
+			d := make([]float64, len(reps))
+			for i, rep := range reps {
+				d[i] = corr(rep, self.name, t) - corr(rep, o.name, t)
+			}
+			lo, hi := percentileCI(d)
+			total++
+			if lo > 0 {
+				above++
+			}
+			if r > ro {
+				lead++
+			}
+			parts = append(parts, fmt.Sprintf("%s: r %+.2f against %s's %+.2f, difference [%+.2f, %+.2f]", t, r, o.sel.title, ro, lo, hi))
+		}
+	}
+	v.Ours["lead"] = fmt.Sprintf("%d of %d", lead, total)
+	v.Result = fmt.Sprintf("Pearson's r across %d methods between each setting's headline score, higher is better (%s's %s), and ground-truth agreement, with the 95 %% bootstrap interval over the test inputs (and seeds) of the difference: %s",
+		len(kept), s.title, self.metric.Name, strings.Join(parts, "; "))
+	v.Rule = "holds when the difference's interval lies above 0 for every measure and every other setting; in part when the correlation is higher for some; not when for none"
+	v.Outcome = pick(above == total, lead > 0)
 }

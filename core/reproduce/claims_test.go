@@ -2,6 +2,7 @@ package reproduce
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -192,5 +193,67 @@ func TestEveryReproductionParses(t *testing.T) {
 	}
 	if _, err := Get("no-such-paper"); err == nil || !strings.Contains(err.Error(), "goar-synthetic") {
 		t.Errorf("unknown name: %v", err)
+	}
+}
+
+// unitRec is a hand-made record of one scalar kept per input.
+func unitRec(proto, method, metric string, better protocol.Better, vals []float64) store.Record {
+	var sum float64
+	v32 := make([]float32, len(vals))
+	for i, x := range vals {
+		sum += x
+		v32[i] = float32(x)
+	}
+	res := &protocol.Result{Protocol: proto, Method: method, Config: map[string]any{},
+		Scalars: []protocol.Scalar{{Name: metric, Better: better, Value: sum / float64(len(vals))}},
+		Units:   protocol.Units{N: len(vals), Names: []string{metric}, Values: [][]float32{v32}}}
+	return store.Record{Task: proto + method, Dataset: "toy", Method: method, Protocol: proto, Seed: 1, Result: res}
+}
+
+// TestTruthVerdicts: four methods whose agreement with the truth falls
+// a, b, c, d; GOAR's area and Eval-X's accuracy (lower is better) follow
+// it, ignore it or run against it, each input's value spread around the
+// method's mean by draws of its own.
+func TestTruthVerdicts(t *testing.T) {
+	agree := map[string]float64{"a": 0.9, "b": 0.6, "c": 0.4, "d": 0.1}
+	noisy := func(base float64, seed uint64) []float64 { // 60 inputs of mean base, spread ±0.5
+		rng := rand.New(rand.NewPCG(seed, 1))
+		v := make([]float64, 60)
+		for i := 0; i < 60; i += 2 {
+			d := 0.5 * rng.Float64()
+			v[i], v[i+1] = base+d, base-d
+		}
+		return v
+	}
+	run := func(goar, evalx map[string]float64) []store.Record {
+		var recs []store.Record
+		for k, m := range []string{"a", "b", "c", "d"} {
+			recs = append(recs,
+				unitRec("GroundTruth", m, "fa", protocol.Higher, noisy(agree[m], uint64(k))),
+				unitRec("GOAR", m, "area", protocol.Higher, noisy(goar[m], uint64(10+k))),
+				unitRec("EvalX", m, "mean_accuracy", protocol.Lower, noisy(evalx[m], uint64(20+k))))
+		}
+		return recs
+	}
+	follows := agree                                                           // r = +1
+	loosely := map[string]float64{"a": 0.9, "b": 0.4, "c": 0.6, "d": 0.1}      // r ≈ +0.8
+	evalxFollows := map[string]float64{"a": 0.1, "b": 0.4, "c": 0.6, "d": 0.9} // low accuracy where agreement is high
+	evalxNearly := map[string]float64{"a": 0.1, "b": 0.45, "c": 0.55, "d": 0.9}
+	c := Check{Kind: "truth", Setting: map[string]any{"protocol": "goar"}, Others: []map[string]any{{"protocol": "evalx"}}, Truths: []string{"fa"}}
+	for _, tc := range []struct {
+		name        string
+		goar, evalx map[string]float64
+		want        Outcome
+	}{
+		{"GOAR follows, Eval-X runs against", follows, agree, Holds}, // high accuracy where agreement is high: r = −1
+		{"GOAR follows, Eval-X nearly", follows, evalxNearly, InPart},
+		{"GOAR loosely, Eval-X follows", loosely, evalxFollows, DoesNotHold},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := decide(t, run(tc.goar, tc.evalx), c)
+			if v.Outcome != tc.want {
+				t.Errorf("%s, want %s: %s", v.Outcome, tc.want, v.Result)
+			}
+		})
 	}
 }
