@@ -60,6 +60,13 @@ const (
 //     each of Others' r with a bootstrap interval over the methods. Holds
 //     when every interval lies above 0, in part when some difference
 //     does, not when none does.
+//   - scores: the Setting's Metric against the MetricB of Others[0], a
+//     method at a time (their mean over seeds), for measures of a
+//     protocol rather than of a method (FUD's Tables 2 to 4: how far its
+//     samples lie from the data, how smooth its curves are). The mean
+//     difference over the methods both ran, with a bootstrap interval over
+//     the methods: expect below or above; holds when the interval lies
+//     on that side of 0, in part when only the mean does.
 type Check struct {
 	Kind    string           `yaml:"kind"`
 	Setting map[string]any   `yaml:"setting"` // protocol: NAME, and the parameters its configuration must have
@@ -71,20 +78,21 @@ type Check struct {
 	Posts   []string         `yaml:"posts"`
 	Curve   string           `yaml:"curve"`
 	MinR2   float64          `yaml:"min_r2"`
-	Metric  string           `yaml:"metric"` // versus: a score other than the headline
-	Others  []map[string]any `yaml:"others"` // truth: the settings the Setting is set against
-	Truths  []string         `yaml:"truths"` // truth: the ground-truth agreement measures
+	Metric  string           `yaml:"metric"`   // versus: a score other than the headline
+	Others  []map[string]any `yaml:"others"`   // truth: the settings the Setting is set against
+	Truths  []string         `yaml:"truths"`   // truth: the ground-truth agreement measures
+	MetricB string           `yaml:"metric_b"` // scores: the score of Others[0] set against Metric
 }
 
 func (c Check) validate() error {
 	if _, ok := c.Setting["protocol"].(string); !ok {
 		return fmt.Errorf("check needs setting: {protocol: NAME, …}")
 	}
-	want := map[string][]string{"order": {"increasing", "flat"}, "versus": {"above", "below"}, "post": {""}, "tv": {""}, "truth": {""}}
+	want := map[string][]string{"order": {"increasing", "flat"}, "versus": {"above", "below"}, "post": {""}, "tv": {""}, "truth": {""}, "scores": {"above", "below"}}
 	exp, ok := want[c.Kind]
 	switch {
 	case !ok:
-		return fmt.Errorf("unknown check %q (order, versus, post, tv, truth)", c.Kind)
+		return fmt.Errorf("unknown check %q (order, versus, post, tv, truth, scores)", c.Kind)
 	case !slices.Contains(exp, c.Expect):
 		return fmt.Errorf("check %s: expect %q: want one of %q", c.Kind, c.Expect, exp)
 	case c.Kind == "order" && c.Param == "":
@@ -95,6 +103,8 @@ func (c Check) validate() error {
 		return fmt.Errorf("check post needs posts and curve")
 	case c.Kind == "tv" && (c.Curve == "" || !(c.MinR2 > 0 && c.MinR2 < 1)):
 		return fmt.Errorf("check tv needs curve and min_r2 in (0, 1)")
+	case c.Kind == "scores" && (len(c.Others) != 1 || c.Metric == "" || c.MetricB == ""):
+		return fmt.Errorf("check scores needs metric, one of others and metric_b")
 	case c.Kind == "truth" && (len(c.Others) == 0 || len(c.Truths) == 0):
 		return fmt.Errorf("check truth needs others and truths")
 	}
@@ -134,6 +144,8 @@ func Evaluate(claims []Claim, recs []store.Record, d report.Diagnostics) []Verdi
 				e.tv(c.Check, sel, &v)
 			case "truth":
 				e.truth(c.Check, sel, &v)
+			case "scores":
+				e.scores(c.Check, sel, &v)
 			}
 		}
 		e.numbers(c, sel, &v)
@@ -928,4 +940,65 @@ func (e evaluator) truth(c Check, s selected, v *Verdict) {
 		len(kept), s.title, self.metric.Name, strings.Join(parts, "; "))
 	v.Rule = "holds when the difference's interval lies above 0 for every measure and every other setting; in part when the correlation is higher for some; not when for none"
 	v.Outcome = pick(above == total, lead > 0)
+}
+
+// meanScores is each method's value of a score in the setting, averaged
+// over seeds (NaN left out).
+func meanScores(s selected, metric string) map[string]float64 {
+	sum, n := map[string]float64{}, map[string]int{}
+	for _, r := range s.recs {
+		for _, sc := range r.Result.Scalars {
+			if sc.Name == metric && !math.IsNaN(sc.Value) {
+				sum[label(r)] += sc.Value
+				n[label(r)]++
+			}
+		}
+	}
+	for m := range sum {
+		sum[m] /= float64(n[m])
+	}
+	return sum
+}
+
+func (e evaluator) scores(c Check, s selected, v *Verdict) {
+	other := maps.Clone(c.Others[0])
+	if _, ok := other["dataset"]; !ok {
+		other["dataset"] = s.dataset
+	}
+	o, err := e.selectSetting(other)
+	if err != nil {
+		v.Outcome, v.Result = NotEvaluated, err.Error()
+		return
+	}
+	a, b := meanScores(s, c.Metric), meanScores(o, c.MetricB)
+	var methods []string
+	for m := range a {
+		if _, ok := b[m]; ok {
+			methods = append(methods, m)
+		}
+	}
+	slices.Sort(methods)
+	if len(methods) == 0 {
+		v.Outcome, v.Result = NotEvaluated, fmt.Sprintf("no method has both %s's %s and %s's %s", s.title, c.Metric, o.title, c.MetricB)
+		return
+	}
+	diffs := make([][]float64, 1)
+	var ma, mb float64
+	var parts []string
+	for _, m := range methods {
+		diffs[0] = append(diffs[0], a[m]-b[m])
+		ma, mb = ma+a[m]/float64(len(methods)), mb+b[m]/float64(len(methods))
+		parts = append(parts, fmt.Sprintf("%s %.3f against %.3f", m, a[m], b[m]))
+	}
+	d := (stats.Bootstrap{Seed: bootSeed(s.dataset, s.title, o.title, c.Metric, c.MetricB)}).Mean(diffs)
+	v.Ours["a"], v.Ours["b"] = fmt.Sprintf("%.3f", ma), fmt.Sprintf("%.3f", mb)
+	v.Ours["diff"] = ciText(d)
+	v.Result = fmt.Sprintf("%s's %s against %s's %s over %d methods: %.3f against %.3f, difference %s (95 %% bootstrap over the methods). By method: %s",
+		s.title, c.Metric, o.title, c.MetricB, len(methods), ma, mb, ciText(d), strings.Join(parts, "; "))
+	v.Rule = fmt.Sprintf("holds when the difference's interval lies %s 0; in part when only its mean does", c.Expect)
+	if c.Expect == "below" {
+		v.Outcome = pick(d.Hi < 0, d.Estimate < 0)
+	} else {
+		v.Outcome = pick(d.Lo > 0, d.Estimate > 0)
+	}
 }
