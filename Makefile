@@ -64,11 +64,16 @@ test-cluster: deps-cluster build
 	FAITHLAB_CLI=$(abspath $(BIN)/faithlab-cli) $(GO) test -tags cluster -count=1 -p 1 -timeout 20m -run '^TestReal' -v ./cmd/faithlab-cli ./core/campaign
 
 # reproduce runs every seed paper's reproduction at its quick size into
-# reproduce/NAME (a killed one resumes) and prints each claim's verdict;
-# each REPORT.md sets our numbers beside the paper's.
+# reproduce/NAME (a killed one resumes), each REPORT.md setting our numbers
+# beside the paper's, and compares each claim's verdict with the one
+# recorded in core/reproduce/testdata/NAME-quick.verdicts: a difference is
+# a change in the science (or in the GEMM kernel's rounding, on a
+# borderline claim), for a person to look at.
 reproduce: build
-	for r in $$($(BIN)/faithlab-cli reproduce --list | grep -v '^ ' | cut -d' ' -f1); do \
-		$(BIN)/faithlab-cli reproduce $$r --size quick --out reproduce/$$r --quiet || exit 1; done
+	@for r in $$($(BIN)/faithlab-cli reproduce --list | grep -v '^ ' | cut -d' ' -f1); do \
+		$(BIN)/faithlab-cli reproduce $$r --size quick --out reproduce/$$r --quiet > reproduce-$$r.verdicts || exit 1; \
+		mv reproduce-$$r.verdicts reproduce/$$r/verdicts; cat reproduce/$$r/verdicts; \
+		diff core/reproduce/testdata/$$r-quick.verdicts reproduce/$$r/verdicts || echo "$$r: verdicts differ from the recorded ones"; done
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./core/...
