@@ -135,3 +135,26 @@ func TestGOARSyntheticQuickVerdicts(t *testing.T) {
 	ran := runSize(t, "goar-synthetic", "quick")
 	golden(t, "goar-synthetic-quick.verdicts", verdictLines(ran.Verdicts))
 }
+
+// A report folder of another reproduction or size is refused before any
+// work, naming the folder; a size the reproduction lacks is refused too.
+func TestRunRefusesAnotherFolderAndSize(t *testing.T) {
+	r, err := Get("goar-synthetic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if err := os.WriteFile(filepath.Join(out, "campaign.yaml"), []byte(r.Sizes["paper"].Spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(context.Background(), r, Options{Size: "smoke", Out: out, Kernel: kern()})
+	if err == nil || !strings.Contains(err.Error(), "holds another campaign") || !strings.Contains(err.Error(), out) {
+		t.Errorf("another size's folder: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "run")); err == nil {
+		t.Error("a run folder was made")
+	}
+	if _, err := Run(context.Background(), r, Options{Size: "huge", Out: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "no size \"huge\"") {
+		t.Errorf("unknown size: %v", err)
+	}
+}
