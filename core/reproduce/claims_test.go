@@ -161,6 +161,12 @@ func TestPostCountsAndTVFit(t *testing.T) {
 	if !strings.HasPrefix(v.Ours["r2:0.1"], "1.00 ") || !strings.HasPrefix(v.Ours["r2:0.3"], "0.25 ") || v.Outcome != InPart {
 		t.Errorf("R² %q and %q, %s; want 1.00, 0.25, holds in part (%s)", v.Ours["r2:0.1"], v.Ours["r2:0.3"], v.Outcome, v.Result)
 	}
+	// The same fit the other way round (smoother masks, worse accuracy)
+	// is not the paper's association.
+	tv = map[string][]float64{"a": {10, 10}, "b": {20, 20}, "c": {30, 30}}
+	if v := decide(t, mk(0), tv1); !strings.HasPrefix(v.Ours["r2:0.1"], "1.00 ") || !strings.HasSuffix(v.Ours["r2:0.1"], "slope −") || v.Outcome != DoesNotHold {
+		t.Errorf("falling with TV: R² %q, %s; want 1.00 with a negative slope, does not hold", v.Ours["r2:0.1"], v.Outcome)
+	}
 }
 
 func TestMissingSettingIsNotEvaluated(t *testing.T) {
