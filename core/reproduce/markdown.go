@@ -12,7 +12,8 @@ type RunInfo struct {
 	ID                    string // the campaign's run id
 	Done, Failed, Missing int    // tasks
 	Manifest              string // versions, machine, start and end (campaign.Results.State)
-	Seconds               float64
+	Seconds               float64 // this call's wall time
+	TaskSeconds           float64 // the finished tasks' time, over every call that ran them
 }
 
 // Markdown is a reproduction's REPORT.md: the verdicts in a table, then
@@ -24,8 +25,8 @@ func Markdown(r *Reproduction, run RunInfo, vs []Verdict) string {
 	fmt.Fprintf(&b, "# Reproduction %s: %s\n\n", r.Name, r.Title)
 	fmt.Fprintf(&b, "Paper: %s.\n\n", oneLine(r.Paper))
 	fmt.Fprintf(&b, "Size **%s**: %s\n\n", run.Size, oneLine(r.Sizes[run.Size].Scaled))
-	fmt.Fprintf(&b, "Run %s in `%s`: %d tasks done, %d failed, %d not run; %.0f s in this call. %s.\n\n",
-		run.ID, run.Dir, run.Done, run.Failed, run.Missing, run.Seconds, run.Manifest)
+	fmt.Fprintf(&b, "Run %s in `%s`: %d tasks done (%.0f s of task time), %d failed, %d not run; %.0f s in this call. %s.\n\n",
+		run.ID, run.Dir, run.Done, run.TaskSeconds, run.Failed, run.Missing, run.Seconds, run.Manifest)
 	b.WriteString("## Verdicts\n\n| claim | source | verdict | ours |\n|---|---|---|---|\n")
 	for _, v := range vs {
 		fmt.Fprintf(&b, "| %s | %s | **%s** | %s |\n", v.Claim.ID, cell(v.Claim.Source), v.Outcome, cell(headline(v)))

@@ -121,6 +121,9 @@ func Run(ctx context.Context, r *Reproduction, o Options) (Ran, error) {
 	}
 	info := RunInfo{Size: size, Dir: ran.Dir, ID: res.ID(), Done: len(st.Done), Failed: len(st.Failed), Missing: len(st.Missing),
 		Manifest: res.State(), Seconds: ran.Elapsed.Seconds()}
+	for _, rec := range st.Done {
+		info.TaskSeconds += rec.Seconds
+	}
 	md := Markdown(r, info, out.Verdicts)
 	return out, data.WriteFileAtomic(out.Report, []byte(md))
 }
