@@ -61,30 +61,31 @@ func Markdown(r *Reproduction, run RunInfo, vs []Verdict) string {
 	return b.String()
 }
 
-// headline is the verdict's figure for the table: the check's main one.
+// headline is the verdict's figure for the table: its check's main one.
 func headline(v Verdict) string {
-	for _, k := range []string{"rho", "pairs", "count"} {
-		if s, ok := v.Ours[k]; ok {
-			switch k {
-			case "rho":
-				return "ρ " + s
-			case "pairs":
-				return s + " pairs as claimed"
-			}
-			return s + " comparisons improved"
-		}
-	}
-	var parts []string
-	for _, n := range v.Claim.Paper {
-		if s := v.Ours[numberKey(n)]; s != "" && n.Key != "" {
-			parts = append(parts, s)
-		}
-	}
-	if len(parts) > 0 {
-		return "R² " + strings.Join(parts, ", ")
-	}
 	if v.Outcome == NotEvaluated {
 		return v.Result
+	}
+	o := v.Ours
+	switch v.Claim.Check.Kind {
+	case "order":
+		return "ρ " + o["rho"] + "; " + o["apart"] + " pairs told apart"
+	case "versus":
+		return o["pairs"] + " pairs as claimed"
+	case "post":
+		return o["count"] + " comparisons improved"
+	case "tv":
+		var parts []string
+		for _, n := range v.Claim.Paper {
+			if s := o[n.Key]; strings.HasPrefix(n.Key, "r2:") && s != "" {
+				parts = append(parts, strings.TrimPrefix(n.Key, "r2:")+": "+s)
+			}
+		}
+		return "R² " + strings.Join(parts, "; ")
+	case "truth":
+		return "r higher in " + o["lead"] + " comparisons, " + o["apart"] + " beyond the noise"
+	case "scores":
+		return o["a"] + " against " + o["b"] + ", difference " + o["diff"]
 	}
 	return ""
 }

@@ -164,6 +164,7 @@ func (e evaluator) truth(c Check, s selected, v *Verdict) {
 		}
 	}
 	v.Ours["lead"] = fmt.Sprintf("%d of %d", lead, total)
+	v.Ours["apart"] = fmt.Sprintf("%d", above)
 	v.Result = fmt.Sprintf("Pearson's r across %d methods between each setting's headline score, higher is better (%s's %s), and ground-truth agreement, with the 95 %% bootstrap interval over the test inputs (and seeds) of the difference: %s",
 		len(kept), s.title, self.metric.Name, strings.Join(parts, "; "))
 	v.Rule = "holds when the difference's interval lies above 0 for every measure and every other setting; in part when the correlation is higher for some; not when for none"
