@@ -8,10 +8,10 @@ import (
 // RunInfo is what the report says of the run behind its verdicts.
 type RunInfo struct {
 	Size                  string
-	Dir                   string // the run folder
-	ID                    string // the campaign's run id
-	Done, Failed, Missing int    // tasks
-	Manifest              string // versions, machine, start and end (campaign.Results.State)
+	Dir                   string  // the run folder
+	ID                    string  // the campaign's run id
+	Done, Failed, Missing int     // tasks
+	Manifest              string  // versions, machine, start and end (campaign.Results.State)
 	Seconds               float64 // this call's wall time
 	TaskSeconds           float64 // the finished tasks' time, over every call that ran them
 }
