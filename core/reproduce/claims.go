@@ -145,8 +145,12 @@ func Evaluate(claims []Claim, recs []store.Record, d report.Diagnostics) []Verdi
 			}
 		}
 		e.numbers(c, sel, &v)
-		if n := weakRuns(d.Weak, sel); n > 0 && v.Outcome != NotEvaluated {
+		n := weakRuns(d.Weak, sel)
+		switch {
+		case n > 0 && v.Outcome != NotEvaluated:
 			v.Result += fmt.Sprintf(" Warning: %d of the setting's runs retrained models that learned little (nearer chance than the explained model): their scores, and this verdict, say little.", n)
+		case v.Outcome == DoesNotHold && retrains(sel):
+			v.Result += " Checked: every retrained model of the setting learned (none stayed nearer chance than the explained model), so the verdict is not one of models that learned nothing."
 		}
 		out[i] = v
 	}
@@ -163,6 +167,17 @@ func weakRuns(ws []report.Weak, s selected) int {
 		}
 	}
 	return n
+}
+
+// retrains says whether the setting's protocol retrains models (its
+// results record the explained model's accuracy beside chance).
+func retrains(s selected) bool {
+	for _, r := range s.recs {
+		if r.Result.Base > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 type evaluator struct {
