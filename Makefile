@@ -10,7 +10,7 @@ PKGS_APT := libopenblas0-pthread dataset-fashion-mnist python3-sklearn python3-t
 PKGS_CLUSTER := slurm-wlm munge openssh-server
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps deps-cluster build run test test-cluster bench bench-compare bench-campaigns screenshots shipped-model package fuzz lint clean prior
+.PHONY: deps deps-cluster build run test test-cluster reproduce bench bench-compare bench-campaigns screenshots shipped-model package fuzz lint clean prior
 
 # deps installs the Debian packages the build and the tests need; it does
 # nothing when they are all present.
@@ -62,6 +62,18 @@ test: deps
 test-cluster: deps-cluster build
 	$(GO) vet -tags cluster ./cmd/faithlab-cli ./core/campaign ./internal/...
 	FAITHLAB_CLI=$(abspath $(BIN)/faithlab-cli) $(GO) test -tags cluster -count=1 -p 1 -timeout 20m -run '^TestReal' -v ./cmd/faithlab-cli ./core/campaign
+
+# reproduce runs every seed paper's reproduction at its quick size into
+# reproduce/NAME (a killed one resumes), each REPORT.md setting our numbers
+# beside the paper's, and compares each claim's verdict with the one
+# recorded in core/reproduce/testdata/NAME-quick.verdicts: a difference is
+# a change in the science (or in the GEMM kernel's rounding, on a
+# borderline claim), for a person to look at.
+reproduce: build
+	@for r in $$($(BIN)/faithlab-cli reproduce --list | grep -v '^ ' | cut -d' ' -f1); do \
+		$(BIN)/faithlab-cli reproduce $$r --size quick --out reproduce/$$r --quiet > reproduce-$$r.verdicts || exit 1; \
+		mv reproduce-$$r.verdicts reproduce/$$r/verdicts; cat reproduce/$$r/verdicts; \
+		diff core/reproduce/testdata/$$r-quick.verdicts reproduce/$$r/verdicts || echo "$$r: verdicts differ from the recorded ones"; done
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./core/...

@@ -37,6 +37,7 @@ type Library struct {
 	selMD    string
 	onOpen   func(tab int)
 	openPath func(path string) // opens a model file as what it is (Workbench.OpenPath)
+	repro    *Reproduce        // "Reproduce a paper…", made when first asked for
 	content  fyne.CanvasObject
 }
 
@@ -96,7 +97,8 @@ func newLibrary(s *State) *Library {
 		container.NewHBox(widget.NewLabelWithStyle("Models", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), refresh),
 		container.NewVBox(widget.NewSeparator(), l.mdDetail, container.NewHBox(openMD)), nil, nil, l.mdList)
 	split := container.NewHSplit(dsPane, mdPane)
-	l.content = container.NewBorder(container.NewVBox(l.current, widget.NewSeparator()), nil, nil, nil, split)
+	reproduceBtn := widget.NewButton("Reproduce a paper…", l.showReproduce)
+	l.content = container.NewBorder(container.NewVBox(container.NewBorder(nil, nil, nil, reproduceBtn, l.current), widget.NewSeparator()), nil, nil, nil, split)
 	s.OnData(l.Refresh)
 	s.OnModel(l.Refresh)
 	l.Refresh()

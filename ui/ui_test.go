@@ -610,3 +610,32 @@ func TestCountdownBetweenEstimates(t *testing.T) {
 		t.Errorf("a new estimate: %q", got)
 	}
 }
+
+// The Library's "Reproduce a paper…" runs a reproduction in the
+// background into the workbench's folder and shows its report.
+func TestReproduceAPaperShowsItsReport(t *testing.T) {
+	wb, loop, root := newTestWorkbench(t)
+	var r *Reproduce
+	loop.run(func() {
+		wb.Library.showReproduce()
+		r = wb.Library.repro
+		if len(r.pick.Options) < 3 || !slices.Contains(r.pick.Options, "goar-synthetic") {
+			t.Errorf("reproductions offered: %v", r.pick.Options)
+		}
+		r.pick.SetSelected("goar-synthetic")
+		r.size.SetSelected("smoke")
+		if !strings.Contains(r.about.Text, "GOAR Fig. 5") || !strings.Contains(r.report.String(), "No report yet") {
+			t.Errorf("before the run: %q, %q", r.about.Text, r.report.String())
+		}
+		r.Run()
+	})
+	loop.waitFor(t, "the reproduction", func() bool { return !r.running })
+	loop.run(func() {
+		if md := r.report.String(); !strings.Contains(md, "goar-orders-lambda") || !strings.Contains(md, "holds") {
+			t.Errorf("report shown: %.300q", md)
+		}
+	})
+	if _, err := os.Stat(filepath.Join(root, "reproduce", "goar-synthetic-smoke", "REPORT.md")); err != nil {
+		t.Error(err)
+	}
+}

@@ -31,6 +31,7 @@ func commands() []command {
 		{"attribute", "compute attribution maps for a model on a dataset and save them as .npy", runAttribute},
 		{"evaluate", "evaluate attribution methods of a trained model under any protocols (removal, GOAR, FUD …): a one-command campaign", runEvaluate},
 		{"run", "run (or resume) the campaign a spec file describes; --shard I/N runs one part of it", runCampaign},
+		{"reproduce", "run a seed paper's central experiment and report, claim by claim, whether its result holds here (--list: which)", runReproduce},
 		{"status", "what a campaign's run folder holds: tasks done, failed and to run", runStatus},
 		{"export", "write a run's tidy CSV and, with --figures, its figures (PNG, SVG, PDF)", runExportResults},
 		{"merge", "join the run folders of a campaign's shards into one", runMerge},

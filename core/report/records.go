@@ -97,6 +97,12 @@ func (c *campaign) setting(r store.Record) string {
 	return r.Protocol
 }
 
+// SettingOf returns what names a record's protocol setting in recs the
+// way the report's tables, rankings and intervals do ("GOAR",
+// "GOAR (no_projection, prior=auto)"): reproductions find their settings
+// by it.
+func SettingOf(recs []store.Record) func(store.Record) string { return newCampaign(recs).setting }
+
 // switchedOn names the parameters the protocol draws side by side
 // (Metric.Beside) that a configuration turns on.
 func switchedOn(info protocol.Info, cfg map[string]any) string {

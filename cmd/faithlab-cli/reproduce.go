@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"faithlab/core/job"
+	"faithlab/core/reproduce"
+)
+
+// runReproduce is `faithlab-cli reproduce NAME [--size quick] [--out DIR]`
+// and `faithlab-cli reproduce --list`.
+func runReproduce(ctx context.Context, args []string) error {
+	fs := newFlags("reproduce", "NAME", "run a seed paper's central experiment and write a report that sets our results beside the paper's, claim by claim (holds, holds in part, does not hold); --list names them")
+	list := fs.Bool("list", false, "list the reproductions, their papers and sizes, and run nothing")
+	size := fs.String("size", "quick", "size: smoke (seconds), quick (minutes on 2 cores) or paper (the paper's scale where the data is here)")
+	out := fs.String("out", "", "report folder (default reproduce-NAME-SIZE); the same command again resumes it")
+	figures := fs.String("figures", "png", "figure formats drawn into OUT/figures (png, svg, pdf; \"\": none)")
+	quiet := fs.Bool("quiet", false, "print only task ends, not progress")
+	var pos []string
+	for rest := args; len(rest) > 0; {
+		if err := fs.Parse(rest); err != nil {
+			return err
+		}
+		if rest = fs.Args(); len(rest) > 0 {
+			pos, rest = append(pos, rest[0]), rest[1:]
+		}
+	}
+	if *list {
+		all, err := reproduce.List()
+		if err != nil {
+			return err
+		}
+		for _, r := range all {
+			fmt.Printf("%s — %s\n  %s\n", r.Name, r.Title, r.Paper)
+			for _, s := range reproduce.Sizes {
+				fmt.Printf("  %-6s %s\n", s, r.Sizes[s].Scaled)
+			}
+		}
+		return nil
+	}
+	if len(pos) != 1 {
+		return usageError(fs, fmt.Sprintf("want one reproduction's name (faithlab-cli reproduce --list names them), got %d arguments", len(pos)))
+	}
+	name := pos[0]
+	r, err := reproduce.Get(name)
+	if err != nil {
+		return err
+	}
+	if *out == "" {
+		*out = fmt.Sprintf("reproduce-%s-%s", name, *size)
+	}
+	var formats []string
+	if *figures != "" {
+		formats = strings.Split(*figures, ",")
+	}
+	events := make(chan job.Event)
+	printed := make(chan struct{})
+	go func() {
+		newProgress(os.Stderr, *quiet).show(events)
+		close(printed)
+	}()
+	ran, err := reproduce.Run(ctx, r, reproduce.Options{Size: *size, Out: *out, Kernel: kernel(), Events: events, Figures: formats})
+	<-printed
+	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintf(os.Stderr, "stopped; finished tasks are kept in %s: run the same command again to resume\n", *out)
+		}
+		return err
+	}
+	for _, v := range ran.Verdicts {
+		fmt.Printf("%s: %s\n", v.Claim.ID, v.Outcome)
+	}
+	fmt.Fprintf(os.Stderr, "reproduction %s (%s): %.0f s; report in %s\n", name, *size, ran.Elapsed.Seconds(), ran.Report)
+	if ran.Failed > 0 {
+		return fmt.Errorf("%d task(s) failed: see faithlab-cli status %s/run", ran.Failed, *out)
+	}
+	return nil
+}

@@ -1,0 +1,440 @@
+package reproduce
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"faithlab/core/protocol"
+	"faithlab/core/report"
+	"faithlab/core/stats"
+	"faithlab/core/store"
+)
+
+// Outcome is a claim's verdict.
+type Outcome string
+
+// The verdicts.
+const (
+	Holds        Outcome = "holds"
+	InPart       Outcome = "holds in part"
+	DoesNotHold  Outcome = "does not hold"
+	NotEvaluated Outcome = "not evaluated"
+)
+
+// Check says how a claim is decided on a run. Kind is one of:
+//
+//   - order: Spearman's ρ between the methods' parameter Param (v_λ's
+//     lambda) and the setting's headline score oriented so that higher is
+//     better, with a bootstrap interval over the test inputs (all methods
+//     resampled on the same inputs). Expect increasing: holds when the
+//     interval lies above 0, in part when only ρ does. Expect flat: does
+//     not hold when the interval excludes 0; in part when it does not but
+//     some pair of methods is told apart (paired bootstrap, Holm);
+//     holds when no pair is.
+//   - versus: every method of A against every method of B under the
+//     setting's headline score, by the run's paired comparisons (Holm at
+//     5 %). Expect above (A better) or below (A worse): holds when every
+//     pair is told apart that way, in part when some are, not when none
+//     is. "*" in A stands for every method that is not a random control.
+//     With Metric, another score than the headline: paired bootstraps of
+//     its per-input values, Holm-corrected over the claim's pairs.
+//   - post: the DPI paper's Table 2 — over the (method, rate) points of
+//     the Plain maps and of each of Posts, how often the post-processed
+//     maps reach the better Curve value; the share's 95 % Wilson interval
+//     decides: holds when it lies above one half, in part when only the
+//     share does.
+//   - tv: the DPI paper's Table 3 — R² of Curve on the masks' total
+//     variation over the Plain maps at each rate, with a bootstrap
+//     interval over the points; holds when every rate's R² reaches
+//     MinR2, in part when some do.
+//   - truth: GOAR's Table 1 — Pearson's r across the methods between
+//     each setting's headline score, oriented so that higher is better
+//     (the "performance drop"), and each ground-truth agreement measure of
+//     Truths (the GroundTruth protocol's FA … RC); the Setting's r less
+//     each of Others' r with a bootstrap interval over the methods. Holds
+//     when every interval lies above 0, in part when some difference
+//     does, not when none does.
+//   - scores: the Setting's Metric against the MetricB of Others[0], a
+//     method at a time (their mean over seeds), for measures of a
+//     protocol rather than of a method (FUD's Tables 2 to 4: how far its
+//     samples lie from the data, how smooth its curves are). The mean
+//     difference over the methods both ran, with a bootstrap interval over
+//     the methods: expect below or above; holds when the interval lies
+//     on that side of 0, in part when only the mean does.
+type Check struct {
+	Kind    string           `yaml:"kind"`
+	Setting map[string]any   `yaml:"setting"` // protocol: NAME, and the parameters its configuration must have
+	Param   string           `yaml:"param"`
+	Expect  string           `yaml:"expect"`
+	A       []string         `yaml:"a"`
+	B       []string         `yaml:"b"`
+	Plain   string           `yaml:"plain"` // the post-processing methods are named under ("": none)
+	Posts   []string         `yaml:"posts"`
+	Curve   string           `yaml:"curve"`
+	MinR2   float64          `yaml:"min_r2"`
+	Metric  string           `yaml:"metric"`   // versus: a score other than the headline
+	Others  []map[string]any `yaml:"others"`   // truth: the settings the Setting is set against
+	Truths  []string         `yaml:"truths"`   // truth: the ground-truth agreement measures
+	MetricB string           `yaml:"metric_b"` // scores: the score of Others[0] set against Metric
+}
+
+func (c Check) validate() error {
+	if _, ok := c.Setting["protocol"].(string); !ok {
+		return fmt.Errorf("check needs setting: {protocol: NAME, …}")
+	}
+	want := map[string][]string{"order": {"increasing", "flat"}, "versus": {"above", "below"}, "post": {""}, "tv": {""}, "truth": {""}, "scores": {"above", "below"}}
+	exp, ok := want[c.Kind]
+	switch {
+	case !ok:
+		return fmt.Errorf("unknown check %q (order, versus, post, tv, truth, scores)", c.Kind)
+	case !slices.Contains(exp, c.Expect):
+		return fmt.Errorf("check %s: expect %q: want one of %q", c.Kind, c.Expect, exp)
+	case c.Kind == "order" && c.Param == "":
+		return fmt.Errorf("check order needs param")
+	case c.Kind == "versus" && (len(c.A) == 0 || len(c.B) == 0):
+		return fmt.Errorf("check versus needs a and b")
+	case c.Kind == "post" && (len(c.Posts) == 0 || c.Curve == ""):
+		return fmt.Errorf("check post needs posts and curve")
+	case c.Kind == "tv" && (c.Curve == "" || !(c.MinR2 > 0 && c.MinR2 < 1)):
+		return fmt.Errorf("check tv needs curve and min_r2 in (0, 1)")
+	case c.Kind == "scores" && (len(c.Others) != 1 || c.Metric == "" || c.MetricB == ""):
+		return fmt.Errorf("check scores needs metric, one of others and metric_b")
+	case c.Kind == "truth" && (len(c.Others) == 0 || len(c.Truths) == 0):
+		return fmt.Errorf("check truth needs others and truths")
+	}
+	return nil
+}
+
+// Verdict is a claim decided on a run.
+type Verdict struct {
+	Claim   Claim
+	Outcome Outcome
+	Setting string            // the protocol setting, as the run's report names it
+	Result  string            // our result in words, with the interval behind the verdict
+	Rule    string            // the rule that decided it
+	Ours    map[string]string // the check's figures by key, for the paper's numbers
+}
+
+// Evaluate decides each claim on a run's finished records and their
+// diagnostics.
+func Evaluate(claims []Claim, recs []store.Record, d report.Diagnostics) []Verdict {
+	e := evaluator{recs: recs, conf: d.Confidence, setting: report.SettingOf(recs)}
+	out := make([]Verdict, len(claims))
+	for i, c := range claims {
+		v := Verdict{Claim: c, Ours: map[string]string{}}
+		sel, err := e.selectSetting(c.Check.Setting)
+		if err != nil {
+			v.Outcome, v.Result = NotEvaluated, err.Error()
+		} else {
+			v.Setting = sel.title
+			switch c.Check.Kind {
+			case "order":
+				e.order(c.Check, sel, &v)
+			case "versus":
+				e.versus(c.Check, sel, &v)
+			case "post":
+				e.post(c.Check, sel, &v)
+			case "tv":
+				e.tv(c.Check, sel, &v)
+			case "truth":
+				e.truth(c.Check, sel, &v)
+			case "scores":
+				e.scores(c.Check, sel, &v)
+			}
+		}
+		e.numbers(c, sel, &v)
+		n := weakRuns(d.Weak, sel)
+		switch {
+		case n > 0 && v.Outcome != NotEvaluated:
+			v.Result += fmt.Sprintf(" Warning: %d of the setting's runs retrained models that learned little (nearer chance than the explained model): their scores, and this verdict, say little.", n)
+		case v.Outcome == DoesNotHold && retrains(sel):
+			v.Result += " Checked: every retrained model of the setting learned (none stayed nearer chance than the explained model), so the verdict is not one of models that learned nothing."
+		}
+		out[i] = v
+	}
+	return out
+}
+
+// weakRuns counts the setting's (method, curve) runs whose retrained
+// models learned little (report.Weak).
+func weakRuns(ws []report.Weak, s selected) int {
+	n := 0
+	for _, w := range ws {
+		if w.Dataset == s.dataset && w.Protocol == s.title {
+			n++
+		}
+	}
+	return n
+}
+
+// retrains says whether the setting's protocol retrains models (its
+// results record the explained model's accuracy beside chance).
+func retrains(s selected) bool {
+	for _, r := range s.recs {
+		if r.Result.Base > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+type evaluator struct {
+	recs    []store.Record
+	conf    report.Confidence
+	setting func(store.Record) string
+}
+
+// selected is one protocol setting's records on one dataset.
+type selected struct {
+	dataset, title string
+	recs           []store.Record
+}
+
+// selectSetting finds the one setting whose records match sel: the
+// protocol's name and each parameter's value in the records' configuration.
+func (e evaluator) selectSetting(sel map[string]any) (selected, error) {
+	name, _ := sel["protocol"].(string)
+	var s selected
+	for _, r := range e.recs {
+		if ds, ok := sel["dataset"].(string); ok && r.Dataset != ds {
+			continue
+		}
+		if r.Result == nil || !strings.EqualFold(r.Protocol, name) || !configHas(r.Result.Config, sel) {
+			continue
+		}
+		key := r.Dataset + "\x00" + e.setting(r)
+		if s.recs != nil && key != s.dataset+"\x00"+s.title {
+			return s, fmt.Errorf("the run has more than one setting matching %v (%s and %s): the claim must say which", sel, s.title, e.setting(r))
+		}
+		s.dataset, s.title = r.Dataset, e.setting(r)
+		s.recs = append(s.recs, r)
+	}
+	if s.recs == nil {
+		return s, fmt.Errorf("the run has no results of %s", describeSel(sel))
+	}
+	return s, nil
+}
+
+func configHas(cfg map[string]any, sel map[string]any) bool {
+	for k, want := range sel {
+		if k == "protocol" || k == "dataset" {
+			continue
+		}
+		got, ok := cfg[k]
+		if !ok {
+			if want == false {
+				continue
+			}
+			return false
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			return false
+		}
+	}
+	return true
+}
+
+func describeSel(sel map[string]any) string {
+	var parts []string
+	for _, k := range slices.Sorted(func(yield func(string) bool) {
+		for k := range sel {
+			if k != "protocol" && !yield(k) {
+				return
+			}
+		}
+	}) {
+		parts = append(parts, fmt.Sprintf("%s=%v", k, sel[k]))
+	}
+	name := fmt.Sprint(sel["protocol"])
+	if len(parts) == 0 {
+		return name
+	}
+	return name + " (" + strings.Join(parts, ", ") + ")"
+}
+
+// ranking is the setting's ranking, or a verdict of not evaluated.
+func (e evaluator) ranking(s selected, v *Verdict) (report.Ranking, bool) {
+	r, ok := e.conf.Ranking(s.dataset, s.title)
+	if !ok {
+		v.Outcome, v.Result = NotEvaluated, fmt.Sprintf("%s keeps no per-input values of a headline score to rank by", s.title)
+	}
+	return r, ok
+}
+
+// labelParts splits a method label ("vlambda{lambda=0.5}+square") into
+// its name, parameters and post-processing.
+func labelParts(label string) (name string, params map[string]string, post string) {
+	rest := label
+	params = map[string]string{}
+	if i := strings.Index(label, "{"); i >= 0 {
+		if j := strings.LastIndex(label, "}"); j > i {
+			for _, kv := range strings.Split(label[i+1:j], ",") {
+				k, val, _ := strings.Cut(kv, "=")
+				params[k] = val
+			}
+			rest = label[:i] + label[j+1:]
+		}
+	}
+	name, post, _ = strings.Cut(rest, "+")
+	return name, params, post
+}
+
+// matches says whether the claim's method name names the label: NAME, or
+// NAME{K=V,…} for a label with those parameters among its own, either with
+// +POST; without it the label's post-processing must be plain.
+func matches(claimName, label, plain string) bool {
+	name, params, post := labelParts(label)
+	want, wantParams, wantPost := labelParts(claimName)
+	if !strings.Contains(claimName, "+") {
+		wantPost = plain
+	}
+	for k, v := range wantParams { // the parameters the claim names, whatever others the label has
+		if params[k] != v {
+			return false
+		}
+	}
+	return name == want && post == wantPost
+}
+
+func isControl(label string) bool {
+	name, _, _ := labelParts(label)
+	return strings.Contains(name, "random")
+}
+
+func oriented(x float64, b protocol.Better) float64 {
+	if b == protocol.Lower {
+		return -x
+	}
+	return x
+}
+
+// bootSeed seeds a check's own bootstrap from what it measures, as the
+// report's intervals are seeded.
+func bootSeed(parts ...string) uint64 {
+	var h uint64 = 14695981039346656037
+	for _, p := range parts {
+		for i := 0; i < len(p); i++ {
+			h = (h ^ uint64(p[i])) * 1099511628211
+		}
+		h = (h ^ 0) * 1099511628211
+	}
+	return h
+}
+
+// spearman0 is Spearman's ρ, 0 where a side is constant (no order at all).
+func spearman0(x, y []float64) float64 {
+	r := stats.Spearman(x, y)
+	if math.IsNaN(r) {
+		return 0
+	}
+	return r
+}
+
+func pick(all, some bool) Outcome {
+	switch {
+	case all:
+		return Holds
+	case some:
+		return InPart
+	}
+	return DoesNotHold
+}
+
+// percentileCI is the 95 % percentile interval of replicates.
+func percentileCI(reps []float64) (lo, hi float64) {
+	reps = slices.DeleteFunc(slices.Clone(reps), math.IsNaN)
+	if len(reps) == 0 {
+		return math.NaN(), math.NaN()
+	}
+	slices.Sort(reps)
+	at := func(p float64) float64 { return reps[min(len(reps)-1, int(math.Floor(p*float64(len(reps)-1)+0.5)))] }
+	return at(0.025), at(0.975)
+}
+
+func ciText(iv stats.Interval) string {
+	if math.IsNaN(iv.Lo) {
+		return fmt.Sprintf("%.3f", iv.Estimate)
+	}
+	return fmt.Sprintf("%.3f [%.3f, %.3f]", iv.Estimate, iv.Lo, iv.Hi)
+}
+
+func betterWord(b protocol.Better) string {
+	if b == protocol.Lower {
+		return "lower"
+	}
+	return "higher"
+}
+
+// pText words a p-value ("< 0.001" below its resolution).
+func pText(p float64) string {
+	if p < 0.001 {
+		return "< 0.001"
+	}
+	return fmt.Sprintf("%.3g", p)
+}
+
+// numbers fills in, for the paper's numbers that name a curve point, our
+// value of it: the mean over seeds of the method's curve at that x.
+func (e evaluator) numbers(c Claim, s selected, v *Verdict) {
+	for _, n := range c.Paper {
+		if (n.Curve == "" && n.Metric == "") || n.Method == "" {
+			continue
+		}
+		var ys []float64
+		for _, r := range s.recs {
+			if !matches(n.Method, label(r), c.Check.Plain) {
+				continue
+			}
+			for _, sc := range r.Result.Scalars {
+				if n.Metric != "" && sc.Name == n.Metric {
+					ys = append(ys, sc.Value)
+				}
+			}
+			for _, cv := range r.Result.Curves {
+				if cv.Name != n.Curve {
+					continue
+				}
+				for j, x := range cv.X {
+					if math.Abs(x-n.At) < 1e-9 {
+						ys = append(ys, cv.Y[j])
+					}
+				}
+			}
+		}
+		if len(ys) > 0 {
+			var sum float64
+			for _, y := range ys {
+				sum += y
+			}
+			y := sum / float64(len(ys))
+			v.Ours[numberKey(n)] = fmt.Sprintf("%.4f", y)
+			if n.Scale != 0 {
+				v.Ours[numberKey(n)] += fmt.Sprintf(" (×%g: %.2f)", n.Scale, n.Scale*y)
+			}
+		}
+	}
+}
+
+// label is the record's method as the report names it (report's methodName).
+func label(r store.Record) string {
+	if r.Post != "" {
+		return r.Method + "+" + r.Post
+	}
+	return r.Method
+}
+
+// numberKey is where a paper's number finds ours in Verdict.Ours.
+func numberKey(n Number) string {
+	if n.Key != "" {
+		return n.Key
+	}
+	if n.Metric != "" {
+		return fmt.Sprintf("score:%s:%s", n.Method, n.Metric)
+	}
+	if n.Curve == "" {
+		return ""
+	}
+	return fmt.Sprintf("curve:%s:%s:%g", n.Method, n.Curve, n.At)
+}

@@ -1,0 +1,265 @@
+package reproduce
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"faithlab/core/protocol"
+	"faithlab/core/report"
+	"faithlab/core/spec"
+	"faithlab/core/store"
+	"faithlab/resources"
+)
+
+// roarRec is a hand-made ROAR record: per-input correctness (1 right, 0
+// wrong) behind its mean accuracy, and its accuracy and mask-TV curves at
+// the rates.
+func roarRec(method, post string, correct []float64, rates, acc, tv []float64) store.Record {
+	var sum float64
+	vals := make([]float32, len(correct))
+	for i, c := range correct {
+		sum += c
+		vals[i] = float32(c)
+	}
+	mean := sum / float64(len(correct))
+	res := &protocol.Result{Protocol: "ROAR", Method: method,
+		Config: map[string]any{"keep": false, "rank": "magnitude", "rates": rates, "reference": "zero"},
+		Curves: []protocol.Curve{
+			{Name: "accuracy", X: rates, Y: acc},
+			{Name: "mask_tv", X: rates, Y: tv},
+		},
+		Scalars: []protocol.Scalar{{Name: "mean_accuracy", Better: protocol.Lower, Value: mean}},
+		Units:   protocol.Units{N: len(correct), Names: []string{"mean_accuracy"}, Values: [][]float32{vals}},
+	}
+	return store.Record{Task: method + "+" + post, Dataset: "toy", Method: method, Post: post, Protocol: "ROAR", Seed: 1, Result: res}
+}
+
+// correct is n inputs of which the first k are classified right.
+func correct(n, k int) []float64 {
+	v := make([]float64, n)
+	for i := range k {
+		v[i] = 1
+	}
+	return v
+}
+
+// lambdaRun is a ROAR run of v_λ for λ = 0, 0.5, 1 whose accuracies (right
+// of 200) are ks.
+func lambdaRun(ks ...int) []store.Record {
+	var recs []store.Record
+	for i, l := range []string{"0", "0.5", "1"} {
+		a := float64(ks[i]) / 200
+		recs = append(recs, roarRec("vlambda{lambda="+l+"}", "", correct(200, ks[i]), []float64{0.5}, []float64{a}, []float64{10}))
+	}
+	return recs
+}
+
+func decide(t *testing.T, recs []store.Record, c Check) Verdict {
+	t.Helper()
+	if err := c.validate(); err != nil {
+		t.Fatal(err)
+	}
+	vs := Evaluate([]Claim{{ID: "c", Quote: "q", Source: "s", Check: c}}, recs, report.Diagnose(recs))
+	return vs[0]
+}
+
+func TestOrderVerdicts(t *testing.T) {
+	inc := Check{Kind: "order", Setting: map[string]any{"protocol": "roar"}, Param: "lambda", Expect: "increasing"}
+	flat := inc
+	flat.Expect = "flat"
+	for _, tc := range []struct {
+		name string
+		ks   []int
+		c    Check
+		want Outcome
+	}{
+		// ROAR: lower accuracy is better, so a score rising with λ is an accuracy falling with it.
+		{"clearly ordered", []int{180, 100, 20}, inc, Holds},
+		{"ordered within the noise", []int{102, 101, 100}, inc, InPart},
+		{"ordered the other way", []int{20, 100, 180}, inc, DoesNotHold},
+		{"all the same", []int{150, 150, 150}, flat, Holds},
+		{"apart but not ordered", []int{100, 180, 100}, flat, InPart},
+		{"ordered, so not flat", []int{180, 100, 20}, flat, DoesNotHold},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := decide(t, lambdaRun(tc.ks...), tc.c)
+			if v.Outcome != tc.want {
+				t.Errorf("%v: %s, want %s (%s)", tc.ks, v.Outcome, tc.want, v.Result)
+			}
+		})
+	}
+}
+
+func TestVersusVerdicts(t *testing.T) {
+	run := func(grad, ig, random int) []store.Record {
+		return []store.Record{
+			roarRec("gradient", "", correct(200, grad), []float64{0.5}, []float64{0}, []float64{1}),
+			roarRec("ig", "", correct(200, ig), []float64{0.5}, []float64{0}, []float64{1}),
+			roarRec("random", "", correct(200, random), []float64{0.5}, []float64{0}, []float64{1}),
+		}
+	}
+	below := Check{Kind: "versus", Setting: map[string]any{"protocol": "roar"}, A: []string{"*"}, B: []string{"random"}, Expect: "below"}
+	for _, tc := range []struct {
+		name          string
+		grad, ig, rnd int
+		want          Outcome
+		wantPairs     string
+	}{
+		{"every method below random", 190, 185, 100, Holds, "2 of 2"},
+		{"one of two", 190, 101, 100, InPart, "1 of 2"},
+		{"every method above random", 20, 30, 100, DoesNotHold, "0 of 2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := decide(t, run(tc.grad, tc.ig, tc.rnd), below)
+			if v.Outcome != tc.want || v.Ours["pairs"] != tc.wantPairs {
+				t.Errorf("%s with %s pairs, want %s with %s (%s)", v.Outcome, v.Ours["pairs"], tc.want, tc.wantPairs, v.Result)
+			}
+		})
+	}
+}
+
+// TestPostCountsAndTVFit checks Table 2's count and Table 3's R² on
+// curves solved by hand: three methods at two rates, the filtered maps'
+// accuracy lower (better) at wins of the six points; accuracy exactly
+// linear in TV at 0.1, unrelated to it at 0.3.
+func TestPostCountsAndTVFit(t *testing.T) {
+	rates := []float64{0.1, 0.3}
+	plainAcc := map[string][]float64{"a": {0.9, 0.8}, "b": {0.7, 0.6}, "c": {0.5, 0.7}}
+	tv := map[string][]float64{"a": {30, 10}, "b": {20, 20}, "c": {10, 30}}
+	mk := func(wins int) []store.Record {
+		var recs []store.Record
+		k := 0
+		for _, m := range []string{"a", "b", "c"} {
+			recs = append(recs, roarRec(m, "square", correct(10, 5), rates, plainAcc[m], tv[m]))
+			f := make([]float64, 2)
+			for j := range f {
+				f[j] = plainAcc[m][j] + 0.05
+				if k < wins {
+					f[j] = plainAcc[m][j] - 0.05
+				}
+				k++
+			}
+			recs = append(recs, roarRec(m, "square,gaussian:1", correct(10, 5), rates, f, []float64{5, 5}))
+		}
+		return recs
+	}
+	post := Check{Kind: "post", Setting: map[string]any{"protocol": "roar"}, Plain: "square", Posts: []string{"square,gaussian:1"}, Curve: "accuracy"}
+	for wins, want := range map[int]Outcome{6: Holds, 4: InPart, 2: DoesNotHold} {
+		v := decide(t, mk(wins), post)
+		if v.Outcome != want || v.Ours["count"] != fmt.Sprintf("%d/6", wins) {
+			t.Errorf("%d wins: %s, %s; want %s", wins, v.Outcome, v.Ours["count"], want)
+		}
+	}
+	tv1 := Check{Kind: "tv", Setting: map[string]any{"protocol": "roar"}, Plain: "square", Curve: "accuracy", MinR2: 0.5}
+	v := decide(t, mk(0), tv1)
+	// At 0.1 the accuracies 0.9, 0.7, 0.5 lie on a line in TV 30, 20, 10:
+	// R² 1. At 0.3 (0.8, 0.6, 0.7 against 10, 20, 30: r = −½) R² is 0.25.
+	if !strings.HasPrefix(v.Ours["r2:0.1"], "1.00 ") || !strings.HasPrefix(v.Ours["r2:0.3"], "0.25 ") || v.Outcome != InPart {
+		t.Errorf("R² %q and %q, %s; want 1.00, 0.25, holds in part (%s)", v.Ours["r2:0.1"], v.Ours["r2:0.3"], v.Outcome, v.Result)
+	}
+	// The same fit the other way round (smoother masks, worse accuracy)
+	// is not the paper's association.
+	tv = map[string][]float64{"a": {10, 10}, "b": {20, 20}, "c": {30, 30}}
+	if v := decide(t, mk(0), tv1); !strings.HasPrefix(v.Ours["r2:0.1"], "1.00 ") || !strings.HasSuffix(v.Ours["r2:0.1"], "slope −") || v.Outcome != DoesNotHold {
+		t.Errorf("falling with TV: R² %q, %s; want 1.00 with a negative slope, does not hold", v.Ours["r2:0.1"], v.Outcome)
+	}
+}
+
+func TestMissingSettingIsNotEvaluated(t *testing.T) {
+	v := decide(t, lambdaRun(1, 2, 3), Check{Kind: "order", Setting: map[string]any{"protocol": "goar"}, Param: "lambda", Expect: "increasing"})
+	if v.Outcome != NotEvaluated || !strings.Contains(v.Result, "no results of goar") {
+		t.Errorf("%s: %s", v.Outcome, v.Result)
+	}
+}
+
+// TestEveryReproductionParses reads every embedded reproduction and parses
+// each size's spec as the campaign runner would, beside the shipped model.
+func TestEveryReproductionParses(t *testing.T) {
+	all, err := List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) < 3 {
+		t.Fatalf("%d reproductions", len(all))
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, resources.ModelName), resources.Model(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range all {
+		for _, size := range Sizes {
+			if _, err := spec.Parse(filepath.Join(dir, r.Name+"-"+size+".yaml"), []byte(r.Sizes[size].Spec)); err != nil {
+				t.Errorf("%s %s: %v", r.Name, size, err)
+			}
+		}
+	}
+	if _, err := Get("no-such-paper"); err == nil || !strings.Contains(err.Error(), "goar-synthetic") {
+		t.Errorf("unknown name: %v", err)
+	}
+}
+
+// unitRec is a hand-made record of one scalar kept per input.
+func unitRec(proto, method, metric string, better protocol.Better, vals []float64) store.Record {
+	var sum float64
+	v32 := make([]float32, len(vals))
+	for i, x := range vals {
+		sum += x
+		v32[i] = float32(x)
+	}
+	res := &protocol.Result{Protocol: proto, Method: method, Config: map[string]any{},
+		Scalars: []protocol.Scalar{{Name: metric, Better: better, Value: sum / float64(len(vals))}},
+		Units:   protocol.Units{N: len(vals), Names: []string{metric}, Values: [][]float32{v32}}}
+	return store.Record{Task: proto + method, Dataset: "toy", Method: method, Protocol: proto, Seed: 1, Result: res}
+}
+
+// TestTruthVerdicts: four methods whose agreement with the truth falls
+// a, b, c, d; GOAR's area and Eval-X's accuracy (lower is better) follow
+// it, ignore it or run against it, each input's value spread around the
+// method's mean by draws of its own.
+func TestTruthVerdicts(t *testing.T) {
+	agree := map[string]float64{"a": 0.9, "b": 0.6, "c": 0.4, "d": 0.1}
+	noisy := func(base float64, seed uint64) []float64 { // 60 inputs of mean base, spread ±0.5
+		rng := rand.New(rand.NewPCG(seed, 1))
+		v := make([]float64, 60)
+		for i := 0; i < 60; i += 2 {
+			d := 0.5 * rng.Float64()
+			v[i], v[i+1] = base+d, base-d
+		}
+		return v
+	}
+	run := func(goar, evalx map[string]float64) []store.Record {
+		var recs []store.Record
+		for k, m := range []string{"a", "b", "c", "d"} {
+			recs = append(recs,
+				unitRec("GroundTruth", m, "fa", protocol.Higher, noisy(agree[m], uint64(k))),
+				unitRec("GOAR", m, "area", protocol.Higher, noisy(goar[m], uint64(10+k))),
+				unitRec("EvalX", m, "mean_accuracy", protocol.Lower, noisy(evalx[m], uint64(20+k))))
+		}
+		return recs
+	}
+	follows := agree                                                           // r = +1
+	loosely := map[string]float64{"a": 0.9, "b": 0.4, "c": 0.6, "d": 0.1}      // r ≈ +0.8
+	evalxFollows := map[string]float64{"a": 0.1, "b": 0.4, "c": 0.6, "d": 0.9} // low accuracy where agreement is high
+	evalxNearly := map[string]float64{"a": 0.1, "b": 0.45, "c": 0.55, "d": 0.9}
+	c := Check{Kind: "truth", Setting: map[string]any{"protocol": "goar"}, Others: []map[string]any{{"protocol": "evalx"}}, Truths: []string{"fa"}}
+	for _, tc := range []struct {
+		name        string
+		goar, evalx map[string]float64
+		want        Outcome
+	}{
+		{"GOAR follows, Eval-X runs against", follows, agree, Holds}, // high accuracy where agreement is high: r = −1
+		{"GOAR follows, Eval-X nearly", follows, evalxNearly, InPart},
+		{"GOAR loosely, Eval-X follows", loosely, evalxFollows, DoesNotHold},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := decide(t, run(tc.goar, tc.evalx), c)
+			if v.Outcome != tc.want {
+				t.Errorf("%s, want %s: %s", v.Outcome, tc.want, v.Result)
+			}
+		})
+	}
+}

@@ -1,0 +1,95 @@
+package reproduce
+
+import (
+	"fmt"
+	"strings"
+)
+
+// RunInfo is what the report says of the run behind its verdicts.
+type RunInfo struct {
+	Size                  string
+	Dir                   string  // the run folder
+	ID                    string  // the campaign's run id
+	Done, Failed, Missing int     // tasks
+	Manifest              string  // versions, machine, start and end (campaign.Results.State)
+	Seconds               float64 // this call's wall time
+	TaskSeconds           float64 // the finished tasks' time, over every call that ran them
+}
+
+// Markdown is a reproduction's REPORT.md: the verdicts in a table, then
+// claim by claim the paper's words and numbers beside ours, the verdict
+// and the rule and interval behind it; how the run was scaled down and
+// what data it lacks.
+func Markdown(r *Reproduction, run RunInfo, vs []Verdict) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Reproduction %s: %s\n\n", r.Name, r.Title)
+	fmt.Fprintf(&b, "Paper: %s.\n\n", oneLine(r.Paper))
+	fmt.Fprintf(&b, "Size **%s**: %s\n\n", run.Size, oneLine(r.Sizes[run.Size].Scaled))
+	fmt.Fprintf(&b, "Run %s in `%s`: %d tasks done (%.0f s of task time), %d failed, %d not run; %.0f s in this call. %s.\n\n",
+		run.ID, run.Dir, run.Done, run.TaskSeconds, run.Failed, run.Missing, run.Seconds, run.Manifest)
+	b.WriteString("## Verdicts\n\n| claim | source | verdict | ours |\n|---|---|---|---|\n")
+	for _, v := range vs {
+		fmt.Fprintf(&b, "| %s | %s | **%s** | %s |\n", v.Claim.ID, cell(v.Claim.Source), v.Outcome, cell(headline(v)))
+	}
+	b.WriteString("\n")
+	for _, v := range vs {
+		c := v.Claim
+		fmt.Fprintf(&b, "## %s — %s\n\n", c.ID, v.Outcome)
+		fmt.Fprintf(&b, "> %s\n\n(%s)\n\n", oneLine(c.Quote), oneLine(c.Source))
+		if len(c.Paper) > 0 {
+			b.WriteString("| | paper | ours |\n|---|---|---|\n")
+			for _, n := range c.Paper {
+				ours := v.Ours[numberKey(n)]
+				if ours == "" {
+					ours = "—"
+				}
+				fmt.Fprintf(&b, "| %s | %s | %s |\n", cell(n.What), cell(n.Value), cell(ours))
+			}
+			b.WriteString("\n")
+		}
+		if v.Setting != "" {
+			fmt.Fprintf(&b, "Setting: %s. ", v.Setting)
+		}
+		fmt.Fprintf(&b, "Ours: %s\n\n", oneLine(v.Result))
+		if v.Rule != "" {
+			fmt.Fprintf(&b, "Rule: %s.\n\n", v.Rule)
+		}
+	}
+	if r.Data != "" {
+		fmt.Fprintf(&b, "## Data this machine lacks\n\n%s\n", strings.TrimSpace(r.Data))
+	}
+	return b.String()
+}
+
+// headline is the verdict's figure for the table: its check's main one.
+func headline(v Verdict) string {
+	if v.Outcome == NotEvaluated {
+		return v.Result
+	}
+	o := v.Ours
+	switch v.Claim.Check.Kind {
+	case "order":
+		return "ρ " + o["rho"] + "; " + o["apart"] + " pairs told apart"
+	case "versus":
+		return o["pairs"] + " pairs as claimed"
+	case "post":
+		return o["count"] + " comparisons improved"
+	case "tv":
+		var parts []string
+		for _, n := range v.Claim.Paper {
+			if s := o[n.Key]; strings.HasPrefix(n.Key, "r2:") && s != "" {
+				parts = append(parts, strings.TrimPrefix(n.Key, "r2:")+": "+s)
+			}
+		}
+		return "R² " + strings.Join(parts, "; ")
+	case "truth":
+		return "r higher in " + o["lead"] + " comparisons, " + o["apart"] + " beyond the noise"
+	case "scores":
+		return o["a"] + " against " + o["b"] + ", difference " + o["diff"]
+	}
+	return ""
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func cell(s string) string { return strings.NewReplacer("|", "\\|").Replace(oneLine(s)) }

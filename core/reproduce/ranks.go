@@ -1,0 +1,245 @@
+package reproduce
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"faithlab/core/protocol"
+	"faithlab/core/report"
+	"faithlab/core/stats"
+)
+
+// order decides an order check (Check).
+func (e evaluator) order(c Check, s selected, v *Verdict) {
+	r, ok := e.ranking(s, v)
+	if !ok {
+		return
+	}
+	type pt struct {
+		x     float64
+		label string
+	}
+	var pts []pt
+	for _, m := range r.Methods {
+		_, params, post := labelParts(m.Method)
+		x, err := strconv.ParseFloat(params[c.Param], 64)
+		if err == nil && post == c.Plain {
+			pts = append(pts, pt{x, m.Method})
+		}
+	}
+	if len(pts) < 3 {
+		v.Outcome, v.Result = NotEvaluated, fmt.Sprintf("%s ranks %d methods with a parameter %s: an order needs three", s.title, len(pts), c.Param)
+		return
+	}
+	slices.SortFunc(pts, func(a, b pt) int { return cmp.Compare(a.x, b.x) })
+	xs := make([]float64, len(pts))
+	series := make([][][]float64, len(pts))
+	means := make([]float64, len(pts))
+	var parts []string
+	for i, p := range pts {
+		xs[i] = p.x
+		series[i] = [][]float64{r.Values[p.label]}
+		for _, m := range r.Methods {
+			if m.Method == p.label {
+				means[i] = oriented(m.CI.Estimate, r.Better)
+				parts = append(parts, fmt.Sprintf("%s=%g: %s", c.Param, p.x, ciText(m.CI)))
+			}
+		}
+	}
+	rho := spearman0(xs, means)
+	var reps []float64
+	for _, rep := range (stats.Bootstrap{Seed: bootSeed(s.dataset, s.title, c.Param)}).Replicates(series) {
+		o := make([]float64, len(rep))
+		for i, x := range rep {
+			o[i] = oriented(x, r.Better)
+		}
+		reps = append(reps, spearman0(xs, o))
+	}
+	lo, hi := percentileCI(reps)
+	apart, pairs := 0, 0
+	for _, p := range r.Pairs {
+		if slices.ContainsFunc(pts, func(q pt) bool { return q.label == p.A }) && slices.ContainsFunc(pts, func(q pt) bool { return q.label == p.B }) {
+			pairs++
+			if p.Differ {
+				apart++
+			}
+		}
+	}
+	v.Ours["rho"] = fmt.Sprintf("%+.2f [%+.2f, %+.2f]", rho, lo, hi)
+	v.Ours["apart"] = fmt.Sprintf("%d of %d", apart, pairs)
+	v.Result = fmt.Sprintf("Spearman ρ of %s (%s, %s is better) with %s: %s; %d of %d pairs told apart. Scores: %s",
+		s.title, r.Metric, betterWord(r.Better), c.Param, v.Ours["rho"], apart, pairs, strings.Join(parts, "; "))
+	switch c.Expect {
+	case "increasing":
+		v.Rule = "holds when ρ's 95 % interval lies above 0; in part when only ρ does"
+		v.Outcome = pick(lo > 0, rho > 0)
+	case "flat":
+		v.Rule = "does not hold when ρ's 95 % interval excludes 0; in part when it includes 0 but some pair of methods is told apart; holds when no pair is"
+		switch {
+		case lo > 0 || hi < 0:
+			v.Outcome = DoesNotHold
+		case apart > 0:
+			v.Outcome = InPart
+		default:
+			v.Outcome = Holds
+		}
+	}
+}
+
+// versus decides a versus check (Check).
+func (e evaluator) versus(c Check, s selected, v *Verdict) {
+	r, ok := e.ranking(s, v)
+	if !ok {
+		return
+	}
+	resolve := func(names, other []string) []string {
+		var out []string
+		for _, m := range r.Methods {
+			for _, n := range names {
+				if n == "*" {
+					if !isControl(m.Method) && !slices.ContainsFunc(other, func(o string) bool { return matches(o, m.Method, c.Plain) }) {
+						_, _, post := labelParts(m.Method)
+						if post == c.Plain {
+							out = append(out, m.Method)
+						}
+					}
+				} else if matches(n, m.Method, c.Plain) {
+					out = append(out, m.Method)
+				}
+			}
+		}
+		return slices.Compact(out)
+	}
+	as, bs := resolve(c.A, c.B), resolve(c.B, c.A)
+	if len(as) == 0 || len(bs) == 0 {
+		v.Outcome, v.Result = NotEvaluated, fmt.Sprintf("%s ranks none of %s or none of %s", s.title, strings.Join(c.A, ", "), strings.Join(c.B, ", "))
+		return
+	}
+	want := c.Expect == "above"
+	metric, better, pairs, err := e.comparisons(c, s, r, as, bs)
+	if err != nil {
+		v.Outcome, v.Result = NotEvaluated, err.Error()
+		return
+	}
+	total, expected, opposite := len(pairs), 0, 0
+	var parts []string
+	for _, p := range pairs {
+		mark := "not told apart"
+		if p.differ {
+			if (oriented(p.diff.Estimate, better) > 0) == want {
+				expected++
+				mark = "told apart as claimed"
+			} else {
+				opposite++
+				mark = "told apart the other way"
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%s − %s: %s, Holm p %s (%s)", p.a, p.b, ciText(p.diff), pText(p.pHolm), mark))
+	}
+	v.Ours["pairs"] = fmt.Sprintf("%d of %d", expected, total)
+	v.Result = fmt.Sprintf("%s (%s, %s is better): %d of %d pairs told apart as claimed, %d the other way. %s",
+		s.title, metric, betterWord(better), expected, total, opposite, strings.Join(parts, "; "))
+	v.Rule = fmt.Sprintf("holds when every pair is told apart (paired bootstrap, Holm-corrected over the setting's pairs, 5 %%) with A %s B; in part when some are; not when none is", c.Expect)
+	if metric != r.Metric {
+		v.Rule = strings.Replace(v.Rule, "the setting's pairs", "the claim's pairs", 1)
+	}
+	if total == 0 {
+		v.Outcome = NotEvaluated
+		return
+	}
+	v.Outcome = pick(expected == total, expected > 0)
+}
+
+// comparison is a paired comparison of methods a and b: a − b.
+type comparison struct {
+	a, b   string
+	diff   stats.Interval
+	pHolm  float64
+	differ bool
+}
+
+// comparisons compares every a with every b: by the ranking's pairs for
+// its headline, or, for another Metric, by paired bootstraps of the
+// metric's per-input values (over seeds, then inputs), Holm over these
+// pairs.
+func (e evaluator) comparisons(c Check, s selected, r report.Ranking, as, bs []string) (string, protocol.Better, []comparison, error) {
+	var out []comparison
+	if c.Metric == "" || c.Metric == r.Metric {
+		for _, a := range as {
+			for _, b := range bs {
+				p, ok := pairBetween(r, a, b)
+				if a == b || !ok {
+					continue
+				}
+				d := p.Diff
+				if p.A != a { // the pair is ranked b above a: turn it into a − b
+					d = stats.Interval{Estimate: -d.Estimate, Lo: -d.Hi, Hi: -d.Lo, Units: d.Units, Groups: d.Groups}
+				}
+				out = append(out, comparison{a: a, b: b, diff: d, pHolm: p.PHolm, differ: p.Differ})
+			}
+		}
+		return r.Metric, r.Better, out, nil
+	}
+	rec := s.recs[0]
+	p, err := protocol.New(rec.Protocol, rec.Result.Config)
+	if err != nil {
+		return "", "", nil, err
+	}
+	var better protocol.Better
+	for _, m := range p.Info().Metrics {
+		if m.Name == c.Metric {
+			better = m.Better
+		}
+	}
+	if better == "" {
+		return "", "", nil, fmt.Errorf("%s has no score %q with a direction", s.title, c.Metric)
+	}
+	values := func(method string) [][]float64 {
+		var data [][]float64
+		for _, r := range s.recs { // one series per seed, in the records' order
+			if label(r) != method {
+				continue
+			}
+			if u := r.Result.Units.Of(c.Metric); u != nil {
+				row := make([]float64, len(u))
+				for i, x := range u {
+					row[i] = float64(x)
+				}
+				data = append(data, row)
+			}
+		}
+		return data
+	}
+	var ps []float64
+	for _, a := range as {
+		for _, b := range bs {
+			if a == b {
+				continue
+			}
+			va, vb := values(a), values(b)
+			if len(va) == 0 || len(vb) == 0 {
+				return "", "", nil, fmt.Errorf("%s keeps no per-input values of %s for %s and %s", s.title, c.Metric, a, b)
+			}
+			d, pv := (stats.Bootstrap{Seed: bootSeed(s.dataset, s.title, a, b, c.Metric)}).Diff(va, vb)
+			out = append(out, comparison{a: a, b: b, diff: d})
+			ps = append(ps, pv)
+		}
+	}
+	for i, ph := range stats.Holm(ps) {
+		out[i].pHolm, out[i].differ = ph, ph < report.Alpha
+	}
+	return c.Metric, better, out, nil
+}
+
+// pairBetween is the ranking's comparison of a and b, either way round.
+func pairBetween(r report.Ranking, a, b string) (report.Pair, bool) {
+	for _, p := range r.Pairs {
+		if (p.A == a && p.B == b) || (p.A == b && p.B == a) {
+			return p, true
+		}
+	}
+	return report.Pair{}, false
+}

@@ -1,0 +1,150 @@
+// Package reproduce runs a seed paper's central experiment and says, claim
+// by claim, whether Faithlab gets the paper's result. A reproduction is a
+// file in papers/ (embedded): the paper, its claims — each quoted with
+// its table or figure, the paper's numbers transcribed beside it, and the
+// check that decides it on our results — and a campaign spec per size
+// (smoke: seconds, for the tests; quick: minutes on 2 cores; paper: the
+// paper's scale where this machine has the data), each saying how it is
+// scaled down.
+//
+// Run writes the size's spec into the report folder, runs it there with
+// the campaign runner (so a killed reproduction resumes: run the same
+// command again), and writes the folder's REPORT.md beside the run's
+// tidy CSV and figures. A verdict is one of holds, holds in part, does not
+// hold — or not evaluated, where the run has no results for the claim —
+// decided by the rule its check states (see Check), with the interval
+// behind it: the run's bootstrap intervals and paired tests (package
+// report), or an interval of the check's own statistic under the same
+// seeded bootstrap. The rules are fixed before the run; nothing here is
+// tuned to match a paper.
+package reproduce
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+//go:embed papers/*.yaml
+var papers embed.FS
+
+// Sizes are the sizes every reproduction offers, smallest first.
+var Sizes = []string{"smoke", "quick", "paper"}
+
+// Reproduction is one paper's central experiment and claims.
+type Reproduction struct {
+	Name  string `yaml:"name"`
+	Title string `yaml:"title"`
+	Paper string `yaml:"paper"` // authors, title, venue
+	// Data names what the paper ran on that this experiment does not, and
+	// how to run it there.
+	Data   string          `yaml:"data"`
+	Sizes  map[string]Size `yaml:"sizes"`
+	Claims []Claim         `yaml:"claims"`
+}
+
+// Size is one scale of a reproduction's campaign.
+type Size struct {
+	Scaled string `yaml:"scaled"` // how the run differs from the paper's
+	Spec   string `yaml:"spec"`   // the campaign spec, with output: run
+}
+
+// Claim is one claim of the paper and how it is checked.
+type Claim struct {
+	ID     string   `yaml:"id"`
+	Quote  string   `yaml:"quote"`  // the paper's words
+	Source string   `yaml:"source"` // table or figure, section, page
+	Paper  []Number `yaml:"paper"`  // the paper's numbers, transcribed
+	Check  Check    `yaml:"check"`
+}
+
+// Number is one of the paper's numbers with what stands beside it from
+// our run: the check's own figure named Key, a curve's value (Method,
+// Curve, At) or a score (Method, Metric) in the claim's setting, the
+// last times Scale where the paper counts in other units (shown beside
+// ours, never in its place).
+type Number struct {
+	What   string  `yaml:"what"`
+	Value  string  `yaml:"value"`  // as the paper prints it
+	Key    string  `yaml:"key"`    // a figure the check computes (Verdict.Ours)
+	Method string  `yaml:"method"` // or: this method's …
+	Curve  string  `yaml:"curve"`  // … curve …
+	At     float64 `yaml:"at"`     // … at this x
+	Metric string  `yaml:"metric"` // … or score,
+	Scale  float64 `yaml:"scale"`  // … also shown times this
+}
+
+// List returns every reproduction, by name.
+func List() ([]*Reproduction, error) {
+	names, err := fs.Glob(papers, "papers/*.yaml")
+	if err != nil {
+		return nil, err
+	}
+	var out []*Reproduction
+	for _, n := range names {
+		r, err := load(n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b *Reproduction) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// Get returns the named reproduction.
+func Get(name string) (*Reproduction, error) {
+	all, err := List()
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, r := range all {
+		if r.Name == name {
+			return r, nil
+		}
+		names = append(names, r.Name)
+	}
+	return nil, fmt.Errorf("no reproduction %q: there are %s", name, strings.Join(names, ", "))
+}
+
+// load reads and checks one embedded reproduction file.
+func load(path string) (*Reproduction, error) {
+	b, err := papers.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r Reproduction
+	dec := yaml.NewDecoder(strings.NewReader(string(b)))
+	dec.KnownFields(true)
+	if err := dec.Decode(&r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if r.Name == "" || r.Title == "" || r.Paper == "" || len(r.Claims) == 0 {
+		return nil, fmt.Errorf("%s: a reproduction needs name, title, paper and claims", path)
+	}
+	for _, s := range Sizes {
+		sz, ok := r.Sizes[s]
+		if !ok || sz.Spec == "" || sz.Scaled == "" {
+			return nil, fmt.Errorf("%s: size %s needs scaled and spec", path, s)
+		}
+	}
+	for k := range r.Sizes {
+		if !slices.Contains(Sizes, k) {
+			return nil, fmt.Errorf("%s: unknown size %q (%s)", path, k, strings.Join(Sizes, ", "))
+		}
+	}
+	for i, c := range r.Claims {
+		if c.ID == "" || c.Quote == "" || c.Source == "" {
+			return nil, fmt.Errorf("%s: claims[%d] needs id, quote and source", path, i)
+		}
+		if err := c.Check.validate(); err != nil {
+			return nil, fmt.Errorf("%s: claim %s: %w", path, c.ID, err)
+		}
+	}
+	return &r, nil
+}

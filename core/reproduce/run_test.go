@@ -1,0 +1,160 @@
+package reproduce
+
+import (
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"faithlab/core/engine/gemm"
+	"faithlab/core/report"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// kern is the engine's fastest kernel here (OpenBLAS where it loads).
+func kern() gemm.Kernel {
+	k, _ := gemm.Best()
+	return k
+}
+
+// golden compares got with testdata/name, or writes it there with -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test -update writes it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from what the code writes now:\n--- want\n%s\n--- got\n%s", path, want, got)
+	}
+}
+
+// TestReportGolden writes the REPORT.md of a hand-made run: a ROAR of v_λ
+// that orders the λ, checked against both of goar-synthetic's kinds of
+// claim; every byte of the report is the code's (no engine, no clock).
+func TestReportGolden(t *testing.T) {
+	r, err := Get("goar-synthetic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := lambdaRun(180, 100, 20)
+	claims := []Claim{r.Claims[1], r.Claims[0]}
+	claims[1].Check.Setting = map[string]any{"protocol": "roar"} // GOAR's claim, asked of this ROAR
+	vs := Evaluate(claims, recs, report.Diagnose(recs))
+	md := Markdown(r, RunInfo{Size: "smoke", Dir: "run", ID: "hand-made", Done: 3, Manifest: "a hand-made run"}, vs)
+	golden(t, "hand-made.REPORT.md", md)
+}
+
+// verdictLines are a report's verdict table rows without the figures:
+// claim and verdict.
+func verdictLines(vs []Verdict) string {
+	var b strings.Builder
+	for _, v := range vs {
+		b.WriteString(v.Claim.ID + ": " + string(v.Outcome) + "\n")
+	}
+	return b.String()
+}
+
+// runSize runs a reproduction at a size in a temporary folder and checks
+// the report's structure: a verdict row and a section for every claim.
+func runSize(t *testing.T, name, size string) Ran {
+	t.Helper()
+	r, err := Get(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	ran, err := Run(context.Background(), r, Options{Size: size, Out: out, Kernel: kern()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ran.Failed > 0 {
+		t.Fatalf("%d tasks failed", ran.Failed)
+	}
+	md, err := os.ReadFile(ran.Report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range r.Claims {
+		if !strings.Contains(string(md), "| "+c.ID+" | ") || !strings.Contains(string(md), "## "+c.ID+" — ") {
+			t.Errorf("REPORT.md has no verdict row or section for %s", c.ID)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, "results.csv")); err != nil {
+		t.Error(err)
+	}
+	// Run again: the run folder resumes with nothing to do and the same verdicts.
+	again, err := Run(context.Background(), r, Options{Size: size, Out: out, Kernel: kern()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if verdictLines(again.Verdicts) != verdictLines(ran.Verdicts) {
+		t.Errorf("resumed run's verdicts differ:\n%s\nagainst\n%s", verdictLines(again.Verdicts), verdictLines(ran.Verdicts))
+	}
+	return ran
+}
+
+// TestSmokeReproductions runs every reproduction at its smoke size: the
+// pipeline from the spec to the report, claim by claim (the verdicts of a
+// smoke run mean nothing: its models barely train).
+func TestSmokeReproductions(t *testing.T) {
+	all, err := List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range all {
+		t.Run(r.Name, func(t *testing.T) {
+			if testing.Short() && r.Name != "goar-synthetic" {
+				t.Skip("image reproductions take tens of seconds")
+			}
+			runSize(t, r.Name, "smoke")
+		})
+	}
+}
+
+// TestGOARSyntheticQuickVerdicts runs goar-synthetic at its quick size
+// (under a minute) and checks its verdicts against the golden ones: a
+// regression in the science, not only in the code, changes them.
+func TestGOARSyntheticQuickVerdicts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("under a minute on 2 cores")
+	}
+	ran := runSize(t, "goar-synthetic", "quick")
+	golden(t, "goar-synthetic-quick.verdicts", verdictLines(ran.Verdicts))
+}
+
+// A report folder of another reproduction or size is refused before any
+// work, naming the folder; a size the reproduction lacks is refused too.
+func TestRunRefusesAnotherFolderAndSize(t *testing.T) {
+	r, err := Get("goar-synthetic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if err := os.WriteFile(filepath.Join(out, "campaign.yaml"), []byte(r.Sizes["paper"].Spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(context.Background(), r, Options{Size: "smoke", Out: out, Kernel: kern()})
+	if err == nil || !strings.Contains(err.Error(), "holds another campaign") || !strings.Contains(err.Error(), out) {
+		t.Errorf("another size's folder: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "run")); err == nil {
+		t.Error("a run folder was made")
+	}
+	if _, err := Run(context.Background(), r, Options{Size: "huge", Out: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "no size \"huge\"") {
+		t.Errorf("unknown size: %v", err)
+	}
+}
