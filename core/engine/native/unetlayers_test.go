@@ -188,6 +188,10 @@ func TestUNetGradientSameOnAnyCoreCount(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		close(t, "a sample's prediction alone and in a batch", alone, p1[i*784:(i+1)*784], 1e-6)
+		// Alone and in a batch the GEMMs have other shapes, which OpenBLAS
+		// blocks (and so sums) differently: float32 rounding through the
+		// U-Net's depth, 1.3e-6 with its Haswell kernels, under 1e-6 with
+		// SkylakeX's.
+		close(t, "a sample's prediction alone and in a batch", alone, p1[i*784:(i+1)*784], 5e-6)
 	}
 }
