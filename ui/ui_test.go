@@ -176,6 +176,11 @@ func TestWorkflowOpenTrainLaunchCancelResumeExport(t *testing.T) {
 		if d := diagnosticsText(wb.Results.diagTabs); !strings.Contains(d, "gmm | ROAR | accuracy | ") || !strings.Contains(d, "| R² |") {
 			t.Errorf("diagnostics tab: %q", d)
 		}
+		// Wide tables scroll inside their tab: Results fits a 1280-pixel
+		// screen (the diagnostics' tables once widened it to 1464).
+		if w := wb.Results.content.MinSize().Width; w > 1280 {
+			t.Errorf("Results needs %.0f pixels of width", w)
+		}
 		// The report card: a card per protocol with its verdict and its
 		// ranking with intervals.
 		var titles []string
