@@ -51,6 +51,7 @@ type Evaluate struct {
 	speeds     map[string]campaign.Speeds // measured here, by Campaign.SpeedsKey
 	sized      map[string]campaign.Size   // estimates made, by the spec without its name (sizeKey)
 	sizing     context.CancelFunc         // stops the estimate under way, which a newer edit replaces
+	checking   context.CancelFunc         // stops the look for a stopped run under way
 	launch     *widget.Button
 	stop       *widget.Button
 	overall    *widget.ProgressBar
@@ -390,7 +391,22 @@ func (e *Evaluate) Size() {
 	z, sized := e.sized[what] // a new name sizes nothing again
 	sized = sized && what != ""
 	edit := e.edits
+	// Whether Launch resumes a stopped run is a quick look at the run
+	// folder, told apart from the sizing, which measures speeds.
+	if e.checking != nil {
+		e.checking()
+	}
 	resumes := false
+	e.checking = e.s.Go("looking for a stopped run", func(ctx context.Context) error {
+		if r, err := campaign.Open(s.Output); err == nil && len(r.Records) > 0 {
+			resumes = len(r.Status().Missing) > 0
+		}
+		return ctx.Err()
+	}, func(err error) {
+		if err == nil && edit == e.edits && e.cancel == nil {
+			e.setLaunch(resumes)
+		}
+	})
 	if !sized {
 		e.size.SetText("sizing…")
 	}
@@ -398,9 +414,6 @@ func (e *Evaluate) Size() {
 		e.sizing()
 	}
 	e.sizing = e.s.Go("sizing the campaign", func(ctx context.Context) error {
-		if r, err := campaign.Open(s.Output); err == nil && len(r.Records) > 0 {
-			resumes = len(r.Status().Missing) > 0
-		}
 		if sized {
 			return nil
 		}
@@ -427,9 +440,6 @@ func (e *Evaluate) Size() {
 			return
 		}
 		e.size.SetText(z.String())
-		if e.cancel == nil {
-			e.setLaunch(resumes)
-		}
 	})
 }
 
