@@ -170,7 +170,7 @@ func (c *Campaign) Measure(ctx context.Context, kernel gemm.Kernel) (Size, error
 
 // Speeds measures this machine's speeds (MeasureSpeeds) with the
 // campaign's architecture (a model file's own) on its first dataset; a
-// TorchScript model's are zero. They depend only on SpeedsKey, so that a
+// TorchScript or ONNX model's are zero. They depend only on SpeedsKey, so that a
 // front end that estimates again after every edit of a campaign measures
 // once per key.
 func (c *Campaign) Speeds(ctx context.Context, kernel gemm.Kernel) (Speeds, error) {

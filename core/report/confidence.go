@@ -80,6 +80,10 @@ type RankedMethod struct {
 	Weak     bool           `json:"weak,omitempty"`
 }
 
+// candidate reports whether the method can be the best: its score is
+// defined and its retrained models learned.
+func (m RankedMethod) candidate() bool { return !m.Weak && !math.IsNaN(m.CI.Estimate) }
+
 // Pair is the paired comparison of two methods (A ranked above B).
 type Pair struct {
 	A         string         `json:"a"`
@@ -335,7 +339,7 @@ func rank(o ConfidenceOptions, g *group, methods []string, by map[string][]store
 	// learned) is told apart from the runner-up.
 	var top []int
 	for a, m := range r.Methods {
-		if !m.Weak && !math.IsNaN(m.CI.Estimate) {
+		if m.candidate() {
 			top = append(top, a)
 		}
 	}

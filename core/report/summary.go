@@ -145,7 +145,7 @@ func arrow(b protocol.Better) string {
 func learned(rk Ranking) int {
 	n := 0
 	for _, m := range rk.Methods {
-		if !m.Weak && !math.IsNaN(m.CI.Estimate) {
+		if m.candidate() {
 			n++
 		}
 	}
