@@ -341,7 +341,7 @@ func initLayer(l layer, rng *rand.Rand) {
 		}
 	}
 	switch l := l.(type) {
-	case *conv2d, *linear:
+	case *conv2d, *winoLayer, *linear:
 		ps := l.params()
 		uniform(*ps[0], ps...)
 	case *batchNorm:

@@ -54,6 +54,10 @@ func Sequential(arch string, shape []int, classes int, kern gemm.Kernel, layers 
 			if s.Out <= 0 || s.K <= 0 || s.Stride <= 0 || s.Pad < 0 {
 				return nil, fmt.Errorf("%s: convolution %s: %d channels, kernel %d, stride %d, padding %d", arch, s.Name, s.Out, s.K, s.Stride, s.Pad)
 			}
+			if !s.NoBias && winograd(in, s.Out, s.K, s.Stride, s.Pad) {
+				l = newWinoLayer(s.Name, in, s.Out, kern)
+				break
+			}
 			c := newConv2d(s.Name, in, s.Out, s.K, s.Stride, s.Pad, kern)
 			c.noBias = s.NoBias
 			l = c

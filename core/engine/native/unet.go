@@ -278,13 +278,13 @@ func newUNetNet(shape []int, kern gemm.Kernel) *unetNet {
 	l1 := u.d1.c2.out()
 	u.down1 = newConv2d("down1", l1, ch[1], 3, 2, 1, kern)
 	u.mid = newResBlock("mid", u.down1.out(), ch[2], 128, kern, s)
-	u.up1 = newWinoConv("up1", dims{l1.h, l1.w, ch[2]}, ch[1], kern, s)
+	u.up1 = newWinoConv("up1", dims{l1.h, l1.w, ch[2]}, ch[1], 1, kern, s)
 	u.upA = &upsample2{i: u.mid.c2.out(), pad: u.up1.padded()}
 	u.u1 = newResBlock("u1", dims{l1.h, l1.w, 2 * ch[1]}, ch[1], 128, kern, s)
-	u.up0 = newWinoConv("up0", dims{l0.h, l0.w, ch[1]}, ch[0], kern, s)
+	u.up0 = newWinoConv("up0", dims{l0.h, l0.w, ch[1]}, ch[0], 1, kern, s)
 	u.upB = &upsample2{i: u.u1.c2.out(), pad: u.up0.padded()}
 	u.u0 = newResBlock("u0", dims{l0.h, l0.w, 2 * ch[0]}, ch[0], 128, kern, s)
-	u.out = newWinoConv("out", u.u0.c2.out(), shape[0], kern, s)
+	u.out = newWinoConv("out", u.u0.c2.out(), shape[0], 1, kern, s)
 	u.outN = newGNSiLU("out_n", u.u0.c2.out(), u.out.padded(), 8)
 	return u
 }

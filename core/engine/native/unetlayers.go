@@ -212,11 +212,11 @@ type resBlock struct {
 
 func newResBlock(name string, in dims, cout, temb int, kern gemm.Kernel, scr *winoScratch) *resBlock {
 	r := &resBlock{}
-	r.c1 = newWinoConv(name+".c1", in, cout, kern, scr)
+	r.c1 = newWinoConv(name+".c1", in, cout, 1, kern, scr)
 	r.n1 = newGNSiLU(name+".n1", in, r.c1.padded(), 8)
 	r.t = newLinear(name+".t", temb, cout, kern)
 	o := r.c1.out()
-	r.c2 = newWinoConv(name+".c2", o, cout, kern, scr)
+	r.c2 = newWinoConv(name+".c2", o, cout, 1, kern, scr)
 	r.n2 = newGNSiLU(name+".n2", o, r.c2.padded(), 8)
 	if in.c != cout {
 		r.skip = newConv2d(name+".skip", in, cout, 1, 1, 0, kern)

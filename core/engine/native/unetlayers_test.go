@@ -41,7 +41,7 @@ func TestWinogradMatchesDirectConvolution(t *testing.T) {
 		in := dims{tc.h, tc.w, tc.cin}
 		const n = 3
 		ref := newConv2d("c", in, tc.cout, 3, 1, 1, gemm.Gonum{})
-		w := newWinoConv("c", in, tc.cout, gemm.Gonum{}, &winoScratch{})
+		w := newWinoConv("c", in, tc.cout, 1, gemm.Gonum{}, &winoScratch{})
 		copy(ref.w.Data, randBatch(1, len(ref.w.Data)))
 		copy(ref.b.Data, randBatch(2, len(ref.b.Data)))
 		copy(w.wt.Data, ref.w.Data)

@@ -27,21 +27,25 @@ func planes(buf *[]float32, nt, c int) (int, []float32) {
 	return stride, grow(buf, 16*stride)
 }
 
-// winoConv is torch.nn.Conv2d(cin, cout, 3, padding=1) computed with
+// winoConv is torch.nn.Conv2d(cin, cout, 3, padding=pad), pad 1 or 0, computed with
 // Winograd's minimal filtering F(2×2, 3×3) (Lavin & Gray 2016): each 2×2
 // output tile is Aᵀ[Σ_cin (G g Gᵀ) ⊙ (Bᵀ d B)]A over its 4×4 input tile d,
 // which is 16 GEMMs of (tiles × cin)·(cin × cout), one per tile position,
 // with 16 instead of 36 multiplications per output pair and channel pair.
 // The backward pass is the exact adjoint of that computation.
 //
-// Its input comes padded: each sample inside a zero frame of padded(), the
-// image at offset (1, 1), as the layers that feed it (gnSiLU, upsample2)
-// write it; its output and output gradient are plain channels-last, and its
-// input gradient is padded like its input.
+// With pad 1 its input comes padded: each sample inside a zero frame of
+// padded(), the image at offset (1, 1), as the layers that feed it (gnSiLU,
+// upsample2) write it; its output and output gradient are plain
+// channels-last, and its input gradient is padded like its input. With pad 0
+// (goar-cnn's c2) input and input gradient are plain channels-last too, and
+// the output's height and width must be even, so that the 4×4 input tiles
+// cover the input exactly.
 type winoConv struct {
 	nm      string
 	i       dims // input, without the frame
 	cout    int
+	pad     int
 	th, tw  int // tiles down and across: ⌈h/2⌉, ⌈w/2⌉
 	wt, b   engine.Param
 	kern    gemm.Kernel
@@ -52,16 +56,32 @@ type winoConv struct {
 	du, bsn []float32 // weight gradient in the transformed domain (16 planes of cout×cin, wplane apart); per-sample bias
 }
 
-func newWinoConv(name string, in dims, cout int, kern gemm.Kernel, scr *winoScratch) *winoConv {
-	return &winoConv{nm: name, i: in, cout: cout, th: (in.h + 1) / 2, tw: (in.w + 1) / 2, kern: kern, scr: scr,
+func newWinoConv(name string, in dims, cout, pad int, kern gemm.Kernel, scr *winoScratch) *winoConv {
+	oh, ow := in.h+2*pad-2, in.w+2*pad-2
+	return &winoConv{nm: name, i: in, cout: cout, pad: pad, th: (oh + 1) / 2, tw: (ow + 1) / 2, kern: kern, scr: scr,
 		wt: newParam(name+".weight", []int{cout, in.c, 3, 3}), b: newParam(name+".bias", []int{cout})}
 }
 
-func (l *winoConv) params() []*engine.Param { return []*engine.Param{&l.wt, &l.b} }
-func (l *winoConv) out() dims               { return dims{l.i.h, l.i.w, l.cout} }
+// winograd says whether a convolution of kernel k, stride and padding on
+// input in can run as a winoConv of padding 0: a 3×3 kernel, stride 1, an
+// output of even height and width, and channel counts that the vector
+// transforms take eight at a time. The choice depends on the shapes only,
+// never on the CPU, so that a network sums in the same order everywhere.
+func winograd(in dims, cout, k, stride, pad int) bool {
+	return k == 3 && stride == 1 && pad == 0 && in.h > 2 && in.w > 2 && in.h%2 == 0 && in.w%2 == 0 && in.c%8 == 0 && cout%8 == 0
+}
 
-// padded is the framed input layout: (2·th+2) × (2·tw+2) pixels of cin.
-func (l *winoConv) padded() dims { return dims{2*l.th + 2, 2*l.tw + 2, l.i.c} }
+func (l *winoConv) params() []*engine.Param { return []*engine.Param{&l.wt, &l.b} }
+func (l *winoConv) out() dims               { return dims{l.i.h + 2*l.pad - 2, l.i.w + 2*l.pad - 2, l.cout} }
+
+// padded is the input's layout: with pad 1 the framed (2·th+2) × (2·tw+2)
+// pixels of cin, with pad 0 the input itself.
+func (l *winoConv) padded() dims {
+	if l.pad == 0 {
+		return l.i
+	}
+	return dims{2*l.th + 2, 2*l.tw + 2, l.i.c}
+}
 
 // wplane is the stride of the planes of transformed weights (planeGap).
 func (l *winoConv) wplane() int { return l.i.c*l.cout + planeGap }
@@ -220,4 +240,33 @@ func (l *winoConv) backward(dy []float32, n int, needDX, paramGrad bool) []float
 		l.addWeightGrad(du)
 	}
 	return dxp
+}
+
+// winoLayer is a winoConv of padding 0 as a layer of a Net (goar-cnn's c2),
+// with a scratch of its own: its transformed weights are made again from the
+// weights at every forward pass, as an optimiser step may have changed them.
+type winoLayer struct {
+	*winoConv
+	scr winoScratch
+}
+
+func newWinoLayer(name string, in dims, cout int, kern gemm.Kernel) *winoLayer {
+	l := &winoLayer{}
+	l.winoConv = newWinoConv(name, in, cout, 0, kern, &l.scr)
+	return l
+}
+
+func (l *winoLayer) name() string { return l.nm }
+func (l *winoLayer) in() dims     { return l.i }
+
+func (l *winoLayer) clone(k gemm.Kernel) layer {
+	c := newWinoLayer(l.nm, l.i, l.cout, k)
+	copy(c.wt.Data, l.wt.Data)
+	copy(c.b.Data, l.b.Data)
+	return c
+}
+
+func (l *winoLayer) forward(x []float32, n int, _ bool) []float32 {
+	l.prepare()
+	return l.winoConv.forward(x, n, nil, nil)
 }
