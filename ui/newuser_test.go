@@ -628,3 +628,58 @@ func TestReplacedEstimateIsNoError(t *testing.T) {
 		}
 	})
 }
+
+// A file dialog takes a typed or pasted path — absolute, or relative to
+// the folder it shows — says why one will not do while staying open, and
+// closes on Escape with the focus in its path field.
+func TestFileDialogTakesATypedPathAndClosesOnEscape(t *testing.T) {
+	a := test.NewTempApp(t)
+	dir, elsewhere := t.TempDir(), t.TempDir()
+	w := test.NewTempWindow(t, widget.NewLabel(""))
+	w.Resize(fyne.NewSize(1000, 700))
+	s := newState(Config{Root: t.TempDir(), Prefs: a.Preferences(), Window: w})
+	var got []string
+	ask := func(mode pathMode) *escEntry {
+		s.askPath("t", mode, folderExport, dir, "x-results.csv", nil, func(p string) { got = append(got, p) })
+		f, ok := w.Canvas().Focused().(*escEntry)
+		if !ok {
+			t.Fatal("the path field does not have the focus")
+		}
+		return f
+	}
+
+	f := ask(saveFile)
+	if f.Text != filepath.Join(dir, "x-results.csv") || f.SelectedText() != f.Text {
+		t.Errorf("the field starts as %q (selected %q), want the whole suggested path selected", f.Text, f.SelectedText())
+	}
+	typed := filepath.Join(elsewhere, "typed.csv")
+	test.Type(f, typed) // replaces the selection, as typing does
+	f.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+	if len(got) != 1 || got[0] != typed {
+		t.Fatalf("Enter on a typed absolute path gave %q, want %q", got, typed)
+	}
+	if s.startFolder(folderExport, dir) != elsewhere {
+		t.Error("the typed path's folder is not remembered for the next export")
+	}
+	if w.Canvas().Overlays().Top() != nil {
+		t.Error("the dialog stays open after saving")
+	}
+
+	f = ask(saveFile)
+	f.SetText("no-such-folder/y.csv")
+	f.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+	if len(got) != 1 || w.Canvas().Overlays().Top() == nil {
+		t.Errorf("a path into a missing folder was taken (%q) or closed the dialog", got)
+	}
+	f.SetText("rel.csv") // relative: inside the folder shown
+	f.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+	if len(got) != 2 || got[1] != filepath.Join(dir, "rel.csv") {
+		t.Errorf("a relative path gave %q, want it inside %s", got, dir)
+	}
+
+	f = ask(openFile)
+	f.TypedKey(&fyne.KeyEvent{Name: fyne.KeyEscape})
+	if w.Canvas().Overlays().Top() != nil || len(got) != 2 {
+		t.Error("Escape in the path field left the dialog open or opened something")
+	}
+}

@@ -96,17 +96,7 @@ func newResults(s *State) *Results {
 	r.figure.FillMode = canvas.ImageFillContain
 	r.figure.SetMinSize(fyne.NewSize(420, 260))
 	open := widget.NewButtonWithIcon("Open run…", theme.FolderOpenIcon(), func() {
-		if w := s.cfg.Window; w != nil {
-			d := dialog.NewFolderOpen(func(u fyne.ListableURI, err error) {
-				if err == nil && u != nil {
-					s.usedFolder(folderRun, u.Path())
-					r.Open(u.Path(), false)
-				}
-			}, w)
-			locate(d, s.startFolder(folderRun, ""))
-			d.Resize(fyne.NewSize(900, 600))
-			d.Show()
-		}
+		s.askPath("Open a run folder", openDir, folderRun, s.startFolder(folderRun, ""), "", nil, func(p string) { r.Open(p, false) })
 	})
 	exportCSV := widget.NewButtonWithIcon("CSV…", theme.DocumentSaveIcon(), r.exportCSV)
 	exportFigs := widget.NewButtonWithIcon("All figures…", theme.DocumentSaveIcon(), r.exportFigures)
@@ -479,32 +469,18 @@ func (r *Results) exportCSV() {
 	if w == nil {
 		return
 	}
-	d := dialog.NewFileSave(func(wc fyne.URIWriteCloser, err error) {
+	run := r.run
+	r.s.askPath("Export the results CSV", saveFile, folderExport, r.s.startFolder(folderExport, run.Dir), run.Spec.Name+"-results.csv", nil, func(p string) {
+		b, err := run.CSV()
+		if err == nil {
+			err = os.WriteFile(p, b, 0o644)
+		}
 		if err != nil {
 			r.s.status.Error(fmt.Errorf("saving the CSV: %w", err))
 			return
 		}
-		if wc == nil {
-			return // cancelled
-		}
-		b, err := r.run.CSV()
-		if err == nil {
-			_, err = wc.Write(b)
-		}
-		if cerr := wc.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			r.s.status.Error(err)
-			return
-		}
-		r.s.usedFolder(folderExport, wc.URI().Path())
-		r.s.status.Info(fmt.Sprintf("wrote %s: all %d results of the run (the table's filter does not apply)", wc.URI().Path(), len(r.all)))
-	}, w)
-	d.SetFileName(r.run.Spec.Name + "-results.csv")
-	locate(d, r.s.startFolder(folderExport, r.run.Dir))
-	d.Resize(fyne.NewSize(900, 600))
-	d.Show()
+		r.s.status.Info(fmt.Sprintf("wrote %s: all %d results of the run (the table's filter does not apply)", p, len(r.all)))
+	})
 }
 
 // saveFigure asks where to save the figure on screen; the file name's
@@ -520,33 +496,24 @@ func (r *Results) saveFigure() {
 		return
 	}
 	fig := r.figs[i]
-	d := dialog.NewFileSave(func(wc fyne.URIWriteCloser, err error) {
+	r.s.askPath("Save the figure (.pdf, .svg or .png)", saveFile, folderExport, r.s.startFolder(folderExport, r.run.Dir), fig.Name+".pdf", nil, func(p string) {
+		format := strings.TrimPrefix(strings.ToLower(filepath.Ext(p)), ".")
+		if format != "png" && format != "svg" {
+			format = "pdf"
+		}
+		f, err := os.Create(p)
+		if err == nil {
+			err = report.Render(f, fig, format, 300)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
 		if err != nil {
 			r.s.status.Error(fmt.Errorf("saving the figure: %w", err))
 			return
 		}
-		if wc == nil {
-			return
-		}
-		format := strings.TrimPrefix(strings.ToLower(filepath.Ext(wc.URI().Path())), ".")
-		if format != "png" && format != "svg" {
-			format = "pdf"
-		}
-		err = report.Render(wc, fig, format, 300)
-		if cerr := wc.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			r.s.status.Error(err)
-			return
-		}
-		r.s.usedFolder(folderExport, wc.URI().Path())
-		r.s.status.Info(fmt.Sprintf("wrote %s (%s)", wc.URI().Path(), strings.ToUpper(format)))
-	}, w)
-	d.SetFileName(fig.Name + ".pdf")
-	locate(d, r.s.startFolder(folderExport, r.run.Dir))
-	d.Resize(fyne.NewSize(900, 600))
-	d.Show()
+		r.s.status.Info(fmt.Sprintf("wrote %s (%s)", p, strings.ToUpper(format)))
+	})
 }
 
 // exportFigures asks for a folder and writes every figure there as PNG,
@@ -560,12 +527,7 @@ func (r *Results) exportFigures() {
 	if w == nil {
 		return
 	}
-	d := dialog.NewFolderOpen(func(u fyne.ListableURI, err error) {
-		if err != nil || u == nil {
-			return
-		}
-		dir := u.Path()
-		r.s.usedFolder(folderExport, dir)
+	r.s.askPath("Export every figure (PNG, SVG and PDF) into a folder", openDir, folderExport, r.s.startFolder(folderExport, r.run.Dir), "", nil, func(dir string) {
 		write := func() { r.ExportFigures(dir, "png", "svg", "pdf") }
 		var clash []string
 		for _, f := range r.figs {
@@ -585,10 +547,7 @@ func (r *Results) exportFigures() {
 					write()
 				}
 			}, w)
-	}, w)
-	locate(d, r.s.startFolder(folderExport, r.run.Dir))
-	d.Resize(fyne.NewSize(900, 600))
-	d.Show()
+	})
 }
 
 // ExportFigures writes the figures into dir in the background.
