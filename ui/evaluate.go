@@ -419,6 +419,7 @@ func (e *Evaluate) Size() {
 		}
 		var err error
 		if !known {
+			e.s.waitQuiet(ctx, 90*time.Second)
 			sp, err = c.Speeds(ctx, e.s.cfg.Kernel)
 		}
 		if err == nil {

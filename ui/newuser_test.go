@@ -683,3 +683,28 @@ func TestFileDialogTakesATypedPathAndClosesOnEscape(t *testing.T) {
 		t.Error("Escape in the path field left the dialog open or opened something")
 	}
 }
+
+// The campaign's sizing measures this machine's speeds once the app's
+// other work has ended, not beside it (which measured the contention).
+func TestSpeedsWaitForTheAppsOtherWork(t *testing.T) {
+	test.NewTempApp(t)
+	loop := newUILoop(t)
+	s := newState(Config{Root: t.TempDir(), Do: loop.do})
+	release := make(chan struct{})
+	loop.run(func() {
+		s.Go("other work", func(context.Context) error { <-release; return nil }, nil)
+	})
+	measured := make(chan time.Time, 1)
+	s.Go("sizing", func(ctx context.Context) error {
+		s.waitQuiet(ctx, time.Minute)
+		measured <- time.Now()
+		return nil
+	}, nil)
+	time.Sleep(300 * time.Millisecond)
+	released := time.Now()
+	close(release)
+	if at := <-measured; at.Before(released) {
+		t.Errorf("the speeds were measured %v before the other work ended", released.Sub(at))
+	}
+	s.Wait()
+}

@@ -119,7 +119,7 @@ func newResults(s *State) *Results {
 		container.NewGridWithColumns(2, container.New(fixedWidth(150), r.figFind), container.New(fixedWidth(150), r.figSel))),
 		nil, nil, nil, container.NewStack(enlargeFig, r.figure))
 	r.cards = container.NewVBox(wrapped("Open a run to see how far to believe each protocol's ranking."))
-	r.tabs = container.NewAppTabs(container.NewTabItem("Table", r.table), container.NewTabItem("Report card", container.NewScroll(r.cards)),
+	r.tabs = container.NewAppTabs(container.NewTabItem("Table", r.table), container.NewTabItem("Report card", container.NewVScroll(r.cards)),
 		container.NewTabItem("Diagnostics", container.NewScroll(r.diag)))
 	split := container.NewHSplit(r.tabs, figs)
 	split.Offset = 0.55
