@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"fmt"
+	"image/color"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,8 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
 
 	"faithlab/core/campaign"
 	"faithlab/core/engine/gemm"
@@ -706,5 +709,63 @@ func TestSpeedsWaitForTheAppsOtherWork(t *testing.T) {
 	if at := <-measured; at.Before(released) {
 		t.Errorf("the speeds were measured %v before the other work ended", released.Sub(at))
 	}
+	s.Wait()
+}
+
+// The listed figures show as thumbnails, drawn in the background — small,
+// in the screen's colours, with the figure's lines on them — and kept for
+// the run.
+func TestFigureThumbnails(t *testing.T) {
+	test.NewTempApp(t)
+	loop := newUILoop(t)
+	w := test.NewTempWindow(t, widget.NewLabel(""))
+	w.Resize(fyne.NewSize(1280, 800))
+	s := newState(Config{Root: t.TempDir(), Window: w, Do: loop.do})
+	var r *Results
+	loop.run(func() {
+		r = newResults(s)
+		for _, name := range []string{"d_deletion_morf", "d_roar_accuracy"} {
+			p := plot.New()
+			line, _ := plotter.NewLine(plotter.XYs{{X: 0, Y: 1}, {X: 1, Y: 0}})
+			line.Color = color.NRGBA{R: 230, A: 255}
+			line.Width = vg.Points(4)
+			p.Add(line)
+			r.figs = append(r.figs, report.Figure{Name: name, Group: "ROAR", Kind: report.Curves, Plot: p})
+		}
+		r.run = &campaign.Results{Dir: t.TempDir()}
+		r.listFigures()
+		r.browseFigures()
+		if w.Canvas().Overlays().Top() == nil {
+			t.Fatal("no thumbnails shown")
+		}
+	})
+	s.Wait()
+	loop.run(func() {
+		if len(r.thumbs) != 2 {
+			t.Fatalf("%d thumbnails for 2 figures", len(r.thumbs))
+		}
+		for label, img := range r.thumbs {
+			b := img.Bounds()
+			if b.Dx() < 100 || b.Dx() > 400 {
+				t.Errorf("%s: thumbnail %d pixels wide", label, b.Dx())
+			}
+			red := 0
+			for y := b.Min.Y; y < b.Max.Y; y++ {
+				for x := b.Min.X; x < b.Max.X; x++ {
+					if c := color.NRGBAModel.Convert(img.At(x, y)).(color.NRGBA); c.R > 180 && c.G < 80 {
+						red++
+					}
+				}
+			}
+			if red < 50 {
+				t.Errorf("%s: the figure's line is not on its thumbnail (%d red pixels)", label, red)
+			}
+		}
+		first := r.thumbs[r.figSel.Options[0]]
+		r.browseFigures() // again: kept, not drawn anew
+		if r.thumbs[r.figSel.Options[0]] != first {
+			t.Error("the thumbnails were drawn again for the same run")
+		}
+	})
 	s.Wait()
 }

@@ -54,6 +54,8 @@ type Results struct {
 	sortCol  int
 	desc     bool
 	figs     []report.Figure
+	thumbs   map[string]image.Image // the figures' thumbnails by label, of the run in thumbsOf
+	thumbsOf string
 	onShow   func()
 	content  fyne.CanvasObject
 }
@@ -113,7 +115,8 @@ func newResults(s *State) *Results {
 		}
 	})
 	enlargeFig.Importance = widget.LowImportance
-	figs := container.NewBorder(container.NewBorder(nil, nil, widget.NewLabelWithStyle("Figures", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), saveFig,
+	browse := widget.NewButtonWithIcon("", theme.GridIcon(), r.browseFigures)
+	figs := container.NewBorder(container.NewBorder(nil, nil, widget.NewLabelWithStyle("Figures", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), container.NewHBox(browse, saveFig),
 		// At fixed widths: the entries' labels (protocol · kind · name)
 		// would widen the window past the screen.
 		container.NewGridWithColumns(2, container.New(fixedWidth(150), r.figFind), container.New(fixedWidth(150), r.figSel))),
