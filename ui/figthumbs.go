@@ -5,6 +5,7 @@ import (
 	"context"
 	"image"
 	"image/png"
+	"strings"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -53,23 +54,31 @@ func (r *Results) browseFigures() {
 	for k, l := range labels {
 		figs[k] = r.figs[r.figIndex(l)]
 	}
+	common := commonPrefix(figs)
 	var d *dialog.CustomDialog
 	grid := widget.NewGridWrap(func() int { return len(labels) },
 		func() fyne.CanvasObject {
 			img := canvas.NewImageFromImage(nil)
 			img.FillMode = canvas.ImageFillContain
 			img.SetMinSize(fyne.NewSize(240, 150))
-			l := widget.NewLabel("")
-			l.Truncation = fyne.TextTruncateEllipsis
-			l.SizeName = theme.SizeNameCaptionText
-			return container.NewVBox(img, l)
+			// Two lines: protocol and kind, then the name without what
+			// every name starts with (the dataset).
+			caption := func() *widget.Label {
+				l := widget.NewLabel("")
+				l.Truncation = fyne.TextTruncateEllipsis
+				l.SizeName = theme.SizeNameCaptionText
+				return l
+			}
+			return container.NewVBox(img, caption(), caption())
 		},
 		func(id widget.GridWrapItemID, o fyne.CanvasObject) {
 			c := o.(*fyne.Container)
 			img := c.Objects[0].(*canvas.Image)
 			img.Image = thumbs[labels[id]]
 			img.Refresh()
-			c.Objects[1].(*widget.Label).SetText(labels[id])
+			f := figs[id]
+			c.Objects[1].(*widget.Label).SetText(f.Group + " · " + f.Kind)
+			c.Objects[2].(*widget.Label).SetText(strings.TrimPrefix(f.Name, common))
 		})
 	grid.OnSelected = func(id widget.GridWrapItemID) {
 		r.figSel.SetSelected(labels[id])
@@ -96,4 +105,19 @@ func (r *Results) browseFigures() {
 	d.SetOnClosed(stop)
 	d.Resize(fyne.NewSize(1060, 680))
 	d.Show()
+}
+
+// commonPrefix is what every figure's name starts with, up to an
+// underscore: the dataset's name in a run of one dataset.
+func commonPrefix(figs []report.Figure) string {
+	if len(figs) < 2 {
+		return ""
+	}
+	p := figs[0].Name
+	for _, f := range figs[1:] {
+		for !strings.HasPrefix(f.Name, p) {
+			p = p[:len(p)-1]
+		}
+	}
+	return p[:strings.LastIndex(p, "_")+1]
 }

@@ -761,6 +761,9 @@ func TestFigureThumbnails(t *testing.T) {
 				t.Errorf("%s: the figure's line is not on its thumbnail (%d red pixels)", label, red)
 			}
 		}
+		if p := commonPrefix(r.figs); p != "d_" {
+			t.Errorf("the captions drop %q, want the dataset's d_", p)
+		}
 		first := r.thumbs[r.figSel.Options[0]]
 		r.browseFigures() // again: kept, not drawn anew
 		if r.thumbs[r.figSel.Options[0]] != first {
