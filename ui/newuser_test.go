@@ -699,7 +699,9 @@ func TestSpeedsWaitForTheAppsOtherWork(t *testing.T) {
 	})
 	measured := make(chan time.Time, 1)
 	s.Go("sizing", func(ctx context.Context) error {
-		s.waitQuiet(ctx, time.Minute)
+		if !s.waitQuiet(ctx, time.Minute) {
+			t.Error("the app was not quiet after its other work ended")
+		}
 		measured <- time.Now()
 		return nil
 	}, nil)
