@@ -33,8 +33,8 @@ func thumbnail(f report.Figure, ink report.Ink) (image.Image, error) {
 	return png.Decode(&buf)
 }
 
-// browseFigures shows the listed figures as thumbnails.
-func (r *Results) browseFigures() {
+// BrowseFigures shows the listed figures as thumbnails.
+func (r *Results) BrowseFigures() {
 	w := r.s.cfg.Window
 	if w == nil || r.run == nil || len(r.figSel.Options) == 0 {
 		return

@@ -736,7 +736,7 @@ func TestFigureThumbnails(t *testing.T) {
 		}
 		r.run = &campaign.Results{Dir: t.TempDir()}
 		r.listFigures()
-		r.browseFigures()
+		r.BrowseFigures()
 		if w.Canvas().Overlays().Top() == nil {
 			t.Fatal("no thumbnails shown")
 		}
@@ -767,7 +767,7 @@ func TestFigureThumbnails(t *testing.T) {
 			t.Errorf("the captions drop %q, want the dataset's d_", p)
 		}
 		first := r.thumbs[r.figSel.Options[0]]
-		r.browseFigures() // again: kept, not drawn anew
+		r.BrowseFigures() // again: kept, not drawn anew
 		if r.thumbs[r.figSel.Options[0]] != first {
 			t.Error("the thumbnails were drawn again for the same run")
 		}

@@ -100,7 +100,7 @@ func newResults(s *State) *Results {
 	open := widget.NewButtonWithIcon("Open run…", theme.FolderOpenIcon(), func() {
 		s.askPath("Open a run folder", openDir, folderRun, s.startFolder(folderRun, ""), "", nil, func(p string) { r.Open(p, false) })
 	})
-	exportCSV := widget.NewButtonWithIcon("CSV…", theme.DocumentSaveIcon(), r.exportCSV)
+	exportCSV := widget.NewButtonWithIcon("CSV…", theme.DocumentSaveIcon(), r.AskExportCSV)
 	exportFigs := widget.NewButtonWithIcon("All figures…", theme.DocumentSaveIcon(), r.exportFigures)
 	saveFig := widget.NewButtonWithIcon("Save figure…", theme.DocumentSaveIcon(), r.saveFigure)
 	top := container.NewVBox(
@@ -115,7 +115,7 @@ func newResults(s *State) *Results {
 		}
 	})
 	enlargeFig.Importance = widget.LowImportance
-	browse := widget.NewButtonWithIcon("", theme.GridIcon(), r.browseFigures)
+	browse := widget.NewButtonWithIcon("", theme.GridIcon(), r.BrowseFigures)
 	figs := container.NewBorder(container.NewBorder(nil, nil, widget.NewLabelWithStyle("Figures", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), container.NewHBox(browse, saveFig),
 		// At fixed widths: the entries' labels (protocol · kind · name)
 		// would widen the window past the screen.
@@ -461,9 +461,9 @@ func (r *Results) WriteCSV(path string) error {
 	return r.run.WriteCSV(path)
 }
 
-// exportCSV asks where to save the run's CSV; the dialog asks before it
+// AskExportCSV asks where to save the run's CSV; the dialog asks before it
 // overwrites a file.
-func (r *Results) exportCSV() {
+func (r *Results) AskExportCSV() {
 	w := r.s.cfg.Window
 	if r.run == nil {
 		r.s.status.Error(fmt.Errorf("no run open to export"))

@@ -242,7 +242,7 @@ func (w *Workbench) menu() *fyne.MainMenu {
 		item("Open run…", w.openRun),
 		fyne.NewMenuItemSeparator(),
 		ctrl(item("Launch or resume the campaign", w.Evaluate.Launch), fyne.KeyR),
-		ctrl(item("Export results CSV…", w.Results.exportCSV), fyne.KeyE),
+		ctrl(item("Export results CSV…", w.Results.AskExportCSV), fyne.KeyE),
 		item("Export figures…", w.Results.exportFigures),
 	)
 	if w.quitWin != nil {
