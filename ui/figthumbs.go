@@ -3,6 +3,7 @@ package ui
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"image"
 	"image/png"
 	"strings"
@@ -39,8 +40,10 @@ func (r *Results) BrowseFigures() {
 	if w == nil || r.run == nil || len(r.figSel.Options) == 0 {
 		return
 	}
-	if r.thumbsOf != r.run.Dir {
-		r.thumbs, r.thumbsOf = map[string]image.Image{}, r.run.Dir
+	ink := screenInk()
+	// Kept for the run in the theme they were drawn in.
+	if of := fmt.Sprint(r.run.Dir, ink.Background); r.thumbsOf != of {
+		r.thumbs, r.thumbsOf = map[string]image.Image{}, of
 	}
 	thumbs := r.thumbs
 	labels := append([]string(nil), r.figSel.Options...)
@@ -85,7 +88,6 @@ func (r *Results) BrowseFigures() {
 		d.Hide()
 	}
 	d = dialog.NewCustom("Figures: tap one to show it", "Close", grid, w)
-	ink := screenInk()
 	stop := r.s.Go("drawing the figures' thumbnails", func(ctx context.Context) error {
 		for _, k := range todo {
 			if ctx.Err() != nil {

@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"fmt"
+	"image"
 	"image/color"
 	"os"
 	"path/filepath"
@@ -724,6 +725,7 @@ func TestFigureThumbnails(t *testing.T) {
 	w.Resize(fyne.NewSize(1280, 800))
 	s := newState(Config{Root: t.TempDir(), Window: w, Do: loop.do})
 	var r *Results
+	var first image.Image
 	loop.run(func() {
 		r = newResults(s)
 		for _, name := range []string{"d_deletion_morf", "d_roar_accuracy"} {
@@ -766,11 +768,23 @@ func TestFigureThumbnails(t *testing.T) {
 		if p := commonPrefix(r.figs); p != "d_" {
 			t.Errorf("the captions drop %q, want the dataset's d_", p)
 		}
-		first := r.thumbs[r.figSel.Options[0]]
+		first = r.thumbs[r.figSel.Options[0]]
 		r.BrowseFigures() // again: kept, not drawn anew
 		if r.thumbs[r.figSel.Options[0]] != first {
 			t.Error("the thumbnails were drawn again for the same run")
 		}
+		fyne.CurrentApp().Settings().SetTheme(variantTheme("light"))
+		r.BrowseFigures() // in another theme: drawn anew, in its colours
 	})
 	s.Wait()
+	loop.run(func() {
+		defer fyne.CurrentApp().Settings().SetTheme(test.Theme())
+		img := r.thumbs[r.figSel.Options[0]]
+		if img == nil || img == first {
+			t.Fatal("the thumbnails were not drawn again in the light theme")
+		}
+		if c := color.GrayModel.Convert(img.At(2, 2)).(color.Gray); c.Y < 200 {
+			t.Errorf("a light theme's thumbnail has a background of grey %d", c.Y)
+		}
+	})
 }

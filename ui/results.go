@@ -54,7 +54,7 @@ type Results struct {
 	sortCol  int
 	desc     bool
 	figs     []report.Figure
-	thumbs   map[string]image.Image // the figures' thumbnails by label, of the run in thumbsOf
+	thumbs   map[string]image.Image // the figures' thumbnails by label, of the run and theme in thumbsOf
 	thumbsOf string
 	onShow   func()
 	content  fyne.CanvasObject
