@@ -5,12 +5,12 @@ GO      ?= go
 BIN     := bin
 PKGS_APT := libopenblas0-pthread dataset-fashion-mnist python3-sklearn python3-torch python3-scipy \
             xvfb xauth libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev libxinerama-dev libxi-dev \
-            libxxf86vm-dev pkg-config gcc x11-apps netpbm
+            libxxf86vm-dev pkg-config gcc x11-apps netpbm xdotool
 # What make test-cluster needs besides: the daemons of a real cluster.
 PKGS_CLUSTER := slurm-wlm munge openssh-server
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps deps-cluster build run test test-cluster reproduce bench bench-compare bench-campaigns screenshots shipped-model package fuzz lint clean prior
+.PHONY: deps deps-cluster build run test test-cluster reproduce bench bench-compare bench-campaigns screenshots tour shipped-model package fuzz lint clean prior
 
 # deps installs the Debian packages the build and the tests need; it does
 # nothing when they are all present.
@@ -114,6 +114,13 @@ screenshots: build
 	rm -rf screenshots && mkdir -p screenshots
 	tmp=$$(mktemp -d) && XDG_CONFIG_HOME=$$tmp/config xvfb-run -a -s "-screen 0 1280x800x24" \
 		$(BIN)/faithlab -root $$tmp/root -screenshots screenshots; status=$$?; rm -rf $$tmp; exit $$status
+
+# tour drives the app under Xvfb through a new user's first day (11 tasks)
+# with xdotool, as a person would: a screenshot per step into tour/, each
+# task's seconds into tour/times.tsv, and a failure when a task cannot be
+# done (scripts/tour). It trains a model and runs a campaign: minutes.
+tour: build
+	xvfb-run -a -s "-screen 0 1280x800x24" scripts/tour tour
 
 # shipped-model trains the Fashion-MNIST goar-cnn that resources/ embeds and
 # the workbench opens on its first start (its file records this recipe).

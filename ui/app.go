@@ -132,6 +132,18 @@ func (s *State) Go(what string, work func(ctx context.Context) error, done func(
 	return cancel
 }
 
+// waitQuiet waits, at most limit, until no other background work runs
+// than the caller's own: a speed measured beside the app's other work
+// (predicting a split, training, maps) measured the contention, and made
+// the estimate of a campaign three times what the run took. It says
+// whether the app was quiet in the end.
+func (s *State) waitQuiet(ctx context.Context, limit time.Duration) bool {
+	for end := time.Now().Add(limit); s.pending.Load() > 1 && time.Now().Before(end) && ctx.Err() == nil; {
+		time.Sleep(50 * time.Millisecond)
+	}
+	return s.pending.Load() <= 1
+}
+
 // Wait blocks until the background work under way — and what its
 // completion starts — has ended (tests, screenshots). Work started from
 // other goroutines meanwhile is waited for too.

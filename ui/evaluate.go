@@ -413,12 +413,14 @@ func (e *Evaluate) Size() {
 	if e.sizing != nil {
 		e.sizing()
 	}
+	quiet := known
 	e.sizing = e.s.Go("sizing the campaign", func(ctx context.Context) error {
 		if sized {
 			return nil
 		}
 		var err error
 		if !known {
+			quiet = e.s.waitQuiet(ctx, 90*time.Second)
 			sp, err = c.Speeds(ctx, e.s.cfg.Kernel)
 		}
 		if err == nil {
@@ -429,7 +431,9 @@ func (e *Evaluate) Size() {
 		}
 		return err
 	}, func(err error) {
-		if err == nil && !sized && what != "" {
+		// Speeds measured beside other work are kept for this estimate
+		// only: the next edit measures again.
+		if err == nil && !sized && what != "" && quiet {
 			e.speeds[key], e.sized[what] = sp, z
 		}
 		if edit != e.edits || errors.Is(err, context.Canceled) {

@@ -3,6 +3,8 @@ package ui
 import (
 	"context"
 	"fmt"
+	"image"
+	"image/color"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +19,8 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
 
 	"faithlab/core/campaign"
 	"faithlab/core/engine/gemm"
@@ -625,6 +629,162 @@ func TestReplacedEstimateIsNoError(t *testing.T) {
 		}
 		if !strings.Contains(wb.Evaluate.size.Text, "tasks") {
 			t.Errorf("size %q", wb.Evaluate.size.Text)
+		}
+	})
+}
+
+// A file dialog takes a typed or pasted path — absolute, or relative to
+// the folder it shows — says why one will not do while staying open, and
+// closes on Escape with the focus in its path field.
+func TestFileDialogTakesATypedPathAndClosesOnEscape(t *testing.T) {
+	a := test.NewTempApp(t)
+	dir, elsewhere := t.TempDir(), t.TempDir()
+	w := test.NewTempWindow(t, widget.NewLabel(""))
+	w.Resize(fyne.NewSize(1000, 700))
+	s := newState(Config{Root: t.TempDir(), Prefs: a.Preferences(), Window: w})
+	var got []string
+	ask := func(mode pathMode) *escEntry {
+		s.askPath("t", mode, folderExport, dir, "x-results.csv", nil, func(p string) { got = append(got, p) })
+		f, ok := w.Canvas().Focused().(*escEntry)
+		if !ok {
+			t.Fatal("the path field does not have the focus")
+		}
+		return f
+	}
+
+	f := ask(saveFile)
+	if f.Text != filepath.Join(dir, "x-results.csv") || f.SelectedText() != f.Text {
+		t.Errorf("the field starts as %q (selected %q), want the whole suggested path selected", f.Text, f.SelectedText())
+	}
+	typed := filepath.Join(elsewhere, "typed.csv")
+	test.Type(f, typed) // replaces the selection, as typing does
+	f.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+	if len(got) != 1 || got[0] != typed {
+		t.Fatalf("Enter on a typed absolute path gave %q, want %q", got, typed)
+	}
+	if s.startFolder(folderExport, dir) != elsewhere {
+		t.Error("the typed path's folder is not remembered for the next export")
+	}
+	if w.Canvas().Overlays().Top() != nil {
+		t.Error("the dialog stays open after saving")
+	}
+
+	f = ask(saveFile)
+	f.SetText("no-such-folder/y.csv")
+	f.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+	if len(got) != 1 || w.Canvas().Overlays().Top() == nil {
+		t.Errorf("a path into a missing folder was taken (%q) or closed the dialog", got)
+	}
+	f.SetText("rel.csv") // relative: inside the folder shown
+	f.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+	if len(got) != 2 || got[1] != filepath.Join(dir, "rel.csv") {
+		t.Errorf("a relative path gave %q, want it inside %s", got, dir)
+	}
+
+	f = ask(openFile)
+	f.TypedKey(&fyne.KeyEvent{Name: fyne.KeyEscape})
+	if w.Canvas().Overlays().Top() != nil || len(got) != 2 {
+		t.Error("Escape in the path field left the dialog open or opened something")
+	}
+}
+
+// The campaign's sizing measures this machine's speeds once the app's
+// other work has ended, not beside it (which measured the contention).
+func TestSpeedsWaitForTheAppsOtherWork(t *testing.T) {
+	test.NewTempApp(t)
+	loop := newUILoop(t)
+	s := newState(Config{Root: t.TempDir(), Do: loop.do})
+	release := make(chan struct{})
+	loop.run(func() {
+		s.Go("other work", func(context.Context) error { <-release; return nil }, nil)
+	})
+	measured := make(chan time.Time, 1)
+	s.Go("sizing", func(ctx context.Context) error {
+		if !s.waitQuiet(ctx, time.Minute) {
+			t.Error("the app was not quiet after its other work ended")
+		}
+		measured <- time.Now()
+		return nil
+	}, nil)
+	time.Sleep(300 * time.Millisecond)
+	released := time.Now()
+	close(release)
+	if at := <-measured; at.Before(released) {
+		t.Errorf("the speeds were measured %v before the other work ended", released.Sub(at))
+	}
+	s.Wait()
+}
+
+// The listed figures show as thumbnails, drawn in the background — small,
+// in the screen's colours, with the figure's lines on them — and kept for
+// the run.
+func TestFigureThumbnails(t *testing.T) {
+	test.NewTempApp(t)
+	loop := newUILoop(t)
+	w := test.NewTempWindow(t, widget.NewLabel(""))
+	w.Resize(fyne.NewSize(1280, 800))
+	s := newState(Config{Root: t.TempDir(), Window: w, Do: loop.do})
+	var r *Results
+	var first image.Image
+	loop.run(func() {
+		r = newResults(s)
+		for _, name := range []string{"d_deletion_morf", "d_roar_accuracy"} {
+			p := plot.New()
+			line, _ := plotter.NewLine(plotter.XYs{{X: 0, Y: 1}, {X: 1, Y: 0}})
+			line.Color = color.NRGBA{R: 230, A: 255}
+			line.Width = vg.Points(4)
+			p.Add(line)
+			r.figs = append(r.figs, report.Figure{Name: name, Group: "ROAR", Kind: report.Curves, Plot: p})
+		}
+		r.run = &campaign.Results{Dir: t.TempDir()}
+		r.listFigures()
+		r.BrowseFigures()
+		if w.Canvas().Overlays().Top() == nil {
+			t.Fatal("no thumbnails shown")
+		}
+	})
+	s.Wait()
+	loop.run(func() {
+		if len(r.thumbs) != 2 {
+			t.Fatalf("%d thumbnails for 2 figures", len(r.thumbs))
+		}
+		for label, img := range r.thumbs {
+			b := img.Bounds()
+			if b.Dx() < 100 || b.Dx() > 400 {
+				t.Errorf("%s: thumbnail %d pixels wide", label, b.Dx())
+			}
+			red := 0
+			for y := b.Min.Y; y < b.Max.Y; y++ {
+				for x := b.Min.X; x < b.Max.X; x++ {
+					if c := color.NRGBAModel.Convert(img.At(x, y)).(color.NRGBA); c.R > 180 && c.G < 80 {
+						red++
+					}
+				}
+			}
+			if red < 50 {
+				t.Errorf("%s: the figure's line is not on its thumbnail (%d red pixels)", label, red)
+			}
+		}
+		if p := commonPrefix(r.figs); p != "d_" {
+			t.Errorf("the captions drop %q, want the dataset's d_", p)
+		}
+		first = r.thumbs[r.figSel.Options[0]]
+		r.BrowseFigures() // again: kept, not drawn anew
+		if r.thumbs[r.figSel.Options[0]] != first {
+			t.Error("the thumbnails were drawn again for the same run")
+		}
+		fyne.CurrentApp().Settings().SetTheme(variantTheme("light"))
+		r.BrowseFigures() // in another theme: drawn anew, in its colours
+	})
+	s.Wait()
+	loop.run(func() {
+		defer fyne.CurrentApp().Settings().SetTheme(test.Theme())
+		img := r.thumbs[r.figSel.Options[0]]
+		if img == nil || img == first {
+			t.Fatal("the thumbnails were not drawn again in the light theme")
+		}
+		if c := color.GrayModel.Convert(img.At(2, 2)).(color.Gray); c.Y < 200 {
+			t.Errorf("a light theme's thumbnail has a background of grey %d", c.Y)
 		}
 	})
 }

@@ -85,7 +85,10 @@ func reportCard(d report.Diagnostics) []fyne.CanvasObject {
 			winner = "best: " + r.Winner + ", told apart from the runner-up"
 		}
 		sub := fmt.Sprintf("%s (%s) over %d inputs × %d seeds; %s", r.Metric, strings.TrimSuffix(betterOf(r), " is better")+" is better", r.Units, r.Seeds, winner)
-		out = append(out, widget.NewCard(r.Protocol+" on "+r.Dataset, sub, container.NewVBox(body...)))
+		// The line under the title wraps (a card's subtitle would not, and
+		// would widen the tab past the window).
+		body = append([]fyne.CanvasObject{wrapped(sub)}, body...)
+		out = append(out, widget.NewCard(r.Protocol+" on "+r.Dataset, "", container.NewVBox(body...)))
 	}
 	return out
 }

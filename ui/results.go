@@ -54,6 +54,8 @@ type Results struct {
 	sortCol  int
 	desc     bool
 	figs     []report.Figure
+	thumbs   map[string]image.Image // the figures' thumbnails by label, of the run and theme in thumbsOf
+	thumbsOf string
 	onShow   func()
 	content  fyne.CanvasObject
 }
@@ -96,19 +98,9 @@ func newResults(s *State) *Results {
 	r.figure.FillMode = canvas.ImageFillContain
 	r.figure.SetMinSize(fyne.NewSize(420, 260))
 	open := widget.NewButtonWithIcon("Open run…", theme.FolderOpenIcon(), func() {
-		if w := s.cfg.Window; w != nil {
-			d := dialog.NewFolderOpen(func(u fyne.ListableURI, err error) {
-				if err == nil && u != nil {
-					s.usedFolder(folderRun, u.Path())
-					r.Open(u.Path(), false)
-				}
-			}, w)
-			locate(d, s.startFolder(folderRun, ""))
-			d.Resize(fyne.NewSize(900, 600))
-			d.Show()
-		}
+		s.askPath("Open a run folder", openDir, folderRun, s.startFolder(folderRun, ""), "", nil, func(p string) { r.Open(p, false) })
 	})
-	exportCSV := widget.NewButtonWithIcon("CSV…", theme.DocumentSaveIcon(), r.exportCSV)
+	exportCSV := widget.NewButtonWithIcon("CSV…", theme.DocumentSaveIcon(), r.AskExportCSV)
 	exportFigs := widget.NewButtonWithIcon("All figures…", theme.DocumentSaveIcon(), r.exportFigures)
 	saveFig := widget.NewButtonWithIcon("Save figure…", theme.DocumentSaveIcon(), r.saveFigure)
 	top := container.NewVBox(
@@ -123,13 +115,14 @@ func newResults(s *State) *Results {
 		}
 	})
 	enlargeFig.Importance = widget.LowImportance
-	figs := container.NewBorder(container.NewBorder(nil, nil, widget.NewLabelWithStyle("Figures", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), saveFig,
+	browse := widget.NewButtonWithIcon("", theme.GridIcon(), r.BrowseFigures)
+	figs := container.NewBorder(container.NewBorder(nil, nil, widget.NewLabelWithStyle("Figures", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), container.NewHBox(browse, saveFig),
 		// At fixed widths: the entries' labels (protocol · kind · name)
 		// would widen the window past the screen.
 		container.NewGridWithColumns(2, container.New(fixedWidth(150), r.figFind), container.New(fixedWidth(150), r.figSel))),
 		nil, nil, nil, container.NewStack(enlargeFig, r.figure))
 	r.cards = container.NewVBox(wrapped("Open a run to see how far to believe each protocol's ranking."))
-	r.tabs = container.NewAppTabs(container.NewTabItem("Table", r.table), container.NewTabItem("Report card", container.NewScroll(r.cards)),
+	r.tabs = container.NewAppTabs(container.NewTabItem("Table", r.table), container.NewTabItem("Report card", container.NewVScroll(r.cards)),
 		container.NewTabItem("Diagnostics", container.NewScroll(r.diag)))
 	split := container.NewHSplit(r.tabs, figs)
 	split.Offset = 0.55
@@ -468,9 +461,9 @@ func (r *Results) WriteCSV(path string) error {
 	return r.run.WriteCSV(path)
 }
 
-// exportCSV asks where to save the run's CSV; the dialog asks before it
+// AskExportCSV asks where to save the run's CSV; the dialog asks before it
 // overwrites a file.
-func (r *Results) exportCSV() {
+func (r *Results) AskExportCSV() {
 	w := r.s.cfg.Window
 	if r.run == nil {
 		r.s.status.Error(fmt.Errorf("no run open to export"))
@@ -479,32 +472,18 @@ func (r *Results) exportCSV() {
 	if w == nil {
 		return
 	}
-	d := dialog.NewFileSave(func(wc fyne.URIWriteCloser, err error) {
+	run := r.run
+	r.s.askPath("Export the results CSV", saveFile, folderExport, r.s.startFolder(folderExport, run.Dir), run.Spec.Name+"-results.csv", nil, func(p string) {
+		b, err := run.CSV()
+		if err == nil {
+			err = os.WriteFile(p, b, 0o644)
+		}
 		if err != nil {
 			r.s.status.Error(fmt.Errorf("saving the CSV: %w", err))
 			return
 		}
-		if wc == nil {
-			return // cancelled
-		}
-		b, err := r.run.CSV()
-		if err == nil {
-			_, err = wc.Write(b)
-		}
-		if cerr := wc.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			r.s.status.Error(err)
-			return
-		}
-		r.s.usedFolder(folderExport, wc.URI().Path())
-		r.s.status.Info(fmt.Sprintf("wrote %s: all %d results of the run (the table's filter does not apply)", wc.URI().Path(), len(r.all)))
-	}, w)
-	d.SetFileName(r.run.Spec.Name + "-results.csv")
-	locate(d, r.s.startFolder(folderExport, r.run.Dir))
-	d.Resize(fyne.NewSize(900, 600))
-	d.Show()
+		r.s.status.Info(fmt.Sprintf("wrote %s: all %d results of the run (the table's filter does not apply)", p, len(r.all)))
+	})
 }
 
 // saveFigure asks where to save the figure on screen; the file name's
@@ -520,33 +499,24 @@ func (r *Results) saveFigure() {
 		return
 	}
 	fig := r.figs[i]
-	d := dialog.NewFileSave(func(wc fyne.URIWriteCloser, err error) {
+	r.s.askPath("Save the figure (.pdf, .svg or .png)", saveFile, folderExport, r.s.startFolder(folderExport, r.run.Dir), fig.Name+".pdf", nil, func(p string) {
+		format := strings.TrimPrefix(strings.ToLower(filepath.Ext(p)), ".")
+		if format != "png" && format != "svg" {
+			format = "pdf"
+		}
+		f, err := os.Create(p)
+		if err == nil {
+			err = report.Render(f, fig, format, 300)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
 		if err != nil {
 			r.s.status.Error(fmt.Errorf("saving the figure: %w", err))
 			return
 		}
-		if wc == nil {
-			return
-		}
-		format := strings.TrimPrefix(strings.ToLower(filepath.Ext(wc.URI().Path())), ".")
-		if format != "png" && format != "svg" {
-			format = "pdf"
-		}
-		err = report.Render(wc, fig, format, 300)
-		if cerr := wc.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			r.s.status.Error(err)
-			return
-		}
-		r.s.usedFolder(folderExport, wc.URI().Path())
-		r.s.status.Info(fmt.Sprintf("wrote %s (%s)", wc.URI().Path(), strings.ToUpper(format)))
-	}, w)
-	d.SetFileName(fig.Name + ".pdf")
-	locate(d, r.s.startFolder(folderExport, r.run.Dir))
-	d.Resize(fyne.NewSize(900, 600))
-	d.Show()
+		r.s.status.Info(fmt.Sprintf("wrote %s (%s)", p, strings.ToUpper(format)))
+	})
 }
 
 // exportFigures asks for a folder and writes every figure there as PNG,
@@ -560,12 +530,7 @@ func (r *Results) exportFigures() {
 	if w == nil {
 		return
 	}
-	d := dialog.NewFolderOpen(func(u fyne.ListableURI, err error) {
-		if err != nil || u == nil {
-			return
-		}
-		dir := u.Path()
-		r.s.usedFolder(folderExport, dir)
+	r.s.askPath("Export every figure (PNG, SVG and PDF) into a folder", openDir, folderExport, r.s.startFolder(folderExport, r.run.Dir), "", nil, func(dir string) {
 		write := func() { r.ExportFigures(dir, "png", "svg", "pdf") }
 		var clash []string
 		for _, f := range r.figs {
@@ -585,10 +550,7 @@ func (r *Results) exportFigures() {
 					write()
 				}
 			}, w)
-	}, w)
-	locate(d, r.s.startFolder(folderExport, r.run.Dir))
-	d.Resize(fyne.NewSize(900, 600))
-	d.Show()
+	})
 }
 
 // ExportFigures writes the figures into dir in the background.

@@ -192,6 +192,11 @@ func TestWorkflowOpenTrainLaunchCancelResumeExport(t *testing.T) {
 		if !slices.Contains(titles, "ROAR on gmm") || !slices.Contains(titles, "Deletion on gmm") {
 			t.Errorf("report card titles %q", titles)
 		}
+		// Its lines wrap in the tab's width (55 % of the window): nothing
+		// to scroll sideways for.
+		if w := wb.Results.cards.MinSize().Width; w > 0.55*1280 {
+			t.Errorf("the report card needs %.0f pixels of width", w)
+		}
 	})
 	seen := map[string]bool{}
 	for _, r := range rows {

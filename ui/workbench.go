@@ -9,7 +9,6 @@ import (
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/driver/desktop"
-	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/widget"
 
 	"faithlab/core/model"
@@ -243,7 +242,7 @@ func (w *Workbench) menu() *fyne.MainMenu {
 		item("Open run…", w.openRun),
 		fyne.NewMenuItemSeparator(),
 		ctrl(item("Launch or resume the campaign", w.Evaluate.Launch), fyne.KeyR),
-		ctrl(item("Export results CSV…", w.Results.exportCSV), fyne.KeyE),
+		ctrl(item("Export results CSV…", w.Results.AskExportCSV), fyne.KeyE),
 		item("Export figures…", w.Results.exportFigures),
 	)
 	if w.quitWin != nil {
@@ -288,49 +287,17 @@ func (w *Workbench) showShortcuts() {
 
 // openFile asks for a file, then runs open with its path.
 func (w *Workbench) openFile(open func(string), exts ...string) {
-	win := w.State.cfg.Window
-	if win == nil {
-		return
-	}
-	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
-		if err != nil {
-			w.State.status.Error(err)
-			return
-		}
-		if r == nil {
-			return
-		}
-		r.Close()
-		w.State.usedFolder(folderKind(exts), r.URI().Path())
-		open(r.URI().Path())
-	}, win)
+	kind := folderKind(exts)
+	title := "Open a file"
 	if len(exts) > 0 {
-		d.SetFilter(storage.NewExtensionFileFilter(exts))
+		title = "Open a file (" + strings.Join(exts, ", ") + ")"
 	}
-	locate(d, w.State.startFolder(folderKind(exts), ""))
-	d.Resize(fyne.NewSize(900, 600))
-	d.Show()
+	w.State.askPath(title, openFile, kind, w.State.startFolder(kind, ""), "", exts, open)
 }
 
 // openFolder asks for a folder, then runs open with its path.
 func (w *Workbench) openFolder(open func(string)) {
-	win := w.State.cfg.Window
-	if win == nil {
-		return
-	}
-	d := dialog.NewFolderOpen(func(u fyne.ListableURI, err error) {
-		if err != nil {
-			w.State.status.Error(err)
-			return
-		}
-		if u != nil {
-			w.State.usedFolder(folderRun, u.Path())
-			open(u.Path())
-		}
-	}, win)
-	locate(d, w.State.startFolder(folderRun, ""))
-	d.Resize(fyne.NewSize(900, 600))
-	d.Show()
+	w.State.askPath("Open a run folder", openDir, folderRun, w.State.startFolder(folderRun, ""), "", nil, open)
 }
 
 func (w *Workbench) openDataset() {

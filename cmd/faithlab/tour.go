@@ -33,6 +33,13 @@ func tour(w fyne.Window, wb *ui.Workbench, dir string) error {
 		wb.State.Wait()
 	}
 	tab := func(i int) { on(func() { wb.Tabs.SelectIndex(i) }) }
+	// closeTop closes the dialog on top, as Escape does.
+	closeTop := func() {
+		if o := w.Canvas().Overlays().Top(); o != nil {
+			o.Hide()
+			w.Canvas().Overlays().Remove(o)
+		}
+	}
 	settle()
 	shipped := ""
 	on(func() { shipped = wb.State.ModelPath })
@@ -117,7 +124,9 @@ func tour(w fyne.Window, wb *ui.Workbench, dir string) error {
 		{"results-fud-trajectory", func() { on(func() { wb.Results.ShowFigure("fud_ig_trajectory") }) }},
 		{"results-diagnostics", func() { on(func() { wb.Results.ShowDiagnostics() }) }},
 		{"results-report-card", func() { on(func() { wb.Results.ShowReportCard() }) }},
-		{"results-critical-difference", func() { on(func() { wb.Results.ShowFigure("roar_critical_difference") }) }},
+		{"results-thumbnails", func() { on(wb.Results.BrowseFigures); settle() }},
+		{"results-export-dialog", func() { on(closeTop); on(wb.Results.AskExportCSV) }},
+		{"results-critical-difference", func() { on(closeTop); on(func() { wb.Results.ShowFigure("roar_critical_difference") }) }},
 		{"results-rank-probability", func() { on(func() { wb.Results.ShowFigure("rank_probability") }) }},
 		{"results-agreement", func() { on(func() { wb.Results.ShowFigure("protocol_agreement") }) }},
 		{"settings", func() {
@@ -132,7 +141,11 @@ func tour(w fyne.Window, wb *ui.Workbench, dir string) error {
 		}},
 		{"evaluate-light", func() { tab(ui.TabEvaluate) }},
 		{"results-diagnostics-light", func() { tab(ui.TabResults); on(func() { wb.Results.ShowDiagnostics() }) }},
+		{"results-report-card-light", func() { on(func() { wb.Results.ShowReportCard() }) }},
+		{"results-thumbnails-light", func() { on(wb.Results.BrowseFigures); settle() }},
+		{"results-export-dialog-light", func() { on(closeTop); on(wb.Results.AskExportCSV) }},
 		{"data-tabular", func() {
+			on(closeTop)
 			on(func() { wb.Settings.SetTheme("dark"); wb.State.OpenData("breast-cancer") })
 			settle()
 			tab(ui.TabData)

@@ -49,7 +49,7 @@ func (c inkCanvas) SetColor(col color.Color) { c.CanvasSizer.SetColor(c.ink.reco
 // colours, light greys, translucent ones — stays.
 func (k Ink) recolour(col color.Color) color.Color {
 	if col == nil {
-		return col
+		col = color.Black // what a canvas draws for none: gonum's legend text has no colour
 	}
 	r, g, b, a := col.RGBA()
 	if a != 0xffff || max(r, g, b)-min(r, g, b) > 0x0400 {

@@ -96,3 +96,16 @@ func TestEveryFigureHasGroupAndKind(t *testing.T) {
 		}
 	}
 }
+
+// Text drawn with no colour — gonum's legend — is black on paper, so it
+// takes the ink's foreground on a screen (it stayed black on the dark
+// theme's background).
+func TestTextWithoutAColourTakesTheInk(t *testing.T) {
+	got := darkInk.recolour(nil)
+	if got != darkInk.recolour(color.Black) {
+		t.Errorf("no colour became %v, black %v", got, darkInk.recolour(color.Black))
+	}
+	if r, _, _, _ := got.RGBA(); r>>8 < 0xc0 {
+		t.Errorf("no colour became %v on the dark background, not the light foreground", got)
+	}
+}
