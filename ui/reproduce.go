@@ -110,14 +110,35 @@ func (r *Reproduce) Run() {
 	})
 }
 
+// Running says whether a reproduction runs.
+func (r *Reproduce) Running() bool { return r.running }
+
 // showReproduce opens the pane in a dialog over the window.
 func (l *Library) showReproduce() {
 	if l.repro == nil {
 		l.repro = newReproduce(l.s)
 	}
 	if w := l.s.cfg.Window; w != nil {
-		d := dialog.NewCustom("Reproduce a paper", "Close", l.repro.Content(), w)
-		d.Resize(fyne.NewSize(900, 700))
-		d.Show()
+		l.reproDialog = dialog.NewCustom("Reproduce a paper", "Close", l.repro.Content(), w)
+		l.reproDialog.Resize(fyne.NewSize(900, 700))
+		l.reproDialog.Show()
+	}
+}
+
+// RunReproduction opens "Reproduce a paper…" and runs one reproduction at a
+// size, as a user picking them and pressing Run (the screenshot tour);
+// the pane comes back, to ask whether it still runs.
+func (l *Library) RunReproduction(name, size string) *Reproduce {
+	l.showReproduce()
+	l.repro.pick.SetSelected(name)
+	l.repro.size.SetSelected(size)
+	l.repro.Run()
+	return l.repro
+}
+
+// CloseReproduce closes the "Reproduce a paper…" dialog if it is open.
+func (l *Library) CloseReproduce() {
+	if l.reproDialog != nil {
+		l.reproDialog.Hide()
 	}
 }
