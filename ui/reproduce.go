@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -86,7 +87,38 @@ func (r *Reproduce) show() {
 		r.report.ParseMarkdown("No report yet: Run writes it (" + r.dir(p) + ").")
 		return
 	}
-	r.report.ParseMarkdown(string(b))
+	r.report.ParseMarkdown(tablesAsLists(string(b)))
+}
+
+// tablesAsLists rewrites REPORT.md's tables, which Fyne's markdown does
+// not draw (it showed their rows as one run of pipes), as lists: the
+// header row as a line of its own, each row as an item, cells joined by
+// " · ".
+func tablesAsLists(md string) string {
+	lines := strings.Split(md, "\n")
+	out := make([]string, 0, len(lines))
+	for _, l := range lines {
+		t := strings.TrimSpace(l)
+		if len(t) < 2 || t[0] != '|' || t[len(t)-1] != '|' {
+			out = append(out, l)
+			continue
+		}
+		if strings.Trim(t, "|-: ") == "" { // the separator: the line above was the header
+			if n := len(out); n > 0 && strings.HasPrefix(out[n-1], "- ") {
+				out[n-1] = "*" + strings.TrimPrefix(out[n-1], "- ") + "*\n"
+			}
+			continue
+		}
+		cells := strings.Split(strings.ReplaceAll(t[1:len(t)-1], "\\|", "\x00"), "|")
+		var kept []string
+		for _, c := range cells {
+			if c = strings.TrimSpace(strings.ReplaceAll(c, "\x00", "|")); c != "" {
+				kept = append(kept, c)
+			}
+		}
+		out = append(out, "- "+strings.Join(kept, " · "))
+	}
+	return strings.Join(out, "\n")
 }
 
 // Run runs (or resumes) the chosen reproduction in the background and
