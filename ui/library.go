@@ -11,6 +11,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -22,23 +23,24 @@ import (
 // opened files and folders) and models (those trained here, the shipped
 // one, opened files), each with what it is.
 type Library struct {
-	s        *State
-	datasets []string
-	dsInfo   map[string]string
-	reading  map[string]bool // datasets being described
-	models   []string
-	mdInfo   map[string]string
-	dsList   *widget.List
-	mdList   *widget.List
-	dsDetail *widget.Label
-	current  *widget.Label // what is open now
-	mdDetail *widget.Label
-	selDS    string
-	selMD    string
-	onOpen   func(tab int)
-	openPath func(path string) // opens a model file as what it is (Workbench.OpenPath)
-	repro    *Reproduce        // "Reproduce a paper…", made when first asked for
-	content  fyne.CanvasObject
+	s           *State
+	datasets    []string
+	dsInfo      map[string]string
+	reading     map[string]bool // datasets being described
+	models      []string
+	mdInfo      map[string]string
+	dsList      *widget.List
+	mdList      *widget.List
+	dsDetail    *widget.Label
+	current     *widget.Label // what is open now
+	mdDetail    *widget.Label
+	selDS       string
+	selMD       string
+	onOpen      func(tab int)
+	openPath    func(path string) // opens a model file as what it is (Workbench.OpenPath)
+	repro       *Reproduce        // "Reproduce a paper…", made when first asked for
+	reproDialog dialog.Dialog     // its dialog, while shown or since
+	content     fyne.CanvasObject
 }
 
 func newLibrary(s *State) *Library {

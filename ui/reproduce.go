@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -86,7 +87,38 @@ func (r *Reproduce) show() {
 		r.report.ParseMarkdown("No report yet: Run writes it (" + r.dir(p) + ").")
 		return
 	}
-	r.report.ParseMarkdown(string(b))
+	r.report.ParseMarkdown(tablesAsLists(string(b)))
+}
+
+// tablesAsLists rewrites REPORT.md's tables, which Fyne's markdown does
+// not draw (it showed their rows as one run of pipes), as lists: the
+// header row as a line of its own, each row as an item, cells joined by
+// " · ".
+func tablesAsLists(md string) string {
+	lines := strings.Split(md, "\n")
+	out := make([]string, 0, len(lines))
+	for _, l := range lines {
+		t := strings.TrimSpace(l)
+		if len(t) < 2 || t[0] != '|' || t[len(t)-1] != '|' {
+			out = append(out, l)
+			continue
+		}
+		if strings.Trim(t, "|-: ") == "" { // the separator: the line above was the header
+			if n := len(out); n > 0 && strings.HasPrefix(out[n-1], "- ") {
+				out[n-1] = "*" + strings.TrimPrefix(out[n-1], "- ") + "*\n"
+			}
+			continue
+		}
+		cells := strings.Split(strings.ReplaceAll(t[1:len(t)-1], "\\|", "\x00"), "|")
+		var kept []string
+		for _, c := range cells {
+			if c = strings.TrimSpace(strings.ReplaceAll(c, "\x00", "|")); c != "" {
+				kept = append(kept, c)
+			}
+		}
+		out = append(out, "- "+strings.Join(kept, " · "))
+	}
+	return strings.Join(out, "\n")
 }
 
 // Run runs (or resumes) the chosen reproduction in the background and
@@ -110,14 +142,35 @@ func (r *Reproduce) Run() {
 	})
 }
 
+// Running says whether a reproduction runs.
+func (r *Reproduce) Running() bool { return r.running }
+
 // showReproduce opens the pane in a dialog over the window.
 func (l *Library) showReproduce() {
 	if l.repro == nil {
 		l.repro = newReproduce(l.s)
 	}
 	if w := l.s.cfg.Window; w != nil {
-		d := dialog.NewCustom("Reproduce a paper", "Close", l.repro.Content(), w)
-		d.Resize(fyne.NewSize(900, 700))
-		d.Show()
+		l.reproDialog = dialog.NewCustom("Reproduce a paper", "Close", l.repro.Content(), w)
+		l.reproDialog.Resize(fyne.NewSize(900, 700))
+		l.reproDialog.Show()
+	}
+}
+
+// RunReproduction opens "Reproduce a paper…" and runs one reproduction at a
+// size, as a user picking them and pressing Run (the screenshot tour);
+// the pane comes back, to ask whether it still runs.
+func (l *Library) RunReproduction(name, size string) *Reproduce {
+	l.showReproduce()
+	l.repro.pick.SetSelected(name)
+	l.repro.size.SetSelected(size)
+	l.repro.Run()
+	return l.repro
+}
+
+// CloseReproduce closes the "Reproduce a paper…" dialog if it is open.
+func (l *Library) CloseReproduce() {
+	if l.reproDialog != nil {
+		l.reproDialog.Hide()
 	}
 }

@@ -649,3 +649,13 @@ func TestReproduceAPaperShowsItsReport(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// REPORT.md's tables become lists Fyne's markdown draws: the header a line
+// of its own, each row an item with its cells (an escaped pipe kept).
+func TestReportTablesBecomeLists(t *testing.T) {
+	md := "## Verdicts\n\n| claim | verdict | ours |\n|---|---|---|\n| a | **holds** | 1 \\| 2 |\n| b | | 3 |\n\nafter"
+	want := "## Verdicts\n\n*claim · verdict · ours*\n\n- a · **holds** · 1 | 2\n- b · 3\n\nafter"
+	if got := tablesAsLists(md); got != want {
+		t.Errorf("got\n%q\nwant\n%q", got, want)
+	}
+}

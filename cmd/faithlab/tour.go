@@ -64,7 +64,14 @@ func tour(w fyne.Window, wb *ui.Workbench, dir string) error {
 		do   func()
 	}{
 		{"library", func() { tab(ui.TabLibrary) }},
-		{"data-grid", func() { tab(ui.TabData) }},
+		{"library-reproduce", func() {
+			var r *ui.Reproduce
+			on(func() { r = wb.Library.RunReproduction("goar-synthetic", "smoke") })
+			for running := true; running; time.Sleep(100 * time.Millisecond) {
+				on(func() { running = r.Running() })
+			}
+		}},
+		{"data-grid", func() { on(wb.Library.CloseReproduce); tab(ui.TabData) }},
 		{"data-misclassified", func() { on(func() { wb.Data.SetFilter("Shirt", "misclassified") }) }},
 		{"model", func() { on(func() { wb.Data.SetFilter("all classes", "all samples") }); tab(ui.TabModel) }},
 		{"model-training", func() {

@@ -301,3 +301,29 @@ func TestGOARRetrainsOncePerStrength(t *testing.T) {
 		t.Error("FUD retrains")
 	}
 }
+
+// ROAR runs on tabular rows, a feature at a time (GOAR's Table 1 sets it
+// beside GOAR and Eval-X): on the mixture, whose class any few of its
+// coordinates still carry, removing half of them by the truth leaves the
+// retrained model's accuracy high (GOAR's pitfall 2), with one
+// correctness per test row behind the mean.
+func TestROARRemovesTabularFeatures(t *testing.T) {
+	if testing.Short() {
+		t.Skip("retrains a model")
+	}
+	env := mixtureEnv(t, 16, 1)
+	res, err := ROAR{Rates: []float64{0.5}}.Run(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc, _ := res.Scalar("mean_accuracy")
+	if acc < 0.9 || acc > 1 {
+		t.Errorf("ROAR at 50 %% of the mixture's coordinates: accuracy %g, want above 0.9", acc)
+	}
+	if u := res.Units.Of("mean_accuracy"); len(u) != env.Test.Len() {
+		t.Errorf("%d per-row values for %d test rows", len(u), env.Test.Len())
+	}
+	if !slices.Contains(ROAR{}.Info().Data, "tabular") {
+		t.Error("ROAR does not list tabular data")
+	}
+}

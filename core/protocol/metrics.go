@@ -146,26 +146,40 @@ func (d Deletion) metrics() []Metric {
 	return append(append(m, shiftMetrics("_morf", "MoRF", at, "removal rates", over)...), shiftMetrics("_lerf", "LeRF", at, "removal rates", over)...)
 }
 
+// shiftScalars are shiftMetrics for a protocol with one level of
+// perturbation: scalars of its perturbed test images, no curves.
+func shiftScalars(what string) []Metric {
+	var out []Metric
+	for _, m := range shiftMetrics("", "", "", "", nil) {
+		if m.Of == "" { // the curve's own metric, made a scalar
+			m.Over, m.Label, m.Doc = nil, "", m.Doc+" ("+what+")"
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 func (s SensitivityN) metrics() []Metric {
 	corr := signedAxis("Pearson correlation", "no correlation")
 	if len(s.Ns) == 1 {
 		corr.Title += fmt.Sprintf(" at |S| = %d, mean over inputs", s.Ns[0])
-		return []Metric{{Name: "mean_correlation", Better: Higher, Headline: true, Value: corr,
-			Doc: fmt.Sprintf("Pearson correlation of attribution sums with output drops over random subsets of %d features, mean over inputs", s.Ns[0])}}
+		return append([]Metric{{Name: "mean_correlation", Better: Higher, Headline: true, Value: corr,
+			Doc: fmt.Sprintf("Pearson correlation of attribution sums with output drops over random subsets of %d features, mean over inputs", s.Ns[0])}},
+			shiftScalars("each image's first occluded copy")...)
 	}
 	mean := corr
 	mean.Title += ", mean over N"
-	return []Metric{
+	return append([]Metric{
 		{Name: "correlation", Better: Higher, Over: &Axis{Title: "pixels removed, N", Log: true}, Value: corr,
 			Doc: "Pearson correlation of attribution sums with output drops over random subsets of N pixels, mean over images"},
 		{Name: "mean_correlation", Better: Higher, Headline: true, Label: "mean", Of: "correlation", Value: mean,
 			Doc: "Pearson correlation averaged over images and N"},
-	}
+	}, shiftMetrics("", "", "subset sizes N (each image's first occluded copy)", "N", &Axis{Title: "pixels removed, N", Log: true})...)
 }
 
 func (Infidelity) metrics() []Metric {
-	return []Metric{{Name: "infidelity", Better: Lower, Headline: true, Value: Axis{Title: "infidelity"},
-		Doc: "mean over images of E[(Iᵀφ − Δf)²]"}}
+	return append([]Metric{{Name: "infidelity", Better: Lower, Headline: true, Value: Axis{Title: "infidelity"},
+		Doc: "mean over images of E[(Iᵀφ − Δf)²]"}}, shiftScalars("each image's first perturbed copy")...)
 }
 
 func (GroundTruth) metrics() []Metric {

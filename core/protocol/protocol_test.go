@@ -151,6 +151,15 @@ func TestSensitivityNLinearIsOne(t *testing.T) {
 		}
 	}
 	checkDescribed(t, SensitivityN{}, res)
+	// The occluded copies lie farther from the images the more pixels are
+	// zeroed (FUD's Sen-N row): PSNR falls from N = 1 to N = 8.
+	psnr := slices.IndexFunc(res.Curves, func(c Curve) bool { return c.Name == "psnr" })
+	if psnr < 0 || !(res.Curves[psnr].Y[2] < res.Curves[psnr].Y[0]) {
+		t.Errorf("PSNR curve over N = 1, 3, 8 (index %d): want lower at 8 than at 1", psnr)
+	}
+	if v, ok := res.Scalar("ood_auroc"); !ok || v < 0 || v > 1 {
+		t.Errorf("ood_auroc %g (%v)", v, ok)
+	}
 }
 
 func TestInfidelityLinearIsZero(t *testing.T) {
@@ -171,6 +180,9 @@ func TestInfidelityLinearIsZero(t *testing.T) {
 			t.Errorf("%s: infidelity %g, want 0", p, v)
 		}
 		checkDescribed(t, Infidelity{}, res)
+		if v, ok := res.Scalar("psnr"); !ok || math.IsNaN(v) || math.IsInf(v, 0) {
+			t.Errorf("%s: PSNR of the perturbed copies %g (%v)", p, v, ok)
+		}
 	}
 	// A wrong map is unfaithful; normalising removes only a scale error.
 	scaled := slices.Clone(grad)

@@ -59,7 +59,7 @@ func (r ROAR) Info() Info {
 	if r.Keep {
 		doc = "Keep-And-Retrain: retrain on images with the least relevant pixels removed"
 	}
-	return Info{Name: r.name(), Category: "retrain", Data: []string{"image"}, Doc: doc, Params: Params(r.defaults())}.with(r.metrics())
+	return Info{Name: r.name(), Category: "retrain", Data: []string{"image", "tabular"}, Doc: doc, Params: Params(r.defaults())}.with(r.metrics())
 }
 
 // Run implements Protocol.

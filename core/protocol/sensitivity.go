@@ -110,9 +110,17 @@ func (s SensitivityN) Run(ctx context.Context, env *Env) (Result, error) {
 	if err != nil {
 		return res, err
 	}
+	cleanEnergy, err := energies(ctx, env.Net, x, n)
+	if err != nil {
+		return res, err
+	}
 	dim := engine.Size(shape)
 	m := len(s.Ns) * s.Subsets
 	batch := make([]float32, m*dim)
+	firsts := make([][]float32, len(s.Ns)) // [N]: each image's first occluded copy, for the shift measures
+	for a := range firsts {
+		firsts[a] = make([]float32, n*dim)
+	}
 	keeps := make([]float32, m*hw)
 	sums := make([]float64, m)
 	corr := make([][]float64, len(s.Ns)) // [N][image]
@@ -140,6 +148,9 @@ func (s SensitivityN) Run(ctx context.Context, env *Env) (Result, error) {
 		}
 		if err := perturb.FillAll(ctx, ref, batch, shape, keeps, env.Seed, uint64(i*m)); err != nil {
 			return res, fmt.Errorf("sensitivity-n image %d: %w", i, err)
+		}
+		for a := range s.Ns {
+			copy(firsts[a][i*dim:(i+1)*dim], batch[a*s.Subsets*dim:(a*s.Subsets+1)*dim])
 		}
 		ts := slices.Repeat([]int{target[i]}, m)
 		out, err := scores(ctx, env.Net, batch, m, ts, prob)
@@ -171,6 +182,19 @@ func (s SensitivityN) Run(ctx context.Context, env *Env) (Result, error) {
 	}
 	res.keep("mean_correlation", per)
 	res.Scalars = []Scalar{{"mean_correlation", mean(ys), Higher}}
+	// What the model saw: each image's first occluded copy at each N, how
+	// far from the data (FUD Tables 2 and 3's Sen-N row).
+	shifts := make([]Shift, len(s.Ns))
+	for a := range s.Ns {
+		if shifts[a], err = measureShift(ctx, env.Net, cleanEnergy, x, firsts[a], n, env.Test.Shape); err != nil {
+			return res, fmt.Errorf("sensitivity-n: %w", err)
+		}
+	}
+	cs, ss := shiftCurvesOver(shifts, xs, "N (pixels removed)", "")
+	if len(s.Ns) > 1 {
+		res.Curves = append(res.Curves, cs...)
+	}
+	res.Scalars = append(res.Scalars, ss...)
 	return res, nil
 }
 
@@ -254,8 +278,13 @@ func (f Infidelity) Run(ctx context.Context, env *Env) (Result, error) {
 	if err != nil {
 		return res, err
 	}
+	cleanEnergy, err := energies(ctx, env.Net, x, n)
+	if err != nil {
+		return res, err
+	}
 	dim, hw := engine.Size(shape), H*W
 	batch := make([]float32, f.Draws*dim)
+	firsts := make([]float32, n*dim) // each image's first perturbed copy, for the shift measures
 	dot := make([]float64, f.Draws)
 	per := make([]float64, n)
 	for i := 0; i < n; i++ {
@@ -291,6 +320,7 @@ func (f Infidelity) Run(ctx context.Context, env *Env) (Result, error) {
 			}
 			dot[d] = s
 		}
+		copy(firsts[i*dim:(i+1)*dim], batch[:dim])
 		out, err := scores(ctx, env.Net, batch, f.Draws, slices.Repeat([]int{target[i]}, f.Draws), prob)
 		if err != nil {
 			return res, err
@@ -315,6 +345,14 @@ func (f Infidelity) Run(ctx context.Context, env *Env) (Result, error) {
 	}
 	res.keep("infidelity", per)
 	res.Scalars = []Scalar{{"infidelity", mean(per), Lower}}
+	// What the model saw: each image's first perturbed copy, how far from
+	// the data (FUD Tables 2 and 3's INFID row).
+	sh, err := measureShift(ctx, env.Net, cleanEnergy, x, firsts, n, env.Test.Shape)
+	if err != nil {
+		return res, fmt.Errorf("infidelity: %w", err)
+	}
+	_, ss := shiftCurvesOver([]Shift{sh}, []float64{0}, "", "")
+	res.Scalars = append(res.Scalars, ss...)
 	return res, nil
 }
 

@@ -39,7 +39,11 @@ const (
 //     pair is told apart that way, in part when some are, not when none
 //     is. "*" in A stands for every method that is not a random control.
 //     With Metric, another score than the headline: paired bootstraps of
-//     its per-input values, Holm-corrected over the claim's pairs.
+//     its per-input values, Holm-corrected over the claim's pairs. Expect
+//     near (A within Within of B, in the score's units: TRACE Fig. 2(a)'s
+//     "almost negligible" gap to the optimum): holds when every pair's
+//     interval of A − B lies inside ±Within, in part when every estimate
+//     does, not otherwise.
 //   - post: the DPI paper's Table 2 — over the (method, rate) points of
 //     the Plain maps and of each of Posts, how often the post-processed
 //     maps reach the better Curve value; the share's 95 % Wilson interval
@@ -78,13 +82,14 @@ type Check struct {
 	Others  []map[string]any `yaml:"others"`   // truth: the settings the Setting is set against
 	Truths  []string         `yaml:"truths"`   // truth: the ground-truth agreement measures
 	MetricB string           `yaml:"metric_b"` // scores: the score of Others[0] set against Metric
+	Within  float64          `yaml:"within"`   // versus near: the largest difference that counts as none
 }
 
 func (c Check) validate() error {
 	if _, ok := c.Setting["protocol"].(string); !ok {
 		return fmt.Errorf("check needs setting: {protocol: NAME, …}")
 	}
-	want := map[string][]string{"order": {"increasing", "flat"}, "versus": {"above", "below"}, "post": {""}, "tv": {""}, "truth": {""}, "scores": {"above", "below"}}
+	want := map[string][]string{"order": {"increasing", "flat"}, "versus": {"above", "below", "near"}, "post": {""}, "tv": {""}, "truth": {""}, "scores": {"above", "below"}}
 	exp, ok := want[c.Kind]
 	switch {
 	case !ok:
@@ -95,6 +100,8 @@ func (c Check) validate() error {
 		return fmt.Errorf("check order needs param")
 	case c.Kind == "versus" && (len(c.A) == 0 || len(c.B) == 0):
 		return fmt.Errorf("check versus needs a and b")
+	case c.Kind == "versus" && (c.Expect == "near") != (c.Within > 0):
+		return fmt.Errorf("check versus: within (> 0) goes with expect near, and only with it")
 	case c.Kind == "post" && (len(c.Posts) == 0 || c.Curve == ""):
 		return fmt.Errorf("check post needs posts and curve")
 	case c.Kind == "tv" && (c.Curve == "" || !(c.MinR2 > 0 && c.MinR2 < 1)):

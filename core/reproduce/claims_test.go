@@ -122,6 +122,36 @@ func TestVersusVerdicts(t *testing.T) {
 	}
 }
 
+// Expect near: A within ±Within of B, the interval deciding between holds
+// and in part (gradient's accuracy less ig's, each right on its first k of
+// 200 inputs).
+func TestVersusNearVerdicts(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		grad, ig int
+		within   float64
+		want     Outcome
+	}{
+		{"a difference of 0.01 within 0.05", 190, 188, 0.05, Holds},
+		{"0.05 within 0.06, its interval not", 190, 180, 0.06, InPart},
+		{"0.2 beyond 0.05", 190, 150, 0.05, DoesNotHold},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			recs := []store.Record{
+				roarRec("gradient", "", correct(200, tc.grad), []float64{0.5}, []float64{0}, []float64{1}),
+				roarRec("ig", "", correct(200, tc.ig), []float64{0.5}, []float64{0}, []float64{1}),
+			}
+			c := Check{Kind: "versus", Setting: map[string]any{"protocol": "roar"}, A: []string{"gradient"}, B: []string{"ig"}, Expect: "near", Within: tc.within}
+			if v := decide(t, recs, c); v.Outcome != tc.want {
+				t.Errorf("%s, want %s (%s)", v.Outcome, tc.want, v.Result)
+			}
+		})
+	}
+	if err := (Check{Kind: "versus", Setting: map[string]any{"protocol": "roar"}, A: []string{"a"}, B: []string{"b"}, Expect: "near"}).validate(); err == nil {
+		t.Error("near without within accepted")
+	}
+}
+
 // TestPostCountsAndTVFit checks Table 2's count and Table 3's R² on
 // curves solved by hand: three methods at two rates, the filtered maps'
 // accuracy lower (better) at wins of the six points; accuracy exactly

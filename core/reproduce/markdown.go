@@ -71,6 +71,9 @@ func headline(v Verdict) string {
 	case "order":
 		return "ρ " + o["rho"] + "; " + o["apart"] + " pairs told apart"
 	case "versus":
+		if v.Claim.Check.Expect == "near" {
+			return o["pairs"] + " pairs within ±" + fmt.Sprint(v.Claim.Check.Within)
+		}
 		return o["pairs"] + " pairs as claimed"
 	case "post":
 		return o["count"] + " comparisons improved"

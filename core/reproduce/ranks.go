@@ -3,6 +3,7 @@ package reproduce
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -124,6 +125,10 @@ func (e evaluator) versus(c Check, s selected, v *Verdict) {
 		v.Outcome, v.Result = NotEvaluated, err.Error()
 		return
 	}
+	if c.Expect == "near" {
+		e.near(c, s, metric, better, pairs, v)
+		return
+	}
 	total, expected, opposite := len(pairs), 0, 0
 	var parts []string
 	for _, p := range pairs {
@@ -151,6 +156,34 @@ func (e evaluator) versus(c Check, s selected, v *Verdict) {
 		return
 	}
 	v.Outcome = pick(expected == total, expected > 0)
+}
+
+// near decides a versus claim that A scores within c.Within of B.
+func (e evaluator) near(c Check, s selected, metric string, better protocol.Better, pairs []comparison, v *Verdict) {
+	inside, close := 0, 0
+	var parts []string
+	for _, p := range pairs {
+		mark := "beyond ±" + fmt.Sprint(c.Within)
+		switch {
+		case p.diff.Lo >= -c.Within && p.diff.Hi <= c.Within:
+			inside++
+			close++
+			mark = "interval inside ±" + fmt.Sprint(c.Within)
+		case math.Abs(p.diff.Estimate) <= c.Within:
+			close++
+			mark = "estimate inside ±" + fmt.Sprint(c.Within) + ", interval not"
+		}
+		parts = append(parts, fmt.Sprintf("%s − %s: %s (%s)", p.a, p.b, ciText(p.diff), mark))
+	}
+	v.Ours["pairs"] = fmt.Sprintf("%d of %d", inside, len(pairs))
+	v.Result = fmt.Sprintf("%s (%s, %s is better): %d of %d pairs within ±%g. %s",
+		s.title, metric, betterWord(better), inside, len(pairs), c.Within, strings.Join(parts, "; "))
+	v.Rule = fmt.Sprintf("holds when every pair's 95 %% interval of A − B (paired bootstrap) lies inside ±%g; in part when every estimate does; not otherwise", c.Within)
+	if len(pairs) == 0 {
+		v.Outcome = NotEvaluated
+		return
+	}
+	v.Outcome = pick(inside == len(pairs), close == len(pairs))
 }
 
 // comparison is a paired comparison of methods a and b: a − b.

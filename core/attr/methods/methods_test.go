@@ -32,7 +32,7 @@ func TestEveryMethodBuildsWithItsDefaultsAndRuns(t *testing.T) {
 	for k := range truth {
 		truth[k] = train[784 : 2*784]
 	}
-	cheap := map[string]map[string]any{"trace-sa": {"iterations": 20, "grid": 3}, "trace-greedy": {"grid": 3}, "kernelshap": {"samples": 64, "grid": 4},
+	cheap := map[string]map[string]any{"trace-sa": {"iterations": 20, "grid": 3}, "trace-greedy": {"grid": 3}, "trace-go": {"grid": 2}, "kernelshap": {"samples": 64, "grid": 4},
 		"blockrandom": {"drop_rate": 0.3}, "file": {"test": filepath.Join(t.TempDir(), "maps.npy")}}
 	if err := data.SaveNPY(cheap["file"]["test"].(string), []int{2, 28, 28}, train[:2*784]); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package trace
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"faithlab/core/attr"
 	"faithlab/core/engine"
@@ -67,12 +68,13 @@ func NetScorer(net engine.Network, x, ref []float32, shape []int, grid, target i
 }
 
 // TRACE is the attribution method: per image, a TRACE trajectory on a g×g
-// patch grid, converted to a heatmap ψ = (rank/t)^α and upsampled
-// bilinearly to the image. Defaults: 7×7 grid, simulated annealing of the
-// LeMo objective with K = 5000, T0 = 0.1 for probabilities (2 for logits),
-// η = 0.999, zero reference, α = 1.
+// patch grid, converted to a heatmap ψ = (rank/t)^α and upsampled to the
+// image, bilinearly as the paper's figures or patch by patch. Defaults: 7×7
+// grid (4×4 for the exact optimum), simulated annealing of the LeMo
+// objective with K = 5000, T0 = 0.1 for probabilities (2 for logits),
+// η = 0.999, zero reference, α = 1, bilinear.
 type TRACE struct {
-	Algorithm  string    `json:"-"` // "sa" (default) or "greedy", set by the method's name
+	Algorithm  string    `json:"-"` // "sa" (default), "greedy" or "exact", set by the method's name
 	Objective  Objective `json:"objective" doc:"what the trajectory optimises: le (LeRF), mo (MoRF) or lemo (LeRF − MoRF)" choices:"le|mo|lemo"`
 	Grid       int       `json:"grid" doc:"patch grid side g: the trajectory orders g×g patches" range:"[1,]"`
 	Logit      bool      `json:"logit" doc:"score logits instead of probabilities"`
@@ -82,6 +84,7 @@ type TRACE struct {
 	GreedyInit bool      `json:"greedy_init" doc:"simulated annealing: start from TRACE-Greedy-Le's trajectory"`
 	Reference  string    `json:"reference" doc:"value of removed patches, a removal reference: zero, mean (the image's channel means) or blur[:σ] (the image blurred; σ 5 pixels by default)"`
 	Alpha      float64   `json:"alpha" doc:"heatmap exponent α in ψ = (rank/t)^α" range:"(0,]"`
+	Upsample   string    `json:"upsample" doc:"heatmap to image: bilinear (the paper's figures; neighbouring patches blend, so a deletion metric on the same patches may rank them otherwise) or patch (each patch's ψ on its pixels: the deletion metric on the same grid deletes in the trajectory's order)" choices:"bilinear|patch"`
 	Seed       uint64    `json:"-"`
 	Chunk      int       `json:"-"`
 }
@@ -98,6 +101,9 @@ func (m TRACE) defaults() TRACE {
 	}
 	if m.Grid == 0 {
 		m.Grid = 7
+		if m.Algorithm == "exact" {
+			m.Grid = 4
+		}
 	}
 	if m.Algorithm == "sa" {
 		if m.Iterations == 0 {
@@ -119,20 +125,26 @@ func (m TRACE) defaults() TRACE {
 	if m.Alpha == 0 {
 		m.Alpha = 1
 	}
+	if m.Upsample == "" {
+		m.Upsample = "bilinear"
+	}
 	return m
 }
 
-// Check implements param.Checker: greedy search has no LeMo scheme and no
-// annealing settings.
+// Check implements param.Checker: greedy search has no LeMo scheme, exact
+// search no more than 16 patches, and neither has annealing settings.
 func (m TRACE) Check() error {
 	if _, err := m.reference(); err != nil {
 		return err
 	}
-	if m.Algorithm != "greedy" {
+	if m.Algorithm == "sa" || m.Algorithm == "" {
 		return nil
 	}
-	if m.Objective == LeMo {
+	if m.Algorithm == "greedy" && m.Objective == LeMo {
 		return fmt.Errorf("objective lemo has no greedy scheme: use le or mo, or trace-sa")
+	}
+	if g := m.defaults().Grid; m.Algorithm == "exact" && g > 4 {
+		return fmt.Errorf("grid %d: exact search scores all 2^(g×g) patch subsets, g at most 4", g)
 	}
 	if m.Iterations != 0 || m.T0 != 0 || m.Cooling != 0 || m.GreedyInit {
 		return fmt.Errorf("iterations, t0, cooling and greedy_init apply to trace-sa only")
@@ -140,7 +152,8 @@ func (m TRACE) Check() error {
 	return nil
 }
 
-// Entries are TRACE's methods for the registry: trace-sa and trace-greedy.
+// Entries are TRACE's methods for the registry: trace-sa, trace-greedy and
+// trace-go.
 func Entries() []attr.Entry {
 	newTRACE := func(alg string) func(attr.Setup) TRACE {
 		return func(s attr.Setup) TRACE { return TRACE{Algorithm: alg, Seed: s.Seed, Chunk: s.Chunk} }
@@ -152,16 +165,16 @@ func Entries() []attr.Entry {
 		attr.NewEntry("trace-greedy", "TRACE (greedy)", attr.CategoryTRACE, []string{"image"},
 			"the patch order that optimises the deletion objective, built greedily step by step, as a heatmap (TRACE paper)",
 			newTRACE("greedy"), TRACE.defaults, "iterations", "t0", "cooling", "greedy_init"),
+		attr.NewEntry("trace-go", "TRACE (exact optimum)", attr.CategoryTRACE, []string{"image"},
+			"the patch order that optimises the deletion objective exactly (TRACE-GO; 2^t forward passes, so at most 4×4 patches), as a heatmap; its record keeps the complete-search bound (TRACE paper, Fig. 2(a))",
+			newTRACE("exact"), TRACE.defaults, "iterations", "t0", "cooling", "greedy_init"),
 	}
 }
 
 // Name implements attr.Method, e.g. "TRACE-SA-lemo".
 func (m TRACE) Name() string {
 	m = m.defaults()
-	alg := "SA"
-	if m.Algorithm == "greedy" {
-		alg = "Greedy"
-	}
+	alg := map[string]string{"sa": "SA", "greedy": "Greedy", "exact": "GO"}[m.Algorithm]
 	return fmt.Sprintf("TRACE-%s-%s", alg, m.Objective)
 }
 
@@ -170,7 +183,7 @@ func (m TRACE) Settings() map[string]any {
 	m = m.defaults()
 	return map[string]any{"algorithm": m.Algorithm, "objective": string(m.Objective), "grid": m.Grid, "logit": m.Logit,
 		"iterations": m.Iterations, "t0": m.T0, "cooling": m.Cooling, "greedy_init": m.GreedyInit,
-		"reference": string(m.Reference), "alpha": m.Alpha, "seed": m.Seed}
+		"reference": string(m.Reference), "alpha": m.Alpha, "upsample": m.Upsample, "seed": m.Seed}
 }
 
 // Attribute implements attr.Method.
@@ -223,6 +236,8 @@ func (m TRACE) Explain(ctx context.Context, net engine.Network, in attr.Input) (
 		t := m.Grid * m.Grid
 		var r Result
 		switch m.Algorithm {
+		case "exact":
+			r, err = Exact(ctx, f, t, m.Objective)
 		case "greedy":
 			r, err = Greedy(ctx, f, t, m.Objective)
 		case "sa":
@@ -236,25 +251,37 @@ func (m TRACE) Explain(ctx context.Context, net engine.Network, in attr.Input) (
 			}
 			r, err = Anneal(ctx, f, t, m.Objective, a)
 		default:
-			return attr.Maps{}, nil, fmt.Errorf("unknown TRACE algorithm %q (sa, greedy)", m.Algorithm)
+			return attr.Maps{}, nil, fmt.Errorf("unknown TRACE algorithm %q (sa, greedy, exact)", m.Algorithm)
 		}
 		if err != nil {
 			return attr.Maps{}, nil, err
 		}
 		results[i] = r
-		imageops.Bilinear(out.Data[i*H*W:(i+1)*H*W], H, W, Heatmap(r.Trajectory, m.Alpha), m.Grid, m.Grid)
+		psi, dst := Heatmap(r.Trajectory, m.Alpha), out.Data[i*H*W:(i+1)*H*W]
+		if m.Upsample == "patch" {
+			feats, _ := perturb.NewFeatures(H, W, m.Grid) // NetScorer checked the grid
+			for p := range dst {
+				dst[p] = psi[feats.Of(p)]
+			}
+		} else {
+			imageops.Bilinear(dst, H, W, psi, m.Grid, m.Grid)
+		}
 	}
 	return out, results, nil
 }
 
 // Passes implements attr.Coster: forward passes over partially deleted
-// images — every remaining patch at each of greedy search's t steps, or
-// a whole trajectory of t+1 images per annealing iteration.
+// images — every remaining patch at each of greedy search's t steps, every
+// subset of the t patches for exact search, or a whole trajectory of t+1
+// images per annealing iteration.
 func (m TRACE) Passes() float64 {
 	m = m.defaults()
 	t := float64(m.Grid * m.Grid)
-	if m.Algorithm == "greedy" {
+	switch m.Algorithm {
+	case "greedy":
 		return t * (t + 1) / 2 / 3
+	case "exact":
+		return math.Exp2(t) / 3
 	}
 	return float64(m.Iterations) * (t + 1) / 3
 }

@@ -2,8 +2,8 @@
 // paper, §2–4): the order in which to delete t square patches of an image
 // that optimises the deletion metric itself, found by a greedy scheme
 // (Algorithm 2) or simulated annealing over the complete transposition
-// neighbourhood (Algorithm 1, Appendix B.4), with exact enumeration and the
-// complete-search bound for small t.
+// neighbourhood (Algorithm 1, Appendix B.4), or exactly by dynamic
+// programming over patch subsets for t ≤ 16, with the complete-search bound.
 //
 // Conventions, as the paper's: a trajectory τ lists the t patches from least
 // to most important. keep(S) is the input with only the patches in S kept
@@ -100,6 +100,7 @@ type Result struct {
 	Trajectory []int   `json:"trajectory"` // patches, least to most important
 	Value      float64 `json:"objective"`
 	Curves     Curves  `json:"-"`
+	Bound      float64 `json:"cs_bound,omitempty"` // exact search: the complete-search bound of the objective (§4)
 	Iterations int     `json:"iterations"`
 	Seconds    float64 `json:"seconds"`
 }
@@ -271,38 +272,55 @@ func checkPerm(tau []int, t int) error {
 	return nil
 }
 
-// Exact enumerates all t! trajectories (t ≤ 8) and returns the optimum.
+// Exact is TRACE-GO, the global optimum that the paper (§4) calls
+// inaccessible, found without enumerating the t! trajectories (t ≤ 16): a
+// trajectory is a chain ∅ = S_0 ⊂ S_1 ⊂ … ⊂ S_t of its prefixes, and every
+// objective is a sum over the chain of a value of S_k alone (Le: f of its
+// complement; Mo: −f(S_k); LeMo: both), so the best chain ending in S is
+// g(S) + the best over S less one patch — dynamic programming over the 2^t
+// subsets, each scored once. Ties go to the lowest patch. The result's
+// Bound is the complete-search bound (CS) from the same subset values.
 func Exact(ctx context.Context, f Scorer, t int, o Objective) (Result, error) {
-	if t < 1 || t > 8 {
-		return Result{}, fmt.Errorf("exact TRACE enumerates t! trajectories: t = %d, want 1..8", t)
+	if t < 1 || t > 16 {
+		return Result{}, fmt.Errorf("exact TRACE scores all 2^t patch subsets: t = %d, want 1..16", t)
 	}
-	// Score every subset once; a trajectory's curves are sums of subset values.
+	start := time.Now()
 	val, err := allSubsets(ctx, f, t)
 	if err != nil {
 		return Result{}, err
 	}
-	perm := make([]int, t)
-	for i := range perm {
-		perm[i] = i
+	all := 1<<t - 1
+	g := func(s int) float64 {
+		switch o {
+		case Le:
+			return val[all^s]
+		case Mo:
+			return -val[s]
+		}
+		return val[all^s] - val[s]
 	}
-	best := Result{Value: math.Inf(-1)}
-	var rec func(k int)
-	rec = func(k int) {
-		if k == t {
-			c := curvesFromSubsets(val, perm)
-			if v := c.Value(o); v > best.Value {
-				best = Result{Trajectory: append([]int(nil), perm...), Value: v, Curves: c}
+	best := make([]float64, 1<<t)
+	last := make([]int8, 1<<t) // the patch the best chain added last
+	for s := range best {
+		best[s], last[s] = math.Inf(-1), -1
+		if s == 0 {
+			best[s] = g(0)
+			continue
+		}
+		for p := 0; p < t; p++ {
+			if s&(1<<p) != 0 && best[s^(1<<p)] > best[s] {
+				best[s], last[s] = best[s^(1<<p)], int8(p)
 			}
-			return
 		}
-		for i := k; i < t; i++ {
-			perm[k], perm[i] = perm[i], perm[k]
-			rec(k + 1)
-			perm[k], perm[i] = perm[i], perm[k]
-		}
+		best[s] += g(s)
 	}
-	rec(0)
-	return best, nil
+	tau := make([]int, t)
+	for s, k := all, t-1; k >= 0; k-- {
+		tau[k] = int(last[s])
+		s ^= 1 << tau[k]
+	}
+	c := curvesFromSubsets(val, tau)
+	return Result{Trajectory: tau, Value: c.Value(o), Curves: c, Bound: completeSearch(val, t, o), Seconds: time.Since(start).Seconds()}, nil
 }
 
 // allSubsets scores all 2^t keep-sets, indexed by bit mask.
@@ -342,6 +360,11 @@ func CompleteSearch(ctx context.Context, f Scorer, t int, o Objective) (float64,
 	if err != nil {
 		return 0, err
 	}
+	return completeSearch(val, t, o), nil
+}
+
+// completeSearch is CS from the values of all 2^t keep-sets.
+func completeSearch(val []float64, t int, o Objective) float64 {
 	lo := make([]float64, t+1) // min f over keep-sets of each size (MoRF's best)
 	hi := make([]float64, t+1) // max f over keep-sets of each size (LeRF's best)
 	for k := range lo {
@@ -358,11 +381,11 @@ func CompleteSearch(ctx context.Context, f Scorer, t int, o Objective) (float64,
 	}
 	switch o {
 	case Mo:
-		return -mo, nil
+		return -mo
 	case Le:
-		return le, nil
+		return le
 	}
-	return le - mo, nil
+	return le - mo
 }
 
 func popcount(m int) int {
