@@ -42,11 +42,7 @@ func New(arch string, shape []int, classes int, kern gemm.Kernel) (*Net, error) 
 		add(newConv2d("c1", in, 32, 5, 1, 0, kern))
 		add(&relu{nm: "relu1", d: in})
 		add(newMaxPool("pool1", in, 2))
-		if winograd(in, 64, 3, 1, 0) { // 28×28 inputs: 12×12 → 10×10
-			add(newWinoLayer("c2", in, 64, kern))
-		} else {
-			add(newConv2d("c2", in, 64, 3, 1, 0, kern))
-		}
+		add(newConv("c2", in, 64, 3, 1, 0, false, kern)) // Winograd on 28×28 inputs: 12×12 → 10×10
 		add(&relu{nm: "relu2", d: in})
 		add(newMaxPool("pool2", in, 2))
 		add(newConv2d("c3", in, 64, 3, 1, 0, kern))

@@ -54,13 +54,7 @@ func Sequential(arch string, shape []int, classes int, kern gemm.Kernel, layers 
 			if s.Out <= 0 || s.K <= 0 || s.Stride <= 0 || s.Pad < 0 {
 				return nil, fmt.Errorf("%s: convolution %s: %d channels, kernel %d, stride %d, padding %d", arch, s.Name, s.Out, s.K, s.Stride, s.Pad)
 			}
-			if !s.NoBias && winograd(in, s.Out, s.K, s.Stride, s.Pad) {
-				l = newWinoLayer(s.Name, in, s.Out, kern)
-				break
-			}
-			c := newConv2d(s.Name, in, s.Out, s.K, s.Stride, s.Pad, kern)
-			c.noBias = s.NoBias
-			l = c
+			l = newConv(s.Name, in, s.Out, s.K, s.Stride, s.Pad, s.NoBias, kern)
 		case "linear":
 			if in.h != 1 || in.w != 1 {
 				return nil, fmt.Errorf("%s: linear layer %s on a %d×%d×%d map: flatten it first", arch, s.Name, in.c, in.h, in.w)

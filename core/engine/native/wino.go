@@ -57,9 +57,22 @@ type winoConv struct {
 }
 
 func newWinoConv(name string, in dims, cout, pad int, kern gemm.Kernel, scr *winoScratch) *winoConv {
-	oh, ow := in.h+2*pad-2, in.w+2*pad-2
-	return &winoConv{nm: name, i: in, cout: cout, pad: pad, th: (oh + 1) / 2, tw: (ow + 1) / 2, kern: kern, scr: scr,
+	l := &winoConv{nm: name, i: in, cout: cout, pad: pad, kern: kern, scr: scr,
 		wt: newParam(name+".weight", []int{cout, in.c, 3, 3}), b: newParam(name+".bias", []int{cout})}
+	o := l.out()
+	l.th, l.tw = (o.h+1)/2, (o.w+1)/2
+	return l
+}
+
+// newConv is a convolution layer: a winoLayer where winograd allows it
+// (and the layer has a bias), else im2col's conv2d.
+func newConv(name string, in dims, cout, k, stride, pad int, noBias bool, kern gemm.Kernel) layer {
+	if !noBias && winograd(in, cout, k, stride, pad) {
+		return newWinoLayer(name, in, cout, kern)
+	}
+	c := newConv2d(name, in, cout, k, stride, pad, kern)
+	c.noBias = noBias
+	return c
 }
 
 // winograd says whether a convolution of kernel k, stride and padding on
