@@ -204,7 +204,7 @@ func (c *Campaign) Run(ctx context.Context, o Options) (Outcome, error) {
 	if err != nil {
 		return out, err
 	}
-	limit := max(int64(float64(plan.Peak)*1.2), 512<<20)
+	limit := max(plan.Live, 256<<20)
 	if s.MemoryGB > 0 {
 		cap := int64(s.MemoryGB * (1 << 30))
 		if plan.Live > cap {

@@ -294,17 +294,9 @@ func halfWidth(p protocol.Protocol, testN int) (HalfWidth, bool) {
 // samples opens a dataset's training and test sets as a campaign uses
 // them (the spec's caps applied).
 func samples(d spec.Dataset) (train, test *data.Dataset, err error) {
-	train, test, err = data.Open(d.Ref, d.Options)
-	if err != nil {
-		return nil, nil, err
-	}
-	if n := d.TrainSamples; n > 0 && n < train.Len() {
-		train = train.Head(n)
-	}
-	if n := d.TestSamples; n > 0 && n < test.Len() {
-		test = test.Head(n)
-	}
-	return train, test, nil
+	opt := d.Options
+	opt.TrainHead, opt.TestHead = d.TrainSamples, d.TestSamples
+	return data.Open(d.Ref, opt)
 }
 
 // MeasurePriorSpeed runs the prior's network on a batch for about a

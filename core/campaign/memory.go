@@ -22,24 +22,28 @@ import (
 // when a task needs it and is dropped when the task ends. Memory plans it
 // before any work; Run refuses a campaign that cannot fit the user's cap
 // (memory_gb, Settings' memory cap), and sets the collector's soft limit
-// to the plan, so that the process stays near it.
+// to the planned live heap, so that the process stays near the plan: the
+// garbage of one stage is collected before it adds to the next stage's
+// peak. Every term of Live is an upper bound (a task's maps, ranks and
+// perturbed copies counted as if all were held at once), so the limit
+// leaves the collector room above what is really live.
 
 // MemoryPlan is what a campaign is expected to hold at its peak.
 type MemoryPlan struct {
 	Data    int64 // the datasets, in float32, once
 	Task    int64 // the largest task's working set
 	Workers int   // tasks at once
-	Live    int64 // the runtime, the data and Workers tasks: the live heap at the peak
-	Peak    int64 // the resident memory to expect: Live and the collector's headroom
+	Live    int64 // the runtime, the data and Workers tasks: the collector's soft limit
+	Peak    int64 // the resident memory to expect: Live and the pages not yet returned
 }
 
 // Memory model constants, from runs measured with /usr/bin/time -v on the
 // shipped campaigns (make bench-campaigns): the Go runtime, the binary and
-// the BLAS's buffers; and the headroom of the collector held to a soft
-// limit of Peak.
+// the BLAS's buffers; and the resident memory above the soft limit (freed
+// pages the runtime has not yet returned to the system).
 const (
 	runtimeBytes = 120 << 20
-	headroom     = 1.25
+	headroom     = 1.1
 )
 
 // Memory plans the campaign's memory (see MemoryPlan) from its datasets'

@@ -293,3 +293,54 @@ func FuzzParseCIFAR(f *testing.F) {
 		ParseCIFAR(b, 2)
 	})
 }
+
+// TestHeadsReadOnlyWhatTheyKeep: Options' heads give the first samples of
+// each split, as cutting the whole set would, and an IDX set is read only
+// that far (its memory is the head's).
+func TestHeadsReadOnlyWhatTheyKeep(t *testing.T) {
+	for _, ref := range []string{fixture("idx"), fixture("csv", "tabular.csv"), fixture("npy", "split.npz")} {
+		opt := Options{TestFrac: 1.0 / 3}
+		tr, te, err := Open(ref, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opt.TrainHead, opt.TestHead = 3, 1
+		htr, hte, err := Open(ref, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct{ got, all *Dataset }{{htr, tr.Head(3)}, {hte, te.Head(1)}} {
+			if !slices.Equal(c.got.X, c.all.X) || !slices.Equal(c.got.Y, c.all.Y) || !slices.Equal(c.got.Classes, c.all.Classes) {
+				t.Errorf("%s: the head read differs from the whole set's head", ref)
+			}
+		}
+	}
+	dir := t.TempDir()
+	const n, side = 4000, 28
+	pixels := make([]byte, n*side*side)
+	labels := make([]byte, n)
+	for i := range pixels {
+		pixels[i] = byte(i * 7)
+	}
+	for i := range labels {
+		labels[i] = byte(i % 10)
+	}
+	for name, b := range map[string][]byte{
+		"train-images-idx3-ubyte": idxBytes([]int{n, side, side}, pixels), "train-labels-idx1-ubyte": idxBytes([]int{n}, labels),
+		"t10k-images-idx3-ubyte": idxBytes([]int{n, side, side}, pixels), "t10k-labels-idx1-ubyte": idxBytes([]int{n}, labels),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var tr *Dataset
+	var err error
+	whole := allocated(func() { _, _, err = Open(dir, Options{}) })
+	head := allocated(func() { tr, _, err = Open(dir, Options{TrainHead: 100, TestHead: 100}) })
+	if err != nil || tr.Len() != 100 || len(tr.Classes) != 10 {
+		t.Fatalf("head of %s: %v", dir, err)
+	}
+	if head > whole/10 {
+		t.Errorf("reading 100 of %d samples allocated %d bytes, the whole set %d", n, head, whole)
+	}
+}

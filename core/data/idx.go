@@ -137,8 +137,10 @@ func openIDX(path string) (*idxFile, error) {
 	return f, nil
 }
 
-// read streams the n payload bytes through a 64 KiB buffer, handing each
-// piece to use with its offset, and checks that nothing follows.
+// read streams n payload bytes through a 64 KiB buffer, handing each piece
+// to use with its offset, and checks that nothing follows when n is the
+// whole payload (a prefix is read only from a file openIDX has checked
+// whole: its size, or its gzip stream in a counting pass).
 func (f *idxFile) read(n int, use func(off int, piece []byte)) error {
 	buf := make([]byte, min(n, 64<<10))
 	for done := 0; done < n; {
@@ -148,6 +150,9 @@ func (f *idxFile) read(n int, use func(off int, piece []byte)) error {
 		if err != nil {
 			return fmt.Errorf("IDX: dimensions %v need %d bytes, the file holds %d (truncated?)%s", f.dims, n, done, cause(err))
 		}
+	}
+	if int64(n) < f.total {
+		return nil
 	}
 	if err := atEOF(f.r); err != nil {
 		return fmt.Errorf("IDX: %w", err)
@@ -166,6 +171,12 @@ func (f *idxFile) read(n int, use func(off int, piece []byte)) error {
 // then decompressed through a 64 KiB buffer straight into the dataset's
 // storage, so memory is the dataset itself, spent only on a whole file.
 func LoadIDX(name, images, labels string, classes []string) (*Dataset, error) {
+	return loadIDX(name, images, labels, classes, 0)
+}
+
+// loadIDX is LoadIDX reading only the first head samples when 0 < head <
+// the file's count: memory is then those samples alone.
+func loadIDX(name, images, labels string, classes []string, head int) (*Dataset, error) {
 	im, err := openIDX(images)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", images, err)
@@ -183,11 +194,16 @@ func LoadIDX(name, images, labels string, classes []string) (*Dataset, error) {
 		return nil, fmt.Errorf("load %s: %v labels for %d images in %s", labels, lb.dims, im.dims[0], images)
 	}
 	n := im.dims[0]
+	if head > 0 && head < n {
+		n = head
+	}
 	d := &Dataset{Name: name, Shape: []int{1, im.dims[1], im.dims[2]}, Y: make([]int, n), Classes: classes}
-	k := 0
-	err = lb.read(n, func(off int, piece []byte) {
+	k := 0 // classes, from every label even when only the head is kept
+	err = lb.read(int(lb.total), func(off int, piece []byte) {
 		for i, b := range piece {
-			d.Y[off+i] = int(b)
+			if off+i < n {
+				d.Y[off+i] = int(b)
+			}
 			k = max(k, int(b)+1)
 		}
 	})
@@ -200,8 +216,8 @@ func LoadIDX(name, images, labels string, classes []string) (*Dataset, error) {
 	if k > len(d.Classes) {
 		return nil, fmt.Errorf("load %s: label %d, but %s has %d classes", labels, k-1, name, len(d.Classes))
 	}
-	d.X = make([]float32, im.total)
-	err = im.read(int(im.total), func(off int, piece []byte) {
+	d.X = make([]float32, n*im.dims[1]*im.dims[2])
+	err = im.read(len(d.X), func(off int, piece []byte) {
 		x := d.X[off : off+len(piece)]
 		for i, b := range piece {
 			x[i] = float32(b) / 255

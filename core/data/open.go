@@ -37,6 +37,10 @@ type Options struct {
 	// Raw leaves tabular sets as read; otherwise Open standardises them
 	// with the training split's statistics (Dataset.Standardization).
 	Raw bool `json:"-"`
+	// TrainHead and TestHead keep only the first n samples of each split
+	// (0: all). A split the files hold apart (IDX) is read only that far;
+	// others are cut after loading and splitting.
+	TrainHead, TestHead int `json:"-"`
 }
 
 // Open loads a dataset by short id or path and returns its train and test
@@ -48,6 +52,19 @@ type Options struct {
 // the classes (checkParts), so that a mismatch is found on load, not after
 // training. Each loader states the limits it applies to a file.
 func Open(ref string, opt Options) (train, test *Dataset, err error) {
+	if train, test, err = open(ref, opt); err != nil {
+		return nil, nil, err
+	}
+	if n := opt.TrainHead; n > 0 && n < train.Len() {
+		train = train.Head(n)
+	}
+	if n := opt.TestHead; n > 0 && n < test.Len() {
+		test = test.Head(n)
+	}
+	return train, test, nil
+}
+
+func open(ref string, opt Options) (train, test *Dataset, err error) {
 	if opt.TestFrac == 0 {
 		opt.TestFrac = 0.2
 	}
@@ -83,7 +100,7 @@ func Open(ref string, opt Options) (train, test *Dataset, err error) {
 	}
 	switch ref {
 	case "fashion-mnist":
-		return loadIDXDir(FashionMNISTDir, "fashion-mnist", FashionMNISTClasses())
+		return loadIDXDir(FashionMNISTDir, "fashion-mnist", FashionMNISTClasses(), opt)
 	case "iris", "wine", "breast-cancer":
 		file := map[string]string{"iris": "iris.csv", "wine": "wine_data.csv", "breast-cancer": "breast_cancer.csv"}[ref]
 		return tabular(LoadSklearnCSV(filepath.Join(SklearnDataDir, file), ref, true))
@@ -148,7 +165,7 @@ func Open(ref string, opt Options) (train, test *Dataset, err error) {
 		return nil, nil, fmt.Errorf("dataset %s: unknown file type (want .csv, .npz or a folder)", ref)
 	}
 	if matches, _ := filepath.Glob(filepath.Join(ref, "train-images-idx3-ubyte*")); len(matches) > 0 {
-		return loadIDXDir(ref, name, nil)
+		return loadIDXDir(ref, name, nil, opt)
 	}
 	if _, err := os.Stat(filepath.Join(ref, "test_batch.bin")); err == nil {
 		return LoadCIFAR(ref)
@@ -221,7 +238,7 @@ func checkParts(train, test *Dataset, numberedClasses bool) error {
 	return fmt.Errorf("the training part has classes %v, the test part %v", train.Classes, test.Classes)
 }
 
-func loadIDXDir(dir, name string, classes []string) (*Dataset, *Dataset, error) {
+func loadIDXDir(dir, name string, classes []string, opt Options) (*Dataset, *Dataset, error) {
 	find := func(base string) string {
 		for _, p := range []string{base + ".gz", base} {
 			if _, err := os.Stat(filepath.Join(dir, p)); err == nil {
@@ -230,11 +247,11 @@ func loadIDXDir(dir, name string, classes []string) (*Dataset, *Dataset, error) 
 		}
 		return filepath.Join(dir, base+".gz")
 	}
-	tr, err := LoadIDX(name, find("train-images-idx3-ubyte"), find("train-labels-idx1-ubyte"), classes)
+	tr, err := loadIDX(name, find("train-images-idx3-ubyte"), find("train-labels-idx1-ubyte"), classes, opt.TrainHead)
 	if err != nil {
 		return nil, nil, err
 	}
-	te, err := LoadIDX(name+"-test", find("t10k-images-idx3-ubyte"), find("t10k-labels-idx1-ubyte"), classes)
+	te, err := loadIDX(name+"-test", find("t10k-images-idx3-ubyte"), find("t10k-labels-idx1-ubyte"), classes, opt.TestHead)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -614,21 +614,13 @@ func (r *Runner) data(d int, seed uint64, m *model.Model) (*data.Dataset, *data.
 	}
 	r.mu.Unlock()
 	e.once.Do(func() {
+		opt := ds.Options
+		opt.TrainHead, opt.TestHead = ds.TrainSamples, ds.TestSamples
 		if m != nil {
-			e.train, e.test, e.err = m.Data(ds.Ref, ds.Options)
+			e.train, e.test, e.err = m.Data(ds.Ref, opt)
 		} else {
-			opt := ds.Options
 			opt.Seed = seed
 			e.train, e.test, e.err = data.Open(ds.Ref, opt)
-		}
-		if e.err != nil {
-			return
-		}
-		if n := ds.TrainSamples; n > 0 && n < e.train.Len() {
-			e.train = e.train.Head(n)
-		}
-		if n := ds.TestSamples; n > 0 && n < e.test.Len() {
-			e.test = e.test.Head(n)
 		}
 	})
 	return e.train, e.test, e.err

@@ -103,13 +103,15 @@ func (f Fit) Run(ctx context.Context, progress func(train.Progress)) (*Model, er
 // and checked against the model's input shape and classes. ref "" means
 // the model's own dataset. Models written before sources were recorded
 // split with their training seed, as `faithlab-cli train` did, and opt's
-// other fields.
+// other fields. opt's heads (the samples kept) apply in both cases.
 func (m *Model) Data(ref string, opt data.Options) (trainSet, testSet *data.Dataset, err error) {
 	if src := m.Source; src != nil {
 		if ref == "" {
 			ref = src.Ref
 		}
+		trainHead, testHead := opt.TrainHead, opt.TestHead
 		opt = src.Options
+		opt.TrainHead, opt.TestHead = trainHead, testHead
 	} else if m.Training != nil {
 		opt.Seed = m.Training.Config.Seed
 	}

@@ -123,6 +123,10 @@ func (l *conv2d) im2col(x, cols []float32) {
 	c, k := l.i.c, l.k
 	K := c * k * k
 	run := k * c
+	if run < shortRun {
+		l.im2colShort(x, cols)
+		return
+	}
 	for oy := 0; oy < l.o.h; oy++ {
 		for ox := 0; ox < l.o.w; ox++ {
 			row := cols[(oy*l.o.w+ox)*K : (oy*l.o.w+ox+1)*K]
@@ -159,6 +163,10 @@ func (l *conv2d) col2im(dcols, dx []float32) {
 	K := c * k * k
 	run := k * c
 	clear(dx)
+	if run < shortRun {
+		l.col2imShort(dcols, dx)
+		return
+	}
 	for oy := 0; oy < l.o.h; oy++ {
 		for ox := 0; ox < l.o.w; ox++ {
 			row := dcols[(oy*l.o.w+ox)*K : (oy*l.o.w+ox+1)*K]
@@ -180,6 +188,85 @@ func (l *conv2d) col2im(dcols, dx []float32) {
 						continue
 					}
 					addTo(dx[(iy*l.i.w+ix)*c:(iy*l.i.w+ix+1)*c], src[kx*c:(kx+1)*c])
+				}
+			}
+		}
+	}
+}
+
+// shortRun is the kernel-row length (k·C floats) below which a copy or an
+// addTo per kernel row costs more in calls than in floats (c1 of goar-cnn:
+// 5 floats): im2colShort and col2imShort then move single floats.
+const shortRun = 16
+
+// im2colShort is im2col for short kernel rows: one output pixel's row is
+// written a kernel tap at a time from the rows of the input.
+func (l *conv2d) im2colShort(x, cols []float32) {
+	c, k, s := l.i.c, l.k, l.stride
+	K, run := c*k*k, c*k
+	for oy := 0; oy < l.o.h; oy++ {
+		for ky := 0; ky < k; ky++ {
+			iy := oy*s - l.pad + ky
+			for ox := 0; ox < l.o.w; ox++ {
+				dst := cols[(oy*l.o.w+ox)*K+ky*run : (oy*l.o.w+ox)*K+(ky+1)*run]
+				ix0 := ox*s - l.pad
+				if iy < 0 || iy >= l.i.h {
+					clear(dst)
+					continue
+				}
+				if ix0 >= 0 && ix0+k <= l.i.w {
+					src := x[(iy*l.i.w+ix0)*c:]
+					src = src[:len(dst)]
+					for j := range dst {
+						dst[j] = src[j]
+					}
+					continue
+				}
+				for kx := 0; kx < k; kx++ {
+					tap := dst[kx*c : (kx+1)*c]
+					if ix := ix0 + kx; ix >= 0 && ix < l.i.w {
+						copy(tap, x[(iy*l.i.w+ix)*c:])
+					} else {
+						clear(tap)
+					}
+				}
+			}
+		}
+	}
+}
+
+// col2imShort is col2im for short kernel rows, with the adds written out
+// instead of a call per kernel row; it adds in col2im's order (the output
+// pixels in raster order), so both give the same bits.
+func (l *conv2d) col2imShort(dcols, dx []float32) {
+	c, k, s := l.i.c, l.k, l.stride
+	K, run := c*k*k, c*k
+	for oy := 0; oy < l.o.h; oy++ {
+		for ox := 0; ox < l.o.w; ox++ {
+			row := dcols[(oy*l.o.w+ox)*K : (oy*l.o.w+ox+1)*K]
+			ix0 := ox*s - l.pad
+			inside := ix0 >= 0 && ix0+k <= l.i.w
+			for ky := 0; ky < k; ky++ {
+				iy := oy*s - l.pad + ky
+				if iy < 0 || iy >= l.i.h {
+					continue
+				}
+				src := row[ky*run : (ky+1)*run]
+				if inside {
+					dst := dx[(iy*l.i.w+ix0)*c:]
+					dst = dst[:len(src)]
+					for j := range dst {
+						dst[j] += src[j]
+					}
+					continue
+				}
+				for kx := 0; kx < k; kx++ {
+					if ix := ix0 + kx; ix >= 0 && ix < l.i.w {
+						dst := dx[(iy*l.i.w+ix)*c : (iy*l.i.w+ix+1)*c]
+						for j, v := range src[kx*c : (kx+1)*c] {
+							dst[j] += v
+						}
+					}
 				}
 			}
 		}

@@ -154,3 +154,54 @@ func TestKernelsMatchScalar(t *testing.T) {
 		sameBits(t, fmt.Sprintf("affine3 c=%d", c), dxa, dxs2)
 	}
 }
+
+// TestIm2colAndCol2imMatchTheDefinition checks both paths of im2col and
+// col2im (kernel rows copied whole, and float by float for short rows)
+// against the definition, col2im bit for bit: it must add into each input
+// pixel in the output pixels' raster order, whatever the path.
+func TestIm2colAndCol2imMatchTheDefinition(t *testing.T) {
+	for _, tc := range []struct {
+		in             dims
+		k, stride, pad int
+	}{
+		{dims{28, 28, 1}, 5, 1, 0}, // goar-cnn's c1: a short row
+		{dims{9, 7, 2}, 3, 2, 1},   // short, padded and strided
+		{dims{6, 6, 64}, 3, 1, 0},  // goar-cnn's c3: whole rows
+		{dims{8, 8, 8}, 3, 2, 1},   // whole rows, padded and strided
+	} {
+		l := newConv2d("c", tc.in, 4, tc.k, tc.stride, tc.pad, nil)
+		K := tc.in.c * tc.k * tc.k
+		x := randBatch(7, tc.in.size())
+		cols := make([]float32, l.o.h*l.o.w*K)
+		l.im2col(x, cols)
+		dcols := randBatch(8, len(cols))
+		dx := make([]float32, tc.in.size())
+		l.col2im(dcols, dx)
+		want := make([]float32, tc.in.size())
+		for oy := 0; oy < l.o.h; oy++ {
+			for ox := 0; ox < l.o.w; ox++ {
+				for ky := 0; ky < tc.k; ky++ {
+					for kx := 0; kx < tc.k; kx++ {
+						for ci := 0; ci < tc.in.c; ci++ {
+							at := (oy*l.o.w+ox)*K + (ky*tc.k+kx)*tc.in.c + ci
+							iy, ix := oy*tc.stride-tc.pad+ky, ox*tc.stride-tc.pad+kx
+							var v float32
+							if iy >= 0 && iy < tc.in.h && ix >= 0 && ix < tc.in.w {
+								v = x[(iy*tc.in.w+ix)*tc.in.c+ci]
+								want[(iy*tc.in.w+ix)*tc.in.c+ci] += dcols[at]
+							}
+							if cols[at] != v {
+								t.Fatalf("%+v: im2col at %d = %v, want %v", tc, at, cols[at], v)
+							}
+						}
+					}
+				}
+			}
+		}
+		for i := range want {
+			if dx[i] != want[i] {
+				t.Fatalf("%+v: col2im at %d = %v, want %v (bit for bit)", tc, i, dx[i], want[i])
+			}
+		}
+	}
+}
