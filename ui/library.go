@@ -227,17 +227,17 @@ func (l *Library) describeDatasets() {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			tr, te, err := data.Open(ref, data.Options{})
+			d, err := data.Describe(ref)
 			if err != nil {
 				info[ref] = "cannot be opened: " + err.Error()
 				continue
 			}
 			kind := "images"
-			if tr.Shape[1] == 1 && tr.Shape[2] == 1 {
-				kind = fmt.Sprintf("tabular, %d features", tr.Shape[0])
+			if d.Shape[1] == 1 && d.Shape[2] == 1 {
+				kind = fmt.Sprintf("tabular, %d features", d.Shape[0])
 			}
-			info[ref] = fmt.Sprintf("%s of shape %v; %d training and %d test samples; %d classes: %s", kind, tr.Shape, tr.Len(), te.Len(),
-				len(tr.Classes), strings.Join(tr.Classes[:min(len(tr.Classes), 10)], ", "))
+			info[ref] = fmt.Sprintf("%s of shape %v; %d training and %d test samples; %d classes: %s", kind, d.Shape, d.Train, d.Test,
+				len(d.Classes), strings.Join(d.Classes[:min(len(d.Classes), 10)], ", "))
 		}
 		return nil
 	}, func(error) {

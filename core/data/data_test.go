@@ -344,3 +344,42 @@ func TestHeadsReadOnlyWhatTheyKeep(t *testing.T) {
 		t.Errorf("reading 100 of %d samples allocated %d bytes, the whole set %d", n, head, whole)
 	}
 }
+
+// TestDescribeSaysWhatOpenReturns: the summary from an IDX set's headers is
+// what opening the set gives (shape, split sizes, classes), and a header
+// that disagrees with its partner is named.
+func TestDescribeSaysWhatOpenReturns(t *testing.T) {
+	refs := []string{fixture("idx"), fixture("cifar"), fixture("npy", "split.npz")}
+	if _, err := os.Stat(FashionMNISTDir); err == nil {
+		refs = append(refs, "fashion-mnist")
+	}
+	for _, ref := range refs {
+		s, err := Describe(ref)
+		if err != nil {
+			t.Fatalf("%s: %v", ref, err)
+		}
+		tr, te, err := Open(ref, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(s.Shape, tr.Shape) || s.Train != tr.Len() || s.Test != te.Len() || !slices.Equal(s.Classes, tr.Classes) {
+			t.Errorf("%s: described %+v, opened %v %d/%d %v", ref, s, tr.Shape, tr.Len(), te.Len(), tr.Classes)
+		}
+	}
+	dir := t.TempDir()
+	for _, name := range []string{"train-images-idx3-ubyte", "train-labels-idx1-ubyte.gz", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte.gz"} {
+		b, err := os.ReadFile(fixture("idx", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name == "t10k-images-idx3-ubyte" {
+			b, _ = os.ReadFile(fixture("idx", "train-images-idx3-ubyte"))
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Describe(dir); err == nil || !strings.Contains(err.Error(), dir) {
+		t.Errorf("test images and labels of different counts: %v", err)
+	}
+}

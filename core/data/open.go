@@ -238,20 +238,29 @@ func checkParts(train, test *Dataset, numberedClasses bool) error {
 	return fmt.Errorf("the training part has classes %v, the test part %v", train.Classes, test.Classes)
 }
 
-func loadIDXDir(dir, name string, classes []string, opt Options) (*Dataset, *Dataset, error) {
-	find := func(base string) string {
-		for _, p := range []string{base + ".gz", base} {
-			if _, err := os.Stat(filepath.Join(dir, p)); err == nil {
-				return filepath.Join(dir, p)
+// idxFiles names an IDX folder's training images and labels and test
+// images and labels, gzipped or raw (gzipped where neither is there, for
+// the error).
+func idxFiles(dir string) [4]string {
+	var files [4]string
+	for i, base := range []string{"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"} {
+		files[i] = filepath.Join(dir, base+".gz")
+		if _, err := os.Stat(files[i]); err != nil {
+			if _, err := os.Stat(filepath.Join(dir, base)); err == nil {
+				files[i] = filepath.Join(dir, base)
 			}
 		}
-		return filepath.Join(dir, base+".gz")
 	}
-	tr, err := loadIDX(name, find("train-images-idx3-ubyte"), find("train-labels-idx1-ubyte"), classes, opt.TrainHead)
+	return files
+}
+
+func loadIDXDir(dir, name string, classes []string, opt Options) (*Dataset, *Dataset, error) {
+	f := idxFiles(dir)
+	tr, err := loadIDX(name, f[0], f[1], classes, opt.TrainHead)
 	if err != nil {
 		return nil, nil, err
 	}
-	te, err := loadIDX(name+"-test", find("t10k-images-idx3-ubyte"), find("t10k-labels-idx1-ubyte"), classes, opt.TestHead)
+	te, err := loadIDX(name+"-test", f[2], f[3], classes, opt.TestHead)
 	if err != nil {
 		return nil, nil, err
 	}
