@@ -76,7 +76,7 @@ func (c *Campaign) Estimate(ctx context.Context, sp Speeds, kernel gemm.Kernel) 
 	s := c.Spec
 	var z Size
 	z.Tasks = len(c.Tasks(job.Shard{}))
-	baseEpochs := train.Config{Epochs: s.Model.Epochs}.Defaults().Epochs
+	base, retrain := train.Config{Epochs: s.Model.Epochs}, train.Config{Epochs: s.Retrain.Epochs}
 	for _, d := range s.Datasets {
 		trainSet, testSet, err := samples(d)
 		if err != nil {
@@ -98,24 +98,22 @@ func (c *Campaign) Estimate(ctx context.Context, sp Speeds, kernel gemm.Kernel) 
 				h.Dataset = d.Ref
 				z.HalfWidths = append(z.HalfWidths, h)
 			}
-			k := protocol.RetrainingsOf(pr)
-			shared := protocol.SharesModels(pr) // trained once for every method, on no maps
-			if !shared {
-				k *= len(s.Methods) * len(s.Post)
-			}
+			shared := protocol.SharedRetrainingsOf(pr) // trained once for every method, on no maps
+			each := protocol.RetrainingsOf(pr) - shared
+			k := each*len(s.Methods)*len(s.Post) + shared
 			z.Retrainings += k * len(s.Seeds)
-			z.Images += float64(k*s.Retrain.Epochs*trainN) * float64(len(s.Seeds))
-			retrains = retrains || k > 0 && !shared
+			z.Images += float64(k*retrain.Images(trainN)) * float64(len(s.Seeds))
+			retrains = retrains || each > 0
 			z.Work = z.Work.Add(protocol.WorkOf(pr, trainN, testN, trainSet.Shape), float64(len(s.Methods)*len(s.Post)*len(s.Seeds)))
 			r, ok := pr.(protocol.PriorRunner)
 			if !ok {
 				continue
 			}
-			prior, n, err := r.PriorPasses(ctx, env)
+			prior, perMethod, once, err := r.PriorPasses(ctx, env)
 			if err != nil {
 				return z, fmt.Errorf("%s: %w", d.Ref, err)
 			}
-			n *= float64(len(s.Methods) * len(s.Post))
+			n := perMethod*float64(len(s.Methods)*len(s.Post)) + once
 			z.PriorPasses += n * float64(len(s.Seeds))
 			if prior != nil && n > 0 && sp.Train > 0 {
 				v, err := MeasurePriorSpeed(ctx, prior)
@@ -128,7 +126,7 @@ func (c *Campaign) Estimate(ctx context.Context, sp Speeds, kernel gemm.Kernel) 
 		for range s.Seeds {
 			if s.Model.File == "" {
 				z.BaseModels++
-				z.Images += float64(baseEpochs * trainN)
+				z.Images += float64(base.Images(trainN))
 			}
 			for _, m := range s.Methods {
 				meth, err := methods.New(m.Name, m.Params, attr.CheckSetup)

@@ -124,11 +124,17 @@ retrain: {epochs: 1}
 		t.Fatal(err)
 	}
 	// GOAR at s = 0 starts 0.5·T above step 0 on a grid of 10 steps over
-	// T = 1000: steps 500, 400, …, 0, six of them, on 2 300 inputs; FUD:
-	// 10 inputs × 2 ratios × 20 steps; without projection, none. Each for
-	// 2 methods and 2 seeds.
-	if want := 2.0 * 2 * (6*2300 + 10*2*20); z.PriorPasses != want {
+	// T = 1000: steps 500, 400, …, 0, six of them, on 2 300 inputs, the
+	// same for every method (s = 0 shifts nothing): once a seed; FUD: 10
+	// inputs × 2 ratios × 20 steps for each of 2 methods; without
+	// projection, none. For 2 seeds.
+	if want := 2.0 * (6*2300 + 2*10*2*20); z.PriorPasses != want {
 		t.Errorf("%g prior passes, want %g", z.PriorPasses, want)
+	}
+	// Both GOARs' models at s = 0 are the same for every method: one each
+	// a seed, and no maps of the training set.
+	if z.Retrainings != 2*2 || z.MapSets != 2*2 {
+		t.Errorf("%d retrainings and %d map sets, want 4 (GOAR's and the ablation's at s = 0, once a seed) and 4 (test maps)", z.Retrainings, z.MapSets)
 	}
 	if !(z.Seconds > z.Images/1000) {
 		t.Errorf("%g s for %g images at 1000 images/s and %g prior passes", z.Seconds, z.Images, z.PriorPasses)

@@ -91,9 +91,12 @@ func (d *Dataset) Head(n int) *Dataset {
 // of the samples; used for validation and for datasets without a test split.
 func (d *Dataset) Split(frac float64, seed uint64) (*Dataset, *Dataset) {
 	perm := rand.New(rand.NewPCG(seed, 0x5eed)).Perm(d.Len())
-	k := d.Len() - int(math.Round(frac*float64(d.Len())))
+	k := SplitLen(d.Len(), frac)
 	return d.Subset(perm[:k]), d.Subset(perm[k:])
 }
+
+// SplitLen is the length of the first part Split makes of n samples.
+func SplitLen(n int, frac float64) int { return n - int(math.Round(frac*float64(n))) }
 
 // ClassCounts counts the samples of each class.
 func (d *Dataset) ClassCounts() []int {

@@ -35,25 +35,44 @@ func (r ROAD) Retrainings() int {
 // Retrainings implements Retrainer: the proxy model.
 func (EvalX) Retrainings() int { return 1 }
 
-// Sharer is a Retrainer whose models depend on neither the method nor its
-// maps (Eval-X's proxy, the data randomisation test's model of permuted
-// labels): a campaign trains them once a seed, for every method, and
-// needs no maps of the training set for them.
+// Sharer is a Retrainer some of whose models depend on neither the method
+// nor its maps (Eval-X's proxy, the data randomisation test's model of
+// permuted labels, GOAR's at strength 0): the cache, which keys models by
+// what they are trained on, trains them once a seed for every method, and
+// they need no maps of the training set.
 type Sharer interface {
-	SharesModels() bool
+	// SharedRetrainings is how many of Retrainings are the same for
+	// every method.
+	SharedRetrainings() int
 }
 
-// SharesModels implements Sharer: the proxy is trained on masked inputs,
-// whatever the method.
-func (EvalX) SharesModels() bool { return true }
+// SharedRetrainings implements Sharer: the proxy is trained on masked
+// inputs, whatever the method.
+func (EvalX) SharedRetrainings() int { return 1 }
 
-// SharesModels implements Sharer.
-func (DataRandomisation) SharesModels() bool { return true }
+// SharedRetrainings implements Sharer.
+func (DataRandomisation) SharedRetrainings() int { return 1 }
 
-// SharesModels says whether p's models are trained once for every method.
-func SharesModels(p Protocol) bool {
-	s, ok := p.(Sharer)
-	return ok && s.SharesModels()
+// SharedRetrainings implements Sharer: strength 0 shifts nothing, so its
+// training set, projected or not, and its model are the same for every
+// method.
+func (g GOAR) SharedRetrainings() int {
+	var n int
+	for _, s := range g.defaults().Strengths {
+		if s == 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// SharedRetrainingsOf is p's SharedRetrainings, 0 for a protocol that
+// shares none.
+func SharedRetrainingsOf(p Protocol) int {
+	if s, ok := p.(Sharer); ok {
+		return s.SharedRetrainings()
+	}
+	return 0
 }
 
 // RetrainingsOf is p's Retrainings, 0 for a protocol that trains nothing.
@@ -70,53 +89,60 @@ type PriorRunner interface {
 	// PriorPasses opens the prior one run on env's training and test sets
 	// would use (env.Prior opens prior files, as in a run) and counts how
 	// many samples go through its network, one sample at one sampler step
-	// each, with the parameters' defaults filled in. Only the sets'
+	// each, with the parameters' defaults filled in: each, those that
+	// depend on the method's maps; shared, those that are the same for
+	// every method (the cache makes them once a seed). Only the sets'
 	// lengths and the training set's values matter (built-in priors are
 	// fitted to it).
-	PriorPasses(ctx context.Context, env *Env) (diffusion.Prior, float64, error)
+	PriorPasses(ctx context.Context, env *Env) (p diffusion.Prior, each, shared float64, err error)
 }
 
 // PriorPasses implements PriorRunner: every training and test input at
-// every DDIM step from where each strength's projection starts; none
-// without projection.
-func (g GOAR) PriorPasses(ctx context.Context, env *Env) (diffusion.Prior, float64, error) {
+// every DDIM step from where each strength's projection starts, strength
+// 0's (the unshifted sets) shared; none without projection.
+func (g GOAR) PriorPasses(ctx context.Context, env *Env) (diffusion.Prior, float64, float64, error) {
 	g = g.defaults()
 	if g.NoProjection {
-		return nil, 0, nil
+		return nil, 0, 0, nil
 	}
 	p, _, err := openPrior(ctx, env, g.Prior)
 	if err != nil {
-		return nil, 0, fmt.Errorf("GOAR: %w", err)
+		return nil, 0, 0, fmt.Errorf("GOAR: %w", err)
 	}
 	proj := Projection{Prior: p, Steps: g.Steps, Advance: g.Advance}
 	grid, err := p.Schedule().Grid(g.Steps)
 	if err != nil {
-		return nil, 0, fmt.Errorf("GOAR: %w", err)
+		return nil, 0, 0, fmt.Errorf("GOAR: %w", err)
 	}
-	var steps int
+	var each, shared int
 	for _, s := range g.Strengths {
 		m, err := proj.Match(s)
 		if err != nil {
-			return nil, 0, fmt.Errorf("GOAR: %w", err)
+			return nil, 0, 0, fmt.Errorf("GOAR: %w", err)
+		}
+		steps := &each
+		if s == 0 {
+			steps = &shared
 		}
 		for _, t := range grid {
 			if t <= m.Start {
-				steps++
+				*steps++
 			}
 		}
 	}
-	return p, float64(steps * (env.Train.Len() + env.Test.Len())), nil
+	n := env.Train.Len() + env.Test.Len()
+	return p, float64(each * n), float64(shared * n), nil
 }
 
 // PriorPasses implements PriorRunner: every evaluated input at every DDIM
 // step of every ratio's in-painting.
-func (f FUD) PriorPasses(ctx context.Context, env *Env) (diffusion.Prior, float64, error) {
+func (f FUD) PriorPasses(ctx context.Context, env *Env) (diffusion.Prior, float64, float64, error) {
 	f = f.defaults()
 	p, _, err := openPrior(ctx, env, f.Prior)
 	if err != nil {
-		return nil, 0, fmt.Errorf("FUD: %w", err)
+		return nil, 0, 0, fmt.Errorf("FUD: %w", err)
 	}
-	return p, float64(min(f.Samples, env.Test.Len()) * len(f.Ratios) * f.Steps), nil
+	return p, float64(min(f.Samples, env.Test.Len()) * len(f.Ratios) * f.Steps), 0, nil
 }
 
 // Footprint is what one run of a protocol holds at its peak beside the

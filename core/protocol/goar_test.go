@@ -300,6 +300,19 @@ func TestGOARRetrainsOncePerStrength(t *testing.T) {
 	if p, _ := New("fud", nil); RetrainingsOf(p) != 0 {
 		t.Error("FUD retrains")
 	}
+	// Strength 0 shifts nothing: its model is every method's.
+	for _, tc := range []struct {
+		strengths []any
+		want      int
+	}{{nil, 1}, {[]any{2, 4}, 0}, {[]any{0, 0.5}, 1}} {
+		p, err := New("goar", map[string]any{"strengths": tc.strengths})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := SharedRetrainingsOf(p); got != tc.want {
+			t.Errorf("GOAR at strengths %v: %d models shared by every method, want %d", tc.strengths, got, tc.want)
+		}
+	}
 }
 
 // ROAR runs on tabular rows, a feature at a time (GOAR's Table 1 sets it

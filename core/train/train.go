@@ -69,6 +69,17 @@ func (c Config) Defaults() Config {
 	return c
 }
 
+// Images is how many training images a run of c on n samples sees at
+// most: every epoch over what the validation split leaves (early
+// stopping ends sooner).
+func (c Config) Images(n int) int {
+	c = c.Defaults()
+	if c.ValFraction > 0 {
+		n = data.SplitLen(n, c.ValFraction)
+	}
+	return c.Epochs * n
+}
+
 // Epoch is one epoch's record.
 type Epoch struct {
 	Epoch     int     `json:"epoch"`

@@ -85,6 +85,28 @@ func TestLearnsGaussianMixture(t *testing.T) {
 	if rec.BestEpoch < 1 || rec.BestEpoch > len(rec.History) {
 		t.Errorf("best epoch %d of %d", rec.BestEpoch, len(rec.History))
 	}
+	// What an estimate counts: every epoch over what validation leaves.
+	if got, want := (Config{Epochs: 20}).Images(tr.Len()), 20*rec.Samples; got != want {
+		t.Errorf("Images says %d for 20 epochs, the run trained on %d samples an epoch (%d)", got, rec.Samples, want)
+	}
+}
+
+func TestImagesCountsTheValidationSplitOut(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  Config
+		n    int
+		want int
+	}{
+		{Config{Epochs: 5}, 3000, 5 * 3000},                 // no split: patience 5 cannot stop 5 epochs
+		{Config{Epochs: 20}, 3000, 20 * 2750},               // 1/12 held out
+		{Config{Epochs: 10}, 60000, 10 * 55000},             // Fashion-MNIST's 55k/5k
+		{Config{Epochs: 4, ValFraction: 0.25}, 100, 4 * 75}, // explicit
+		{Config{Epochs: 7, Patience: -1}, 1000, 7 * 1000},   // never stops early: no split
+	} {
+		if got := tc.cfg.Images(tc.n); got != tc.want {
+			t.Errorf("%+v on %d samples: %d images, want %d", tc.cfg, tc.n, got, tc.want)
+		}
+	}
 }
 
 func TestEarlyStoppingAndCancel(t *testing.T) {
