@@ -139,6 +139,7 @@ func (c *Campaign) Estimate(ctx context.Context, sp Speeds, kernel gemm.Kernel) 
 				}
 				z.MapSets += len(s.Post) * map[bool]int{false: 1, true: 2}[retrains]
 				z.MapPasses += attr.PassesOf(meth) * float64(n)
+				z.Work.Forward += float64(len(s.Post) * n) // the predictions a map set explains
 			}
 			z.Seconds += seconds
 		}
