@@ -101,6 +101,12 @@ func OrderInto(idx []int, scores []float32, morf bool) []int {
 		}
 		return idx
 	}
+	return orderStable(idx, scores, morf)
+}
+
+// orderStable is OrderInto by its definition: a stable sort of the
+// indices by score.
+func orderStable(idx []int, scores []float32, morf bool) []int {
 	for i := range idx {
 		idx[i] = i
 	}

@@ -33,26 +33,7 @@ func TestOrderBreaksTiesByIndex(t *testing.T) {
 // exactly the stable sort by score it replaces, on ties, ±0, negative and
 // infinite scores, in both orders (and with a NaN, where it falls back).
 func TestOrderIsTheStableSortByScore(t *testing.T) {
-	stable := func(s []float32, morf bool) []int {
-		idx := make([]int, len(s))
-		for i := range idx {
-			idx[i] = i
-		}
-		slices.SortStableFunc(idx, func(a, b int) int {
-			sa, sb := s[a], s[b]
-			if morf {
-				sa, sb = sb, sa
-			}
-			switch {
-			case sa < sb:
-				return -1
-			case sa > sb:
-				return 1
-			}
-			return 0
-		})
-		return idx
-	}
+	stable := func(s []float32, morf bool) []int { return orderStable(make([]int, len(s)), s, morf) }
 	rng := rand.New(rand.NewPCG(3, 4))
 	negZero := float32(math.Copysign(0, -1))
 	special := []float32{0, negZero, 1, -1, float32(math.Inf(1)), float32(math.Inf(-1)), math.SmallestNonzeroFloat32, -math.MaxFloat32}
