@@ -139,7 +139,12 @@ func (c *Campaign) Estimate(ctx context.Context, sp Speeds, kernel gemm.Kernel) 
 				}
 				z.MapSets += len(s.Post) * map[bool]int{false: 1, true: 2}[retrains]
 				z.MapPasses += attr.PassesOf(meth) * float64(n)
-				z.Work.Forward += float64(len(s.Post) * n) // the predictions a map set explains
+			}
+			if len(s.Methods) > 0 { // the predictions the maps explain, shared by every method
+				z.Work.Forward += float64(testN)
+				if retrains {
+					z.Work.Forward += float64(trainN)
+				}
 			}
 			z.Seconds += seconds
 		}

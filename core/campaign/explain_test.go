@@ -96,11 +96,11 @@ func TestEstimateCountsTheCampaignsWork(t *testing.T) {
 	// and their energies, beside the explained model's energies once;
 	// deletion: 100 inputs on 20 + 1 steps (gmm's 20 features each
 	// removed alone) of both orders, the clean energies and the energies
-	// at three fractions; the predictions the maps explain, on both
-	// splits. For 3 methods.
+	// at three fractions. For 3 methods; and once, the predictions the
+	// maps explain on both splits.
 	roar := 300 + 5*(300+300)
 	deletion := 100 + 2*(100*21+3*100)
-	if want := float64(3 * (roar + deletion + 3000 + 300)); z.Work.Forward != want {
+	if want := float64(3*(roar+deletion) + 3000 + 300); z.Work.Forward != want {
 		t.Errorf("%g forward passes, want %g", z.Work.Forward, want)
 	}
 }

@@ -2,11 +2,18 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
 )
+
+// ErrWorkerLost is what an error of a network that computes in another
+// process (the torch engine's worker) is when that process died or its
+// connection dropped (errors.Is): the work did not fail, its worker did,
+// and another try runs on a new one.
+var ErrWorkerLost = errors.New("the network's worker was lost")
 
 // Param is one named parameter tensor, named and shaped as PyTorch names it
 // in the module it mirrors (e.g. "c1.weight", shape [32 1 5 5]).

@@ -455,6 +455,33 @@ func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol, u
 			}
 		}}
 	splits := map[string]*data.Dataset{"train": trainSet, "test": testSet}
+	// The model's predictions on a split, the maps' targets: the same for
+	// every method, so made once and cached beside the maps.
+	targets := func(ctx context.Context, split string) ([]int, error) {
+		ds := splits[split]
+		a, err := r.array(ctx, store.Key("targets", base, t.Seed, split, ds.Len()), func() (*data.Array, error) {
+			target, err := engine.Predicted(ctx, net, ds.X, ds.Len(), 1024)
+			a := &data.Array{Shape: []int{len(target)}, Data: make([]float32, len(target))}
+			for i, c := range target {
+				a.Data[i] = float32(c)
+			}
+			return a, err
+		})
+		if err != nil {
+			return nil, err
+		}
+		if len(a.Data) != ds.Len() {
+			return nil, fmt.Errorf("the cache's predictions on the %s split hold %d inputs, want %d", split, len(a.Data), ds.Len())
+		}
+		target := make([]int, len(a.Data))
+		for i, c := range a.Data {
+			if c != float32(int(c)) || int(c) < 0 || int(c) >= len(ds.Classes) {
+				return nil, fmt.Errorf("the cache's predictions on the %s split: input %d has class %g, want one of 0…%d", split, i, c, len(ds.Classes)-1)
+			}
+			target[i] = int(c)
+		}
+		return target, nil
+	}
 	env.Maps = func(ctx context.Context, split string) ([]float32, error) {
 		ds := splits[split]
 		key := store.Key("maps", base, label, s.Reduce, t.Seed, split, ds.Len())
@@ -473,8 +500,11 @@ func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol, u
 			})
 			var maps []float32
 			err := protocol.Stage(ctx, "maps", func(ctx context.Context) error {
-				var err error
-				maps, err = attribute(ctx, method, steps, s.Reduce, net, ds, split)
+				target, err := targets(ctx, split)
+				if err != nil {
+					return err
+				}
+				maps, err = explain(ctx, method, steps, s.Reduce, net, attr.Input{X: ds.X, N: ds.Len(), Shape: ds.Shape, Split: split, Target: target})
 				return err
 			})
 			fs := protocol.FeatureShape(ds.Shape)
@@ -491,8 +521,7 @@ func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol, u
 	}
 	if perClass, err := knownTruth(net, testSet); err == nil {
 		env.Truth = func(ctx context.Context, split string) ([]float32, error) {
-			ds := splits[split]
-			target, err := engine.Predicted(ctx, net, ds.X, ds.Len(), 1024)
+			target, err := targets(ctx, split)
 			if err != nil {
 				return nil, err
 			}
@@ -665,8 +694,9 @@ func (r *Runner) array(ctx context.Context, key string, make func() (*data.Array
 // once gets what the cache holds under key (get), or makes and stores it
 // (make) when it holds nothing or a damaged entry (moved aside, reported
 // and made again); concurrent tasks wait for one build. A build cancelled
-// with its task's context is not a failure: the waiting tasks whose own
-// context lives build it again. Once built or read, the runner forgets it
+// with its task's context, or whose network's worker was lost
+// (engine.ErrWorkerLost), fails only the task that ran it: the waiting
+// tasks whose own context lives build it again. Once built or read, the runner forgets it
 // — later callers read the cache — so that it holds no artefact beyond its
 // users.
 func (r *Runner) once(ctx context.Context, key string, get func() (any, bool, error), make func() (any, error)) (any, error) {
@@ -678,7 +708,9 @@ func (r *Runner) once(ctx context.Context, key string, get func() (any, bool, er
 			r.builds[key] = b
 		}
 		r.mu.Unlock()
+		built := false
 		b.once.Do(func() {
+			built = true
 			var ok bool
 			b.v, ok, b.err = get()
 			var damaged *store.DamagedError
@@ -699,7 +731,8 @@ func (r *Runner) once(ctx context.Context, key string, get func() (any, bool, er
 			r.mu.Unlock()
 			return b.v, nil
 		}
-		if !errors.Is(b.err, context.Canceled) {
+		lost := errors.Is(b.err, engine.ErrWorkerLost) && !built // another task's worker
+		if !errors.Is(b.err, context.Canceled) && !lost {
 			// Other failures stay, so that the tasks depending on the
 			// artefact fail at once instead of each building it again; a
 			// resumed run retries them.
@@ -761,18 +794,9 @@ func (r *Runner) engine() *model.Engine {
 	return model.NativeEngine(r.Kernel)
 }
 
-// attribute computes a split's maps for the classes the model predicts,
-// post-processed and, for colour images, reduced over channels.
-func attribute(ctx context.Context, meth attr.Method, steps []attr.Step, reduce string, net engine.Network, ds *data.Dataset, split string) ([]float32, error) {
-	target, err := engine.Predicted(ctx, net, ds.X, ds.Len(), 1024)
-	if err != nil {
-		return nil, err
-	}
-	return explain(ctx, meth, steps, reduce, net, attr.Input{X: ds.X, N: ds.Len(), Shape: ds.Shape, Split: split, Target: target})
-}
-
-// explain is the maps of in's targets on net, post-processed and reduced
-// as attribute makes them: protocol.Env's Explain.
+// explain is the maps of in's targets on net, post-processed and, for
+// colour images, reduced over channels: a split's maps (for the classes
+// the model predicts) and protocol.Env's Explain.
 func explain(ctx context.Context, meth attr.Method, steps []attr.Step, reduce string, net engine.Network, in attr.Input) ([]float32, error) {
 	maps, err := attr.Run(ctx, meth, net, in)
 	if err != nil {

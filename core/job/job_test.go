@@ -3,11 +3,16 @@ package job
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"faithlab/core/engine"
 	"faithlab/core/engine/gemm"
 	"faithlab/core/report"
 	"faithlab/core/spec"
@@ -299,3 +304,67 @@ func records(run *store.Run) []store.Record {
 	log, _ := run.Read()
 	return log.Records
 }
+
+// A build whose network's worker died fails the task that ran it only:
+// a task waiting on the same artefact builds it again itself, while any
+// other failure is every waiting task's at once (the failed base model
+// above).
+func TestALostWorkerFailsOnlyTheTaskWhoseBuildItWas(t *testing.T) {
+	r := &Runner{builds: map[string]*build{}}
+	started, release := make(chan struct{}), make(chan struct{})
+	builds := 0
+	var mu sync.Mutex
+	builder := func(fail error) func() (any, error) {
+		return func() (any, error) {
+			mu.Lock()
+			builds++
+			first := builds == 1
+			mu.Unlock()
+			if first {
+				close(started)
+				<-release
+				return nil, fail
+			}
+			return "built", nil
+		}
+	}
+	none := func() (any, bool, error) { return nil, false, nil }
+	for _, tc := range []struct {
+		fail       error
+		waiterGets error // nil: the waiter builds it again
+	}{
+		{fmt.Errorf("maps: %w", fakeLost{}), nil},
+		{errors.New("maps: non-finite"), errors.New("maps: non-finite")},
+	} {
+		builds, started, release = 0, make(chan struct{}), make(chan struct{})
+		first := make(chan error, 1)
+		go func() { _, err := r.once(context.Background(), "k", none, builder(tc.fail)); first <- err }()
+		<-started
+		waiter := make(chan error, 1)
+		go func() {
+			v, err := r.once(context.Background(), "k", none, builder(tc.fail))
+			if err == nil && v != "built" {
+				err = fmt.Errorf("got %v", v)
+			}
+			waiter <- err
+		}()
+		time.Sleep(50 * time.Millisecond) // the waiter waits on the first build
+		close(release)
+		if err := <-first; err != tc.fail {
+			t.Errorf("%v: the builder got %v", tc.fail, err)
+		}
+		err := <-waiter
+		switch {
+		case tc.waiterGets == nil && err != nil:
+			t.Errorf("%v: the waiter got %v, want its own build", tc.fail, err)
+		case tc.waiterGets != nil && (err == nil || err.Error() != tc.waiterGets.Error()):
+			t.Errorf("%v: the waiter got %v, want the builder's failure", tc.fail, err)
+		}
+		r.builds = map[string]*build{}
+	}
+}
+
+type fakeLost struct{}
+
+func (fakeLost) Error() string        { return "worker died" }
+func (fakeLost) Is(target error) bool { return target == engine.ErrWorkerLost }

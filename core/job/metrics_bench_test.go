@@ -46,7 +46,11 @@ func BenchmarkMetrics(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	maps, err := attribute(ctx, meth, nil, "sum", net, test, "test")
+	target, err := engine.Predicted(ctx, net, test.X, test.Len(), 1024)
+	if err != nil {
+		b.Fatal(err)
+	}
+	maps, err := explain(ctx, meth, nil, "sum", net, attr.Input{X: test.X, N: test.Len(), Shape: test.Shape, Split: "test", Target: target})
 	if err != nil {
 		b.Fatal(err)
 	}

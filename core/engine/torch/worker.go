@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"faithlab/core/engine"
 )
 
 // script is the worker, sent to the interpreter on its stdin.
@@ -266,7 +268,7 @@ func (w *worker) fail(err error) error {
 func (w *worker) deathError(op string) error {
 	exit := w.waitExit()
 	if w.t.Host != "" && w.exitCode() == 255 {
-		return fmt.Errorf("torch worker on %s: the SSH connection dropped during %s (ssh exit 255)%s", w.t.Host, op, w.lastWords())
+		return lostError{fmt.Sprintf("torch worker on %s: the SSH connection dropped during %s (ssh exit 255)%s", w.t.Host, op, w.lastWords())}
 	}
 	what := fmt.Sprint(exit)
 	if exit == nil {
@@ -275,8 +277,14 @@ func (w *worker) deathError(op string) error {
 	if w.readErr != nil && !errors.Is(w.readErr, io.EOF) && !errors.Is(w.readErr, io.ErrUnexpectedEOF) {
 		what += "; " + w.readErr.Error()
 	}
-	return fmt.Errorf("torch worker on %s (pid %d) died during %s (%s)%s", w.t.where(), w.hello.PID, op, what, w.lastWords())
+	return lostError{fmt.Sprintf("torch worker on %s (pid %d) died during %s (%s)%s", w.t.where(), w.hello.PID, op, what, w.lastWords())}
 }
+
+// lostError says why a worker was lost; it is engine.ErrWorkerLost.
+type lostError struct{ msg string }
+
+func (e lostError) Error() string        { return e.msg }
+func (e lostError) Is(target error) bool { return target == engine.ErrWorkerLost }
 
 // write sends a frame; progress (nil: none) hears of every MiB that
 // leaves, so that a long upload over a slow link does not look like a hang.
