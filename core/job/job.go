@@ -696,9 +696,9 @@ func (r *Runner) array(ctx context.Context, key string, make func() (*data.Array
 // and made again); concurrent tasks wait for one build. A build cancelled
 // with its task's context, or whose network's worker was lost
 // (engine.ErrWorkerLost), fails only the task that ran it: the waiting
-// tasks whose own context lives build it again. Once built or read, the runner forgets it
-// — later callers read the cache — so that it holds no artefact beyond its
-// users.
+// tasks whose own context lives build it again. Once built or read, the
+// runner forgets it — later callers read the cache — so that it holds no
+// artefact beyond its users.
 func (r *Runner) once(ctx context.Context, key string, get func() (any, bool, error), make func() (any, error)) (any, error) {
 	for {
 		r.mu.Lock()
