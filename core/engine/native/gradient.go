@@ -157,8 +157,30 @@ func (m *Net) pieceable() bool {
 	return ok
 }
 
+// laidOut is a layer whose passes read its weights in a layout of their own
+// (conv2d's permuted weights, winoLayer's transformed ones). Its forward pass
+// makes the layout from the weights, unless the layer borrows its network's:
+// a replica's layers read the layout their network made once before the
+// pieces of a batch ran, instead of each making it again for every piece.
+type laidOut interface {
+	layout()
+	borrow(from laidOut)
+}
+
+// laidOutLayers lists ls's laidOut layers, residual blocks' included, in order.
+func laidOutLayers(ls []layer) []laidOut {
+	var out []laidOut
+	walk(ls, func(l layer) {
+		if lo, ok := l.(laidOut); ok {
+			out = append(out, lo)
+		}
+	})
+	return out
+}
+
 // replicasFor returns k replicas: networks with m's layers on m's
-// single-threaded kernel, sharing m's weights and nothing else.
+// single-threaded kernel, sharing m's weights and their layouts (made here,
+// from the weights as they are now) and nothing else.
 func (m *Net) replicasFor(k int) []*Net {
 	for len(m.replicas) < k {
 		ls := make([]layer, len(m.layers))
@@ -169,12 +191,18 @@ func (m *Net) replicasFor(k int) []*Net {
 		m.replicas = append(m.replicas, r)
 	}
 	reps := m.replicas[:k]
-	own := m.paramPtrs()
+	own, lays := m.paramPtrs(), laidOutLayers(m.layers)
+	for _, l := range lays {
+		l.layout()
+	}
 	for _, r := range reps {
 		// Point at m's weights on every call: loading weights may have
 		// replaced the slices since the replica was made.
 		for i, q := range r.paramPtrs() {
 			q.Data = own[i].Data
+		}
+		for i, l := range laidOutLayers(r.layers) {
+			l.borrow(lays[i])
 		}
 		r.train = m.train
 	}

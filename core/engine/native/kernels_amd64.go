@@ -39,3 +39,7 @@ func siluGradAVX2(da []float32, dy []float32, x []float32, sig []float32, scale 
 
 // affine3AVX2 is affine3Scalar for c a multiple of 8 and n = len(x)/c > 0 pixels.
 func affine3AVX2(dx []float32, da []float32, x []float32, p []float32, q []float32, r []float32, c int, n int)
+
+// im2colRowsAVX2 is im2colRowsScalar for run ≤ 8, moving 8 floats a kernel row: the caller checks that
+// dst and src hold them and that the floats written past each run are written again after.
+func im2colRowsAVX2(dst []float32, src []float32, k int, run int, srcRow int, step int, count int)

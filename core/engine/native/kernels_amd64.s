@@ -1040,3 +1040,35 @@ channel:
 	JNZ     pixel
 	VZEROUPPER
 	RET
+
+// func im2colRowsAVX2(dst []float32, src []float32, k int, run int, srcRow int, step int, count int)
+// Requires: AVX
+TEXT ·im2colRowsAVX2(SB), NOSPLIT, $0-88
+	MOVQ dst_base+0(FP), AX
+	MOVQ src_base+24(FP), CX
+	MOVQ run+56(FP), DX
+	SHLQ $0x02, DX
+	MOVQ srcRow+64(FP), BX
+	SHLQ $0x02, BX
+	MOVQ step+72(FP), SI
+	SHLQ $0x02, SI
+	MOVQ k+48(FP), DI
+	MOVQ count+80(FP), R8
+
+pixel:
+	LEAQ (AX), AX
+	LEAQ (CX), R9
+	MOVQ DI, R10
+
+row:
+	VMOVUPS (R9), Y0
+	VMOVUPS Y0, (AX)
+	ADDQ    BX, R9
+	ADDQ    DX, AX
+	DECQ    R10
+	JNZ     row
+	ADDQ    SI, CX
+	DECQ    R8
+	JNZ     pixel
+	VZEROUPPER
+	RET

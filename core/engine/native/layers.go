@@ -38,6 +38,7 @@ type conv2d struct {
 	wk, gk             []float32 // weights and their gradient in the GEMM's layout (see permuted)
 	ones               []float32 // for colSums
 	noBias             bool      // the layer has no bias parameter (convolutions before batch norm)
+	borrowed           bool      // wk is the network's, laid out before the pass (a replica's layer)
 }
 
 func newConv2d(name string, in dims, cout, k, stride, pad int, kern gemm.Kernel) *conv2d {
@@ -87,6 +88,9 @@ func (l *conv2d) forward(x []float32, n int, _ bool) []float32 {
 		fillRows(y, l.b.Data, M)
 		beta = 1
 	}
+	if !l.borrowed {
+		l.layout()
+	}
 	l.kern.Sgemm(false, true, M, l.o.c, K, 1, cols, K, l.kernelWeights(), K, beta, y, l.o.c)
 	return y
 }
@@ -96,11 +100,20 @@ func (l *conv2d) forward(x []float32, n int, _ bool) []float32 {
 // rows, differs from PyTorch's (output, input, row, column).
 func (l *conv2d) permuted() bool { return l.i.c > 1 && l.k > 1 }
 
-// kernelWeights returns the weights in the GEMM's layout, permuting
-// PyTorch's layout into l.wk when they differ.
+// kernelWeights returns the weights in the GEMM's layout: l.wk, as layout
+// made it, when it differs from PyTorch's.
 func (l *conv2d) kernelWeights() []float32 {
 	if !l.permuted() {
 		return l.w.Data
+	}
+	return l.wk
+}
+
+// layout permutes PyTorch's layout of the weights into l.wk when the GEMM's
+// differs from it.
+func (l *conv2d) layout() {
+	if !l.permuted() {
+		return
 	}
 	kk, cin := l.k*l.k, l.i.c
 	wk := grow(&l.wk, len(l.w.Data))
@@ -112,7 +125,10 @@ func (l *conv2d) kernelWeights() []float32 {
 			}
 		}
 	}
-	return wk
+}
+
+func (l *conv2d) borrow(from laidOut) {
+	l.wk, l.borrowed = from.(*conv2d).wk, true
 }
 
 // im2col writes one row per output pixel with columns ordered (kernel row,
@@ -199,37 +215,52 @@ func (l *conv2d) col2im(dcols, dx []float32) {
 // 5 floats): im2colShort and col2imShort then move single floats.
 const shortRun = 16
 
-// im2colShort is im2col for short kernel rows: one output pixel's row is
-// written a kernel tap at a time from the rows of the input.
+// im2colShort is im2col for short kernel rows. An output row whose windows
+// lie inside the image's height is written pixel by pixel, the pixels whose
+// windows also lie inside its width by im2colRows (which may write past a
+// run what is written again later: only forward, and never past cols);
+// other rows a kernel row at a time, tap by tap.
 func (l *conv2d) im2colShort(x, cols []float32) {
 	c, k, s := l.i.c, l.k, l.stride
-	K, run := c*k*k, c*k
+	K, run, iw := c*k*k, c*k, l.i.w
+	// Output columns ox0 ≤ ox < ox1 have their windows inside the image's width.
+	ox0 := min((l.pad+s-1)/s, l.o.w)
+	ox1 := max(ox0, min(l.o.w, (iw-k+l.pad)/s+1))
+	taps := func(dst, xrow []float32, ox int) {
+		for kx := 0; kx < k; kx++ {
+			tap := dst[kx*c : (kx+1)*c]
+			if ix := ox*s - l.pad + kx; ix >= 0 && ix < iw {
+				copy(tap, xrow[ix*c:])
+			} else {
+				clear(tap)
+			}
+		}
+	}
 	for oy := 0; oy < l.o.h; oy++ {
+		iy0 := oy*s - l.pad
+		if iy0 >= 0 && iy0+k <= l.i.h {
+			for ox := 0; ox < l.o.w; ox++ {
+				if ox == ox0 && ox1 > ox0 {
+					im2colRows(cols[(oy*l.o.w+ox0)*K:], x[(iy0*iw+ox0*s-l.pad)*c:], k, run, iw*c, s*c, ox1-ox0)
+					ox = ox1 - 1
+					continue
+				}
+				for ky := 0; ky < k; ky++ {
+					at := (oy*l.o.w+ox)*K + ky*run
+					taps(cols[at:at+run], x[(iy0+ky)*iw*c:], ox)
+				}
+			}
+			continue
+		}
 		for ky := 0; ky < k; ky++ {
-			iy := oy*s - l.pad + ky
+			iy := iy0 + ky
 			for ox := 0; ox < l.o.w; ox++ {
 				dst := cols[(oy*l.o.w+ox)*K+ky*run : (oy*l.o.w+ox)*K+(ky+1)*run]
-				ix0 := ox*s - l.pad
 				if iy < 0 || iy >= l.i.h {
 					clear(dst)
 					continue
 				}
-				if ix0 >= 0 && ix0+k <= l.i.w {
-					src := x[(iy*l.i.w+ix0)*c:]
-					src = src[:len(dst)]
-					for j := range dst {
-						dst[j] = src[j]
-					}
-					continue
-				}
-				for kx := 0; kx < k; kx++ {
-					tap := dst[kx*c : (kx+1)*c]
-					if ix := ix0 + kx; ix >= 0 && ix < l.i.w {
-						copy(tap, x[(iy*l.i.w+ix)*c:])
-					} else {
-						clear(tap)
-					}
-				}
+				taps(dst, x[iy*iw*c:], ox)
 			}
 		}
 	}
@@ -308,10 +339,7 @@ func (l *conv2d) backward(dy []float32, n int, needDX, paramGrad bool) []float32
 		l.kern.Sgemm(false, false, M, K, l.o.c, 1, dy, l.o.c, l.w.Data, K, 0, dx, K)
 		return dx
 	}
-	w := l.w.Data
-	if l.permuted() {
-		w = l.wk // permuted by the forward pass this one differentiates
-	}
+	w := l.kernelWeights() // as the forward pass this one differentiates read them
 	dcols := grow(&l.dcols, M*K)
 	l.kern.Sgemm(false, false, M, K, l.o.c, 1, dy, l.o.c, w, K, 0, dcols, K)
 	dx := grow(&l.dx, n*l.i.size())

@@ -59,3 +59,15 @@ func addToScalar(dst, src []float32) {
 		dst[i] += v
 	}
 }
+
+// im2colRowsScalar copies, for each of count output pixels of a convolution
+// with short kernel rows, its k kernel rows of run floats: row ky of pixel p
+// from src[p·step+ky·srcRow:] to dst[(p·k+ky)·run:].
+func im2colRowsScalar(dst, src []float32, k, run, srcRow, step, count int) {
+	for p := range count {
+		for ky := range k {
+			at := (p*k + ky) * run
+			copy(dst[at:at+run], src[p*step+ky*srcRow:])
+		}
+	}
+}

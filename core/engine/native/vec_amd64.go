@@ -169,3 +169,21 @@ func affine3(dx, da, x, p, q, r []float32, c int) {
 	_, _, _ = p[c-1], q[c-1], r[c-1]
 	affine3AVX2(dx, da, x, p, q, r, c, n)
 }
+
+func im2colRows(dst, src []float32, k, run, srcRow, step, count int) {
+	wide := 0
+	if run <= 8 && run > 0 && k > 0 && srcRow >= 0 && step >= 0 && cpu.X86.HasAVX2 {
+		// The pixels whose eight-float loads and stores stay inside src and
+		// dst: a prefix, as both only move forward.
+		wide = count
+		for wide > 0 && ((wide-1)*step+(k-1)*srcRow+8 > len(src) || (wide*k-1)*run+8 > len(dst)) {
+			wide--
+		}
+		if wide > 0 {
+			im2colRowsAVX2(dst, src, k, run, srcRow, step, wide)
+		}
+	}
+	if wide < count {
+		im2colRowsScalar(dst[wide*k*run:], src[wide*step:], k, run, srcRow, step, count-wide)
+	}
+}

@@ -43,3 +43,7 @@ func siluGrad(da, dy, x, sig, scale, shift, mean, inv, sda, sdax []float32, c in
 }
 
 func affine3(dx, da, x, p, q, r []float32, c int) { affine3Scalar(dx, da, x, p, q, r, c) }
+
+func im2colRows(dst, src []float32, k, run, srcRow, step, count int) {
+	im2colRowsScalar(dst, src, k, run, srcRow, step, count)
+}

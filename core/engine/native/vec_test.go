@@ -166,6 +166,8 @@ func TestIm2colAndCol2imMatchTheDefinition(t *testing.T) {
 	}{
 		{dims{28, 28, 1}, 5, 1, 0}, // goar-cnn's c1: a short row
 		{dims{9, 7, 2}, 3, 2, 1},   // short, padded and strided
+		{dims{13, 11, 1}, 5, 2, 0}, // short and strided
+		{dims{8, 8, 3}, 3, 1, 1},   // short (9 floats), padded: resnet18's stem
 		{dims{6, 6, 64}, 3, 1, 0},  // goar-cnn's c3: whole rows
 		{dims{8, 8, 8}, 3, 2, 1},   // whole rows, padded and strided
 	} {
@@ -173,6 +175,9 @@ func TestIm2colAndCol2imMatchTheDefinition(t *testing.T) {
 		K := tc.in.c * tc.k * tc.k
 		x := randBatch(7, tc.in.size())
 		cols := make([]float32, l.o.h*l.o.w*K)
+		for i := range cols {
+			cols[i] = float32(math.NaN()) // what a buffer held before: all written again
+		}
 		l.im2col(x, cols)
 		dcols := randBatch(8, len(cols))
 		dx := make([]float32, tc.in.size())

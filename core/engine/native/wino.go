@@ -257,10 +257,13 @@ func (l *winoConv) backward(dy []float32, n int, needDX, paramGrad bool) []float
 
 // winoLayer is a winoConv of padding 0 as a layer of a Net (goar-cnn's c2),
 // with a scratch of its own: its transformed weights are made again from the
-// weights at every forward pass, as an optimiser step may have changed them.
+// weights at every forward pass, as an optimiser step may have changed them,
+// or borrowed from its network's layer by a replica, for which the network
+// made them once before the pass.
 type winoLayer struct {
 	*winoConv
-	scr winoScratch
+	scr      winoScratch
+	borrowed bool
 }
 
 func newWinoLayer(name string, in dims, cout int, kern gemm.Kernel) *winoLayer {
@@ -279,7 +282,16 @@ func (l *winoLayer) clone(k gemm.Kernel) layer {
 	return c
 }
 
+func (l *winoLayer) layout() { l.prepare() }
+
+func (l *winoLayer) borrow(from laidOut) {
+	f := from.(*winoLayer)
+	l.u, l.ut, l.borrowed = f.u, f.ut, true
+}
+
 func (l *winoLayer) forward(x []float32, n int, _ bool) []float32 {
-	l.prepare()
+	if !l.borrowed {
+		l.prepare()
+	}
 	return l.winoConv.forward(x, n, nil, nil)
 }

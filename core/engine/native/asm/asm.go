@@ -73,6 +73,7 @@ func main() {
 	affineSiLU()
 	siluGrad()
 	affine3()
+	im2colRows()
 	Generate()
 }
 
@@ -611,6 +612,32 @@ func affine3() {
 			store(v, plus(dx, off, 1))
 		})
 		step(c4, dx, da, x)
+	})
+	VZEROUPPER()
+	RET()
+}
+
+// im2colRows moves eight floats for each kernel row: a run of at most
+// eight, and past it floats that a later move, or the caller, writes again.
+func im2colRows() {
+	TEXT("im2colRowsAVX2", NOSPLIT, "func(dst, src []float32, k, run, srcRow, step, count int)")
+	Doc("im2colRowsAVX2 is im2colRowsScalar for run ≤ 8, moving 8 floats a kernel row: the caller checks that",
+		"dst and src hold them and that the floats written past each run are written again after.")
+	dst, src := ptr("dst"), ptr("src")
+	run4, row4, step4 := bytes4("run"), bytes4("srcRow"), bytes4("step")
+	k := Load(Param("k"), GP64())
+	n := Load(Param("count"), GP64())
+	times("pixel", n, func() {
+		d, s := lea(dst), lea(src)
+		ky := GP64()
+		MOVQ(k, ky)
+		times("row", ky, func() {
+			store(load(s), d)
+			step(row4, s)
+			step(run4, d)
+		})
+		MOVQ(d.Base, dst.Base) // the next pixel's row starts where this one's ended
+		step(step4, src)
 	})
 	VZEROUPPER()
 	RET()
