@@ -43,3 +43,6 @@ func affine3AVX2(dx []float32, da []float32, x []float32, p []float32, q []float
 // im2colRowsAVX2 is im2colRowsScalar for run ≤ 8, moving 8 floats a kernel row: the caller checks that
 // dst and src hold them and that the floats written past each run are written again after.
 func im2colRowsAVX2(dst []float32, src []float32, k int, run int, srcRow int, step int, count int)
+
+// col2imRowsAsm is col2imRowsScalar (scalar AVX instructions): the caller checks the slices.
+func col2imRowsAsm(dst []float32, src []float32, k int, run int, dstRow int, step int, count int)

@@ -1072,3 +1072,40 @@ row:
 	JNZ     pixel
 	VZEROUPPER
 	RET
+
+// func col2imRowsAsm(dst []float32, src []float32, k int, run int, dstRow int, step int, count int)
+// Requires: AVX
+TEXT ·col2imRowsAsm(SB), NOSPLIT, $0-88
+	MOVQ dst_base+0(FP), AX
+	MOVQ src_base+24(FP), CX
+	MOVQ dstRow+64(FP), DX
+	SHLQ $0x02, DX
+	MOVQ step+72(FP), BX
+	SHLQ $0x02, BX
+	MOVQ k+48(FP), SI
+	MOVQ run+56(FP), DI
+	MOVQ count+80(FP), R8
+
+pixel:
+	LEAQ (AX), R9
+	MOVQ SI, R10
+
+row:
+	LEAQ (R9), R11
+	MOVQ DI, R12
+
+tap:
+	VMOVSS (R11), X0
+	VADDSS (CX), X0, X0
+	VMOVSS X0, (R11)
+	ADDQ   $0x04, CX
+	ADDQ   $0x04, R11
+	DECQ   R12
+	JNZ    tap
+	ADDQ   DX, R9
+	DECQ   R10
+	JNZ    row
+	ADDQ   BX, AX
+	DECQ   R8
+	JNZ    pixel
+	RET

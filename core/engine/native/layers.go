@@ -266,35 +266,34 @@ func (l *conv2d) im2colShort(x, cols []float32) {
 	}
 }
 
-// col2imShort is col2im for short kernel rows, with the adds written out
-// instead of a call per kernel row; it adds in col2im's order (the output
-// pixels in raster order), so both give the same bits.
+// col2imShort is col2im for short kernel rows, in col2im's order (the output
+// pixels in raster order), so both give the same bits: an output row whose
+// windows lie inside the image's height pixel by pixel, the pixels whose
+// windows also lie inside its width by col2imRows; other rows tap by tap.
 func (l *conv2d) col2imShort(dcols, dx []float32) {
 	c, k, s := l.i.c, l.k, l.stride
-	K, run := c*k*k, c*k
+	K, run, iw := c*k*k, c*k, l.i.w
+	ox0 := min((l.pad+s-1)/s, l.o.w)
+	ox1 := max(ox0, min(l.o.w, (iw-k+l.pad)/s+1))
 	for oy := 0; oy < l.o.h; oy++ {
+		iy0 := oy*s - l.pad
+		whole := iy0 >= 0 && iy0+k <= l.i.h
 		for ox := 0; ox < l.o.w; ox++ {
+			if whole && ox == ox0 && ox1 > ox0 {
+				col2imRows(dx[(iy0*iw+ox0*s-l.pad)*c:], dcols[(oy*l.o.w+ox0)*K:], k, run, iw*c, s*c, ox1-ox0)
+				ox = ox1 - 1
+				continue
+			}
 			row := dcols[(oy*l.o.w+ox)*K : (oy*l.o.w+ox+1)*K]
-			ix0 := ox*s - l.pad
-			inside := ix0 >= 0 && ix0+k <= l.i.w
 			for ky := 0; ky < k; ky++ {
-				iy := oy*s - l.pad + ky
+				iy := iy0 + ky
 				if iy < 0 || iy >= l.i.h {
 					continue
 				}
-				src := row[ky*run : (ky+1)*run]
-				if inside {
-					dst := dx[(iy*l.i.w+ix0)*c:]
-					dst = dst[:len(src)]
-					for j := range dst {
-						dst[j] += src[j]
-					}
-					continue
-				}
 				for kx := 0; kx < k; kx++ {
-					if ix := ix0 + kx; ix >= 0 && ix < l.i.w {
-						dst := dx[(iy*l.i.w+ix)*c : (iy*l.i.w+ix+1)*c]
-						for j, v := range src[kx*c : (kx+1)*c] {
+					if ix := ox*s - l.pad + kx; ix >= 0 && ix < iw {
+						dst := dx[(iy*iw+ix)*c : (iy*iw+ix+1)*c]
+						for j, v := range row[(ky*k+kx)*c : (ky*k+kx+1)*c] {
 							dst[j] += v
 						}
 					}

@@ -71,3 +71,17 @@ func im2colRowsScalar(dst, src []float32, k, run, srcRow, step, count int) {
 		}
 	}
 }
+
+// col2imRowsScalar adds back, for each of count output pixels in turn, its k
+// kernel rows of run floats: row ky of pixel p from src[(p·k+ky)·run:] onto
+// dst[p·step+ky·dstRow:].
+func col2imRowsScalar(dst, src []float32, k, run, dstRow, step, count int) {
+	for p := range count {
+		for ky := range k {
+			d, s := dst[p*step+ky*dstRow:][:run], src[(p*k+ky)*run:][:run]
+			for j := range d {
+				d[j] += s[j]
+			}
+		}
+	}
+}

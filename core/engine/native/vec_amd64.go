@@ -187,3 +187,15 @@ func im2colRows(dst, src []float32, k, run, srcRow, step, count int) {
 		im2colRowsScalar(dst[wide*k*run:], src[wide*step:], k, run, srcRow, step, count-wide)
 	}
 }
+
+func col2imRows(dst, src []float32, k, run, dstRow, step, count int) {
+	if count <= 0 || run <= 0 || k <= 0 {
+		return
+	}
+	if dstRow < 0 || step < 0 || !cpu.X86.HasAVX2 {
+		col2imRowsScalar(dst, src, k, run, dstRow, step, count)
+		return
+	}
+	_, _ = dst[(count-1)*step+(k-1)*dstRow+run-1], src[count*k*run-1]
+	col2imRowsAsm(dst, src, k, run, dstRow, step, count)
+}

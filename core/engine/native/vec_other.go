@@ -47,3 +47,7 @@ func affine3(dx, da, x, p, q, r []float32, c int) { affine3Scalar(dx, da, x, p, 
 func im2colRows(dst, src []float32, k, run, srcRow, step, count int) {
 	im2colRowsScalar(dst, src, k, run, srcRow, step, count)
 }
+
+func col2imRows(dst, src []float32, k, run, dstRow, step, count int) {
+	col2imRowsScalar(dst, src, k, run, dstRow, step, count)
+}

@@ -74,6 +74,7 @@ func main() {
 	siluGrad()
 	affine3()
 	im2colRows()
+	col2imRows()
 	Generate()
 }
 
@@ -640,5 +641,39 @@ func im2colRows() {
 		step(step4, src)
 	})
 	VZEROUPPER()
+	RET()
+}
+
+// col2imRows adds float by float, as the scalar kernel does, in its order:
+// each input pixel takes the output pixels' values in their raster order
+// (what keeps col2im's bits), and a float stored is the next one loaded at
+// its address, which the store forwards.
+func col2imRows() {
+	TEXT("col2imRowsAsm", NOSPLIT, "func(dst, src []float32, k, run, dstRow, step, count int)")
+	Doc("col2imRowsAsm is col2imRowsScalar (scalar AVX instructions): the caller checks the slices.")
+	dst, src := ptr("dst"), ptr("src")
+	row4, step4 := bytes4("dstRow"), bytes4("step")
+	k := Load(Param("k"), GP64())
+	run := Load(Param("run"), GP64())
+	n := Load(Param("count"), GP64())
+	times("pixel", n, func() {
+		d := lea(dst)
+		ky := GP64()
+		MOVQ(k, ky)
+		times("row", ky, func() {
+			e := lea(d)
+			j := GP64()
+			MOVQ(run, j)
+			times("tap", j, func() {
+				x := XMM()
+				VMOVSS(e, x)
+				VADDSS(src, x, x) // x = x + s, as d[j] += s[j]
+				VMOVSS(x, e)
+				step(Imm(4), src, e)
+			})
+			step(row4, d)
+		})
+		step(step4, dst)
+	})
 	RET()
 }
