@@ -20,7 +20,7 @@ import (
 func runBench(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print one JSON object per line, as the peer script does")
-	only := fs.String("only", "cnn,unet,road", "figure groups to run")
+	only := fs.String("only", "cnn,unet,road,gemm", "figure groups to run (gemm: the GEMM kernel alone, the ceiling the others are judged against)")
 	quick := fs.Bool("quick", false, "shorter timing windows")
 	engineSetting := engineFlag(fs)
 	if err := fs.Parse(args); err != nil {
@@ -48,6 +48,11 @@ func benchRun(ctx context.Context, only string, quick bool, eng *model.Engine, e
 	groups := map[string]bool{}
 	for _, g := range strings.Split(only, ",") {
 		groups[strings.TrimSpace(g)] = true
+	}
+	if groups["gemm"] {
+		if err := bench.GEMM(ctx, opt, emit); err != nil {
+			return err
+		}
 	}
 	if !groups["cnn"] && !groups["unet"] && !groups["road"] {
 		return nil

@@ -259,6 +259,35 @@ func Road(ctx context.Context, ds *data.Dataset, opt Options, emit func(Result))
 	return nil
 }
 
+// GEMM measures the ceiling the networks' passes are judged against: the
+// GEMM kernel alone on C = A·B of 1024×1024 float32 matrices, in GFLOP/s
+// (2·1024³ per product), on every core as the engine splits a whole-batch
+// GEMM (gemm_1024) and on one core (gemm_1024_1core). A pass of goar-cnn's
+// small GEMMs and elementwise layers stays below it; how far below says
+// what a faster kernel could still gain. The peer has no such figure.
+func GEMM(ctx context.Context, opt Options, emit func(Result)) error {
+	const n = 1024
+	rng := rand.New(rand.NewPCG(0, 1))
+	a, b, c := make([]float32, n*n), make([]float32, n*n), make([]float32, n*n)
+	for i := range a {
+		a[i], b[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
+	}
+	for _, k := range []struct {
+		name string
+		kern gemm.Kernel
+	}{{"gemm_1024", opt.Kernel}, {"gemm_1024_1core", gemm.Serial(opt.Kernel)}} {
+		v, err := rate(func() error {
+			k.kern.Sgemm(false, false, n, n, n, 1, a, n, b, n, 0, c, n)
+			return ctx.Err()
+		}, 1, 1, opt.MinSeconds, 1000)
+		if err != nil {
+			return err
+		}
+		emit(result(k.name, v*2*n*n*n/1e9, "GFLOP/s", k.kern.Name()))
+	}
+	return nil
+}
+
 func result(name string, v float64, unit, kernel string) Result {
 	return Result{Bench: name, Value: float64(int(v*1000+0.5)) / 1000, Unit: unit, Peer: "faithlab",
 		Threads: runtime.GOMAXPROCS(0), Kernel: kernel}
