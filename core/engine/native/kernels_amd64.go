@@ -46,3 +46,21 @@ func im2colRowsAVX2(dst []float32, src []float32, k int, run int, srcRow int, st
 
 // col2imRowsAsm is col2imRowsScalar (scalar AVX instructions): the caller checks the slices.
 func col2imRowsAsm(dst []float32, src []float32, k int, run int, dstRow int, step int, count int)
+
+// sgemm1x16 is gemm16Scalar on tiles row tiles of 1 rows and blocks column blocks of 16, k > 0: the caller checks the slices.
+func sgemm1x16(c []float32, a []float32, b []float32, k int, ars int, aks int, ldb int, ldc int, tiles int, blocks int, add bool)
+
+// sgemm2x16 is gemm16Scalar on tiles row tiles of 2 rows and blocks column blocks of 16, k > 0: the caller checks the slices.
+func sgemm2x16(c []float32, a []float32, b []float32, k int, ars int, aks int, ldb int, ldc int, tiles int, blocks int, add bool)
+
+// sgemm3x16 is gemm16Scalar on tiles row tiles of 3 rows and blocks column blocks of 16, k > 0: the caller checks the slices.
+func sgemm3x16(c []float32, a []float32, b []float32, k int, ars int, aks int, ldb int, ldc int, tiles int, blocks int, add bool)
+
+// sgemm4x16 is gemm16Scalar on tiles row tiles of 4 rows and blocks column blocks of 16, k > 0: the caller checks the slices.
+func sgemm4x16(c []float32, a []float32, b []float32, k int, ars int, aks int, ldb int, ldc int, tiles int, blocks int, add bool)
+
+// sgemm5x16 is gemm16Scalar on tiles row tiles of 5 rows and blocks column blocks of 16, k > 0: the caller checks the slices.
+func sgemm5x16(c []float32, a []float32, b []float32, k int, ars int, aks int, ldb int, ldc int, tiles int, blocks int, add bool)
+
+// sgemm6x16 is gemm16Scalar on tiles row tiles of 6 rows and blocks column blocks of 16, k > 0: the caller checks the slices.
+func sgemm6x16(c []float32, a []float32, b []float32, k int, ars int, aks int, ldb int, ldc int, tiles int, blocks int, add bool)

@@ -1109,3 +1109,717 @@ tap:
 	DECQ   R8
 	JNZ    pixel
 	RET
+
+// func sgemm1x16(c []float32, a []float32, b []float32, k int, ars int, aks int, ldb int, ldc int, tiles int, blocks int, add bool)
+// Requires: AVX
+TEXT ·sgemm1x16(SB), NOSPLIT, $0-129
+	MOVQ c_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ tiles+112(FP), DX
+
+tile:
+	LEAQ (AX), BX
+	MOVQ b_base+48(FP), SI
+	MOVQ blocks+120(FP), DI
+
+block:
+	MOVQ   ars+80(FP), R8
+	SHLQ   $0x02, R8
+	LEAQ   (CX), R8
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	MOVQ   aks+88(FP), R9
+	SHLQ   $0x02, R9
+	MOVQ   ldb+96(FP), R10
+	SHLQ   $0x02, R10
+	LEAQ   (SI), R11
+	MOVQ   k+72(FP), R12
+
+k:
+	VMOVUPS      (R11), Y2
+	VMOVUPS      32(R11), Y3
+	VBROADCASTSS (R8), Y4
+	VMULPS       Y2, Y4, Y2
+	VADDPS       Y2, Y0, Y0
+	VMULPS       Y3, Y4, Y2
+	VADDPS       Y2, Y1, Y1
+	ADDQ         R9, R8
+	ADDQ         R10, R11
+	DECQ         R12
+	JNZ          k
+	MOVQ         ldc+104(FP), R8
+	SHLQ         $0x02, R8
+	LEAQ         (BX), R9
+	MOVB         add+128(FP), R10
+	TESTB        R10, R10
+	JZ           set
+	VMOVUPS      (R9), Y2
+	VADDPS       Y0, Y2, Y2
+	VMOVUPS      Y2, (R9)
+	VMOVUPS      32(R9), Y0
+	VADDPS       Y1, Y0, Y0
+	VMOVUPS      Y0, 32(R9)
+	ADDQ         R8, R9
+	JMP          stored
+
+set:
+	VMOVUPS Y0, (R9)
+	VMOVUPS Y1, 32(R9)
+	ADDQ    R8, R9
+
+stored:
+	ADDQ   $0x40, BX
+	ADDQ   $0x40, SI
+	DECQ   DI
+	JNZ    block
+	MOVQ   ars+80(FP), BX
+	SHLQ   $0x02, BX
+	IMUL3Q $0x01, BX, BX
+	ADDQ   BX, CX
+	MOVQ   ldc+104(FP), BX
+	SHLQ   $0x02, BX
+	IMUL3Q $0x01, BX, BX
+	ADDQ   BX, AX
+	DECQ   DX
+	JNZ    tile
+	VZEROUPPER
+	RET
+
+// func sgemm2x16(c []float32, a []float32, b []float32, k int, ars int, aks int, ldb int, ldc int, tiles int, blocks int, add bool)
+// Requires: AVX
+TEXT ·sgemm2x16(SB), NOSPLIT, $0-129
+	MOVQ c_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ tiles+112(FP), DX
+
+tile:
+	LEAQ (AX), BX
+	MOVQ b_base+48(FP), SI
+	MOVQ blocks+120(FP), DI
+
+block:
+	MOVQ   ars+80(FP), R8
+	SHLQ   $0x02, R8
+	LEAQ   (CX), R9
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ   aks+88(FP), R10
+	SHLQ   $0x02, R10
+	MOVQ   ldb+96(FP), R11
+	SHLQ   $0x02, R11
+	LEAQ   (SI), R12
+	MOVQ   k+72(FP), R13
+
+k:
+	VMOVUPS      (R12), Y4
+	VMOVUPS      32(R12), Y5
+	VBROADCASTSS (R9), Y6
+	VMULPS       Y4, Y6, Y7
+	VADDPS       Y7, Y0, Y0
+	VMULPS       Y5, Y6, Y6
+	VADDPS       Y6, Y1, Y1
+	VBROADCASTSS (R9)(R8*1), Y6
+	VMULPS       Y4, Y6, Y4
+	VADDPS       Y4, Y2, Y2
+	VMULPS       Y5, Y6, Y4
+	VADDPS       Y4, Y3, Y3
+	ADDQ         R10, R9
+	ADDQ         R11, R12
+	DECQ         R13
+	JNZ          k
+	MOVQ         ldc+104(FP), R8
+	SHLQ         $0x02, R8
+	LEAQ         (BX), R9
+	MOVB         add+128(FP), R10
+	TESTB        R10, R10
+	JZ           set
+	VMOVUPS      (R9), Y4
+	VADDPS       Y0, Y4, Y4
+	VMOVUPS      Y4, (R9)
+	VMOVUPS      32(R9), Y0
+	VADDPS       Y1, Y0, Y0
+	VMOVUPS      Y0, 32(R9)
+	ADDQ         R8, R9
+	VMOVUPS      (R9), Y0
+	VADDPS       Y2, Y0, Y0
+	VMOVUPS      Y0, (R9)
+	VMOVUPS      32(R9), Y0
+	VADDPS       Y3, Y0, Y0
+	VMOVUPS      Y0, 32(R9)
+	ADDQ         R8, R9
+	JMP          stored
+
+set:
+	VMOVUPS Y0, (R9)
+	VMOVUPS Y1, 32(R9)
+	ADDQ    R8, R9
+	VMOVUPS Y2, (R9)
+	VMOVUPS Y3, 32(R9)
+	ADDQ    R8, R9
+
+stored:
+	ADDQ   $0x40, BX
+	ADDQ   $0x40, SI
+	DECQ   DI
+	JNZ    block
+	MOVQ   ars+80(FP), BX
+	SHLQ   $0x02, BX
+	IMUL3Q $0x02, BX, BX
+	ADDQ   BX, CX
+	MOVQ   ldc+104(FP), BX
+	SHLQ   $0x02, BX
+	IMUL3Q $0x02, BX, BX
+	ADDQ   BX, AX
+	DECQ   DX
+	JNZ    tile
+	VZEROUPPER
+	RET
+
+// func sgemm3x16(c []float32, a []float32, b []float32, k int, ars int, aks int, ldb int, ldc int, tiles int, blocks int, add bool)
+// Requires: AVX
+TEXT ·sgemm3x16(SB), NOSPLIT, $0-129
+	MOVQ c_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ tiles+112(FP), DX
+
+tile:
+	LEAQ (AX), BX
+	MOVQ b_base+48(FP), SI
+	MOVQ blocks+120(FP), DI
+
+block:
+	MOVQ   ars+80(FP), R8
+	SHLQ   $0x02, R8
+	LEAQ   (CX), R9
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	MOVQ   aks+88(FP), R10
+	SHLQ   $0x02, R10
+	MOVQ   ldb+96(FP), R11
+	SHLQ   $0x02, R11
+	LEAQ   (SI), R12
+	MOVQ   k+72(FP), R13
+
+k:
+	VMOVUPS      (R12), Y6
+	VMOVUPS      32(R12), Y7
+	VBROADCASTSS (R9), Y8
+	VMULPS       Y6, Y8, Y9
+	VADDPS       Y9, Y0, Y0
+	VMULPS       Y7, Y8, Y8
+	VADDPS       Y8, Y1, Y1
+	VBROADCASTSS (R9)(R8*1), Y8
+	VMULPS       Y6, Y8, Y9
+	VADDPS       Y9, Y2, Y2
+	VMULPS       Y7, Y8, Y8
+	VADDPS       Y8, Y3, Y3
+	VBROADCASTSS (R9)(R8*2), Y8
+	VMULPS       Y6, Y8, Y6
+	VADDPS       Y6, Y4, Y4
+	VMULPS       Y7, Y8, Y6
+	VADDPS       Y6, Y5, Y5
+	ADDQ         R10, R9
+	ADDQ         R11, R12
+	DECQ         R13
+	JNZ          k
+	MOVQ         ldc+104(FP), R8
+	SHLQ         $0x02, R8
+	LEAQ         (BX), R9
+	MOVB         add+128(FP), R10
+	TESTB        R10, R10
+	JZ           set
+	VMOVUPS      (R9), Y6
+	VADDPS       Y0, Y6, Y6
+	VMOVUPS      Y6, (R9)
+	VMOVUPS      32(R9), Y0
+	VADDPS       Y1, Y0, Y0
+	VMOVUPS      Y0, 32(R9)
+	ADDQ         R8, R9
+	VMOVUPS      (R9), Y0
+	VADDPS       Y2, Y0, Y0
+	VMOVUPS      Y0, (R9)
+	VMOVUPS      32(R9), Y0
+	VADDPS       Y3, Y0, Y0
+	VMOVUPS      Y0, 32(R9)
+	ADDQ         R8, R9
+	VMOVUPS      (R9), Y0
+	VADDPS       Y4, Y0, Y0
+	VMOVUPS      Y0, (R9)
+	VMOVUPS      32(R9), Y0
+	VADDPS       Y5, Y0, Y0
+	VMOVUPS      Y0, 32(R9)
+	ADDQ         R8, R9
+	JMP          stored
+
+set:
+	VMOVUPS Y0, (R9)
+	VMOVUPS Y1, 32(R9)
+	ADDQ    R8, R9
+	VMOVUPS Y2, (R9)
+	VMOVUPS Y3, 32(R9)
+	ADDQ    R8, R9
+	VMOVUPS Y4, (R9)
+	VMOVUPS Y5, 32(R9)
+	ADDQ    R8, R9
+
+stored:
+	ADDQ   $0x40, BX
+	ADDQ   $0x40, SI
+	DECQ   DI
+	JNZ    block
+	MOVQ   ars+80(FP), BX
+	SHLQ   $0x02, BX
+	IMUL3Q $0x03, BX, BX
+	ADDQ   BX, CX
+	MOVQ   ldc+104(FP), BX
+	SHLQ   $0x02, BX
+	IMUL3Q $0x03, BX, BX
+	ADDQ   BX, AX
+	DECQ   DX
+	JNZ    tile
+	VZEROUPPER
+	RET
+
+// func sgemm4x16(c []float32, a []float32, b []float32, k int, ars int, aks int, ldb int, ldc int, tiles int, blocks int, add bool)
+// Requires: AVX
+TEXT ·sgemm4x16(SB), NOSPLIT, $0-129
+	MOVQ c_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ tiles+112(FP), DX
+
+tile:
+	LEAQ (AX), BX
+	MOVQ b_base+48(FP), SI
+	MOVQ blocks+120(FP), DI
+
+block:
+	MOVQ   ars+80(FP), R8
+	SHLQ   $0x02, R8
+	LEAQ   (CX), R9
+	LEAQ   (R8)(R8*2), R10
+	LEAQ   (CX)(R10*1), R10
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ   aks+88(FP), R11
+	SHLQ   $0x02, R11
+	MOVQ   ldb+96(FP), R12
+	SHLQ   $0x02, R12
+	LEAQ   (SI), R13
+	MOVQ   k+72(FP), R14
+
+k:
+	VMOVUPS      (R13), Y8
+	VMOVUPS      32(R13), Y9
+	VBROADCASTSS (R9), Y10
+	VMULPS       Y8, Y10, Y11
+	VADDPS       Y11, Y0, Y0
+	VMULPS       Y9, Y10, Y10
+	VADDPS       Y10, Y1, Y1
+	VBROADCASTSS (R9)(R8*1), Y10
+	VMULPS       Y8, Y10, Y11
+	VADDPS       Y11, Y2, Y2
+	VMULPS       Y9, Y10, Y10
+	VADDPS       Y10, Y3, Y3
+	VBROADCASTSS (R9)(R8*2), Y10
+	VMULPS       Y8, Y10, Y11
+	VADDPS       Y11, Y4, Y4
+	VMULPS       Y9, Y10, Y10
+	VADDPS       Y10, Y5, Y5
+	VBROADCASTSS (R10), Y10
+	VMULPS       Y8, Y10, Y8
+	VADDPS       Y8, Y6, Y6
+	VMULPS       Y9, Y10, Y8
+	VADDPS       Y8, Y7, Y7
+	ADDQ         R11, R9
+	ADDQ         R11, R10
+	ADDQ         R12, R13
+	DECQ         R14
+	JNZ          k
+	MOVQ         ldc+104(FP), R8
+	SHLQ         $0x02, R8
+	LEAQ         (BX), R9
+	MOVB         add+128(FP), R10
+	TESTB        R10, R10
+	JZ           set
+	VMOVUPS      (R9), Y8
+	VADDPS       Y0, Y8, Y8
+	VMOVUPS      Y8, (R9)
+	VMOVUPS      32(R9), Y0
+	VADDPS       Y1, Y0, Y0
+	VMOVUPS      Y0, 32(R9)
+	ADDQ         R8, R9
+	VMOVUPS      (R9), Y0
+	VADDPS       Y2, Y0, Y0
+	VMOVUPS      Y0, (R9)
+	VMOVUPS      32(R9), Y0
+	VADDPS       Y3, Y0, Y0
+	VMOVUPS      Y0, 32(R9)
+	ADDQ         R8, R9
+	VMOVUPS      (R9), Y0
+	VADDPS       Y4, Y0, Y0
+	VMOVUPS      Y0, (R9)
+	VMOVUPS      32(R9), Y0
+	VADDPS       Y5, Y0, Y0
+	VMOVUPS      Y0, 32(R9)
+	ADDQ         R8, R9
+	VMOVUPS      (R9), Y0
+	VADDPS       Y6, Y0, Y0
+	VMOVUPS      Y0, (R9)
+	VMOVUPS      32(R9), Y0
+	VADDPS       Y7, Y0, Y0
+	VMOVUPS      Y0, 32(R9)
+	ADDQ         R8, R9
+	JMP          stored
+
+set:
+	VMOVUPS Y0, (R9)
+	VMOVUPS Y1, 32(R9)
+	ADDQ    R8, R9
+	VMOVUPS Y2, (R9)
+	VMOVUPS Y3, 32(R9)
+	ADDQ    R8, R9
+	VMOVUPS Y4, (R9)
+	VMOVUPS Y5, 32(R9)
+	ADDQ    R8, R9
+	VMOVUPS Y6, (R9)
+	VMOVUPS Y7, 32(R9)
+	ADDQ    R8, R9
+
+stored:
+	ADDQ   $0x40, BX
+	ADDQ   $0x40, SI
+	DECQ   DI
+	JNZ    block
+	MOVQ   ars+80(FP), BX
+	SHLQ   $0x02, BX
+	IMUL3Q $0x04, BX, BX
+	ADDQ   BX, CX
+	MOVQ   ldc+104(FP), BX
+	SHLQ   $0x02, BX
+	IMUL3Q $0x04, BX, BX
+	ADDQ   BX, AX
+	DECQ   DX
+	JNZ    tile
+	VZEROUPPER
+	RET
+
+// func sgemm5x16(c []float32, a []float32, b []float32, k int, ars int, aks int, ldb int, ldc int, tiles int, blocks int, add bool)
+// Requires: AVX
+TEXT ·sgemm5x16(SB), NOSPLIT, $0-129
+	MOVQ c_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ tiles+112(FP), DX
+
+tile:
+	LEAQ (AX), BX
+	MOVQ b_base+48(FP), SI
+	MOVQ blocks+120(FP), DI
+
+block:
+	MOVQ   ars+80(FP), R8
+	SHLQ   $0x02, R8
+	LEAQ   (CX), R9
+	LEAQ   (R8)(R8*2), R10
+	LEAQ   (CX)(R10*1), R10
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	MOVQ   aks+88(FP), R11
+	SHLQ   $0x02, R11
+	MOVQ   ldb+96(FP), R12
+	SHLQ   $0x02, R12
+	LEAQ   (SI), R13
+	MOVQ   k+72(FP), R14
+
+k:
+	VMOVUPS      (R13), Y10
+	VMOVUPS      32(R13), Y11
+	VBROADCASTSS (R9), Y12
+	VMULPS       Y10, Y12, Y13
+	VADDPS       Y13, Y0, Y0
+	VMULPS       Y11, Y12, Y12
+	VADDPS       Y12, Y1, Y1
+	VBROADCASTSS (R9)(R8*1), Y12
+	VMULPS       Y10, Y12, Y13
+	VADDPS       Y13, Y2, Y2
+	VMULPS       Y11, Y12, Y12
+	VADDPS       Y12, Y3, Y3
+	VBROADCASTSS (R9)(R8*2), Y12
+	VMULPS       Y10, Y12, Y13
+	VADDPS       Y13, Y4, Y4
+	VMULPS       Y11, Y12, Y12
+	VADDPS       Y12, Y5, Y5
+	VBROADCASTSS (R10), Y12
+	VMULPS       Y10, Y12, Y13
+	VADDPS       Y13, Y6, Y6
+	VMULPS       Y11, Y12, Y12
+	VADDPS       Y12, Y7, Y7
+	VBROADCASTSS (R10)(R8*1), Y12
+	VMULPS       Y10, Y12, Y10
+	VADDPS       Y10, Y8, Y8
+	VMULPS       Y11, Y12, Y10
+	VADDPS       Y10, Y9, Y9
+	ADDQ         R11, R9
+	ADDQ         R11, R10
+	ADDQ         R12, R13
+	DECQ         R14
+	JNZ          k
+	MOVQ         ldc+104(FP), R8
+	SHLQ         $0x02, R8
+	LEAQ         (BX), R9
+	MOVB         add+128(FP), R10
+	TESTB        R10, R10
+	JZ           set
+	VMOVUPS      (R9), Y10
+	VADDPS       Y0, Y10, Y10
+	VMOVUPS      Y10, (R9)
+	VMOVUPS      32(R9), Y0
+	VADDPS       Y1, Y0, Y0
+	VMOVUPS      Y0, 32(R9)
+	ADDQ         R8, R9
+	VMOVUPS      (R9), Y0
+	VADDPS       Y2, Y0, Y0
+	VMOVUPS      Y0, (R9)
+	VMOVUPS      32(R9), Y0
+	VADDPS       Y3, Y0, Y0
+	VMOVUPS      Y0, 32(R9)
+	ADDQ         R8, R9
+	VMOVUPS      (R9), Y0
+	VADDPS       Y4, Y0, Y0
+	VMOVUPS      Y0, (R9)
+	VMOVUPS      32(R9), Y0
+	VADDPS       Y5, Y0, Y0
+	VMOVUPS      Y0, 32(R9)
+	ADDQ         R8, R9
+	VMOVUPS      (R9), Y0
+	VADDPS       Y6, Y0, Y0
+	VMOVUPS      Y0, (R9)
+	VMOVUPS      32(R9), Y0
+	VADDPS       Y7, Y0, Y0
+	VMOVUPS      Y0, 32(R9)
+	ADDQ         R8, R9
+	VMOVUPS      (R9), Y0
+	VADDPS       Y8, Y0, Y0
+	VMOVUPS      Y0, (R9)
+	VMOVUPS      32(R9), Y0
+	VADDPS       Y9, Y0, Y0
+	VMOVUPS      Y0, 32(R9)
+	ADDQ         R8, R9
+	JMP          stored
+
+set:
+	VMOVUPS Y0, (R9)
+	VMOVUPS Y1, 32(R9)
+	ADDQ    R8, R9
+	VMOVUPS Y2, (R9)
+	VMOVUPS Y3, 32(R9)
+	ADDQ    R8, R9
+	VMOVUPS Y4, (R9)
+	VMOVUPS Y5, 32(R9)
+	ADDQ    R8, R9
+	VMOVUPS Y6, (R9)
+	VMOVUPS Y7, 32(R9)
+	ADDQ    R8, R9
+	VMOVUPS Y8, (R9)
+	VMOVUPS Y9, 32(R9)
+	ADDQ    R8, R9
+
+stored:
+	ADDQ   $0x40, BX
+	ADDQ   $0x40, SI
+	DECQ   DI
+	JNZ    block
+	MOVQ   ars+80(FP), BX
+	SHLQ   $0x02, BX
+	IMUL3Q $0x05, BX, BX
+	ADDQ   BX, CX
+	MOVQ   ldc+104(FP), BX
+	SHLQ   $0x02, BX
+	IMUL3Q $0x05, BX, BX
+	ADDQ   BX, AX
+	DECQ   DX
+	JNZ    tile
+	VZEROUPPER
+	RET
+
+// func sgemm6x16(c []float32, a []float32, b []float32, k int, ars int, aks int, ldb int, ldc int, tiles int, blocks int, add bool)
+// Requires: AVX
+TEXT ·sgemm6x16(SB), NOSPLIT, $0-129
+	MOVQ c_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ tiles+112(FP), DX
+
+tile:
+	LEAQ (AX), BX
+	MOVQ b_base+48(FP), SI
+	MOVQ blocks+120(FP), DI
+
+block:
+	MOVQ   ars+80(FP), R8
+	SHLQ   $0x02, R8
+	LEAQ   (CX), R9
+	LEAQ   (R8)(R8*2), R10
+	LEAQ   (CX)(R10*1), R10
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVQ   aks+88(FP), R11
+	SHLQ   $0x02, R11
+	MOVQ   ldb+96(FP), R12
+	SHLQ   $0x02, R12
+	LEAQ   (SI), R13
+	MOVQ   k+72(FP), R14
+
+k:
+	VMOVUPS      (R13), Y12
+	VMOVUPS      32(R13), Y13
+	VBROADCASTSS (R9), Y14
+	VMULPS       Y12, Y14, Y15
+	VADDPS       Y15, Y0, Y0
+	VMULPS       Y13, Y14, Y14
+	VADDPS       Y14, Y1, Y1
+	VBROADCASTSS (R9)(R8*1), Y14
+	VMULPS       Y12, Y14, Y15
+	VADDPS       Y15, Y2, Y2
+	VMULPS       Y13, Y14, Y14
+	VADDPS       Y14, Y3, Y3
+	VBROADCASTSS (R9)(R8*2), Y14
+	VMULPS       Y12, Y14, Y15
+	VADDPS       Y15, Y4, Y4
+	VMULPS       Y13, Y14, Y14
+	VADDPS       Y14, Y5, Y5
+	VBROADCASTSS (R10), Y14
+	VMULPS       Y12, Y14, Y15
+	VADDPS       Y15, Y6, Y6
+	VMULPS       Y13, Y14, Y14
+	VADDPS       Y14, Y7, Y7
+	VBROADCASTSS (R10)(R8*1), Y14
+	VMULPS       Y12, Y14, Y15
+	VADDPS       Y15, Y8, Y8
+	VMULPS       Y13, Y14, Y14
+	VADDPS       Y14, Y9, Y9
+	VBROADCASTSS (R10)(R8*2), Y14
+	VMULPS       Y12, Y14, Y12
+	VADDPS       Y12, Y10, Y10
+	VMULPS       Y13, Y14, Y12
+	VADDPS       Y12, Y11, Y11
+	ADDQ         R11, R9
+	ADDQ         R11, R10
+	ADDQ         R12, R13
+	DECQ         R14
+	JNZ          k
+	MOVQ         ldc+104(FP), R8
+	SHLQ         $0x02, R8
+	LEAQ         (BX), R9
+	MOVB         add+128(FP), R10
+	TESTB        R10, R10
+	JZ           set
+	VMOVUPS      (R9), Y12
+	VADDPS       Y0, Y12, Y12
+	VMOVUPS      Y12, (R9)
+	VMOVUPS      32(R9), Y0
+	VADDPS       Y1, Y0, Y0
+	VMOVUPS      Y0, 32(R9)
+	ADDQ         R8, R9
+	VMOVUPS      (R9), Y0
+	VADDPS       Y2, Y0, Y0
+	VMOVUPS      Y0, (R9)
+	VMOVUPS      32(R9), Y0
+	VADDPS       Y3, Y0, Y0
+	VMOVUPS      Y0, 32(R9)
+	ADDQ         R8, R9
+	VMOVUPS      (R9), Y0
+	VADDPS       Y4, Y0, Y0
+	VMOVUPS      Y0, (R9)
+	VMOVUPS      32(R9), Y0
+	VADDPS       Y5, Y0, Y0
+	VMOVUPS      Y0, 32(R9)
+	ADDQ         R8, R9
+	VMOVUPS      (R9), Y0
+	VADDPS       Y6, Y0, Y0
+	VMOVUPS      Y0, (R9)
+	VMOVUPS      32(R9), Y0
+	VADDPS       Y7, Y0, Y0
+	VMOVUPS      Y0, 32(R9)
+	ADDQ         R8, R9
+	VMOVUPS      (R9), Y0
+	VADDPS       Y8, Y0, Y0
+	VMOVUPS      Y0, (R9)
+	VMOVUPS      32(R9), Y0
+	VADDPS       Y9, Y0, Y0
+	VMOVUPS      Y0, 32(R9)
+	ADDQ         R8, R9
+	VMOVUPS      (R9), Y0
+	VADDPS       Y10, Y0, Y0
+	VMOVUPS      Y0, (R9)
+	VMOVUPS      32(R9), Y0
+	VADDPS       Y11, Y0, Y0
+	VMOVUPS      Y0, 32(R9)
+	ADDQ         R8, R9
+	JMP          stored
+
+set:
+	VMOVUPS Y0, (R9)
+	VMOVUPS Y1, 32(R9)
+	ADDQ    R8, R9
+	VMOVUPS Y2, (R9)
+	VMOVUPS Y3, 32(R9)
+	ADDQ    R8, R9
+	VMOVUPS Y4, (R9)
+	VMOVUPS Y5, 32(R9)
+	ADDQ    R8, R9
+	VMOVUPS Y6, (R9)
+	VMOVUPS Y7, 32(R9)
+	ADDQ    R8, R9
+	VMOVUPS Y8, (R9)
+	VMOVUPS Y9, 32(R9)
+	ADDQ    R8, R9
+	VMOVUPS Y10, (R9)
+	VMOVUPS Y11, 32(R9)
+	ADDQ    R8, R9
+
+stored:
+	ADDQ   $0x40, BX
+	ADDQ   $0x40, SI
+	DECQ   DI
+	JNZ    block
+	MOVQ   ars+80(FP), BX
+	SHLQ   $0x02, BX
+	IMUL3Q $0x06, BX, BX
+	ADDQ   BX, CX
+	MOVQ   ldc+104(FP), BX
+	SHLQ   $0x02, BX
+	IMUL3Q $0x06, BX, BX
+	ADDQ   BX, AX
+	DECQ   DX
+	JNZ    tile
+	VZEROUPPER
+	RET

@@ -85,3 +85,31 @@ func col2imRowsScalar(dst, src []float32, k, run, dstRow, step, count int) {
 		}
 	}
 }
+
+// gemm16Scalar computes C = A·B, or C += A·B when add, for C of m rows and n
+// columns (row i at c[i·ldc:]), A(i, kk) at a[i·ars+kk·aks] (a row-major or a
+// transposed A alike) and B row-major (row kk at b[kk·ldb:]). Each value is
+// summed over kk in order from zero, a product then an addition, and then
+// added to C's when add: the order the AVX2 tiles keep.
+func gemm16Scalar(c, a, b []float32, m, n, k, ars, aks, ldb, ldc int, add bool) {
+	for j0 := 0; j0 < n; j0 += 16 {
+		w := min(16, n-j0)
+		for i := range m {
+			var acc [16]float32 // row i's sums over columns j0…, each over kk in order
+			for kk := range k {
+				av := a[i*ars+kk*aks]
+				for j, bv := range b[kk*ldb+j0 : kk*ldb+j0+w] {
+					acc[j] += float32(av * bv)
+				}
+			}
+			row := c[i*ldc+j0 : i*ldc+j0+w]
+			for j := range row {
+				if add {
+					row[j] += acc[j]
+				} else {
+					row[j] = acc[j]
+				}
+			}
+		}
+	}
+}

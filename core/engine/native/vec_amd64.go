@@ -199,3 +199,23 @@ func col2imRows(dst, src []float32, k, run, dstRow, step, count int) {
 	_, _ = dst[(count-1)*step+(k-1)*dstRow+run-1], src[count*k*run-1]
 	col2imRowsAsm(dst, src, k, run, dstRow, step, count)
 }
+
+// gemmTiles are the AVX2 kernels for row tiles of 1 … 6 rows.
+var gemmTiles = [...]func(c, a, b []float32, k, ars, aks, ldb, ldc, tiles, blocks int, add bool){
+	nil, sgemm1x16, sgemm2x16, sgemm3x16, sgemm4x16, sgemm5x16, sgemm6x16,
+}
+
+func gemm16(c, a, b []float32, m, n, k, ars, aks, ldb, ldc int, add bool) {
+	if m <= 0 || n <= 0 || k <= 0 || n%16 != 0 || ars < 0 || aks < 0 || ldb < n || ldc < n || !cpu.X86.HasAVX2 {
+		gemm16Scalar(c, a, b, m, n, k, ars, aks, ldb, ldc, add)
+		return
+	}
+	_, _, _ = c[(m-1)*ldc+n-1], a[(m-1)*ars+(k-1)*aks], b[(k-1)*ldb+n-1]
+	full := m / 6
+	if full > 0 {
+		sgemm6x16(c, a, b, k, ars, aks, ldb, ldc, full, n/16, add)
+	}
+	if r := m % 6; r > 0 {
+		gemmTiles[r](c[full*6*ldc:], a[full*6*ars:], b, k, ars, aks, ldb, ldc, 1, n/16, add)
+	}
+}

@@ -51,3 +51,7 @@ func im2colRows(dst, src []float32, k, run, srcRow, step, count int) {
 func col2imRows(dst, src []float32, k, run, dstRow, step, count int) {
 	col2imRowsScalar(dst, src, k, run, dstRow, step, count)
 }
+
+func gemm16(c, a, b []float32, m, n, k, ars, aks, ldb, ldc int, add bool) {
+	gemm16Scalar(c, a, b, m, n, k, ars, aks, ldb, ldc, add)
+}

@@ -210,3 +210,53 @@ func TestIm2colAndCol2imMatchTheDefinition(t *testing.T) {
 		}
 	}
 }
+
+// TestGemm16MatchesScalar checks the AVX2 tiles against gemm16Scalar bit for
+// bit (row tiles of every height, A row-major and transposed, set and add)
+// and both against a float64 product.
+func TestGemm16MatchesScalar(t *testing.T) {
+	for _, tc := range []struct {
+		m, n, k int
+		trans   bool
+	}{{100, 64, 32, false}, {100, 32, 64, false}, {64, 32, 100, true}, {1, 16, 1, false}, {5, 48, 7, true}, {13, 16, 3, false}} {
+		lda := tc.k
+		if tc.trans {
+			lda = tc.m
+		}
+		rng := rand.New(rand.NewPCG(uint64(tc.m), uint64(tc.k)))
+		a := kernelData(rng, tc.m*tc.k, true)
+		b := kernelData(rng, tc.k*tc.n+5, false)
+		ars, aks := lda, 1
+		if tc.trans {
+			ars, aks = 1, lda
+		}
+		for _, add := range []bool{false, true} {
+			ldc := tc.n + 3
+			c0 := kernelData(rng, tc.m*ldc, false)
+			got, want := slices.Clone(c0), slices.Clone(c0)
+			gemm16(got, a, b, tc.m, tc.n, tc.k, ars, aks, tc.n, ldc, add)
+			gemm16Scalar(want, a, b, tc.m, tc.n, tc.k, ars, aks, tc.n, ldc, add)
+			sameBits(t, fmt.Sprintf("gemm16 %+v add=%v", tc, add), got, want)
+			for i := range tc.m {
+				for j := range tc.n {
+					var s, mag float64 // the product, and the sum of its terms' sizes
+					for kk := range tc.k {
+						p := float64(a[i*ars+kk*aks]) * float64(b[kk*tc.n+j])
+						s, mag = s+p, mag+math.Abs(p)
+					}
+					if add {
+						s, mag = s+float64(c0[i*ldc+j]), mag+math.Abs(float64(c0[i*ldc+j]))
+					}
+					if g := float64(got[i*ldc+j]); math.Abs(g-s) > 1e-6*(1+mag) {
+						t.Fatalf("gemm16 %+v add=%v: C[%d,%d] = %g, want %g", tc, add, i, j, g, s)
+					}
+				}
+				for j := tc.n; j < ldc; j++ { // the columns past n are not C's
+					if math.Float32bits(got[i*ldc+j]) != math.Float32bits(c0[i*ldc+j]) {
+						t.Fatalf("gemm16 %+v: wrote past column n at row %d", tc, i)
+					}
+				}
+			}
+		}
+	}
+}

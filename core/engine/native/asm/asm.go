@@ -75,6 +75,9 @@ func main() {
 	affine3()
 	im2colRows()
 	col2imRows()
+	for rows := 1; rows <= 6; rows++ {
+		sgemmTile(rows)
+	}
 	Generate()
 }
 
@@ -675,5 +678,92 @@ func col2imRows() {
 		})
 		step(step4, dst)
 	})
+	RET()
+}
+
+// sgemmTile emits the kernel for tiles of rows×16 of C = A·B (C += A·B
+// when add): twelve accumulators at most, each float summed over k in order
+// as a product then an addition (no fused multiply-add), as gemm16Scalar
+// does, so that both give the same bits.
+func sgemmTile(rows int) {
+	name := fmt.Sprintf("sgemm%dx16", rows)
+	TEXT(name, NOSPLIT, "func(c, a, b []float32, k, ars, aks, ldb, ldc, tiles, blocks int, add bool)")
+	Doc(fmt.Sprintf("%s is gemm16Scalar on tiles row tiles of %d rows and blocks column blocks of 16, k > 0: the caller checks the slices.", name, rows))
+	ct, at := ptr("c"), ptr("a") // the row tile's first row of C and of A
+	tiles := Load(Param("tiles"), GP64())
+	times("tile", tiles, func() {
+		cb, bb := lea(ct), ptr("b") // the column block's C and B
+		blocks := Load(Param("blocks"), GP64())
+		times("block", blocks, func() {
+			ars4 := bytes4("ars")
+			p0 := lea(at)
+			var p3 Mem
+			if rows > 3 {
+				three := GP64()
+				LEAQ(Mem{Base: ars4, Index: ars4, Scale: 2}, three)
+				p3 = lea(plus(at, three, 1))
+			}
+			row := func(j int) Mem { // row j's A at the current k
+				base := p0
+				if j >= 3 {
+					base, j = p3, j-3
+				}
+				if j == 0 {
+					return base
+				}
+				return plus(base, ars4, uint8(j))
+			}
+			acc := make([]VecVirtual, 2*rows)
+			for i := range acc {
+				acc[i] = zero()
+			}
+			aks4, ldb4 := bytes4("aks"), bytes4("ldb")
+			bp := lea(bb)
+			n := Load(Param("k"), GP64())
+			times("k", n, func() {
+				b0, b1 := load(bp), load(bp.Offset(32))
+				for j := range rows {
+					t := YMM()
+					VBROADCASTSS(row(j), t)
+					VADDPS(mul(t, b0), acc[2*j], acc[2*j]) // acc = acc + a·b
+					VADDPS(mul(t, b1), acc[2*j+1], acc[2*j+1])
+				}
+				step(aks4, p0)
+				if rows > 3 {
+					step(aks4, p3)
+				}
+				step(ldb4, bp)
+			})
+			ldc4 := bytes4("ldc")
+			cr := lea(cb)
+			addFlag := Load(Param("add"), GP8())
+			TESTB(addFlag, addFlag)
+			JZ(LabelRef("set"))
+			for j := range rows {
+				for h := range 2 {
+					v := load(cr.Offset(32 * h))
+					VADDPS(acc[2*j+h], v, v) // c = c + acc
+					store(v, cr.Offset(32*h))
+				}
+				step(ldc4, cr)
+			}
+			JMP(LabelRef("stored"))
+			Label("set")
+			for j := range rows {
+				store(acc[2*j], cr)
+				store(acc[2*j+1], cr.Offset(32))
+				step(ldc4, cr)
+			}
+			Label("stored")
+			step(Imm(64), cb, bb)
+		})
+		r := bytes4("ars")
+		IMUL3Q(Imm(uint64(rows)), r, r)
+		step(r, at)
+		r2 := bytes4("ldc")
+		IMUL3Q(Imm(uint64(rows)), r2, r2)
+		step(r2, ct)
+	})
+	VZEROUPPER()
 	RET()
 }
