@@ -257,7 +257,7 @@ func runSlurm(_ context.Context, args []string) error {
 		"and the merge as a job that starts when every shard has succeeded; `bash SCRIPT I` submits shard I again")
 	shards := fs.Int("shards", 0, "array size: shards of the campaign (required)")
 	cpus := fs.Int("cpus", 8, "CPUs per shard")
-	mem := fs.Int("mem", 16, "memory per shard, GB")
+	mem := fs.Int("mem", 16, "memory per shard, GiB (Slurm's G)")
 	limit := fs.String("time", "24:00:00", "time limit per shard")
 	out := fs.String("out", "", "script to write (default: standard output)")
 	return writeCluster(fs, args, shards, out, func(c *campaign.Campaign, o campaign.ClusterOptions) ([]byte, error) {

@@ -304,12 +304,15 @@ func samples(d spec.Dataset) (train, test *data.Dataset, err error) {
 }
 
 // MeasurePriorSpeed runs the prior's network on a batch for about a
-// second and returns the samples per second (one sample at one sampler
-// step each): what Estimate needs.
+// second, after one call that sets up its buffers, and returns the samples
+// per second (one sample at one sampler step each): what Estimate needs.
 func MeasurePriorSpeed(ctx context.Context, p diffusion.Prior) (float64, error) {
 	const batch = 32
 	size := engine.Size(p.Shape())
 	x, eps := make([]float32, batch*size), make([]float32, batch*size)
+	if err := p.Eps(ctx, x, batch, p.Schedule().T/2, eps); err != nil {
+		return 0, err
+	}
 	var seen int
 	t0 := time.Now()
 	for time.Since(t0) < time.Second {

@@ -140,10 +140,11 @@ func (p MemoryPlan) String() string {
 	return fmt.Sprintf("peak memory about %s (the data %s, %d task(s) at once of up to %s each)", gib(p.Peak), gib(p.Data), p.Workers, gib(p.Task))
 }
 
-// gib writes a byte count in GB or MB.
+// gib writes a byte count in GiB or MiB, as memory_gb and Settings' cap
+// count it.
 func gib(b int64) string {
 	if b >= 1<<30 {
-		return fmt.Sprintf("%.1f GB", float64(b)/(1<<30))
+		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
 	}
-	return fmt.Sprintf("%.0f MB", float64(b)/(1<<20))
+	return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20))
 }
