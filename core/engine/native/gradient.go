@@ -28,13 +28,14 @@ const inputPiece = 4
 var _ engine.Gradienter = (*Net)(nil)
 
 // Gradient implements engine.Gradienter. The batch is cut into pieces of
-// 16 samples (4 when no parameter gradient is wanted) that replicas of the network — one per core, sharing its
-// weights, each on a single-threaded GEMM — take through forward, outGrad and
-// backward while the piece is still in cache. Each piece's parameter
-// gradient lands in its own slot and the slots are added in piece order.
-// Batch statistics (batch norm in training) and DeepLift's rescale rule, whose
-// reference is per batch, need the whole batch in one pass: those networks
-// run Forward and Backward as usual.
+// 16 samples (4 when no parameter gradient is wanted) that replicas of the
+// network — one per core, sharing its weights, each on a single-threaded
+// GEMM — take through forward, outGrad and backward while the piece is
+// still in cache. Each piece's parameter gradient lands in its own slot and
+// the slots are added in piece order. Batch statistics (batch norm in
+// training) and DeepLift's rescale rule, whose reference is per batch, need
+// the whole batch in one pass: those networks run Forward and Backward as
+// usual.
 func (m *Net) Gradient(ctx context.Context, x []float32, n int, want engine.Want, outGrad engine.OutputGrad) ([]float32, error) {
 	if err := engine.CheckInput(x, n, m.shape); err != nil {
 		return nil, fmt.Errorf("%s gradient: %w", m.arch, err)
