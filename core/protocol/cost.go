@@ -53,18 +53,21 @@ func (EvalX) SharedRetrainings() int { return 1 }
 // SharedRetrainings implements Sharer.
 func (DataRandomisation) SharedRetrainings() int { return 1 }
 
-// SharedRetrainings implements Sharer: strength 0 shifts nothing, so its
-// training set, projected or not, and its model are the same for every
-// method.
+// SharedRetrainings implements Sharer: the shared strengths' models.
 func (g GOAR) SharedRetrainings() int {
 	var n int
 	for _, s := range g.defaults().Strengths {
-		if s == 0 {
+		if sharedStrength(s) {
 			n++
 		}
 	}
 	return n
 }
+
+// sharedStrength says whether GOAR's strength s is the same for every
+// method: 0 shifts nothing, so its training and test sets, projected or
+// not, and its model do not depend on the maps.
+func sharedStrength(s float64) bool { return s == 0 }
 
 // SharedRetrainingsOf is p's SharedRetrainings, 0 for a protocol that
 // shares none.
@@ -121,7 +124,7 @@ func (g GOAR) PriorPasses(ctx context.Context, env *Env) (diffusion.Prior, float
 			return nil, 0, 0, fmt.Errorf("GOAR: %w", err)
 		}
 		steps := &each
-		if s == 0 {
+		if sharedStrength(s) {
 			steps = &shared
 		}
 		for _, t := range grid {

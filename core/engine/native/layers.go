@@ -215,6 +215,13 @@ func (l *conv2d) col2im(dcols, dx []float32) {
 // 5 floats): im2colShort and col2imShort then move single floats.
 const shortRun = 16
 
+// insideCols returns the output columns ox0 ≤ ox < ox1 whose windows lie
+// inside the image's width.
+func (l *conv2d) insideCols() (ox0, ox1 int) {
+	ox0 = min((l.pad+l.stride-1)/l.stride, l.o.w)
+	return ox0, max(ox0, min(l.o.w, (l.i.w-l.k+l.pad)/l.stride+1))
+}
+
 // im2colShort is im2col for short kernel rows. An output row whose windows
 // lie inside the image's height is written pixel by pixel, the pixels whose
 // windows also lie inside its width by im2colRows (which may write past a
@@ -223,9 +230,7 @@ const shortRun = 16
 func (l *conv2d) im2colShort(x, cols []float32) {
 	c, k, s := l.i.c, l.k, l.stride
 	K, run, iw := c*k*k, c*k, l.i.w
-	// Output columns ox0 ≤ ox < ox1 have their windows inside the image's width.
-	ox0 := min((l.pad+s-1)/s, l.o.w)
-	ox1 := max(ox0, min(l.o.w, (iw-k+l.pad)/s+1))
+	ox0, ox1 := l.insideCols()
 	taps := func(dst, xrow []float32, ox int) {
 		for kx := 0; kx < k; kx++ {
 			tap := dst[kx*c : (kx+1)*c]
@@ -273,8 +278,7 @@ func (l *conv2d) im2colShort(x, cols []float32) {
 func (l *conv2d) col2imShort(dcols, dx []float32) {
 	c, k, s := l.i.c, l.k, l.stride
 	K, run, iw := c*k*k, c*k, l.i.w
-	ox0 := min((l.pad+s-1)/s, l.o.w)
-	ox1 := max(ox0, min(l.o.w, (iw-k+l.pad)/s+1))
+	ox0, ox1 := l.insideCols()
 	for oy := 0; oy < l.o.h; oy++ {
 		iy0 := oy*s - l.pad
 		whole := iy0 >= 0 && iy0+k <= l.i.h
