@@ -130,8 +130,8 @@ func netBytes(s *spec.Spec, ds *data.Dataset) (int64, error) {
 	for _, q := range m.Net.Params() {
 		params += int64(len(q.Data))
 	}
-	const slots = 16 // a batch of 256 in pieces of 16
-	activations := int64(runtime.GOMAXPROCS(0)) * 16 * int64(engine.Size(ds.Shape)) * 4 * 200
+	const slots = 8 // a batch of 256 in pieces of 32, their passes of 8 samples
+	activations := int64(runtime.GOMAXPROCS(0)) * 8 * int64(engine.Size(ds.Shape)) * 4 * 200
 	return params*4*(4+slots) + activations, nil
 }
 

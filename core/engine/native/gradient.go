@@ -9,30 +9,36 @@ import (
 	"faithlab/core/engine/gemm"
 )
 
-// piece is how many samples one replica takes through forward and backward
-// at a time. Sixteen 28×28 images keep a goar-cnn pass's activations and
-// im2col buffers within a core's cache; a whole batch of 256 spills them to
-// memory, and the elementwise layers then wait on it. The piece size, not
-// the core count, fixes the order of every sum, so a gradient is the same
+// piece is how many samples one replica takes at a time, and the samples
+// whose parameter gradient shares a slot; pass is how many of them one
+// forward and backward take at a time, their parameter gradients added
+// into the slot. Eight 28×28 images keep a goar-cnn pass's activations and
+// im2col buffers within a core's cache (sixteen spill c1's from L2, a whole
+// batch of 256 to memory, and the elementwise layers then wait on it);
+// pieces of 32 keep the slots to clear and sum few. On goar-cnn's training
+// step, alternating runs: pieces of 32 in passes of 8 ran 9 441–10 898 img/s
+// where pieces of 16 in one pass ran 8 934–9 310. The piece and pass sizes,
+// not the core count, fix the order of every sum, so a gradient is the same
 // bit for bit on any number of cores.
-const piece = 16
+const (
+	piece = 32
+	pass  = 8
+)
 
-// inputPiece is the piece of a pass that wants no parameter gradient (an
-// attribution's input gradients), which keeps more of its pass in cache:
-// goar-cnn's saliency passes ran 8–25 % faster in pieces of 4 than of 16
-// (BenchmarkGradientInput, alternating runs). Training keeps pieces of 16:
-// pieces of 8 measured no faster, each piece adding a slot of parameter
-// gradients to clear and sum.
+// inputPiece is the piece, and the pass, of a pass that wants no parameter
+// gradient (an attribution's input gradients), which keeps more of its pass
+// in cache: goar-cnn's saliency passes ran 8–25 % faster in pieces of 4
+// than of 16 (BenchmarkGradientInput, alternating runs).
 const inputPiece = 4
 
 var _ engine.Gradienter = (*Net)(nil)
 
 // Gradient implements engine.Gradienter. The batch is cut into pieces of
-// 16 samples (4 when no parameter gradient is wanted) that replicas of the
+// 32 samples (4 when no parameter gradient is wanted) that replicas of the
 // network — one per core, sharing its weights, each on a single-threaded
-// GEMM — take through forward, outGrad and backward while the piece is
-// still in cache. Each piece's parameter gradient lands in its own slot and
-// the slots are added in piece order. Batch statistics (batch norm in
+// GEMM — take through forward, outGrad and backward, 8 samples (4) at a
+// time so that each pass runs in cache. Each piece's parameter gradient
+// lands in its own slot and the slots are added in piece order. Batch statistics (batch norm in
 // training) and DeepLift's rescale rule, whose reference is per batch, need
 // the whole batch in one pass: those networks run Forward and Backward as
 // usual.
@@ -44,9 +50,9 @@ func (m *Net) Gradient(ctx context.Context, x []float32, n int, want engine.Want
 		return m.wholeBatch(ctx, x, n, want, outGrad)
 	}
 	m.n = 0 // what the replicas run leaves nothing here to differentiate
-	piece := piece
+	piece, pass := piece, pass
 	if want&engine.ParamGrad == 0 {
-		piece = inputPiece
+		piece, pass = inputPiece, inputPiece
 	}
 	pieces := (n + piece - 1) / piece
 	reps := m.replicasFor(min(runtime.GOMAXPROCS(0), pieces))
@@ -66,7 +72,7 @@ func (m *Net) Gradient(ctx context.Context, x []float32, n int, want engine.Want
 		if slots != nil {
 			slot = slots[p*size : (p+1)*size]
 		}
-		return reps[r].piece(ctx, x[lo*dim:hi*dim], hi-lo, lo, want, outGrad, dx, slot)
+		return reps[r].piece(ctx, x[lo*dim:hi*dim], hi-lo, lo, pass, want, outGrad, dx, slot)
 	})
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
@@ -82,25 +88,25 @@ func (m *Net) Gradient(ctx context.Context, x []float32, n int, want engine.Want
 
 var _ engine.Inferrer = (*Net)(nil)
 
-// Infer implements engine.Inferrer: the batch in pieces on one replica per
-// core, as Gradient cuts it, without the backward pass. A forward pass of
+// Infer implements engine.Inferrer: the batch in passes of 8 samples
+// (Gradient's) on one replica per core, forward only. A forward pass of
 // 1024 images through whole-batch layers holds hundreds of MB of
-// activations and im2col buffers that spill out of cache; pieces of 16 do
+// activations and im2col buffers that spill out of cache; passes of 8 do
 // not.
 func (m *Net) Infer(ctx context.Context, x []float32, n int) ([]float32, error) {
 	if err := engine.CheckInput(x, n, m.shape); err != nil {
 		return nil, fmt.Errorf("%s forward: %w", m.arch, err)
 	}
-	if !m.pieceable() || n <= piece {
+	if !m.pieceable() || n <= pass {
 		return m.forward(ctx, x, n)
 	}
 	m.n = 0
-	pieces := (n + piece - 1) / piece
+	pieces := (n + pass - 1) / pass
 	reps := m.replicasFor(min(runtime.GOMAXPROCS(0), pieces))
 	dim, k := engine.Size(m.shape), m.classes
 	out := grow(&m.inferred, n*k)
 	err := eachPiece(pieces, len(reps), func(r, p int) error {
-		lo, hi := p*piece, min((p+1)*piece, n)
+		lo, hi := p*pass, min((p+1)*pass, n)
 		logits, err := reps[r].forward(ctx, x[lo*dim:hi*dim], hi-lo)
 		if err == nil {
 			copy(out[lo*k:hi*k], logits)
@@ -129,28 +135,37 @@ func (m *Net) wholeBatch(ctx context.Context, x []float32, n int, want engine.Wa
 	return m.backward(ctx, dl, want)
 }
 
-// piece runs samples lo… of a batch (x holds them) forward and back on a
-// replica: the input gradient goes to its rows of dx, the parameter gradient
-// to slot (nil: none asked for).
-func (m *Net) piece(ctx context.Context, x []float32, n, lo int, want engine.Want, outGrad engine.OutputGrad, dx, slot []float32) error {
-	logits, err := m.forward(ctx, x, n)
-	if err != nil {
-		return err
-	}
-	dl := grow(&m.dlogits, len(logits))
-	outGrad(lo, logits, dl)
+// piece runs samples lo… of a batch (x holds n of them) forward and back on
+// a replica, pass samples at a time: the input gradient goes to its rows of
+// dx, the parameter gradient to slot (nil: none asked for).
+func (m *Net) piece(ctx context.Context, x []float32, n, lo, pass int, want engine.Want, outGrad engine.OutputGrad, dx, slot []float32) error {
 	if slot != nil {
 		clear(slot)
 		for _, q := range m.gradParams() {
 			q.Grad, slot = slot[:len(q.Grad):len(q.Grad)], slot[len(q.Grad):]
 		}
 	}
-	g, err := m.backward(ctx, dl, want)
-	if err != nil {
-		return err
-	}
-	if dx != nil {
-		copy(dx[lo*len(x)/n:], g)
+	defer func() {
+		for _, l := range m.lays {
+			l.flushGrad()
+		}
+	}()
+	dim := len(x) / n
+	for s := 0; s < n; s += pass {
+		e := min(s+pass, n)
+		logits, err := m.forward(ctx, x[s*dim:e*dim], e-s)
+		if err != nil {
+			return err
+		}
+		dl := grow(&m.dlogits, len(logits))
+		outGrad(lo+s, logits, dl)
+		g, err := m.backward(ctx, dl, want)
+		if err != nil {
+			return err
+		}
+		if dx != nil {
+			copy(dx[(lo+s)*dim:], g)
+		}
 	}
 	return nil
 }
@@ -175,9 +190,13 @@ func (m *Net) pieceable() bool {
 // makes the layout from the weights, unless the layer borrows its network's:
 // a replica's layers read the layout their network made once before the
 // pieces of a batch ran, instead of each making it again for every piece.
+// Its weight gradient comes in that layout too: a borrowing layer adds the
+// gradients of a piece's passes there and into its parameters' only at
+// flushGrad, the end of the piece, instead of at every pass.
 type laidOut interface {
 	layout()
 	borrow(from laidOut)
+	flushGrad()
 }
 
 // laidOutLayers lists ls's laidOut layers, residual blocks' included, in order.
@@ -204,8 +223,8 @@ func (m *Net) replicasFor(k int) []*Net {
 		m.replicas = append(m.replicas, r)
 	}
 	reps := m.replicas[:k]
-	own, lays := m.paramPtrs(), laidOutLayers(m.layers)
-	for _, l := range lays {
+	own := m.paramPtrs()
+	for _, l := range m.lays {
 		l.layout()
 	}
 	for _, r := range reps {
@@ -214,8 +233,8 @@ func (m *Net) replicasFor(k int) []*Net {
 		for i, q := range r.paramPtrs() {
 			q.Data = own[i].Data
 		}
-		for i, l := range laidOutLayers(r.layers) {
-			l.borrow(lays[i])
+		for i, l := range r.lays {
+			l.borrow(m.lays[i])
 		}
 		r.train = m.train
 	}

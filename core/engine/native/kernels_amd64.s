@@ -779,7 +779,35 @@ TEXT ·chanSumsAVX2(SB), NOSPLIT, $0-64
 	MOVQ n+56(FP), BX
 	XORQ SI, SI
 
-channel:
+quad:
+	LEAQ    128(SI), DI
+	CMPQ    DI, DX
+	JA      single
+	VMOVUPS (AX)(SI*1), Y0
+	VMOVUPS 32(AX)(SI*1), Y1
+	VMOVUPS 64(AX)(SI*1), Y2
+	VMOVUPS 96(AX)(SI*1), Y3
+	LEAQ    (CX)(SI*1), R9
+	MOVQ    BX, R8
+
+quadPixel:
+	VADDPS  (R9), Y0, Y0
+	VADDPS  32(R9), Y1, Y1
+	VADDPS  64(R9), Y2, Y2
+	VADDPS  96(R9), Y3, Y3
+	ADDQ    DX, R9
+	DECQ    R8
+	JNZ     quadPixel
+	VMOVUPS Y0, (AX)(SI*1)
+	VMOVUPS Y1, 32(AX)(SI*1)
+	VMOVUPS Y2, 64(AX)(SI*1)
+	VMOVUPS Y3, 96(AX)(SI*1)
+	MOVQ    DI, SI
+	JMP     quad
+
+single:
+	CMPQ    SI, DX
+	JAE     done
 	VMOVUPS (AX)(SI*1), Y0
 	LEAQ    (CX)(SI*1), DI
 	MOVQ    BX, R8
@@ -791,8 +819,9 @@ pixel:
 	JNZ     pixel
 	VMOVUPS Y0, (AX)(SI*1)
 	ADDQ    $0x20, SI
-	CMPQ    SI, DX
-	JB      channel
+	JMP     single
+
+done:
 	VZEROUPPER
 	RET
 

@@ -36,9 +36,11 @@ type conv2d struct {
 	cols, y, dcols, dx []float32
 	x                  []float32
 	wk, gk             []float32 // weights and their gradient in the GEMM's layout (see permuted)
-	ones               []float32 // for colSums
 	noBias             bool      // the layer has no bias parameter (convolutions before batch norm)
-	borrowed           bool      // wk is the network's, laid out before the pass (a replica's layer)
+	// borrowed: wk is the network's, laid out before the pass, and gk holds
+	// the weight gradient of every pass until flushGrad (a replica's layer,
+	// see laidOut); pending: gk holds some not yet flushed.
+	borrowed, pending bool
 }
 
 func newConv2d(name string, in dims, cout, k, stride, pad int, kern gemm.Kernel) *conv2d {
@@ -129,6 +131,24 @@ func (l *conv2d) layout() {
 
 func (l *conv2d) borrow(from laidOut) {
 	l.wk, l.borrowed = from.(*conv2d).wk, true
+}
+
+// flushGrad adds the weight gradient gk holds, in the GEMM's layout, to the
+// weights' in PyTorch's.
+func (l *conv2d) flushGrad() {
+	if !l.pending {
+		return
+	}
+	kk, cin, K := l.k*l.k, l.i.c, len(l.w.Grad)/l.o.c
+	for co := 0; co < l.o.c; co++ {
+		src, dst := l.gk[co*K:(co+1)*K], l.w.Grad[co*K:(co+1)*K]
+		for ci := 0; ci < cin; ci++ {
+			for off := 0; off < kk; off++ {
+				dst[ci*kk+off] += src[off*cin+ci]
+			}
+		}
+	}
+	l.pending = false
 }
 
 // im2col writes one row per output pixel with columns ordered (kernel row,
@@ -316,22 +336,21 @@ func (l *conv2d) backward(dy []float32, n int, needDX, paramGrad bool) []float32
 	}
 	if paramGrad {
 		if l.permuted() {
+			beta := float32(0)
+			if l.pending {
+				beta = 1
+			}
 			gk := grow(&l.gk, len(l.w.Grad))
-			l.kern.Sgemm(true, false, l.o.c, K, M, 1, dy, l.o.c, cols, K, 0, gk, K)
-			kk, cin := l.k*l.k, l.i.c
-			for co := 0; co < l.o.c; co++ {
-				src, dst := gk[co*K:(co+1)*K], l.w.Grad[co*K:(co+1)*K]
-				for ci := 0; ci < cin; ci++ {
-					for off := 0; off < kk; off++ {
-						dst[ci*kk+off] += src[off*cin+ci]
-					}
-				}
+			l.kern.Sgemm(true, false, l.o.c, K, M, 1, dy, l.o.c, cols, K, beta, gk, K)
+			l.pending = true
+			if !l.borrowed {
+				l.flushGrad()
 			}
 		} else {
 			l.kern.Sgemm(true, false, l.o.c, K, M, 1, dy, l.o.c, cols, K, 1, l.w.Grad, K)
 		}
 		if !l.noBias {
-			colSums(l.kern, &l.ones, l.b.Grad, dy, M, l.o.c)
+			chanSums(l.b.Grad, dy[:M*l.o.c], l.o.c)
 		}
 	}
 	if !needDX {
@@ -355,18 +374,6 @@ func (l *conv2d) backward(dy []float32, n int, needDX, paramGrad bool) []float32
 	return dx
 }
 
-// colSums adds the column sums of the m×k matrix a to dst as a product with
-// a row of m ones (kept in *ones), which the GEMM vectorises.
-func colSums(kern gemm.Kernel, ones *[]float32, dst, a []float32, m, k int) {
-	if len(*ones) < m {
-		*ones = make([]float32, m)
-		for i := range *ones {
-			(*ones)[i] = 1
-		}
-	}
-	kern.Sgemm(false, false, 1, k, m, 1, (*ones)[:m], m, a, k, 1, dst, k)
-}
-
 // ---- Linear ----
 
 type linear struct {
@@ -375,7 +382,6 @@ type linear struct {
 	w, b     engine.Param
 	kern     gemm.Kernel
 	x, y, dx []float32
-	ones     []float32 // for colSums
 }
 
 func newLinear(name string, in, out int, kern gemm.Kernel) *linear {
@@ -405,7 +411,7 @@ func (l *linear) forward(x []float32, n int, _ bool) []float32 {
 func (l *linear) backward(dy []float32, n int, needDX, paramGrad bool) []float32 {
 	if paramGrad {
 		l.kern.Sgemm(true, false, l.o.c, l.i.c, n, 1, dy, l.o.c, l.x, l.i.c, 1, l.w.Grad, l.i.c)
-		colSums(l.kern, &l.ones, l.b.Grad, dy, n, l.o.c)
+		chanSums(l.b.Grad, dy[:n*l.o.c], l.o.c)
 	}
 	if !needDX {
 		return nil

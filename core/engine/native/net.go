@@ -17,6 +17,7 @@ type Net struct {
 	shape   []int // C, H, W of one input
 	classes int
 	layers  []layer
+	lays    []laidOut // the laidOut layers among them, in order
 	kern    gemm.Kernel
 	train   bool
 
@@ -64,7 +65,7 @@ func newNet(arch string, shape []int, classes int, kern gemm.Kernel, layers []la
 	if in.size() != classes {
 		return nil, fmt.Errorf("%s: last layer gives %d outputs, want %d classes", arch, in.size(), classes)
 	}
-	return &Net{arch: arch, shape: append([]int(nil), shape...), classes: classes, layers: layers, kern: kern,
+	return &Net{arch: arch, shape: append([]int(nil), shape...), classes: classes, layers: layers, lays: laidOutLayers(layers), kern: kern,
 		outs: make([][]float32, len(layers)), grads: make([][]float32, len(layers)), ungated: make([]bool, len(layers))}, nil
 }
 

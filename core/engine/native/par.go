@@ -41,12 +41,15 @@ func grow(buf *[]float32, n int) []float32 {
 	return *buf
 }
 
-// fillRows sets every row of the m×k matrix dst to row.
+// fillRows sets every row of the m×k matrix dst to row: each core copies row
+// once into its range and then doubles what it has written, so that a range
+// of many short rows takes a few long copies.
 func fillRows(dst, row []float32, m int) {
 	k := len(row)
 	parallel(m, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			copy(dst[r*k:r*k+k], row)
+		d := dst[lo*k : hi*k]
+		for n := copy(d, row); n < len(d); {
+			n += copy(d[n:], d[:n])
 		}
 	})
 }

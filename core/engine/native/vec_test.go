@@ -39,14 +39,15 @@ func sameBits(t *testing.T, what string, got, want []float32) {
 
 // Each kernel this build runs (AVX2 assembly on amd64, scalar elsewhere or
 // under purego) gives the scalar kernel's bits, for channel counts the
-// vector code takes (multiples of 8) and one it leaves to the scalar code,
+// vector code takes (multiples of 8, and past 32, where chanSums adds four
+// blocks of 8 at a time) and one it leaves to the scalar code,
 // at edges (one-row or one-column tiles), with and without the optional
 // inputs.
 func TestKernelsMatchScalar(t *testing.T) {
 	t.Logf("kernels: %s", Kernels())
 	rng := rand.New(rand.NewPCG(1, 2))
 	data := func(n int) []float32 { return kernelData(rng, n, false) }
-	for _, c := range []int{8, 16, 24, 12} {
+	for _, c := range []int{8, 16, 24, 12, 40, 64} {
 		for _, w := range []int{1, 3} {
 			name := fmt.Sprintf("c=%d w=%d", c, w)
 			top, bot := data(2*w*c), data(2*w*c)

@@ -54,6 +54,10 @@ type winoConv struct {
 	xp      []float32 // the padded input of the last forward pass
 	y, dxp  []float32
 	du, bsn []float32 // weight gradient in the transformed domain (16 planes of cout×cin, wplane apart); per-sample bias
+	// borrowed: u and ut are the network's, and du holds the weight
+	// gradient of every pass until flushGrad (a replica's layer, see
+	// laidOut); pending: du holds some not yet flushed.
+	borrowed, pending bool
 }
 
 func newWinoConv(name string, in dims, cout, pad int, kern gemm.Kernel, scr *winoScratch) *winoConv {
@@ -219,7 +223,9 @@ func (l *winoConv) backward(dy []float32, n int, needDX, paramGrad bool) []float
 	var du, dxp []float32
 	if paramGrad {
 		du = grow(&l.du, 16*l.wplane())
-		clear(du)
+		if !l.pending {
+			clear(du)
+		}
 		chanSums(l.b.Grad, dy[:n*o.size()], cout)
 	}
 	if needDX {
@@ -250,9 +256,21 @@ func (l *winoConv) backward(dy []float32, n int, needDX, paramGrad bool) []float
 		}
 	}
 	if paramGrad {
-		l.addWeightGrad(du)
+		l.pending = true
+		if !l.borrowed {
+			l.flushGrad()
+		}
 	}
 	return dxp
+}
+
+// flushGrad adds the weight gradient du holds to the weights' (Gᵀ dU G once
+// for the passes since the last flush).
+func (l *winoConv) flushGrad() {
+	if l.pending {
+		l.addWeightGrad(l.du)
+		l.pending = false
+	}
 }
 
 // gemm computes C = op(A)·B (C += op(A)·B when add) for one plane: C m×n,
@@ -285,8 +303,7 @@ func (l *winoConv) gemm(c, a, b []float32, m, n, k int, transA, add bool) {
 // made them once before the pass.
 type winoLayer struct {
 	*winoConv
-	scr      winoScratch
-	borrowed bool
+	scr winoScratch
 }
 
 func newWinoLayer(name string, in dims, cout int, kern gemm.Kernel) *winoLayer {

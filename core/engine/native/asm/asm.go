@@ -466,18 +466,45 @@ func chanSums() {
 	sum, x := ptr("sum"), ptr("x")
 	c4 := bytes4("c")
 	n := Load(Param("n"), GP64())
-	off := GP64()
-	each("channel", c4, off, func() {
-		acc := load(plus(sum, off, 1))
-		px := lea(plus(x, off, 1))
-		k := GP64()
-		MOVQ(n, k)
-		times("pixel", k, func() {
-			VADDPS(px, acc, acc) // acc.Add(x)
-			step(c4, px)
-		})
-		store(acc, plus(sum, off, 1))
+	off, end, k := GP64(), GP64(), GP64()
+	XORQ(off, off)
+	// Four blocks of 8 channels at a time while there are: four chains of
+	// additions in flight, each channel's still over the pixels in order.
+	Label("quad")
+	LEAQ(Mem{Base: off, Disp: 128}, end)
+	CMPQ(end, c4)
+	JA(LabelRef("single"))
+	var acc [4]VecVirtual
+	for i := range acc {
+		acc[i] = load(plus(sum, off, 1).Offset(32 * i))
+	}
+	px := lea(plus(x, off, 1))
+	MOVQ(n, k)
+	times("quadPixel", k, func() {
+		for i := range acc {
+			VADDPS(px.Offset(32*i), acc[i], acc[i]) // acc.Add(x)
+		}
+		step(c4, px)
 	})
+	for i := range acc {
+		store(acc[i], plus(sum, off, 1).Offset(32*i))
+	}
+	MOVQ(end, off)
+	JMP(LabelRef("quad"))
+	Label("single")
+	CMPQ(off, c4)
+	JAE(LabelRef("done"))
+	one := load(plus(sum, off, 1))
+	px1 := lea(plus(x, off, 1))
+	MOVQ(n, k)
+	times("pixel", k, func() {
+		VADDPS(px1, one, one) // acc.Add(x)
+		step(c4, px1)
+	})
+	store(one, plus(sum, off, 1))
+	ADDQ(Imm(32), off)
+	JMP(LabelRef("single"))
+	Label("done")
 	VZEROUPPER()
 	RET()
 }
