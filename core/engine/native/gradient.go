@@ -15,11 +15,12 @@ import (
 // into the slot. Eight 28×28 images keep a goar-cnn pass's activations and
 // im2col buffers within a core's cache (sixteen spill c1's from L2, a whole
 // batch of 256 to memory, and the elementwise layers then wait on it);
-// pieces of 32 keep the slots to clear and sum few. On goar-cnn's training
-// step, alternating runs: pieces of 32 in passes of 8 ran 9 441–10 898 img/s
-// where pieces of 16 in one pass ran 8 934–9 310. The piece and pass sizes,
-// not the core count, fix the order of every sum, so a gradient is the same
-// bit for bit on any number of cores.
+// pieces of 32 keep the slots to clear and sum, and the laid-out layers'
+// gradients to flush, few. goar-cnn's training (faithlab-cli train, three
+// alternating pairs of runs) went from 10 105–11 286 img/s an epoch in pieces
+// of 16 to 11 573–12 091. The piece and pass sizes, not the core count, fix
+// the order of every sum, so a gradient is the same bit for bit on any
+// number of cores.
 const (
 	piece = 32
 	pass  = 8
@@ -38,10 +39,10 @@ var _ engine.Gradienter = (*Net)(nil)
 // network — one per core, sharing its weights, each on a single-threaded
 // GEMM — take through forward, outGrad and backward, 8 samples (4) at a
 // time so that each pass runs in cache. Each piece's parameter gradient
-// lands in its own slot and the slots are added in piece order. Batch statistics (batch norm in
-// training) and DeepLift's rescale rule, whose reference is per batch, need
-// the whole batch in one pass: those networks run Forward and Backward as
-// usual.
+// lands in its own slot and the slots are added in piece order. Batch
+// statistics (batch norm in training) and DeepLift's rescale rule, whose
+// reference is per batch, need the whole batch in one pass: those networks
+// run Forward and Backward as usual.
 func (m *Net) Gradient(ctx context.Context, x []float32, n int, want engine.Want, outGrad engine.OutputGrad) ([]float32, error) {
 	if err := engine.CheckInput(x, n, m.shape); err != nil {
 		return nil, fmt.Errorf("%s gradient: %w", m.arch, err)
