@@ -12,15 +12,16 @@ import (
 // piece is how many samples one replica takes at a time, and the samples
 // whose parameter gradient shares a slot; pass is how many of them one
 // forward and backward take at a time, their parameter gradients added
-// into the slot. Eight 28×28 images keep a goar-cnn pass's activations and
-// im2col buffers within a core's cache (sixteen spill c1's from L2, a whole
-// batch of 256 to memory, and the elementwise layers then wait on it);
-// pieces of 32 keep the slots to clear and sum, and the laid-out layers'
-// gradients to flush, few. goar-cnn's training (faithlab-cli train, three
-// alternating pairs of runs) went from 10 105–11 286 img/s an epoch in pieces
-// of 16 to 11 573–12 091. The piece and pass sizes, not the core count, fix
-// the order of every sum, so a gradient is the same bit for bit on any
-// number of cores.
+// into the slot. A pass of 8 28×28 images keeps more of goar-cnn's
+// activations and im2col buffers in a core's cache than one of 16 (c1's
+// output alone is 72 KiB an image, against an L2 of 512 KiB on the machine
+// measured); a whole batch of 256 spills them to memory, and the
+// elementwise layers then wait on it. Pieces of 32 keep the slots to clear
+// and sum, and the laid-out layers' gradients to flush, few. goar-cnn's
+// training (faithlab-cli train, three alternating pairs of runs) went from
+// 10 105–11 286 img/s an epoch in pieces of 16 to 11 573–12 091. The piece
+// and pass sizes, not the core count, fix the order of every sum, so a
+// gradient is the same bit for bit on any number of cores.
 const (
 	piece = 32
 	pass  = 8
