@@ -400,6 +400,23 @@ func (w fixedWidth) Layout(objs []fyne.CanvasObject, size fyne.Size) {
 	objs[0].Resize(fyne.NewSize(size.Width, objs[0].MinSize().Height))
 }
 
+// cappedHeight lays out one object, a scroll over content, at content's
+// height up to max: a summary that is short takes its lines, a long one
+// scrolls instead of pushing what is below it off the window.
+type cappedHeight struct {
+	content fyne.CanvasObject
+	max     float32
+}
+
+func (c cappedHeight) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	return fyne.NewSize(objs[0].MinSize().Width, min(c.content.MinSize().Height, c.max))
+}
+
+func (c cappedHeight) Layout(objs []fyne.CanvasObject, size fyne.Size) {
+	objs[0].Move(fyne.NewPos(0, 0))
+	objs[0].Resize(size)
+}
+
 // sidePanel is a panel of the given width that scrolls vertically.
 func sidePanel(width float32, content fyne.CanvasObject) fyne.CanvasObject {
 	return container.NewVScroll(container.New(fixedWidth(width), content))

@@ -87,7 +87,9 @@ func diagnosticsView(tables []diagTable) []fyne.CanvasObject {
 	for _, t := range tables {
 		grid := container.NewGridWithColumns(len(t.header))
 		for _, h := range t.header {
-			grid.Add(widget.NewLabelWithStyle(h, fyne.TextAlignLeading, fyne.TextStyle{Bold: true}))
+			l := widget.NewLabelWithStyle(h, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+			l.Truncation = fyne.TextTruncateEllipsis // the panel's width, not the titles', sets the columns'
+			grid.Add(l)
 		}
 		for _, row := range t.rows {
 			for _, cell := range row {

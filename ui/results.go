@@ -103,11 +103,14 @@ func newResults(s *State) *Results {
 	exportCSV := widget.NewButtonWithIcon("CSV…", theme.DocumentSaveIcon(), r.AskExportCSV)
 	exportFigs := widget.NewButtonWithIcon("All figures…", theme.DocumentSaveIcon(), r.exportFigures)
 	saveFig := widget.NewButtonWithIcon("Save figure…", theme.DocumentSaveIcon(), r.saveFigure)
+	line := fyne.MeasureText("M", theme.TextSize(), r.summary.TextStyle).Height
 	top := container.NewVBox(
 		container.NewBorder(nil, nil, widget.NewLabel("Run"), open, r.runs),
 		container.NewBorder(nil, nil, widget.NewLabel("Compare with"), r.diffOnly, r.compare),
 		container.NewBorder(nil, nil, widget.NewLabel("Filter"), container.NewHBox(widget.NewLabel("Export"), exportCSV, exportFigs), r.filter),
-		r.state, container.NewHScroll(r.summary))
+		// Ten lines of the summary, the rest by scrolling: the table and
+		// the figure below keep their room.
+		r.state, container.New(cappedHeight{r.summary, 10*line + 2*theme.InnerPadding()}, container.NewScroll(r.summary)))
 	// A tap enlarges the figure, with a zoom.
 	enlargeFig := widget.NewButton("", func() {
 		if i := r.figIndex(r.figSel.Selected); i >= 0 && r.figure.Image != nil {
@@ -123,7 +126,7 @@ func newResults(s *State) *Results {
 		nil, nil, nil, container.NewStack(enlargeFig, r.figure))
 	r.cards = container.NewVBox(wrapped("Open a run to see how far to believe each protocol's ranking."))
 	r.tabs = container.NewAppTabs(container.NewTabItem("Table", r.table), container.NewTabItem("Report card", container.NewVScroll(r.cards)),
-		container.NewTabItem("Diagnostics", container.NewScroll(r.diag)))
+		container.NewTabItem("Diagnostics", container.NewVScroll(r.diag)))
 	split := container.NewHSplit(r.tabs, figs)
 	split.Offset = 0.55
 	r.content = container.NewBorder(top, nil, nil, nil, split)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"faithlab/core/protocol"
 	"faithlab/core/store"
@@ -89,7 +90,7 @@ func Summary(recs []store.Record, d Diagnostics) string {
 				cells[best][j] += " *"
 				noCI = true
 			}
-			notes = append(notes, fmt.Sprintf("  %s %s: %s\n", col.g.title, arrow(col.m.Better), what))
+			notes = append(notes, fmt.Sprintf("%s %s: %s", col.g.title, arrow(col.m.Better), what))
 		}
 		if b.Len() > 0 {
 			b.WriteByte('\n')
@@ -122,14 +123,45 @@ func Summary(recs []store.Record, d Diagnostics) string {
 		if anyWeak {
 			legend = append(legend, "! its retrained models learned little (see the diagnostics): not ranked")
 		}
-		b.WriteString("  " + strings.Join(legend, "; ") + "\n" + strings.Join(notes, ""))
+		writeNote(&b, strings.Join(legend, "; "))
+		for _, n := range notes {
+			writeNote(&b, n)
+		}
 		for _, a := range d.Confidence.Agreement {
 			if a.Dataset == ds {
-				b.WriteString("  " + a.Words + "\n")
+				writeNote(&b, a.Words)
 			}
 		}
 	}
 	return b.String()
+}
+
+// noteWidth is where the notes under a summary's table wrap: about a wide
+// table's width, so that neither a terminal nor the workbench's Results
+// screen (monospaced, 1 280 pixels) cuts them.
+const noteWidth = 100
+
+// writeNote writes one note under the table, indented by two spaces and
+// wrapped at noteWidth between words, its further lines by four.
+func writeNote(b *strings.Builder, text string) {
+	line, indent := 0, "  "
+	for _, w := range strings.Fields(text) {
+		n := utf8.RuneCountInString(w)
+		if line > len(indent) && line+1+n > noteWidth {
+			b.WriteByte('\n')
+			line, indent = 0, "    "
+		}
+		if line == 0 {
+			b.WriteString(indent)
+			line = len(indent)
+		} else {
+			b.WriteByte(' ')
+			line++
+		}
+		b.WriteString(w)
+		line += n
+	}
+	b.WriteByte('\n')
 }
 
 // arrow is ↑ for higher is better, ↓ for lower.
