@@ -401,8 +401,7 @@ func (w fixedWidth) Layout(objs []fyne.CanvasObject, size fyne.Size) {
 }
 
 // cappedHeight lays out one object, a scroll over content, at content's
-// height up to max: a summary that is short takes its lines, a long one
-// scrolls instead of pushing what is below it off the window.
+// height up to max.
 type cappedHeight struct {
 	content fyne.CanvasObject
 	max     float32
@@ -415,6 +414,13 @@ func (c cappedHeight) MinSize(objs []fyne.CanvasObject) fyne.Size {
 func (c cappedHeight) Layout(objs []fyne.CanvasObject, size fyne.Size) {
 	objs[0].Move(fyne.NewPos(0, 0))
 	objs[0].Resize(size)
+}
+
+// cappedScroll shows content at its own height up to max and scrolls past
+// it: a short summary takes its lines, a long one scrolls instead of pushing
+// what is below it off the window.
+func cappedScroll(content fyne.CanvasObject, max float32) fyne.CanvasObject {
+	return container.New(cappedHeight{content, max}, container.NewScroll(content))
 }
 
 // sidePanel is a panel of the given width that scrolls vertically.

@@ -110,7 +110,7 @@ func newResults(s *State) *Results {
 		container.NewBorder(nil, nil, widget.NewLabel("Filter"), container.NewHBox(widget.NewLabel("Export"), exportCSV, exportFigs), r.filter),
 		// Ten lines of the summary, the rest by scrolling: the table and
 		// the figure below keep their room.
-		r.state, container.New(cappedHeight{r.summary, 10*line + 2*theme.InnerPadding()}, container.NewScroll(r.summary)))
+		r.state, cappedScroll(r.summary, 10*line+2*theme.InnerPadding()))
 	// A tap enlarges the figure, with a zoom.
 	enlargeFig := widget.NewButton("", func() {
 		if i := r.figIndex(r.figSel.Selected); i >= 0 && r.figure.Image != nil {

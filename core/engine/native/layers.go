@@ -139,7 +139,8 @@ func (l *conv2d) flushGrad() {
 	if !l.pending {
 		return
 	}
-	kk, cin, K := l.k*l.k, l.i.c, len(l.w.Grad)/l.o.c
+	kk, cin := l.k*l.k, l.i.c
+	K := kk * cin
 	for co := 0; co < l.o.c; co++ {
 		src, dst := l.gk[co*K:(co+1)*K], l.w.Grad[co*K:(co+1)*K]
 		for ci := 0; ci < cin; ci++ {
