@@ -419,9 +419,11 @@ func (f Figure) draw(c draw.Canvas) {
 	for i, p := range append([]*plot.Plot{f.Plot}, f.Beside...) {
 		col := c
 		col.Min.X, col.Max.X = c.Min.X+vg.Length(i)*w, c.Min.X+vg.Length(i+1)*w
-		if p.X.Width > 0 { // a drawn x axis (pictures hide theirs)
+		if p.X.Width > 0 || f.Scale == nil {
 			// Room at the right for the last tick's label and for markers
-			// on the axis's end, which gonum/plot lets run past the canvas.
+			// on the axis's end, which gonum/plot lets run past the canvas,
+			// and for a picture (whose x axis is hidden) not to touch the
+			// edge, where a colour scale does not stand.
 			col.Max.X -= rightMargin
 		}
 		p.Draw(col)

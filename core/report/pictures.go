@@ -77,11 +77,12 @@ func picturePlot(title string, rows []pictureRow, h, w int) (*plot.Plot, float64
 
 // pictureHeight is the height of a figure whose picture of the given
 // aspect (height over width) fills the width the row labels and a colour
-// scale leave it, with square pixels, under a title of the given lines.
+// scale (or the right margin) leave it, with square pixels, under a title
+// of the given lines.
 func pictureHeight(aspect float64, scale bool, titleLines int) vg.Length {
-	w := Width - 0.75*vg.Inch
+	w := Width - 0.75*vg.Inch - rightMargin
 	if scale {
-		w -= scaleWidth
+		w += rightMargin - scaleWidth
 	}
 	return w*vg.Length(aspect) + vg.Points(float64(titleLines)*(labelSize+1)+10)
 }
