@@ -47,7 +47,8 @@ func (c Config) dir(name string) string { return filepath.Join(c.Root, name) }
 const (
 	prefRecentData   = "recent.datasets"
 	prefRecentModels = "recent.models"
-	prefRecentRuns   = "recent.runs"
+	prefRecentRuns   = "recent.runs"    // specs of campaigns launched here
+	prefOpenedRuns   = "recent.results" // run folders opened in Results
 	prefTab          = "window.tab"
 	prefWidth        = "window.width"
 	prefHeight       = "window.height"

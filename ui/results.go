@@ -137,8 +137,8 @@ func newResults(s *State) *Results {
 // Content is the screen.
 func (r *Results) Content() fyne.CanvasObject { return r.content }
 
-// listRuns offers the runs under the workbench's runs folder and the
-// recent ones.
+// listRuns offers the runs under the workbench's runs folder, the open
+// one and those opened before from elsewhere that are still there.
 func (r *Results) listRuns() {
 	var dirs []string
 	matches, _ := filepath.Glob(filepath.Join(r.s.cfg.dir("runs"), "*", "manifest.json"))
@@ -147,6 +147,12 @@ func (r *Results) listRuns() {
 	}
 	if r.run != nil && !containsString(dirs, r.run.Dir) {
 		dirs = append(dirs, r.run.Dir)
+	}
+	for _, d := range r.s.Recent(prefOpenedRuns) {
+		listed := slices.ContainsFunc(dirs, func(x string) bool { return samePlace(x) == d })
+		if _, err := os.Stat(filepath.Join(d, "manifest.json")); err == nil && !listed {
+			dirs = append(dirs, d)
+		}
 	}
 	sort.Strings(dirs)
 	r.runs.Options, r.compare.Options = dirs, append([]string{"(none)"}, dirs...)
@@ -171,6 +177,7 @@ func (r *Results) Open(dir string, show bool) {
 			return
 		}
 		r.run, r.figs = res, figs
+		r.s.remember(prefOpenedRuns, dir)
 		r.all, r.header = nil, nil
 		if b, err := res.CSV(); err == nil {
 			rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()

@@ -263,6 +263,27 @@ func TestWorkflowOpenTrainLaunchCancelResumeExport(t *testing.T) {
 			}
 		}
 	})
+	// A run opened from a folder outside the workbench's stays offered
+	// after another run is opened (and so in the next session).
+	flow, away := filepath.Join(root, "runs", "flow"), filepath.Join(t.TempDir(), "flow-copy")
+	if err := os.CopyFS(away, os.DirFS(flow)); err != nil {
+		t.Fatal(err)
+	}
+	opened := func(dir string) func() bool {
+		return func() bool { return wb.Results.run != nil && wb.Results.run.Dir == dir }
+	}
+	loop.run(func() {
+		wb.State.cfg.Prefs = fyne.CurrentApp().Preferences()
+		wb.Results.Open(away, false)
+	})
+	loop.waitFor(t, "the run from elsewhere", opened(away))
+	loop.run(func() { wb.Results.Open(flow, false) })
+	loop.waitFor(t, "the workbench's run again", opened(flow))
+	loop.run(func() {
+		if !slices.ContainsFunc(wb.Results.runs.Options, func(o string) bool { return samePlace(o) == samePlace(away) }) {
+			t.Errorf("runs offered %v: the one opened from %s is gone", wb.Results.runs.Options, away)
+		}
+	})
 }
 
 // Maps of two methods for four samples make a gallery of a header and
