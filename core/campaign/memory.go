@@ -84,7 +84,7 @@ func (c *Campaign) Memory() (MemoryPlan, error) {
 				mapped = trainN
 			}
 			task += mapped * int64(4*dim)
-			if protocol.RetrainingsOf(proto) > 0 || f.Train > 0 {
+			if protocol.RetrainingsOf(proto) > 0 || f.Train > 0 || f.Model {
 				task += net
 			}
 			p.Task = max(p.Task, task+net)

@@ -152,9 +152,13 @@ func (f FUD) PriorPasses(ctx context.Context, env *Env) (diffusion.Prior, float6
 // data it is given, per input of each split it evaluates, in bytes: its
 // maps, ranks and perturbed copies. dim is an input's values, hw a map's
 // (its H×W); train is 0 for a protocol that does not touch the training
-// set. A campaign plans its memory from it (the network's own buffers are
-// the engine's, counted apart).
-type Footprint struct{ Train, Test float64 }
+// set. Model says the protocol holds a model besides the one explained (a
+// randomised copy). A campaign plans its memory from it (the network's
+// own buffers are the engine's, counted apart).
+type Footprint struct {
+	Train, Test float64
+	Model       bool
+}
 
 // Footprinter is a protocol that says its Footprint.
 type Footprinter interface {
@@ -200,6 +204,13 @@ func (EvalX) Footprint(dim, hw int) Footprint { return Footprint{Test: removalFo
 func (g GOAR) Footprint(dim, hw int) Footprint {
 	f := float64(4*hw + 4*dim*4)
 	return Footprint{Train: f, Test: f}
+}
+
+// Footprint implements Footprinter: the original maps and the current
+// randomised model's, the method's maps of the inputs before they are
+// reduced to H×W, and the randomised copy of the model.
+func (MPRT) Footprint(dim, hw int) Footprint {
+	return Footprint{Test: float64(8*hw + 4*dim), Model: true}
 }
 
 // Work is what one run of a protocol computes besides training models and
