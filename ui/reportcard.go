@@ -77,14 +77,13 @@ func reportCard(d report.Diagnostics) []fyne.CanvasObject {
 			grid.Add(widget.NewLabel(name))
 			grid.Add(widget.NewLabel(ciText(m.CI.Estimate, m.CI.Lo, m.CI.Hi)))
 			grid.Add(widget.NewLabel(m.Letters))
-			grid.Add(widget.NewLabel(fmt.Sprintf("%.2f", m.PFirst)))
+			grid.Add(widget.NewLabel(report.Fixed2(m.PFirst)))
 		}
 		body = append(body, grid)
-		winner := "no clear winner: the best cannot be told apart from the runner-up"
-		if r.Winner != "" {
-			winner = "best: " + r.Winner + ", told apart from the runner-up"
+		sub := fmt.Sprintf("%s (%s) over %d inputs × %d seeds", r.Metric, strings.TrimSuffix(betterOf(r), " is better")+" is better", r.Units, r.Seeds)
+		if v := r.Verdict(); v != "" {
+			sub += "; " + v
 		}
-		sub := fmt.Sprintf("%s (%s) over %d inputs × %d seeds; %s", r.Metric, strings.TrimSuffix(betterOf(r), " is better")+" is better", r.Units, r.Seeds, winner)
 		// The line under the title wraps (a card's subtitle would not, and
 		// would widen the tab past the window).
 		body = append([]fyne.CanvasObject{wrapped(sub)}, body...)

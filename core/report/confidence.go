@@ -281,12 +281,23 @@ func rank(o ConfidenceOptions, g *group, methods []string, by map[string][]store
 		}
 		return cmp.Compare(y, x)
 	})
-	// Paired comparisons, Holm over the setting's pairs.
+	// Paired comparisons, letters, the chance of ranking first and mean
+	// ranks among the contenders: the methods whose retrained models
+	// learned. A weak method keeps its interval and is not ranked.
+	weak := make([]bool, len(names))
+	var contenders []int // positions in order
+	for a, i := range order {
+		weak[i] = weakRecs[g.dataset+"\x00"+g.title+"\x00"+names[i]]
+		if !weak[i] {
+			contenders = append(contenders, a)
+		}
+	}
+	// Holm over the contenders' pairs.
 	type ij struct{ i, j int }
 	var idx []ij
 	var ps []float64
-	for a := range order {
-		for b := a + 1; b < len(order); b++ {
+	for x, a := range contenders {
+		for _, b := range contenders[x+1:] {
 			i, j := order[a], order[b]
 			bt := boot(o, g.dataset, g.title, names[i], names[j], h.Name)
 			d, p := bt.Diff(data[i], data[j])
@@ -301,39 +312,58 @@ func rank(o ConfidenceOptions, g *group, methods []string, by map[string][]store
 		r.Pairs[k].Differ = ph < Alpha
 		differ[idx[k]] = r.Pairs[k].Differ
 	}
-	letters := stats.Letters(len(order), func(a, b int) bool {
-		if a > b {
-			a, b = b, a
+	letters := make([]string, len(order))
+	for x, l := range stats.Letters(len(contenders), func(x, y int) bool {
+		if x > y {
+			x, y = y, x
 		}
-		return differ[ij{a, b}]
-	})
+		return differ[ij{contenders[x], contenders[y]}]
+	}) {
+		letters[contenders[x]] = l
+	}
 	// The chance of ranking first, under the same resamples for all.
 	first := make([]float64, len(names))
-	reps := boot(o, g.dataset, g.title, h.Name, "ranks").Replicates(data)
-	for _, rep := range reps {
-		best, ties := -1, 0.0
-		for m, v := range rep {
-			switch {
-			case math.IsNaN(v):
-			case best < 0 || oriented(v, h.Better) > oriented(rep[best], h.Better):
-				best, ties = m, 1
-			case oriented(v, h.Better) == oriented(rep[best], h.Better):
-				ties++
+	cdata := make([][][]float64, len(contenders))
+	for x, a := range contenders {
+		cdata[x] = data[order[a]]
+	}
+	var ranks []float64
+	if len(contenders) > 0 {
+		reps := boot(o, g.dataset, g.title, h.Name, "ranks").Replicates(cdata)
+		for _, rep := range reps {
+			best, ties := -1, 0.0
+			for m, v := range rep {
+				switch {
+				case math.IsNaN(v):
+				case best < 0 || oriented(v, h.Better) > oriented(rep[best], h.Better):
+					best, ties = m, 1
+				case oriented(v, h.Better) == oriented(rep[best], h.Better):
+					ties++
+				}
+			}
+			if best < 0 {
+				continue
+			}
+			for m, v := range rep {
+				if !math.IsNaN(v) && oriented(v, h.Better) == oriented(rep[best], h.Better) {
+					first[order[contenders[m]]] += 1 / ties / float64(len(reps))
+				}
 			}
 		}
-		if best < 0 {
-			continue
-		}
-		for m, v := range rep {
-			if !math.IsNaN(v) && oriented(v, h.Better) == oriented(rep[best], h.Better) {
-				first[m] += 1 / ties / float64(len(reps))
-			}
+		ranks = unitRanks(cdata, h.Better)
+	}
+	meanRanks := make([]float64, len(names))
+	for i := range meanRanks {
+		meanRanks[i] = math.NaN()
+		if weak[i] {
+			first[i] = math.NaN()
 		}
 	}
-	meanRanks := unitRanks(data, h.Better)
+	for x, a := range contenders {
+		meanRanks[order[a]] = ranks[x]
+	}
 	for a, i := range order {
-		weak := weakRecs[g.dataset+"\x00"+g.title+"\x00"+names[i]]
-		r.Methods = append(r.Methods, RankedMethod{Method: names[i], CI: cis[i], Letters: letters[a], PFirst: first[i], MeanRank: meanRanks[i], Weak: weak})
+		r.Methods = append(r.Methods, RankedMethod{Method: names[i], CI: cis[i], Letters: letters[a], PFirst: first[i], MeanRank: meanRanks[i], Weak: weak[i]})
 	}
 	// A winner only where the best (of the methods whose retrained models
 	// learned) is told apart from the runner-up.
@@ -426,8 +456,8 @@ func midRanks(v []float64) []float64 {
 }
 
 // agreement compares the rankings of each dataset's protocol settings over
-// the methods they share (at least three; a setting ranking fewer of them
-// is left out).
+// the methods they share (at least three): the methods each ranks (not
+// weak, with a score), a setting ranking fewer than three left out.
 func agreement(rankings []Ranking, seed uint64) []Agreement {
 	var out []Agreement
 	var datasets []string
@@ -439,7 +469,8 @@ func agreement(rankings []Ranking, seed uint64) []Agreement {
 	for _, ds := range datasets {
 		var rs []Ranking
 		for _, r := range rankings {
-			if r.Dataset == ds {
+			r.Methods = slices.DeleteFunc(slices.Clone(r.Methods), func(m RankedMethod) bool { return !m.candidate() })
+			if r.Dataset == ds && len(r.Methods) >= 3 {
 				rs = append(rs, r)
 			}
 		}

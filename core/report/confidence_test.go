@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -263,5 +264,73 @@ func TestSummaryNamesNoWinnerWhenNoRetrainedModelLearned(t *testing.T) {
 	s := Summary(recs, Diagnose(recs))
 	if !strings.Contains(flat(s), "drop rates; no winner named: fewer than two methods' retrained models learned (!)") {
 		t.Errorf("summary:\n%s", s)
+	}
+}
+
+// A method whose retrained models learned little is not ranked: it keeps
+// its interval but has no letter, no chance of ranking first, no mean
+// rank and no pair; the others are ranked among themselves, and the
+// protocols' agreement, the figures and the summary leave it out. A
+// setting with fewer than three ranked methods is left out of the
+// agreement.
+func TestWeakMethodsAreNotRanked(t *testing.T) {
+	weaken := func(recs []store.Record, methods ...string) []store.Record {
+		for i := range recs {
+			r := recs[i].Result
+			if r.Protocol != "ROAR" {
+				continue
+			}
+			r.Chance, r.Base = 0.1, 0.9
+			best := 0.8 // learned
+			if slices.Contains(methods, r.Method) {
+				best = 0.12 // within the margin of chance
+			}
+			r.Curves = []protocol.Curve{{Name: "accuracy", X: protocol.Values{0.1, 0.5, 0.9}, Y: protocol.Values{best, 0.11, 0.1}}}
+		}
+		return recs
+	}
+	d := Diagnose(weaken(unitRecords(), "ig"))
+	roar, _ := d.Confidence.Ranking("mix", "ROAR")
+	var first float64
+	for _, m := range roar.Methods {
+		if m.Method == "ig" {
+			if !m.Weak || m.Letters != "" || !math.IsNaN(m.PFirst) || !math.IsNaN(m.MeanRank) || !(m.CI.Lo <= m.CI.Estimate && m.CI.Estimate <= m.CI.Hi) {
+				t.Errorf("weak ig ranked: %+v", m)
+			}
+			continue
+		}
+		if m.Letters == "" || math.IsNaN(m.MeanRank) || m.MeanRank < 1 || m.MeanRank > 3 {
+			t.Errorf("%s not ranked among three: %+v", m.Method, m)
+		}
+		first += m.PFirst
+	}
+	if math.Abs(first-1) > 1e-9 || roar.Winner == "ig" {
+		t.Errorf("the ranked methods' chances of ranking first sum to %g; winner %q", first, roar.Winner)
+	}
+	for _, p := range roar.Pairs {
+		if p.A == "ig" || p.B == "ig" {
+			t.Errorf("a pair with the weak method: %+v", p)
+		}
+	}
+	if len(roar.Pairs) != 3 {
+		t.Errorf("%d pairs among three ranked methods", len(roar.Pairs))
+	}
+	if len(d.Confidence.Agreement) != 1 || slices.Contains(d.Confidence.Agreement[0].Methods, "ig") || len(d.Confidence.Agreement[0].Methods) != 3 {
+		t.Errorf("agreement %+v: want the three methods both protocols rank", d.Confidence.Agreement)
+	}
+	recs := weaken(unitRecords(), "ig")
+	table := Summary(recs, Diagnose(recs))
+	for _, line := range strings.Split(table, "\n") {
+		if strings.HasPrefix(line, "ig ") && !strings.HasSuffix(strings.TrimSpace(line), "] !") {
+			t.Errorf("ig's ROAR cell has a letter or no mark: %q", line)
+		}
+	}
+	if !strings.Contains(flat(table), "on the 3 methods they share") {
+		t.Errorf("summary's agreement not over the 3 ranked methods:\n%s", table)
+	}
+	// Two weak methods leave ROAR two ranked ones: no agreement to measure
+	// with Deletion alone.
+	if d := Diagnose(weaken(unitRecords(), "ig", "random")); len(d.Confidence.Agreement) != 0 {
+		t.Errorf("agreement with ROAR ranking two methods: %+v", d.Confidence.Agreement)
 	}
 }

@@ -59,10 +59,8 @@ func Markdown(title string, recs []store.Record, d Diagnostics) string {
 	for _, r := range conf.Rankings {
 		fmt.Fprintf(&b, "## %s on %s: %s (%s)\n\n", r.Protocol, r.Dataset, r.Metric, betterWord(r.Better))
 		fmt.Fprintf(&b, "%d inputs × %d seeds. ", r.Units, r.Seeds)
-		if r.Winner != "" {
-			fmt.Fprintf(&b, "Best: **%s**, told apart from the runner-up.\n\n", r.Winner)
-		} else if len(r.Methods) > 1 {
-			b.WriteString("No clear winner: the best cannot be told apart from the runner-up.\n\n")
+		if v := r.Verdict(); v != "" {
+			fmt.Fprintf(&b, "%s%s.\n\n", strings.ToUpper(v[:1]), v[1:])
 		} else {
 			b.WriteString("\n\n")
 		}
@@ -72,7 +70,7 @@ func Markdown(title string, recs []store.Record, d Diagnostics) string {
 			if m.Weak {
 				weak = " !"
 			}
-			fmt.Fprintf(&b, "| %s%s | %s | %s | %.2f | %.2f |\n", cellText(m.Method), weak, cellOf(m), m.Letters, m.PFirst, m.MeanRank)
+			fmt.Fprintf(&b, "| %s%s | %s | %s | %s | %s |\n", cellText(m.Method), weak, cellOf(m), m.Letters, Fixed2(m.PFirst), Fixed2(m.MeanRank))
 		}
 		b.WriteString("\n")
 		if len(r.Pairs) > 0 {
@@ -142,6 +140,15 @@ func findingValue(check string, v float64) string {
 		return fmt.Sprintf("%.0f %%", 100*v)
 	case check == "Ground truth":
 		return fmt.Sprintf("r %+.2f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+// Fixed2 writes v with two decimals, "—" where it is undefined (a method
+// that is not ranked).
+func Fixed2(v float64) string {
+	if math.IsNaN(v) {
+		return "—"
 	}
 	return fmt.Sprintf("%.2f", v)
 }

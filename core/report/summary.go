@@ -62,7 +62,7 @@ func Summary(recs []store.Record, d Diagnostics) string {
 				case math.IsNaN(mean):
 					cells[i][j] = "—"
 				case ranked && k >= 0:
-					cells[i][j] = cellOf(rk.Methods[k]) + " " + rk.Methods[k].Letters
+					cells[i][j] = strings.TrimSpace(cellOf(rk.Methods[k]) + " " + rk.Methods[k].Letters) // a weak method has none
 					anyCI = true
 				case len(v) > 1:
 					cells[i][j] = number(mean) + " ± " + number(sd)
@@ -82,10 +82,8 @@ func Summary(recs []store.Record, d Diagnostics) string {
 			switch {
 			case ranked && rk.Winner != "":
 				cells[slices.Index(methods, rk.Winner)][j] += " *"
-			case ranked && len(rk.Methods) > 1 && learned(rk) < 2:
-				what += "; no winner named: fewer than two methods' retrained models learned (!)"
 			case ranked && len(rk.Methods) > 1:
-				what += "; no clear winner: the best cannot be told apart from the runner-up"
+				what += "; " + rk.Verdict()
 			case !ranked && best >= 0 && len(methods) > 1:
 				cells[best][j] += " *"
 				noCI = true
@@ -174,6 +172,20 @@ func arrow(b protocol.Better) string {
 
 // learned counts the ranked methods whose retrained models learned: the
 // only candidates for the best.
+// Verdict words whether the ranking names a best method, and why not:
+// "" for a ranking of one method.
+func (r Ranking) Verdict() string {
+	switch {
+	case r.Winner != "":
+		return "best: " + r.Winner + ", told apart from the runner-up"
+	case len(r.Methods) > 1 && learned(r) < 2:
+		return "no winner named: fewer than two methods' retrained models learned (!)"
+	case len(r.Methods) > 1:
+		return "no clear winner: the best cannot be told apart from the runner-up"
+	}
+	return ""
+}
+
 func learned(rk Ranking) int {
 	n := 0
 	for _, m := range rk.Methods {
