@@ -243,18 +243,24 @@ func (r *Runner) Execute(ctx context.Context) (failed int, err error) {
 		finished[k] = rec.Error == ""
 	}
 	r.builds, r.sets = map[string]*build{}, map[string]*sets{}
-	var todo []Task
+	var todo, skipped []Task
 	for _, t := range Plan(r.Spec) {
 		if !r.Shard.Has(t) {
 			continue
 		}
 		r.total++
 		if finished[t.Key] {
-			r.done++
-			r.emit(Event{Kind: Skipped, Task: t.Label, Key: t.Key})
+			skipped = append(skipped, t)
 			continue
 		}
 		todo = append(todo, t)
+	}
+	// Counted once the whole plan is: each skip says "k of all".
+	for _, t := range skipped {
+		r.mu.Lock()
+		r.done++
+		r.mu.Unlock()
+		r.emit(Event{Kind: Skipped, Task: t.Label, Key: t.Key})
 	}
 	workers := r.Spec.Workers
 	if workers <= 0 {

@@ -134,8 +134,23 @@ func TestCancelThenResume(t *testing.T) {
 	}
 	os.RemoveAll(filepath.Join(dir, "cache"))
 	again := newRunner(t, dir, gmmSpec)
+	resumed := make(chan Event, 1000)
+	again.Events = resumed
 	if failed, err := again.Execute(context.Background()); err != nil || failed != 0 {
 		t.Fatalf("resumed run: %d failed, %v", failed, err)
+	}
+	close(resumed)
+	skips := 0
+	for e := range resumed {
+		// The tasks done before count as 1, 2, … of all the tasks.
+		if e.Kind == Skipped {
+			if skips++; e.Done != skips || e.Total != len(Plan(r.Spec)) {
+				t.Errorf("skip %d said %d of %d, want %d of %d", skips, e.Done, e.Total, skips, len(Plan(r.Spec)))
+			}
+		}
+	}
+	if skips < 4 {
+		t.Errorf("%d tasks skipped on resume, want the 4 or more done before", skips)
 	}
 	if got := csvOf(t, again); got != want {
 		t.Errorf("resumed CSV differs from the uninterrupted one")
