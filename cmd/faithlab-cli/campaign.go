@@ -77,16 +77,21 @@ func runLoaded(ctx context.Context, c *campaign.Campaign, shard job.Shard, quiet
 	}()
 	out, err := c.Run(ctx, campaign.Options{Shard: shard, Kernel: kernel(), Events: events, Engine: engine, Trust: trust})
 	<-printed
+	stopped := err != nil && ctx.Err() != nil
 	if out.Summary != "" {
+		if stopped {
+			fmt.Fprintln(os.Stderr, "the results so far, of the tasks finished before the stop:")
+		}
 		fmt.Fprintln(os.Stderr, out.Summary)
 	}
 	for _, line := range out.Diagnostics.Summary() {
 		fmt.Fprintln(os.Stderr, line)
 	}
+	if stopped {
+		fmt.Fprintf(os.Stderr, "stopped after %.0f s; finished tasks are kept in %s: run the same command again to resume\n", out.Elapsed.Seconds(), out.Dir)
+		return errStopped
+	}
 	if err != nil {
-		if ctx.Err() != nil {
-			fmt.Fprintf(os.Stderr, "stopped after %.0f s; finished tasks are kept in %s: run the same command again to resume\n", out.Elapsed.Seconds(), out.Dir)
-		}
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "campaign %s: %.0f s (%s); results in %s\n", c.Spec.Name, out.Elapsed.Seconds(), stageLine(out), filepath.Join(out.Dir, "results.csv"))

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,5 +92,15 @@ func TestSlurmFlagsReachTheScript(t *testing.T) {
 	}
 	if err := runSlurm(context.Background(), []string{writeSpec(t, dir)}); err == nil {
 		t.Error("no --shards accepted")
+	}
+}
+
+// A run the user stops says what it kept and ends with errStopped, which
+// main turns into exit status 130 without a second, raw error line.
+func TestStoppedRunSaysWhatItKept(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := runCampaign(ctx, []string{writeSpec(t, t.TempDir()), "--quiet"}); !errors.Is(err, errStopped) {
+		t.Fatalf("a run stopped before it began: %v, want errStopped", err)
 	}
 }

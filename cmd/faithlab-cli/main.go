@@ -76,6 +76,9 @@ func main() {
 				if errors.Is(err, flag.ErrHelp) {
 					os.Exit(0)
 				}
+				if errors.Is(err, errStopped) {
+					os.Exit(130) // the command said what it kept; 128 + SIGINT, as shells report it
+				}
 				fmt.Fprintf(os.Stderr, "faithlab-cli %s: %v\n", c.name, err)
 				os.Exit(1)
 			}
@@ -86,6 +89,10 @@ func main() {
 	usage(os.Stderr)
 	os.Exit(2)
 }
+
+// errStopped is a command's error when the user stopped it (Ctrl-C,
+// SIGTERM) and it has said what it kept.
+var errStopped = errors.New("stopped")
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: faithlab-cli COMMAND [flags] [arguments]   (faithlab-cli COMMAND -h: its flags and arguments)")
