@@ -205,6 +205,34 @@ func (s *State) SetModel(m *model.Model, path string) {
 	s.predict()
 }
 
+// offerFitting offers in sel the architectures that fit the open dataset,
+// keeping the one chosen where it fits, then calls then (if not nil) with
+// them: on the UI goroutine, while that dataset is still the open one.
+func (s *State) offerFitting(sel *selectWidget, then func(fit []string)) {
+	l := s.Data
+	var fit []string
+	s.Go("checking architectures", func(context.Context) error {
+		for _, a := range model.Architectures() {
+			if model.Fits(a, l.Train) == nil {
+				fit = append(fit, a)
+			}
+		}
+		return nil
+	}, func(error) {
+		if s.Data != l {
+			return
+		}
+		sel.Options = fit
+		if !containsString(fit, sel.Selected) && len(fit) > 0 {
+			sel.SetSelected(fit[0])
+		}
+		sel.Refresh()
+		if then != nil {
+			then(fit)
+		}
+	})
+}
+
 // modelName names the model under explanation for the screens that use
 // it: "goar-cnn in fashion-mnist.flm, 89.3 % test accuracy".
 func (s *State) modelName() string {

@@ -152,6 +152,7 @@ func newEvaluate(s *State) *Evaluate {
 		if e.dataset.Text == "" || e.cancel == nil {
 			e.dataset.SetText(s.Data.Ref)
 		}
+		e.s.offerFitting(e.arch, nil)
 	})
 	var sizedFor *model.Model
 	s.OnModel(func() {
@@ -231,10 +232,17 @@ func (e *Evaluate) build() (*spec.Spec, error) {
 	if e.specEngine != "" {
 		s.Engine = e.specEngine // the opened spec's, allowed at launch or not (State.withConsent)
 	}
+	// On the open dataset a model that does not fit it is named here, not
+	// found by sizing the campaign.
+	open := e.s.Data != nil && (ref == e.s.Data.Ref || samePlace(ref) == samePlace(e.s.Data.Ref))
 	switch e.modelKind.Selected {
 	case "the open model":
-		if e.s.ModelPath == "" {
+		switch {
+		case e.s.ModelPath == "":
 			errs = append(errs, errors.New("no model file open: open one, or train one here"))
+		case open && e.s.Model != nil && !e.s.Fits():
+			errs = append(errs, fmt.Errorf("the open model (%s, inputs %v, %d classes) does not fit %s (%v, %d classes): open one that does, or train one here",
+				e.s.Model.Arch, e.s.Model.InputShape, len(e.s.Model.Classes), displayName(e.s.Data.Ref), e.s.Data.Train.Shape, len(e.s.Data.Train.Classes)))
 		}
 		s.Model.File = e.s.ModelPath
 	case "TorchScript file":
@@ -247,6 +255,11 @@ func (e *Evaluate) build() (*spec.Spec, error) {
 		}
 	default:
 		s.Model.Arch, s.Model.Epochs = e.arch.Selected, whole(e.epochs, "epochs")
+		if open {
+			if err := model.Fits(s.Model.Arch, e.s.Data.Train); err != nil {
+				errs = append(errs, fmt.Errorf("%s does not fit %s: %w; choose one of %s", s.Model.Arch, displayName(e.s.Data.Ref), err, strings.Join(e.arch.Options, ", ")))
+			}
+		}
 	}
 	for _, name := range e.methods.Checked() {
 		settings, err := e.methods.Settings(name)
@@ -330,6 +343,10 @@ func (e *Evaluate) OpenSpec(path string) {
 		e.s.OpenModel(s.Model.File)
 	} else {
 		e.modelKind.SetSelected("train one")
+		if !containsString(e.arch.Options, s.Model.Arch) {
+			// The spec's, though it may not fit the open data (build says so).
+			e.arch.Options = append(e.arch.Options, s.Model.Arch)
+		}
 		e.arch.SetSelected(s.Model.Arch)
 		e.epochs.SetText(zeroEmpty(s.Model.Epochs))
 	}

@@ -122,23 +122,7 @@ func (v *ModelView) Content() fyne.CanvasObject { return v.content }
 // dataChanged offers the architectures that fit the new dataset.
 func (v *ModelView) dataChanged() {
 	l := v.s.Data
-	var fit []string
-	v.s.Go("checking architectures", func(context.Context) error {
-		for _, a := range model.Architectures() {
-			if model.Fits(a, l.Train) == nil {
-				fit = append(fit, a)
-			}
-		}
-		return nil
-	}, func(error) {
-		if v.s.Data != l {
-			return
-		}
-		v.arch.Options = fit
-		if !containsString(fit, v.arch.Selected) && len(fit) > 0 {
-			v.arch.SetSelected(fit[0])
-		}
-		v.arch.Refresh()
+	v.s.offerFitting(v.arch, func(fit []string) {
 		if v.cancel == nil && len(fit) > 0 {
 			v.start.Enable()
 		}

@@ -534,6 +534,34 @@ func TestMethodsOfferedFitTheData(t *testing.T) {
 	})
 }
 
+// Evaluate offers the architectures that fit the open data, and names a
+// model that does not fit it (the open one, or an architecture chosen
+// anyway) as the reason the campaign is not ready, before sizing it.
+func TestEvaluateNamesAModelThatDoesNotFitTheData(t *testing.T) {
+	wb, loop, _ := newTestWorkbench(t)
+	loop.waitFor(t, "gmm's architectures", func() bool {
+		return !slices.Contains(wb.Evaluate.arch.Options, "goar-cnn") && slices.Contains(wb.Evaluate.arch.Options, wb.Evaluate.arch.Selected)
+	})
+	trainMLP(t, wb, loop, 1)
+	loop.run(func() {
+		if _, err := wb.Evaluate.build(); err != nil {
+			t.Errorf("the mlp trained on gmm, on gmm: %v", err)
+		}
+		wb.State.OpenData("breast-cancer")
+	})
+	loop.waitFor(t, "breast-cancer", func() bool { return wb.State.Data != nil && wb.State.Data.Ref == "breast-cancer" })
+	loop.run(func() {
+		if _, err := wb.Evaluate.build(); err == nil || !strings.Contains(err.Error(), "the open model (mlp") || !strings.Contains(err.Error(), "does not fit breast-cancer") {
+			t.Errorf("the mlp trained on gmm, on breast-cancer: %v", err)
+		}
+		wb.Evaluate.modelKind.SetSelected("train one")
+		wb.Evaluate.arch.Selected = "goar-cnn" // as an opened spec may have it: the list offers only what fits
+		if _, err := wb.Evaluate.build(); err == nil || !strings.Contains(err.Error(), "goar-cnn does not fit breast-cancer") || !strings.Contains(err.Error(), "choose one of mlp") {
+			t.Errorf("goar-cnn on breast-cancer: %v", err)
+		}
+	})
+}
+
 // A select the driver finds no canvas for (Fyne 2.7 crashed opening its
 // list then) drops a tap or an opening key and stays usable; on its
 // canvas, a tap opens the list.
