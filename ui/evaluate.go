@@ -46,6 +46,8 @@ type Evaluate struct {
 	retrain    *entryWidget
 	model      *widget.Label              // the model the campaign evaluates, named
 	size       *widget.Label              // the campaign's estimate, redone after every edit
+	runNote    string                     // what its run folder holds already (the start of size's text)
+	sizeText   string                     // the rest of size's text
 	edits      int                        // counts the form's edits, to drop stale estimates
 	pause      *time.Timer                // waits for a pause in the edits
 	speeds     map[string]campaign.Speeds // measured here, by Campaign.SpeedsKey
@@ -398,7 +400,8 @@ func zeroEmpty(n int) string {
 func (e *Evaluate) Size() {
 	s, err := e.build()
 	if err != nil {
-		e.size.SetText("Not ready: " + strings.ReplaceAll(err.Error(), "\n", "; "))
+		e.runNote = ""
+		e.showSize("Not ready: " + strings.ReplaceAll(err.Error(), "\n", "; "))
 		return
 	}
 	e.s.status.Resolved(causeCampaign)
@@ -413,19 +416,23 @@ func (e *Evaluate) Size() {
 	if e.checking != nil {
 		e.checking()
 	}
-	resumes := false
+	resumes, note := false, ""
 	e.checking = e.s.Go("looking for a stopped run", func(ctx context.Context) error {
 		if r, err := campaign.Open(s.Output); err == nil && len(r.Records) > 0 {
-			resumes = len(r.Status().Missing) > 0
+			st := r.Status()
+			resumes = len(st.Missing) > 0
+			note = runNote(len(st.Done)+len(st.Failed), len(st.Missing))
 		}
 		return ctx.Err()
 	}, func(err error) {
 		if err == nil && edit == e.edits && e.cancel == nil {
 			e.setLaunch(resumes)
+			e.runNote = note
+			e.showSize(e.sizeText)
 		}
 	})
 	if !sized {
-		e.size.SetText("sizing…")
+		e.showSize("sizing…")
 	}
 	if e.sizing != nil {
 		e.sizing()
@@ -457,11 +464,27 @@ func (e *Evaluate) Size() {
 			return // the form changed meanwhile: its own size comes
 		}
 		if err != nil {
-			e.size.SetText("Cannot size it: " + oneLine(err.Error()))
+			e.showSize("Cannot size it: " + oneLine(err.Error()))
 			return
 		}
-		e.size.SetText(z.String())
+		e.showSize(z.String())
 	})
+}
+
+// showSize shows the campaign's size (or why it has none) after what its
+// run folder holds already.
+func (e *Evaluate) showSize(text string) {
+	e.sizeText = text
+	e.size.SetText(e.runNote + text)
+}
+
+// runNote says what a campaign's run folder holds: tasks done (or failed)
+// and tasks to run.
+func runNote(done, missing int) string {
+	if missing == 0 {
+		return fmt.Sprintf("All %d tasks are done (their results are in Results): launching runs none again. ", done)
+	}
+	return fmt.Sprintf("%d of %d tasks done: Resume runs the other %d; the figures below are for the whole campaign. ", done, done+missing, missing)
 }
 
 // sizeKey is what a campaign's estimate depends on: its spec but for its
@@ -610,6 +633,7 @@ func (e *Evaluate) start(c *campaign.Campaign, trust campaign.Trust) {
 			e.s.status.Info("campaign " + c.Spec.Name + " done: results in " + dir)
 		}
 		e.setLaunch(err != nil || e.count("cancelled") > 0)
+		e.changed() // the size says what the run folder holds now
 		if e.onRun != nil {
 			e.onRun(dir, err == nil)
 		}
@@ -746,6 +770,9 @@ func (e *Evaluate) updateRow(id widget.ListItemID, o fyne.CanvasObject) {
 	}
 	stage.Refresh()
 	line.Objects[1].(*widget.ProgressBar).SetValue(r.frac)
+	if ic := theme.CancelIcon(); cancel.Icon == nil || cancel.Icon.Name() != ic.Name() {
+		cancel.SetIcon(ic) // after a theme switch: the icon in the theme's colours
+	}
 	key := r.key
 	cancel.OnTapped = func() {
 		if e.child != nil {

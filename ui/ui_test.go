@@ -165,8 +165,14 @@ func TestWorkflowOpenTrainLaunchCancelResumeExport(t *testing.T) {
 	if _, err := os.Stat(spec); err != nil {
 		t.Fatalf("the campaign's spec was not saved for the CLI: %v", err)
 	}
+	loop.waitFor(t, "the size to say what is left", func() bool {
+		return strings.Contains(wb.Evaluate.size.Text, " tasks done: Resume runs the other ")
+	})
 	loop.run(func() { wb.Evaluate.Launch() }) // resumes
 	loop.waitFor(t, "the campaign to end", func() bool { return !wb.Evaluate.Running() })
+	loop.waitFor(t, "the size to say all is done", func() bool {
+		return strings.HasPrefix(wb.Evaluate.size.Text, "All 4 tasks are done")
+	})
 	loop.waitFor(t, "the whole run's results", func() bool {
 		return wb.Results.run != nil && len(wb.Results.run.Status().Missing) == 0 && len(wb.Results.Rows()) > 0
 	})

@@ -108,6 +108,7 @@ func NewWorkbench(cfg Config) *Workbench {
 			w.Data.drawHist()
 		}
 		w.Results.showFigure(w.Results.figIndex(w.Results.figSel.Selected))
+		w.Evaluate.list.Refresh() // its rows' icons (updateRow)
 	}
 	w.Library.openPath = w.OpenPath
 	w.content = container.NewBorder(nil, container.NewVBox(widget.NewSeparator(), s.status.Content()), nil, nil, w.Tabs)
