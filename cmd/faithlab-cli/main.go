@@ -160,7 +160,11 @@ func printParams(ps []param.Param) {
 		if len(q.Choices) > 0 {
 			extra = " one of " + strings.Join(q.Choices, ", ")
 		}
-		fmt.Printf("    %-12s %-9s default %v%s  %s\n", q.Name, q.Kind, q.Default, extra, q.Doc)
+		def := fmt.Sprintf("default %v", q.Default)
+		if q.Required {
+			def = "required"
+		}
+		fmt.Printf("    %-12s %-9s %s%s  %s\n", q.Name, q.Kind, def, extra, q.Doc)
 	}
 }
 
