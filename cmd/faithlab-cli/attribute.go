@@ -140,7 +140,11 @@ func runAttribute(ctx context.Context, args []string) error {
 	if err := ex.Save(*out, *path, m.Arch); err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "%s: %d maps of %v in %.2f s → %s\n", ex.Method, ex.Maps.N(), ex.Maps.Shape[1:], ex.Elapsed.Seconds(), *out)
+	short := ""
+	if q.Count > ex.Maps.N() {
+		short = fmt.Sprintf(" (the split holds %d from --offset %d, not %d)", ex.Maps.N(), q.Offset, q.Count)
+	}
+	fmt.Fprintf(os.Stderr, "%s: %d map(s) of %v%s in %.2f s → %s\n", ex.Method, ex.Maps.N(), ex.Maps.Shape[1:], short, ex.Elapsed.Seconds(), *out)
 	return nil
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"faithlab/core/campaign"
 	"faithlab/core/job"
+	"faithlab/core/report"
 )
 
 // runCampaign is `faithlab-cli run SPEC [--shard I/N]`.
@@ -174,6 +175,9 @@ func runExportResults(_ context.Context, args []string) error {
 	dir, err := parseWithArg(fs, args)
 	if err != nil {
 		return err
+	}
+	if err := report.CheckFormats(strings.Split(*formats, ",")...); err != nil {
+		return fmt.Errorf("--formats: %w", err)
 	}
 	r, err := openRun(dir)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"faithlab/core/job"
+	"faithlab/core/report"
 	"faithlab/core/reproduce"
 )
 
@@ -55,6 +56,9 @@ func runReproduce(ctx context.Context, args []string) error {
 	var formats []string
 	if *figures != "" {
 		formats = strings.Split(*figures, ",")
+		if err := report.CheckFormats(formats...); err != nil {
+			return fmt.Errorf("--figures: %w", err)
+		}
 	}
 	events := make(chan job.Event)
 	printed := make(chan struct{})

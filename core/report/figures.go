@@ -441,6 +441,17 @@ func (f Figure) size() (vg.Length, vg.Length) {
 	return w, h + k
 }
 
+// CheckFormats checks figure formats before any figure is drawn: png, svg
+// and pdf.
+func CheckFormats(formats ...string) error {
+	for _, f := range formats {
+		if f != "png" && f != "svg" && f != "pdf" {
+			return fmt.Errorf("figure format %q: png, svg or pdf", f)
+		}
+	}
+	return nil
+}
+
 // Render writes a figure in one format: "png" (at dpi), "svg" or "pdf".
 func Render(w io.Writer, f Figure, format string, dpi int) error {
 	var c draw.Canvas
@@ -458,7 +469,7 @@ func Render(w io.Writer, f Figure, format string, dpi int) error {
 		p.EmbedFonts(true)
 		c, out = draw.New(pdfText{p}), p
 	default:
-		return fmt.Errorf("figure format %q: png, svg or pdf", format)
+		return CheckFormats(format)
 	}
 	f.draw(c)
 	_, err := out.WriteTo(w)
@@ -467,6 +478,9 @@ func Render(w io.Writer, f Figure, format string, dpi int) error {
 
 // Save writes every figure to dir in each format, PNG at 300 dpi.
 func Save(dir string, figs []Figure, formats ...string) ([]string, error) {
+	if err := CheckFormats(formats...); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}

@@ -537,3 +537,19 @@ func TestDiagnoseWeakRetraining(t *testing.T) {
 		}
 	}
 }
+
+// An unknown figure format is refused before any figure is drawn or any
+// folder made.
+func TestUnknownFigureFormatRefusedBeforeAnyFile(t *testing.T) {
+	if err := CheckFormats("png", "svg", "pdf"); err != nil {
+		t.Errorf("png, svg, pdf: %v", err)
+	}
+	dir := filepath.Join(t.TempDir(), "figs")
+	files, err := Save(dir, []Figure{{Name: "f", Plot: newPlot("f")}}, "png", "jpg")
+	if err == nil || !strings.Contains(err.Error(), `"jpg"`) || len(files) != 0 {
+		t.Errorf("png and jpg: %v, files %v", err, files)
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Error("the refused export made its folder")
+	}
+}
