@@ -242,3 +242,29 @@ func best() gemm.Kernel {
 	k, _ := gemm.Best()
 	return k
 }
+
+// A run stopped part way says so, with what is left to run; one run to
+// the end says it ended.
+func TestRunStateSaysStoppedOrEnded(t *testing.T) {
+	dir := t.TempDir()
+	c := loadSpec(t, dir, campaignSpec)
+	ctx, cancel := context.WithCancel(context.Background())
+	events := make(chan job.Event)
+	go func() {
+		for e := range events {
+			if e.Kind == job.Finished {
+				cancel()
+			}
+		}
+	}()
+	if _, err := c.Run(ctx, Options{Kernel: best(), Events: events, Trust: Trust{Engines: []string{c.Spec.Engine}}}); err == nil {
+		t.Fatal("a run cancelled after its first task ended without an error")
+	}
+	if s := mustOpen(t, filepath.Join(dir, "run")).State(); !strings.Contains(s, "stopped ") || !strings.Contains(s, "task(s) to run") {
+		t.Errorf("state of a stopped run: %q", s)
+	}
+	run(t, c, job.Shard{})
+	if s := mustOpen(t, filepath.Join(dir, "run")).State(); !strings.Contains(s, ", ended ") {
+		t.Errorf("state of a finished run: %q", s)
+	}
+}

@@ -104,6 +104,9 @@ func (r *Results) State() string {
 	state := "running or stopped"
 	if !m.Ended.IsZero() {
 		state = "ended " + m.Ended.Format(time.RFC3339)
+		if left := len(r.Status().Missing); left > 0 {
+			state = fmt.Sprintf("stopped %s with %d task(s) to run", m.Ended.Format(time.RFC3339), left)
+		}
 	}
 	return fmt.Sprintf("started %s, %s; faithlab %s, %s, %s, %d CPUs", m.Started.Format(time.RFC3339), state, m.Faithlab, m.Go, m.Host, m.CPUs)
 }
