@@ -80,7 +80,7 @@ func reportCard(d report.Diagnostics) []fyne.CanvasObject {
 			grid.Add(widget.NewLabel(report.Fixed2(m.PFirst)))
 		}
 		body = append(body, grid)
-		sub := fmt.Sprintf("%s (%s) over %d inputs × %d seeds", r.Metric, strings.TrimSuffix(betterOf(r), " is better")+" is better", r.Units, r.Seeds)
+		sub := fmt.Sprintf("%s (%s) over %s × %s", r.Metric, strings.TrimSuffix(betterOf(r), " is better")+" is better", report.Count(r.Units, "input"), report.Count(r.Seeds, "seed"))
 		if v := r.Verdict(); v != "" {
 			sub += "; " + v
 		}

@@ -146,7 +146,19 @@ func number(v float64) string {
 	case a >= 1:
 		return fmt.Sprintf("%.2f", v)
 	}
-	return fmt.Sprintf("%.3f", v)
+	if s := fmt.Sprintf("%.3f", v); s != "-0.000" {
+		return s
+	}
+	return "0.000" // a negative score that rounds to zero: no sign to read into it
+}
+
+// Count writes n and the noun, in the plural unless n is 1: "1 seed",
+// "2 seeds".
+func Count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // errPoints are points with their error bars.

@@ -58,7 +58,7 @@ func Markdown(title string, recs []store.Record, d Diagnostics) string {
 	}
 	for _, r := range conf.Rankings {
 		fmt.Fprintf(&b, "## %s on %s: %s (%s)\n\n", r.Protocol, r.Dataset, r.Metric, betterWord(r.Better))
-		fmt.Fprintf(&b, "%d inputs × %d seeds. ", r.Units, r.Seeds)
+		fmt.Fprintf(&b, "%s × %s. ", Count(r.Units, "input"), Count(r.Seeds, "seed"))
 		if v := r.Verdict(); v != "" {
 			fmt.Fprintf(&b, "%s%s.\n\n", strings.ToUpper(v[:1]), v[1:])
 		} else {

@@ -74,7 +74,7 @@ func cdHeight(r Ranking) vg.Length {
 // to its label — the better half at the left, the rest at the right — and
 // a bar under the axis joining each group of methods that share a letter.
 func cdPlot(r Ranking) *plot.Plot {
-	p := newPlot(fmt.Sprintf("%s — %s\nmean rank on %s over %d inputs × %d seeds\n(1: best); a bar joins methods not told apart", r.Protocol, r.Dataset, r.Metric, r.Units, r.Seeds))
+	p := newPlot(fmt.Sprintf("%s — %s\nmean rank on %s over %s × %s\n(1: best); a bar joins methods not told apart", r.Protocol, r.Dataset, r.Metric, Count(r.Units, "input"), Count(r.Seeds, "seed")))
 	p.HideAxes()
 	p.Add(cdDiagram{r})
 	return p

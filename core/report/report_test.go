@@ -553,3 +553,16 @@ func TestUnknownFigureFormatRefusedBeforeAnyFile(t *testing.T) {
 		t.Error("the refused export made its folder")
 	}
 }
+
+func TestNumbersAndCountsAsPeopleWriteThem(t *testing.T) {
+	for _, c := range []struct {
+		got, want string
+	}{
+		{number(-0.0001), "0.000"}, {number(-0.0006), "-0.001"}, {number(0.3118), "0.312"}, {number(-12.34), "-12.3"},
+		{Count(1, "seed"), "1 seed"}, {Count(3, "seed"), "3 seeds"}, {Count(0, "input"), "0 inputs"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}

@@ -93,7 +93,10 @@ func (o openBLAS) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []flo
 
 // Name implements Kernel.
 func (o openBLAS) Name() string {
-	return fmt.Sprintf("openblas %s (%d threads)", o.core, int(C.fl_threads()))
+	if n := int(C.fl_threads()); n != 1 {
+		return fmt.Sprintf("openblas %s (%d threads)", o.core, n)
+	}
+	return fmt.Sprintf("openblas %s (1 thread)", o.core)
 }
 
 func cbool(b bool) C.int {
