@@ -251,7 +251,7 @@ func describeWhich(m *model.Model, path string) string {
 		out += " (not saved)"
 	}
 	if m.Test != nil {
-		out += fmt.Sprintf(", %.1f %% test accuracy", 100*m.Test.Accuracy)
+		out += fmt.Sprintf(", %.1f\u00a0%% test accuracy", 100*m.Test.Accuracy)
 	}
 	return out
 }

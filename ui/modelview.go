@@ -254,7 +254,11 @@ func (v *ModelView) Start() {
 			if prev != nil {
 				// Never a silent swap: say it, and offer the way back.
 				v.s.status.Info(fmt.Sprintf("The model under explanation is now %s (Explain, Evaluate and Inspect use it); it was %s.", v.s.modelName(), describeWhich(prev, prevPath)))
-				v.s.status.Offer("Switch back to "+prev.Arch, func() {
+				back := prev.Arch
+				if prevPath != "" && prev.Arch == m.Arch {
+					back += " in " + filepath.Base(prevPath) // the file tells two of one architecture apart
+				}
+				v.s.status.Offer("Switch back to "+back, func() {
 					v.s.SetModel(prev, prevPath)
 					v.s.status.Info("The model under explanation is " + v.s.modelName() + " again.")
 				})

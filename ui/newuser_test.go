@@ -259,7 +259,7 @@ func TestTrainingSaysTheModelChangedAndSwitchesBack(t *testing.T) {
 	var first string
 	loop.run(func() {
 		first = wb.State.ModelPath
-		if !strings.Contains(wb.Explain.which.Text, filepath.Base(first)) || !strings.Contains(wb.Explain.which.Text, "% test accuracy") {
+		if !strings.Contains(wb.Explain.which.Text, filepath.Base(first)) || !strings.Contains(wb.Explain.which.Text, "\u00a0% test accuracy") {
 			t.Errorf("Explain names %q, want %s and its accuracy", wb.Explain.which.Text, filepath.Base(first))
 		}
 		if !strings.Contains(wb.Evaluate.model.Text, filepath.Base(first)) {
@@ -275,7 +275,7 @@ func TestTrainingSaysTheModelChangedAndSwitchesBack(t *testing.T) {
 	loop.waitFor(t, "the second model", func() bool { return wb.State.ModelPath != first })
 	loop.run(func() {
 		st := wb.Status()
-		if st.Offered() != "Switch back to mlp" || !strings.Contains(st.Text(), "it was mlp in "+filepath.Base(first)) {
+		if st.Offered() != "Switch back to mlp in "+filepath.Base(first) || !strings.Contains(st.Text(), "it was mlp in "+filepath.Base(first)) {
 			t.Errorf("status %q offering %q after training", st.Text(), st.Offered())
 		}
 		if len(wb.Explain.results) != 0 {
