@@ -171,7 +171,7 @@ func Parse(name string, b []byte) (*Spec, error) {
 		if errors.As(err, &te) || strings.Contains(err.Error(), "EOF") {
 			return nil, Problems{{File: name, Line: 1, Col: 1, Msg: "not a YAML mapping: " + err.Error()}}
 		}
-		return nil, Problems{{File: name, Line: lineOf(err.Error()), Col: 1, Msg: err.Error()}}
+		return nil, Problems{{File: name, Line: lineOf(err.Error()), Col: 1, Msg: syntaxWords(err.Error())}}
 	}
 	s := p.spec(&doc)
 	if len(p.problems) > 0 {
@@ -184,6 +184,18 @@ func Parse(name string, b []byte) (*Spec, error) {
 		return nil, p.problems
 	}
 	return s, nil
+}
+
+// syntaxWords words a YAML syntax error ("yaml: line 3: …", whose line
+// the problem names already): the parser names the line of the block it
+// was reading, and the mistake is often below it.
+func syntaxWords(msg string) string {
+	if _, rest, ok := strings.Cut(msg, ": line "); ok {
+		if _, what, ok := strings.Cut(rest, ": "); ok {
+			msg = what
+		}
+	}
+	return "YAML syntax: " + msg + " (in the block from this line: look here and below for an indent unlike its neighbours' — spaces only — or a [ or { not closed)"
 }
 
 // lineOf reads the line from a YAML syntax error ("yaml: line 3: …").

@@ -80,6 +80,7 @@ func TestSpecErrors(t *testing.T) {
 	for _, tc := range []struct{ name, src, has string }{
 		{"empty", "", "not a YAML mapping"},
 		{"syntax", "output: [a\n", "bad.yaml:"},
+		{"indent", "name: x\noutput: o\ndatasets:\n  - id: iris\n   train_samples: 5\n", "bad.yaml:3:1: YAML syntax: did not find expected '-' indicator (in the block from this line"},
 		{"list at top", "- a\n- b\n", "want a mapping"},
 		{"missing all", "name: x\n", `missing key "output"`},
 		{"file and arch", "output: o\ndatasets: [iris]\nmodel: {arch: mlp, file: x.flm}\nmethods: [gradient]\nprotocols: [deletion]\n", "cannot read model file"},
