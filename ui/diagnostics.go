@@ -24,6 +24,15 @@ type diagTable struct {
 // tables, one per kind of check, leaving out kinds the run has none of.
 func diagnosticsTables(d report.Diagnostics) []diagTable {
 	var out []diagTable
+	if len(d.WeakModels) > 0 {
+		t := diagTable{title: "Explained models that learned little",
+			about:  "The model under explanation scored nearer chance (always the most common class) than a perfect score: its maps explain a model that knows little, so every protocol's verdict says little about the methods. Train it longer or on more samples.",
+			header: []string{"dataset", "seed", "model", "test accuracy", "chance"}}
+		for _, w := range d.WeakModels {
+			t.rows = append(t.rows, []string{w.Dataset, fmt.Sprint(w.Seed), w.Model, f3(w.Accuracy), f3(w.Chance)})
+		}
+		out = append(out, t)
+	}
 	if len(d.Weak) > 0 {
 		t := diagTable{title: "Retrainings that learned little",
 			about:  "The best retrained model scored nearer chance (always the most common class) than the explained model: this score ranks little. Retrain longer or on more samples.",

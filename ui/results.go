@@ -198,7 +198,7 @@ func (r *Results) Open(dir string, show bool) {
 		r.cards.Objects = reportCard(d)
 		r.cards.Refresh()
 		r.tabs.Items[tabDiagnostics].Text = "Diagnostics"
-		if len(d.Weak) > 0 {
+		if len(d.Weak)+len(d.WeakModels) > 0 {
 			r.tabs.Items[tabDiagnostics].Text = "Diagnostics (warnings)"
 		}
 		r.tabs.Refresh()

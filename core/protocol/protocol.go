@@ -253,8 +253,9 @@ type Result struct {
 	// (set by the campaign runner; 0 where unknown).
 	Chance float64 `json:"chance,omitempty"`
 	// Base is the explained model's accuracy on the same test set: what
-	// a model retrained on unperturbed inputs should come near (set by the
-	// campaign runner for retraining protocols; 0 where unknown).
+	// a model retrained on unperturbed inputs should come near, and what
+	// tells a model that learned little (set by the campaign runner; 0
+	// where unknown).
 	Base float64 `json:"base,omitempty"`
 	// Units are the per-input values of the scalars that are means over
 	// the test inputs evaluated (see Units); results from before they

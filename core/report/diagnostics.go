@@ -54,6 +54,37 @@ type Weak struct {
 	Base     float64 `json:"base,omitempty"` // the explained model's accuracy on it
 }
 
+// WeakModel is an explained model that learned little: its accuracy on
+// the test set nearer chance than a perfect score. Its maps explain a
+// model that knows little, so every protocol's verdict on them says
+// little about the methods.
+type WeakModel struct {
+	Dataset  string  `json:"dataset"`
+	Seed     uint64  `json:"seed"`
+	Model    string  `json:"model"`
+	Accuracy float64 `json:"accuracy"`
+	Chance   float64 `json:"chance"`
+}
+
+// weakModels finds the explained models that learned little, once per
+// dataset, seed and model.
+func weakModels(recs []store.Record) []WeakModel {
+	var out []WeakModel
+	seen := map[string]bool{}
+	for _, r := range recs {
+		res := r.Result
+		if res == nil || res.Chance <= 0 || res.Base <= 0 || res.Base >= (res.Chance+1)/2 {
+			continue
+		}
+		k := fmt.Sprintf("%s\x00%d\x00%s", r.Dataset, r.Seed, r.Model)
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, WeakModel{Dataset: r.Dataset, Seed: r.Seed, Model: r.Model, Accuracy: res.Base, Chance: res.Chance})
+		}
+	}
+	return out
+}
+
 // chanceMargin is how far above chance a retrained model's accuracy must
 // reach to count as learned when the explained model's accuracy is not
 // recorded: about three binomial standard errors of 0.1 on 400 inputs.
@@ -68,6 +99,8 @@ type Diagnostics struct {
 	Post   []PostComparison            `json:"post_comparisons,omitempty"`
 	Truth  []protocol.TruthCorrelation `json:"truth_correlations"`
 	Weak   []Weak                      `json:"weak_retraining,omitempty"`
+	// WeakModels are the explained models that learned little.
+	WeakModels []WeakModel `json:"weak_models,omitempty"`
 	// Confidence is how sure the verdicts are (intervals, paired tests,
 	// agreement between protocols) and each protocol setting's report card.
 	Confidence Confidence `json:"confidence"`
@@ -121,6 +154,7 @@ func Diagnose(recs []store.Record) Diagnostics {
 	}
 	d.Post = comparePost(recs)
 	d.Weak = weakRetraining(recs)
+	d.WeakModels = weakModels(recs)
 	// Ground-truth correlations pair a method's scores with its agreement
 	// on the same dataset and seed.
 	bySeed := map[string][]protocol.Result{}
@@ -251,6 +285,10 @@ func weak(r store.Record) []Weak {
 // Summary is one line per finding, for a terminal.
 func (d Diagnostics) Summary() []string {
 	var out []string
+	for _, w := range d.WeakModels {
+		out = append(out, fmt.Sprintf("warning: the explained model on %s (seed %d) scored %.3f on the test set, nearer chance (%.3f, always the most common class) than a perfect score: its maps explain a model that learned little, so every protocol's verdict says little about the methods; train it longer or on more samples",
+			w.Dataset, w.Seed, w.Accuracy, w.Chance))
+	}
 	for _, w := range d.Weak {
 		than := fmt.Sprintf("within %.2f of chance (%.3f, always the most common class)", chanceMargin, w.Chance)
 		if w.Base > w.Chance {

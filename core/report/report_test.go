@@ -566,3 +566,20 @@ func TestNumbersAndCountsAsPeopleWriteThem(t *testing.T) {
 		}
 	}
 }
+
+// An explained model nearer chance than a perfect score is flagged once
+// per dataset, seed and model, whatever the protocols; one that learned is
+// not.
+func TestDiagnoseWeakExplainedModel(t *testing.T) {
+	rec := func(proto, method string, seed uint64, base float64) store.Record {
+		return store.Record{Dataset: "d", Model: "m", Method: method, Protocol: proto, Seed: seed,
+			Result: &protocol.Result{Protocol: proto, Method: method, Chance: 0.1, Base: base}}
+	}
+	d := Diagnose([]store.Record{rec("Deletion", "gradient", 1, 0.31), rec("Deletion", "ig", 1, 0.31), rec("ROAR", "ig", 1, 0.31), rec("Deletion", "ig", 2, 0.89)})
+	if len(d.WeakModels) != 1 || d.WeakModels[0].Seed != 1 || d.WeakModels[0].Accuracy != 0.31 || d.WeakModels[0].Chance != 0.1 {
+		t.Fatalf("weak models %+v, want seed 1's alone", d.WeakModels)
+	}
+	if s := d.Summary(); len(s) == 0 || !strings.Contains(s[0], "the explained model on d (seed 1) scored 0.310 on the test set, nearer chance (0.100") {
+		t.Errorf("summary %q", s)
+	}
+}
