@@ -91,6 +91,7 @@ func newEvaluate(s *State) *Evaluate {
 	e.modelKind.Horizontal = true
 	e.modelKind.SetSelected("the open model")
 	e.arch.SetSelected("goar-cnn")
+	e.overall.Hide() // until a campaign runs: Fyne's empty track reads as a full bar
 	e.epochs.SetText("10")
 	e.post.SetPlaceHolder("none | abs | abs,gaussian:1")
 	e.seeds.SetText("1")
@@ -540,6 +541,7 @@ func (e *Evaluate) start(c *campaign.Campaign, trust campaign.Trust) {
 	}
 	e.list.Refresh()
 	e.overall.SetValue(0)
+	e.overall.Show()
 	e.left = countdown{}
 	e.eta.SetText("")
 	e.launch.Disable()

@@ -64,6 +64,7 @@ func newModelView(s *State) *ModelView {
 	v.seed.SetText("0")
 	v.readout.Truncation = fyne.TextTruncateEllipsis
 	v.info.Wrapping = fyne.TextWrapWord
+	v.bar.Hide() // until training runs: Fyne's empty track reads as a full bar
 	v.chart.FillMode = canvas.ImageFillContain
 	v.chart.SetMinSize(fyne.NewSize(340, 300))
 	v.start = widget.NewButton("Train", v.Start)
@@ -200,6 +201,7 @@ func (v *ModelView) Start() {
 	v.start.Disable()
 	v.stop.Enable()
 	v.bar.SetValue(0)
+	v.bar.Show()
 	var last, lastPoint time.Time
 	var m *model.Model
 	v.cancel = v.s.Go("training "+arch, func(ctx context.Context) error {
@@ -242,10 +244,10 @@ func (v *ModelView) Start() {
 		switch {
 		case errors.Is(err, context.Canceled):
 			v.readout.SetText(fmt.Sprintf("cancelled after %d epochs; nothing saved", len(v.history)))
-			v.bar.SetValue(0)
+			v.bar.Hide()
 		case err != nil:
 			v.readout.SetText("training failed: " + oneLine(err.Error()))
-			v.bar.SetValue(0)
+			v.bar.Hide()
 		default:
 			v.bar.SetValue(1)
 			v.readout.SetText(fmt.Sprintf("test accuracy %.4f after %d epochs (%s); saved %s", m.Test.Accuracy, len(m.Training.History), stoppedWords(m.Training.Stopped), filepath.Base(path)))
