@@ -109,3 +109,15 @@ func TestTextWithoutAColourTakesTheInk(t *testing.T) {
 		t.Errorf("no colour became %v on the dark background, not the light foreground", got)
 	}
 }
+
+// Text on a coloured cell (the agreement figure's τ values) keeps its
+// colour in either theme: the page's ink does not touch it.
+func TestCellTextKeepsItsColourOnScreen(t *testing.T) {
+	for _, ink := range []Ink{{Background: color.Black, Foreground: color.White}, {Background: color.White, Foreground: color.Black}} {
+		for _, col := range []color.Color{cellDark, cellLight} {
+			if got := ink.recolour(col); got != col {
+				t.Errorf("ink %v recoloured %v to %v", ink, col, got)
+			}
+		}
+	}
+}

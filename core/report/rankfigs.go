@@ -238,11 +238,21 @@ func (t tauCells) Plot(c draw.Canvas, p *plot.Plot) {
 			if !math.IsNaN(v) {
 				label = fmt.Sprintf("%+.2f", v)
 			}
-			ts.Color = color.Black
+			// Colours the screen's ink leaves as they are (Ink.recolour):
+			// the text stands on its cell, not on the page.
+			ts.Color = cellDark
 			if !math.IsNaN(v) && math.Abs(v) > 0.7 {
-				ts.Color = color.White
+				ts.Color = cellLight
 			}
 			c.FillText(ts, vg.Point{X: (x0 + x1) / 2, Y: (y0 + y1) / 2}, label)
 		}
 	}
 }
+
+// cellDark and cellLight are text on a coloured cell: a near black that
+// is not grey and a light grey that is not white, which Ink.recolour
+// leaves alone in either theme.
+var (
+	cellDark  = color.NRGBA{R: 18, G: 18, B: 30, A: 255}
+	cellLight = color.Gray{Y: 245}
+)
