@@ -35,7 +35,7 @@ type DataView struct {
 	grid     *widget.GridWrap
 	table    *widget.Table
 	stats    *widget.Table
-	hist     *canvas.Image
+	hist     *chartView
 	center   *fyne.Container
 	side     *fyne.Container
 	shown    []int // indices of the samples that pass the filters
@@ -45,9 +45,7 @@ type DataView struct {
 }
 
 func newDataView(s *State) *DataView {
-	v := &DataView{s: s, count: widget.NewLabel("no dataset open"), hist: canvas.NewImageFromImage(image.NewRGBA(image.Rect(0, 0, 1, 1)))}
-	v.hist.FillMode = canvas.ImageFillContain
-	v.hist.SetMinSize(fyne.NewSize(280, 240))
+	v := &DataView{s: s, count: widget.NewLabel("no dataset open"), hist: newChartView(fyne.NewSize(280, 240))}
 	v.split = widget.NewRadioGroup([]string{"train", "test"}, func(string) { v.modelChanged() })
 	v.split.Horizontal = true
 	v.split.SetSelected("test")
@@ -190,8 +188,7 @@ func (v *DataView) filter() {
 	v.count.SetText(fmt.Sprintf("%d of %d samples", len(v.shown), ds.Len()))
 	title := fmt.Sprintf("%s split, %d samples", v.split.Selected, len(v.shown))
 	v.drawHist = func() {
-		v.hist.Image = barChart(title, "samples", ds.Classes, counts, 560, 480)
-		v.hist.Refresh()
+		v.hist.Draw(func(w, h int) image.Image { return barChart(title, "samples", ds.Classes, counts, w, h) })
 	}
 	v.drawHist()
 	v.grid.Refresh()

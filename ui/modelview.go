@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"image"
 	"image/color"
+	imagedraw "image/draw"
 	"math"
 	"path/filepath"
 	"strconv"
@@ -40,7 +41,7 @@ type ModelView struct {
 	stop      *widget.Button
 	bar       *widget.ProgressBar
 	readout   *widget.Label
-	chart     *canvas.Image
+	chart     *chartView
 	info      *widget.Label
 	confusion *widget.Table
 	matrix    [][]int
@@ -55,7 +56,7 @@ func newModelView(s *State) *ModelView {
 	v := &ModelView{s: s, arch: newSelect(nil, nil), epochs: newEntry(), batch: newEntry(), lr: newEntry(),
 		optimizer: newSelect([]string{"adam", "sgd"}, nil), patience: newEntry(), seed: newEntry(),
 		bar: widget.NewProgressBar(), readout: widget.NewLabel("Open a dataset to train on."), info: widget.NewLabel("No model open."),
-		chart: canvas.NewImageFromImage(image.NewRGBA(image.Rect(0, 0, 1, 1)))}
+		chart: newChartView(fyne.NewSize(340, 300))}
 	v.epochs.SetText(strconv.Itoa(d.Epochs))
 	v.batch.SetText(strconv.Itoa(d.BatchSize))
 	v.lr.SetText(strconv.FormatFloat(d.LR, 'g', -1, 64))
@@ -65,8 +66,7 @@ func newModelView(s *State) *ModelView {
 	v.readout.Truncation = fyne.TextTruncateEllipsis
 	v.info.Wrapping = fyne.TextWrapWord
 	v.bar.Hide() // until training runs: Fyne's empty track reads as a full bar
-	v.chart.FillMode = canvas.ImageFillContain
-	v.chart.SetMinSize(fyne.NewSize(340, 300))
+
 	v.start = widget.NewButton("Train", v.Start)
 	v.start.Importance = widget.HighImportance
 	v.start.Disable()
@@ -302,25 +302,22 @@ func (v *ModelView) drawChart() {
 		a.X, a.Y = append(a.X, p[0]), append(a.Y, p[2])
 	}
 	valX := ep[:len(vloss)]
-	lossImg := lineChart("Loss", "epoch", "cross-entropy", append(lossS,
-		series{Name: "train", X: ep, Y: loss, Colour: blue}, series{Name: "validation", X: valX, Y: vloss, Colour: orange, Dashed: true}), 520, 300, 0, 0)
-	accImg := lineChart("Accuracy", "epoch", "accuracy", append(accS,
-		series{Name: "train", X: ep, Y: acc, Colour: blue}, series{Name: "validation", X: valX, Y: vacc, Colour: orange, Dashed: true}), 520, 300, 0, 1)
-	both := image.NewRGBA(image.Rect(0, 0, 520, 600))
-	drawInto(both, lossImg, 0)
-	drawInto(both, accImg, 300)
-	v.chart.Image = both
-	v.chart.Refresh()
+	lossS = append(lossS, series{Name: "train", X: ep, Y: loss, Colour: blue}, series{Name: "validation", X: valX, Y: vloss, Colour: orange, Dashed: true})
+	accS = append(accS, series{Name: "train", X: ep, Y: acc, Colour: blue}, series{Name: "validation", X: valX, Y: vacc, Colour: orange, Dashed: true})
+	v.chart.Draw(func(w, h int) image.Image {
+		// Loss above accuracy, each half the height, at most 1.6 times as wide as high.
+		h = min(h/2, w*5/8)
+		both := image.NewRGBA(image.Rect(0, 0, w, 2*h))
+		drawInto(both, lineChart("Loss", "epoch", "cross-entropy", lossS, w, h, 0, 0), 0)
+		drawInto(both, lineChart("Accuracy", "epoch", "accuracy", accS, w, h, 0, 1), h)
+		return both
+	})
 }
 
 // drawInto copies src into dst at row y.
 func drawInto(dst *image.RGBA, src image.Image, y int) {
 	b := src.Bounds()
-	for yy := b.Min.Y; yy < b.Max.Y; yy++ {
-		for xx := b.Min.X; xx < b.Max.X; xx++ {
-			dst.Set(xx-b.Min.X, y+yy-b.Min.Y, src.At(xx, yy))
-		}
-	}
+	imagedraw.Draw(dst, image.Rect(0, y, b.Dx(), y+b.Dy()), src, b.Min, imagedraw.Src)
 }
 
 // modelChanged shows the model under explanation and its confusion matrix
