@@ -21,6 +21,7 @@ import (
 	"faithlab/core/job"
 	"faithlab/core/model"
 	"faithlab/core/param"
+	"faithlab/core/report"
 	"faithlab/core/spec"
 )
 
@@ -44,9 +45,11 @@ type Evaluate struct {
 	protocols  *checkForms
 	seeds      *entryWidget
 	retrain    *entryWidget
-	model      *widget.Label              // the model the campaign evaluates, named
-	size       *widget.Label              // the campaign's estimate, redone after every edit
-	runNote    string                     // what its run folder holds already (the start of size's text)
+	model      *widget.Label // the model the campaign evaluates, named
+	size       *widget.Label // the campaign's estimate, redone after every edit
+	runNote    string        // what its run folder holds already (the start of size's text)
+	fit        []string      // the architectures that fit fitFor, the open data when they were listed
+	fitFor     *Loaded
 	sizeText   string                     // the rest of size's text
 	edits      int                        // counts the form's edits, to drop stale estimates
 	pause      *time.Timer                // waits for a pause in the edits
@@ -155,7 +158,10 @@ func newEvaluate(s *State) *Evaluate {
 		if e.dataset.Text == "" || e.cancel == nil {
 			e.dataset.SetText(s.Data.Ref)
 		}
-		e.s.offerFitting(e.arch, nil)
+		e.s.offerFitting(e.arch, func(fit []string) {
+			e.fit, e.fitFor = fit, e.s.Data
+			e.changed()
+		})
 	})
 	var sizedFor *model.Model
 	s.OnModel(func() {
@@ -258,10 +264,16 @@ func (e *Evaluate) build() (*spec.Spec, error) {
 		}
 	default:
 		s.Model.Arch, s.Model.Epochs = e.arch.Selected, whole(e.epochs, "epochs")
-		if open {
-			if err := model.Fits(s.Model.Arch, e.s.Data.Train); err != nil {
-				errs = append(errs, fmt.Errorf("%s does not fit %s: %w; choose one of %s", s.Model.Arch, displayName(e.s.Data.Ref), err, strings.Join(e.arch.Options, ", ")))
+		if open && e.fitFor == e.s.Data && !containsString(e.fit, s.Model.Arch) {
+			choose := "no built-in architecture fits it: open a model file instead"
+			if len(e.fit) > 0 {
+				choose = "choose one of " + strings.Join(e.fit, ", ")
 			}
+			why := "it does not fit"
+			if err := model.Fits(s.Model.Arch, e.s.Data.Train); err != nil {
+				why = err.Error()
+			}
+			errs = append(errs, fmt.Errorf("%s does not fit %s: %s; %s", s.Model.Arch, displayName(e.s.Data.Ref), why, choose))
 		}
 	}
 	for _, name := range e.methods.Checked() {
@@ -422,7 +434,7 @@ func (e *Evaluate) Size() {
 		if r, err := campaign.Open(s.Output); err == nil && len(r.Records) > 0 {
 			st := r.Status()
 			resumes = len(st.Missing) > 0
-			note = runNote(len(st.Done)+len(st.Failed), len(st.Missing))
+			note = runNote(len(st.Done), len(st.Failed), len(st.Missing))
 		}
 		return ctx.Err()
 	}, func(err error) {
@@ -479,13 +491,17 @@ func (e *Evaluate) showSize(text string) {
 	e.size.SetText(e.runNote + text)
 }
 
-// runNote says what a campaign's run folder holds: tasks done (or failed)
-// and tasks to run.
-func runNote(done, missing int) string {
-	if missing == 0 {
-		return fmt.Sprintf("All %d tasks are done (their results are in Results): launching runs none again. ", done)
+// runNote says what a campaign's run folder holds: tasks done, failed
+// and not run — a launch runs the failed ones again, and the others.
+func runNote(done, failed, missing int) string {
+	if failed+missing == 0 {
+		return fmt.Sprintf("%s done, all of the campaign (their results are in Results): launching runs none again. ", report.Count(done, "task"))
 	}
-	return fmt.Sprintf("%d of %d tasks done: Resume runs the other %d; the figures below are for the whole campaign. ", done, done+missing, missing)
+	f := ""
+	if failed > 0 {
+		f = fmt.Sprintf(", %d failed", failed)
+	}
+	return fmt.Sprintf("%d of %s done%s: Resume runs the other %d; the figures below are for the whole campaign. ", done, report.Count(done+failed+missing, "task"), f, failed+missing)
 }
 
 // sizeKey is what a campaign's estimate depends on: its spec but for its

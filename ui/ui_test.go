@@ -171,7 +171,7 @@ func TestWorkflowOpenTrainLaunchCancelResumeExport(t *testing.T) {
 	loop.run(func() { wb.Evaluate.Launch() }) // resumes
 	loop.waitFor(t, "the campaign to end", func() bool { return !wb.Evaluate.Running() })
 	loop.waitFor(t, "the size to say all is done", func() bool {
-		return strings.HasPrefix(wb.Evaluate.size.Text, "All 4 tasks are done")
+		return strings.HasPrefix(wb.Evaluate.size.Text, "4 tasks done, all of the campaign")
 	})
 	loop.waitFor(t, "the whole run's results", func() bool {
 		return wb.Results.run != nil && len(wb.Results.run.Status().Missing) == 0 && len(wb.Results.Rows()) > 0
@@ -555,14 +555,16 @@ func TestEvaluateNamesAModelThatDoesNotFitTheData(t *testing.T) {
 		}
 		wb.State.OpenData("breast-cancer")
 	})
-	loop.waitFor(t, "breast-cancer", func() bool { return wb.State.Data != nil && wb.State.Data.Ref == "breast-cancer" })
+	loop.waitFor(t, "breast-cancer's architectures", func() bool {
+		return wb.State.Data != nil && wb.State.Data.Ref == "breast-cancer" && wb.Evaluate.fitFor == wb.State.Data
+	})
 	loop.run(func() {
 		if _, err := wb.Evaluate.build(); err == nil || !strings.Contains(err.Error(), "the open model (mlp") || !strings.Contains(err.Error(), "does not fit breast-cancer") {
 			t.Errorf("the mlp trained on gmm, on breast-cancer: %v", err)
 		}
 		wb.Evaluate.modelKind.SetSelected("train one")
 		wb.Evaluate.arch.Selected = "goar-cnn" // as an opened spec may have it: the list offers only what fits
-		if _, err := wb.Evaluate.build(); err == nil || !strings.Contains(err.Error(), "goar-cnn does not fit breast-cancer") || !strings.Contains(err.Error(), "choose one of mlp") {
+		if _, err := wb.Evaluate.build(); err == nil || !strings.Contains(err.Error(), "goar-cnn does not fit breast-cancer") || !strings.Contains(err.Error(), "choose one of mlp") || strings.Contains(err.Error(), ", goar-cnn") {
 			t.Errorf("goar-cnn on breast-cancer: %v", err)
 		}
 	})
@@ -721,5 +723,23 @@ func TestReportTablesBecomeLists(t *testing.T) {
 	want := "## Verdicts\n\n*claim · verdict · ours*\n\n- a · **holds** · 1 | 2\n- b · 3\n\nafter"
 	if got := tablesAsLists(md); got != want {
 		t.Errorf("got\n%q\nwant\n%q", got, want)
+	}
+}
+
+// The size line's start counts failed tasks apart: a launch runs them
+// again, with the tasks not run.
+func TestRunNoteCountsFailedTasksAsToRun(t *testing.T) {
+	for _, c := range []struct {
+		done, failed, missing int
+		want                  string
+	}{
+		{4, 0, 0, "4 tasks done, all of the campaign"},
+		{1, 0, 0, "1 task done, all of the campaign"},
+		{3, 1, 2, "3 of 6 tasks done, 1 failed: Resume runs the other 3;"},
+		{2, 0, 1, "2 of 3 tasks done: Resume runs the other 1;"},
+	} {
+		if got := runNote(c.done, c.failed, c.missing); !strings.HasPrefix(got, c.want) {
+			t.Errorf("runNote(%d, %d, %d) = %q, want %q…", c.done, c.failed, c.missing, got, c.want)
+		}
 	}
 }

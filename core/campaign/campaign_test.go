@@ -188,7 +188,11 @@ func testShardsMergeToOneRun(t *testing.T, spec string, tasks int) {
 		}
 		shardDirs = append(shardDirs, out.Dir)
 	}
-	// A status of a shard's parent sees the shard's records.
+	// A shard's own folder, done, has nothing to run; a status of its
+	// parent sees the shard's records and the other shard's tasks to run.
+	if st := mustOpen(t, shardDirs[0]).Status(); len(st.Done) != tasks/2 || len(st.Missing) != 0 {
+		t.Errorf("status of shard 0's folder: %d done, %d missing; want %d and 0", len(st.Done), len(st.Missing), tasks/2)
+	}
 	if st := mustOpen(t, filepath.Dir(filepath.Dir(shardDirs[0]))).Status(); len(st.Done) != tasks/2 || len(st.Missing) != tasks/2 {
 		t.Errorf("status of shard 0's campaign folder: %d done, %d missing; want %d and %d", len(st.Done), len(st.Missing), tasks/2, tasks/2)
 	}

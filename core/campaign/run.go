@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -89,9 +90,15 @@ type Status struct {
 	Missing []job.Task
 }
 
-// Status sorts the planned tasks into done, failed and still to run.
+// Status sorts the planned tasks into done, failed and still to run: a
+// shard's own folder has only its shard's tasks to run, a campaign's
+// folder every task no shard has done.
 func (r *Results) Status() Status {
 	ok, failed, missing := r.sort(r.Records)
+	var sh job.Shard
+	if _, err := fmt.Sscanf(r.Manifest.Shard, "%d/%d", &sh.I, &sh.Of); err == nil && filepath.Base(r.Dir) == fmt.Sprintf("%d-of-%d", sh.I, sh.Of) {
+		missing = slices.DeleteFunc(missing, func(t job.Task) bool { return !sh.Has(t) })
+	}
 	return Status{Done: ok, Failed: failed, Missing: missing}
 }
 

@@ -536,7 +536,7 @@ func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol, u
 	}
 	res, err := prot.Run(ctx, env)
 	res.Chance = protocol.Chance(testSet)
-	if err == nil {
+	if err == nil && testSet.Len() > 0 {
 		// The explained model's accuracy, from its predictions (cached):
 		// what a model that learned little is told by.
 		pred, err := targets(ctx, "test")

@@ -98,12 +98,19 @@ func card(conf Confidence, d Diagnostics, recs []store.Record) []CardRow {
 
 func randomFinding(r Ranking) Finding {
 	var controls, methods []RankedMethod
+	weakControl := false
 	for _, m := range r.Methods {
-		if isControl(m.Method) {
+		switch {
+		case m.Weak: // not ranked: compared with nothing
+			weakControl = weakControl || isControl(m.Method)
+		case isControl(m.Method):
 			controls = append(controls, m)
-		} else if !math.IsNaN(m.CI.Estimate) {
+		case !math.IsNaN(m.CI.Estimate):
 			methods = append(methods, m)
 		}
+	}
+	if len(controls) == 0 && weakControl {
+		return Finding{Value: math.NaN(), Words: "the random control's retrained models learned little (!): not ranked, so nothing shows what chance scores"}
 	}
 	if len(controls) == 0 {
 		return Finding{Value: math.NaN(), Words: "no random control in this campaign: add random to see what chance scores"}
@@ -122,10 +129,10 @@ func randomFinding(r Ranking) Finding {
 			switch {
 			case oriented(ctl.CI.Estimate, r.Better) >= oriented(m.CI.Estimate, r.Better):
 				above = append(above, inline(m.Method))
-			case ok && !p.Differ:
-				within = append(within, inline(m.Method))
-			default:
+			case ok && p.Differ:
 				apart++
+			default: // not told apart, or never compared
+				within = append(within, inline(m.Method))
 			}
 		}
 		beaten = math.Min(beaten, float64(apart))

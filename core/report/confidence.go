@@ -62,8 +62,8 @@ type Ranking struct {
 	Protocol string               `json:"protocol"`
 	Metric   string               `json:"metric"`
 	Better   protocol.Better      `json:"better"`
-	Methods  []RankedMethod       `json:"methods"` // best first
-	Pairs    []Pair               `json:"pairs"`
+	Methods  []RankedMethod       `json:"methods"`          // best first
+	Pairs    []Pair               `json:"pairs"`            // between the methods it ranks (RankedMethod.Ranked)
 	Winner   string               `json:"winner,omitempty"` // the best method, when the runner-up differs from it; "" for no clear winner
 	Units    int                  `json:"units"`            // inputs per seed the methods share
 	Seeds    int                  `json:"seeds"`
@@ -80,9 +80,10 @@ type RankedMethod struct {
 	Weak     bool           `json:"weak,omitempty"`
 }
 
-// candidate reports whether the method can be the best: its score is
-// defined and its retrained models learned.
-func (m RankedMethod) candidate() bool { return !m.Weak && !math.IsNaN(m.CI.Estimate) }
+// Ranked reports whether the ranking ranks the method (letters, pairs,
+// the chance of ranking first, a mean rank; a candidate for the best): its
+// score is defined and its retrained models learned.
+func (m RankedMethod) Ranked() bool { return !m.Weak && !math.IsNaN(m.CI.Estimate) }
 
 // Pair is the paired comparison of two methods (A ranked above B).
 type Pair struct {
@@ -90,7 +91,7 @@ type Pair struct {
 	B         string         `json:"b"`
 	Diff      stats.Interval `json:"diff"`       // A − B, paired over the same inputs and seeds
 	P         float64        `json:"p"`          // bootstrap p-value of no difference
-	PHolm     float64        `json:"p_holm"`     // Holm-corrected over the setting's pairs
+	PHolm     float64        `json:"p_holm"`     // Holm-corrected over the setting's pairs of ranked methods
 	PWilcoxon float64        `json:"p_wilcoxon"` // Wilcoxon signed-rank on the inputs' values averaged over seeds
 	Differ    bool           `json:"differ"`     // PHolm < Alpha
 }
@@ -282,13 +283,14 @@ func rank(o ConfidenceOptions, g *group, methods []string, by map[string][]store
 		return cmp.Compare(y, x)
 	})
 	// Paired comparisons, letters, the chance of ranking first and mean
-	// ranks among the contenders: the methods whose retrained models
-	// learned. A weak method keeps its interval and is not ranked.
-	weak := make([]bool, len(names))
+	// ranks among the contenders (RankedMethod.Ranked): the methods
+	// with a score whose retrained models learned. The others keep their
+	// interval and are not ranked.
+	weak, ranked := make([]bool, len(names)), make([]bool, len(names))
 	var contenders []int // positions in order
 	for a, i := range order {
 		weak[i] = weakRecs[g.dataset+"\x00"+g.title+"\x00"+names[i]]
-		if !weak[i] {
+		if ranked[i] = !weak[i] && !math.IsNaN(cis[i].Estimate); ranked[i] {
 			contenders = append(contenders, a)
 		}
 	}
@@ -355,7 +357,7 @@ func rank(o ConfidenceOptions, g *group, methods []string, by map[string][]store
 	meanRanks := make([]float64, len(names))
 	for i := range meanRanks {
 		meanRanks[i] = math.NaN()
-		if weak[i] {
+		if !ranked[i] {
 			first[i] = math.NaN()
 		}
 	}
@@ -369,7 +371,7 @@ func rank(o ConfidenceOptions, g *group, methods []string, by map[string][]store
 	// learned) is told apart from the runner-up.
 	var top []int
 	for a, m := range r.Methods {
-		if m.candidate() {
+		if m.Ranked() {
 			top = append(top, a)
 		}
 	}
@@ -469,7 +471,7 @@ func agreement(rankings []Ranking, seed uint64) []Agreement {
 	for _, ds := range datasets {
 		var rs []Ranking
 		for _, r := range rankings {
-			r.Methods = slices.DeleteFunc(slices.Clone(r.Methods), func(m RankedMethod) bool { return !m.candidate() })
+			r.Methods = slices.DeleteFunc(slices.Clone(r.Methods), func(m RankedMethod) bool { return !m.Ranked() })
 			if r.Dataset == ds && len(r.Methods) >= 3 {
 				rs = append(rs, r)
 			}

@@ -328,6 +328,12 @@ func TestWeakMethodsAreNotRanked(t *testing.T) {
 	if !strings.Contains(flat(table), "on the 3 methods they share") {
 		t.Errorf("summary's agreement not over the 3 ranked methods:\n%s", table)
 	}
+	// A weak random control shows nothing of chance on the report card.
+	for _, row := range Diagnose(weaken(unitRecords(), "random")).Confidence.Card {
+		if row.Protocol == "ROAR" && !strings.Contains(row.Random.Words, "learned little") {
+			t.Errorf("ROAR's card with a weak random control: %q", row.Random.Words)
+		}
+	}
 	// Two weak methods leave ROAR two ranked ones: no agreement to measure
 	// with Deletion alone.
 	if d := Diagnose(weaken(unitRecords(), "ig", "random")); len(d.Confidence.Agreement) != 0 {

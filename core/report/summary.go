@@ -170,8 +170,6 @@ func arrow(b protocol.Better) string {
 	return "↑"
 }
 
-// learned counts the ranked methods whose retrained models learned: the
-// only candidates for the best.
 // Verdict words whether the ranking names a best method, and why not:
 // "" for a ranking of one method.
 func (r Ranking) Verdict() string {
@@ -186,10 +184,12 @@ func (r Ranking) Verdict() string {
 	return ""
 }
 
+// learned counts the ranked methods whose retrained models learned: the
+// only candidates for the best.
 func learned(rk Ranking) int {
 	n := 0
 	for _, m := range rk.Methods {
-		if m.candidate() {
+		if m.Ranked() {
 			n++
 		}
 	}

@@ -176,11 +176,11 @@ func weakRuns(ws []report.Weak, s selected) int {
 	return n
 }
 
-// retrains says whether the setting's protocol retrains models (its
-// results record the explained model's accuracy beside chance).
+// retrains says whether the setting's protocol retrains models: those
+// whose runs report.Weak checks.
 func retrains(s selected) bool {
 	for _, r := range s.recs {
-		if r.Result.Base > 0 {
+		if p, err := protocol.New(r.Protocol, r.Result.Config); err == nil && p.Info().Category == "retrain" {
 			return true
 		}
 	}

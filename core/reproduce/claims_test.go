@@ -293,3 +293,33 @@ func TestTruthVerdicts(t *testing.T) {
 		})
 	}
 }
+
+// A claim that does not hold under a retraining protocol whose retrained
+// models all learned says it checked them; whether the protocol retrains
+// is its kind, not whether its records carry the explained model's
+// accuracy (every protocol's do).
+func TestDoesNotHoldSaysTheRetrainedModelsWereChecked(t *testing.T) {
+	inc := Check{Kind: "order", Setting: map[string]any{"protocol": "roar"}, Param: "lambda", Expect: "increasing"}
+	v := decide(t, lambdaRun(20, 100, 180), inc)
+	if v.Outcome != DoesNotHold || !strings.Contains(v.Result, "Checked: every retrained model of the setting learned") {
+		t.Errorf("%s: %s", v.Outcome, v.Result)
+	}
+}
+
+// A claim about a method the ranking does not rank (its retrained models
+// learned little) says so instead of losing its pairs without a word.
+func TestVersusNamesTheMethodsLeftOut(t *testing.T) {
+	recs := []store.Record{
+		roarRec("gradient", "", correct(200, 190), []float64{0.5}, []float64{0.95}, []float64{1}),
+		roarRec("ig", "", correct(200, 185), []float64{0.5}, []float64{0.93}, []float64{1}),
+		roarRec("random", "", correct(200, 100), []float64{0.5}, []float64{0.12}, []float64{1}),
+	}
+	for _, r := range recs {
+		r.Result.Chance, r.Result.Base = 0.1, 0.95 // random's retrained model scored 0.12: learned little
+	}
+	below := Check{Kind: "versus", Setting: map[string]any{"protocol": "roar"}, A: []string{"*"}, B: []string{"random"}, Expect: "below"}
+	v := decide(t, recs, below)
+	if v.Outcome != NotEvaluated || !strings.Contains(v.Result, "Left out, as the ranking does not rank them") || !strings.Contains(v.Result, ": random.") {
+		t.Errorf("%s: %s", v.Outcome, v.Result)
+	}
+}

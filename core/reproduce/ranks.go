@@ -125,6 +125,7 @@ func (e evaluator) versus(c Check, s selected, v *Verdict) {
 		v.Outcome, v.Result = NotEvaluated, err.Error()
 		return
 	}
+	defer func() { v.Result += unranked(c, r, as, bs) }()
 	if c.Expect == "near" {
 		e.near(c, s, metric, better, pairs, v)
 		return
@@ -184,6 +185,25 @@ func (e evaluator) near(c Check, s selected, metric string, better protocol.Bett
 		return
 	}
 	v.Outcome = pick(inside == len(pairs), close == len(pairs))
+}
+
+// unranked names the claim's methods the ranking does not rank — their
+// retrained models learned little, or they have no score — whose pairs
+// the ranking's headline therefore lacks ("" for none).
+func unranked(c Check, r report.Ranking, as, bs []string) string {
+	if c.Metric != "" && c.Metric != r.Metric {
+		return ""
+	}
+	var out []string
+	for _, m := range r.Methods {
+		if !m.Ranked() && (slices.Contains(as, m.Method) || slices.Contains(bs, m.Method)) {
+			out = append(out, m.Method)
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" Left out, as the ranking does not rank them (retrained models that learned little, or no score): %s.", strings.Join(out, ", "))
 }
 
 // comparison is a paired comparison of methods a and b: a − b.

@@ -195,6 +195,7 @@ func syntaxWords(msg string) string {
 			msg = what
 		}
 	}
+	msg = strings.TrimPrefix(msg, "yaml: ")
 	return "YAML syntax: " + msg + " (in the block from this line: look here and below for an indent unlike its neighbours' — spaces only — or a [ or { not closed)"
 }
 
