@@ -176,11 +176,11 @@ func weakRuns(ws []report.Weak, s selected) int {
 	return n
 }
 
-// retrains says whether the setting's protocol retrains models: those
-// whose runs report.Weak checks.
+// retrains says whether the setting's protocol retrains models and its
+// records let report.Weak check them (they know chance).
 func retrains(s selected) bool {
 	for _, r := range s.recs {
-		if p, err := protocol.New(r.Protocol, r.Result.Config); err == nil && p.Info().Category == "retrain" {
+		if p, err := protocol.New(r.Protocol, r.Result.Config); err == nil && p.Info().Category == "retrain" && r.Result.Chance > 0 {
 			return true
 		}
 	}

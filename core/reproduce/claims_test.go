@@ -295,14 +295,21 @@ func TestTruthVerdicts(t *testing.T) {
 }
 
 // A claim that does not hold under a retraining protocol whose retrained
-// models all learned says it checked them; whether the protocol retrains
-// is its kind, not whether its records carry the explained model's
-// accuracy (every protocol's do).
+// models all learned says it checked them — where its records know
+// chance, so that they could be checked; whether the protocol retrains is
+// its kind, not whether its records carry the explained model's accuracy
+// (every protocol's do).
 func TestDoesNotHoldSaysTheRetrainedModelsWereChecked(t *testing.T) {
 	inc := Check{Kind: "order", Setting: map[string]any{"protocol": "roar"}, Param: "lambda", Expect: "increasing"}
-	v := decide(t, lambdaRun(20, 100, 180), inc)
-	if v.Outcome != DoesNotHold || !strings.Contains(v.Result, "Checked: every retrained model of the setting learned") {
-		t.Errorf("%s: %s", v.Outcome, v.Result)
+	recs := lambdaRun(40, 100, 180) // accuracies 0.2, 0.5, 0.9: above chance's 0.05 by more than the margin
+	if v := decide(t, recs, inc); v.Outcome != DoesNotHold || strings.Contains(v.Result, "Checked:") {
+		t.Errorf("chance unknown: %s: %s", v.Outcome, v.Result)
+	}
+	for _, r := range recs {
+		r.Result.Chance = 0.05
+	}
+	if v := decide(t, recs, inc); v.Outcome != DoesNotHold || !strings.Contains(v.Result, "Checked: every retrained model of the setting learned") {
+		t.Errorf("chance known: %s: %s", v.Outcome, v.Result)
 	}
 }
 
