@@ -85,6 +85,12 @@ type RankedMethod struct {
 // score is defined and its retrained models learned.
 func (m RankedMethod) Ranked() bool { return !m.Weak && !math.IsNaN(m.CI.Estimate) }
 
+// rankedOnly is r with the methods it ranks (RankedMethod.Ranked) alone.
+func (r Ranking) rankedOnly() Ranking {
+	r.Methods = slices.DeleteFunc(slices.Clone(r.Methods), func(m RankedMethod) bool { return !m.Ranked() })
+	return r
+}
+
 // Pair is the paired comparison of two methods (A ranked above B).
 type Pair struct {
 	A         string         `json:"a"`
@@ -282,15 +288,14 @@ func rank(o ConfidenceOptions, g *group, methods []string, by map[string][]store
 		}
 		return cmp.Compare(y, x)
 	})
-	// Paired comparisons, letters, the chance of ranking first and mean
-	// ranks among the contenders (RankedMethod.Ranked): the methods
-	// with a score whose retrained models learned. The others keep their
-	// interval and are not ranked.
-	weak, ranked := make([]bool, len(names)), make([]bool, len(names))
-	var contenders []int // positions in order
+	// Every method keeps its interval; the ranked ones (RankedMethod.Ranked:
+	// a score, and retrained models that learned) get their letters, pairs,
+	// chance of ranking first and mean rank among themselves.
+	var contenders []int // positions in order, as in r.Methods
 	for a, i := range order {
-		weak[i] = weakRecs[g.dataset+"\x00"+g.title+"\x00"+names[i]]
-		if ranked[i] = !weak[i] && !math.IsNaN(cis[i].Estimate); ranked[i] {
+		m := RankedMethod{Method: names[i], CI: cis[i], PFirst: math.NaN(), MeanRank: math.NaN(), Weak: weakRecs[g.dataset+"\x00"+g.title+"\x00"+names[i]]}
+		r.Methods = append(r.Methods, m)
+		if m.Ranked() {
 			contenders = append(contenders, a)
 		}
 	}
@@ -314,23 +319,21 @@ func rank(o ConfidenceOptions, g *group, methods []string, by map[string][]store
 		r.Pairs[k].Differ = ph < Alpha
 		differ[idx[k]] = r.Pairs[k].Differ
 	}
-	letters := make([]string, len(order))
 	for x, l := range stats.Letters(len(contenders), func(x, y int) bool {
 		if x > y {
 			x, y = y, x
 		}
 		return differ[ij{contenders[x], contenders[y]}]
 	}) {
-		letters[contenders[x]] = l
+		r.Methods[contenders[x]].Letters = l
 	}
-	// The chance of ranking first, under the same resamples for all.
-	first := make([]float64, len(names))
-	cdata := make([][][]float64, len(contenders))
-	for x, a := range contenders {
-		cdata[x] = data[order[a]]
-	}
-	var ranks []float64
 	if len(contenders) > 0 {
+		// The chance of ranking first, under the same resamples for all.
+		cdata := make([][][]float64, len(contenders))
+		for x, a := range contenders {
+			cdata[x] = data[order[a]]
+		}
+		first := make([]float64, len(contenders))
 		reps := boot(o, g.dataset, g.title, h.Name, "ranks").Replicates(cdata)
 		for _, rep := range reps {
 			best, ties := -1, 0.0
@@ -348,24 +351,13 @@ func rank(o ConfidenceOptions, g *group, methods []string, by map[string][]store
 			}
 			for m, v := range rep {
 				if !math.IsNaN(v) && oriented(v, h.Better) == oriented(rep[best], h.Better) {
-					first[order[contenders[m]]] += 1 / ties / float64(len(reps))
+					first[m] += 1 / ties / float64(len(reps))
 				}
 			}
 		}
-		ranks = unitRanks(cdata, h.Better)
-	}
-	meanRanks := make([]float64, len(names))
-	for i := range meanRanks {
-		meanRanks[i] = math.NaN()
-		if !ranked[i] {
-			first[i] = math.NaN()
+		for x, rank := range unitRanks(cdata, h.Better) {
+			r.Methods[contenders[x]].PFirst, r.Methods[contenders[x]].MeanRank = first[x], rank
 		}
-	}
-	for x, a := range contenders {
-		meanRanks[order[a]] = ranks[x]
-	}
-	for a, i := range order {
-		r.Methods = append(r.Methods, RankedMethod{Method: names[i], CI: cis[i], Letters: letters[a], PFirst: first[i], MeanRank: meanRanks[i], Weak: weak[i]})
 	}
 	// A winner only where the best (of the methods whose retrained models
 	// learned) is told apart from the runner-up.
@@ -471,7 +463,7 @@ func agreement(rankings []Ranking, seed uint64) []Agreement {
 	for _, ds := range datasets {
 		var rs []Ranking
 		for _, r := range rankings {
-			r.Methods = slices.DeleteFunc(slices.Clone(r.Methods), func(m RankedMethod) bool { return !m.Ranked() })
+			r = r.rankedOnly()
 			if r.Dataset == ds && len(r.Methods) >= 3 {
 				rs = append(rs, r)
 			}

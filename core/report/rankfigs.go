@@ -24,7 +24,7 @@ func (c *campaign) confidenceFigures(ds string) []Figure {
 	var figs []Figure
 	var rs []Ranking // the settings that rank at least two methods, and those alone
 	for _, r := range c.conf.Rankings {
-		r.Methods = slices.DeleteFunc(slices.Clone(r.Methods), func(m RankedMethod) bool { return !m.Ranked() })
+		r = r.rankedOnly()
 		if r.Dataset == ds && len(r.Methods) >= 2 {
 			rs = append(rs, r)
 		}
