@@ -12,6 +12,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"faithlab/core/data"
+	"faithlab/core/report"
 )
 
 // Outcome filters of the data screen.
@@ -98,7 +99,7 @@ func newDataView(s *State) *DataView {
 	v.stats = widget.NewTableWithHeaders(func() (int, int) { return len(v.feature), 4 },
 		func() fyne.CanvasObject { return widget.NewLabel("-00000.000") },
 		func(id widget.TableCellID, o fyne.CanvasObject) {
-			o.(*widget.Label).SetText(fixed3(float64(v.feature[id.Row][id.Col])))
+			o.(*widget.Label).SetText(report.Decimals(float64(v.feature[id.Row][id.Col]), 3))
 		})
 	v.stats.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
 		l := o.(*widget.Label)
@@ -224,7 +225,7 @@ func (v *DataView) tableCell(id widget.TableCellID, o fyne.CanvasObject) {
 		l.SetText(v.label(i))
 		return
 	}
-	l.SetText(fixed3(float64(ds.Sample(i)[id.Col-1])))
+	l.SetText(report.Decimals(float64(ds.Sample(i)[id.Col-1]), 3))
 }
 
 func (v *DataView) tableHeader(id widget.TableCellID, o fyne.CanvasObject) {
@@ -292,12 +293,3 @@ func (v *DataView) ScrollTo(i int) {
 
 // ScrollToOffset scrolls the grid to a pixel offset (as a wheel does).
 func (v *DataView) ScrollToOffset(y float32) { v.grid.ScrollToOffset(y) }
-
-// fixed3 writes v with three decimals, a value that rounds to zero
-// without a sign ("0.000", never "-0.000").
-func fixed3(v float64) string {
-	if s := fmt.Sprintf("%.3f", v); s != "-0.000" {
-		return s
-	}
-	return "0.000"
-}

@@ -146,10 +146,17 @@ func number(v float64) string {
 	case a >= 1:
 		return fmt.Sprintf("%.2f", v)
 	}
-	if s := fmt.Sprintf("%.3f", v); s != "-0.000" {
-		return s
+	return Decimals(v, 3)
+}
+
+// Decimals writes v with n decimals, a negative value that rounds to zero
+// without its sign ("0.000", never "-0.000": no sign to read into it).
+func Decimals(v float64, n int) string {
+	s := fmt.Sprintf("%.*f", n, v)
+	if strings.Trim(s, "-0.") == "" {
+		return strings.TrimPrefix(s, "-")
 	}
-	return "0.000" // a negative score that rounds to zero: no sign to read into it
+	return s
 }
 
 // Count writes n and the noun, in the plural unless n is 1: "1 seed",

@@ -150,5 +150,5 @@ func Fixed2(v float64) string {
 	if math.IsNaN(v) {
 		return "—"
 	}
-	return fmt.Sprintf("%.2f", v)
+	return Decimals(v, 2)
 }

@@ -559,6 +559,7 @@ func TestNumbersAndCountsAsPeopleWriteThem(t *testing.T) {
 		got, want string
 	}{
 		{number(-0.0001), "0.000"}, {number(-0.0006), "-0.001"}, {number(0.3118), "0.312"}, {number(-12.34), "-12.3"},
+		{Decimals(-0.004, 2), "0.00"}, {Decimals(-0.006, 2), "-0.01"}, {Decimals(0, 3), "0.000"},
 		{Count(1, "seed"), "1 seed"}, {Count(3, "seed"), "3 seeds"}, {Count(0, "input"), "0 inputs"},
 	} {
 		if c.got != c.want {
