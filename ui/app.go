@@ -88,6 +88,7 @@ func newState(cfg Config) *State {
 type Loaded struct {
 	Ref         string // id or path
 	Train, Test *data.Dataset
+	Fit         []string // the built-in architectures that fit it (model.Fits), listed when it was opened
 }
 
 // Split returns the named split ("train" or "test").
@@ -166,6 +167,11 @@ func (s *State) OpenData(ref string) {
 			return err
 		}
 		l = &Loaded{Ref: ref, Train: tr, Test: te}
+		for _, a := range model.Architectures() {
+			if model.Fits(a, tr) == nil {
+				l.Fit = append(l.Fit, a)
+			}
+		}
 		return nil
 	}, func(err error) {
 		if err != nil || gen != s.dataGen {
@@ -205,32 +211,14 @@ func (s *State) SetModel(m *model.Model, path string) {
 	s.predict()
 }
 
-// offerFitting offers in sel the architectures that fit the open dataset,
-// keeping the one chosen where it fits, then calls then (if not nil) with
-// them: on the UI goroutine, while that dataset is still the open one.
-func (s *State) offerFitting(sel *selectWidget, then func(fit []string)) {
-	l := s.Data
-	var fit []string
-	s.Go("checking architectures", func(context.Context) error {
-		for _, a := range model.Architectures() {
-			if model.Fits(a, l.Train) == nil {
-				fit = append(fit, a)
-			}
-		}
-		return nil
-	}, func(error) {
-		if s.Data != l {
-			return
-		}
-		sel.Options = fit
-		if !containsString(fit, sel.Selected) && len(fit) > 0 {
-			sel.SetSelected(fit[0])
-		}
-		sel.Refresh()
-		if then != nil {
-			then(fit)
-		}
-	})
+// offerFitting offers in sel the architectures that fit the open
+// dataset, keeping the one chosen where it fits.
+func (s *State) offerFitting(sel *selectWidget) {
+	sel.Options = s.Data.Fit
+	if !containsString(sel.Options, sel.Selected) && len(sel.Options) > 0 {
+		sel.SetSelected(sel.Options[0])
+	}
+	sel.Refresh()
 }
 
 // modelName names the model under explanation for the screens that use

@@ -45,11 +45,9 @@ type Evaluate struct {
 	protocols  *checkForms
 	seeds      *entryWidget
 	retrain    *entryWidget
-	model      *widget.Label // the model the campaign evaluates, named
-	size       *widget.Label // the campaign's estimate, redone after every edit
-	runNote    string        // what its run folder holds already (the start of size's text)
-	fit        []string      // the architectures that fit fitFor, the open data when they were listed
-	fitFor     *Loaded
+	model      *widget.Label              // the model the campaign evaluates, named
+	size       *widget.Label              // the campaign's estimate, redone after every edit
+	runNote    string                     // what its run folder holds already (the start of size's text)
 	sizeText   string                     // the rest of size's text
 	edits      int                        // counts the form's edits, to drop stale estimates
 	pause      *time.Timer                // waits for a pause in the edits
@@ -158,10 +156,7 @@ func newEvaluate(s *State) *Evaluate {
 		if e.dataset.Text == "" || e.cancel == nil {
 			e.dataset.SetText(s.Data.Ref)
 		}
-		e.s.offerFitting(e.arch, func(fit []string) {
-			e.fit, e.fitFor = fit, e.s.Data
-			e.changed()
-		})
+		e.s.offerFitting(e.arch)
 	})
 	var sizedFor *model.Model
 	s.OnModel(func() {
@@ -264,10 +259,10 @@ func (e *Evaluate) build() (*spec.Spec, error) {
 		}
 	default:
 		s.Model.Arch, s.Model.Epochs = e.arch.Selected, whole(e.epochs, "epochs")
-		if open && e.fitFor == e.s.Data && !containsString(e.fit, s.Model.Arch) {
+		if fit := e.s.Data.Fit; open && !containsString(fit, s.Model.Arch) {
 			choose := "no built-in architecture fits it: open a model file instead"
-			if len(e.fit) > 0 {
-				choose = "choose one of " + strings.Join(e.fit, ", ")
+			if len(fit) > 0 {
+				choose = "choose one of " + strings.Join(fit, ", ")
 			}
 			why := "it does not fit"
 			if err := model.Fits(s.Model.Arch, e.s.Data.Train); err != nil {

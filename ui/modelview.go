@@ -123,12 +123,11 @@ func (v *ModelView) Content() fyne.CanvasObject { return v.content }
 // dataChanged offers the architectures that fit the new dataset.
 func (v *ModelView) dataChanged() {
 	l := v.s.Data
-	v.s.offerFitting(v.arch, func(fit []string) {
-		if v.cancel == nil && len(fit) > 0 {
-			v.start.Enable()
-		}
-		v.readout.SetText(fmt.Sprintf("ready to train on %s (%d samples, %d classes): %s", displayName(l.Ref), l.Train.Len(), len(l.Train.Classes), strings.Join(fit, ", ")))
-	})
+	v.s.offerFitting(v.arch)
+	if v.cancel == nil && len(l.Fit) > 0 {
+		v.start.Enable()
+	}
+	v.readout.SetText(fmt.Sprintf("ready to train on %s (%d samples, %d classes): %s", displayName(l.Ref), l.Train.Len(), len(l.Train.Classes), strings.Join(l.Fit, ", ")))
 	v.modelChanged()
 }
 
