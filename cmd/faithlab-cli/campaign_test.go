@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 const campaignSpec = `name: kill-test
@@ -96,11 +98,31 @@ func TestSlurmFlagsReachTheScript(t *testing.T) {
 }
 
 // A run the user stops says what it kept and ends with errStopped, which
-// main turns into exit status 130 without a second, raw error line.
+// main turns into exit status 128 + the signal without a second, raw error line.
 func TestStoppedRunSaysWhatItKept(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if err := runCampaign(ctx, []string{writeSpec(t, t.TempDir()), "--quiet"}); !errors.Is(err, errStopped) {
 		t.Fatalf("a run stopped before it began: %v, want errStopped", err)
+	}
+}
+
+// SIGTERM, as a cluster's scheduler sends at a job's time limit, stops the
+// context as Ctrl-C does and is reported as itself, so that main exits 143.
+func TestSIGTERMStopsAndIsNamed(t *testing.T) {
+	ctx, stopped := stopOnSignal()
+	if _, ok := stopped(); ok {
+		t.Fatal("a signal reported before any came")
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("SIGTERM did not stop the context")
+	}
+	if sig, ok := stopped(); !ok || sig != syscall.SIGTERM || 128+int(sig) != 143 {
+		t.Fatalf("stopped() = %v, %v; want SIGTERM (exit 143)", sig, ok)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"faithlab/core/campaign"
@@ -54,8 +55,7 @@ func commands() []command {
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, stopped := stopOnSignal()
 	if len(os.Args) < 2 {
 		usage(os.Stderr)
 		os.Exit(2)
@@ -76,8 +76,14 @@ func main() {
 				if errors.Is(err, flag.ErrHelp) {
 					os.Exit(0)
 				}
-				if errors.Is(err, errStopped) {
-					os.Exit(130) // the command said what it kept; 128 + SIGINT, as shells report it
+				if sig, ok := stopped(); ok {
+					// The user stopped it: a command that said what it kept
+					// (errStopped) needs no second line; the others say so
+					// instead of a raw "context canceled".
+					if !errors.Is(err, errStopped) {
+						fmt.Fprintf(os.Stderr, "faithlab-cli %s: stopped (%v)\n", c.name, sig)
+					}
+					os.Exit(128 + int(sig)) // as shells report it: 130 for Ctrl-C, 143 for SIGTERM
 				}
 				fmt.Fprintf(os.Stderr, "faithlab-cli %s: %v\n", c.name, err)
 				os.Exit(1)
@@ -93,6 +99,27 @@ func main() {
 // errStopped is a command's error when the user stopped it (Ctrl-C,
 // SIGTERM) and it has said what it kept.
 var errStopped = errors.New("stopped")
+
+// stopOnSignal returns a context cancelled at the first SIGINT or SIGTERM
+// and a function that says which of them came, if one did. After the first,
+// the signals' default returns: a second Ctrl-C ends the process at once
+// (a run folder keeps every task finished before it).
+func stopOnSignal() (context.Context, func() (syscall.Signal, bool)) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	var got atomic.Value
+	go func() {
+		s := <-ch
+		signal.Stop(ch)
+		got.Store(s.(syscall.Signal))
+		cancel()
+	}()
+	return ctx, func() (syscall.Signal, bool) {
+		s, ok := got.Load().(syscall.Signal)
+		return s, ok
+	}
+}
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: faithlab-cli COMMAND [flags] [arguments]   (faithlab-cli COMMAND -h: its flags and arguments)")
