@@ -18,6 +18,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"faithlab/core/campaign"
+	"faithlab/core/data"
 	"faithlab/core/job"
 	"faithlab/core/model"
 	"faithlab/core/param"
@@ -87,6 +88,7 @@ func newEvaluate(s *State) *Evaluate {
 	e.name.SetText("my-campaign")
 	e.dataset.SetPlaceHolder("id or path (default: the open one)")
 	e.trainCap.SetPlaceHolder("all")
+	e.testCap.SetPlaceHolder("all")
 	e.testCap.SetText("500")
 	e.modelKind = widget.NewRadioGroup([]string{"the open model", "train one", "TorchScript file"}, nil)
 	e.modelKind.Horizontal = true
@@ -155,6 +157,18 @@ func newEvaluate(s *State) *Evaluate {
 	s.OnData(func() {
 		if e.dataset.Text == "" || e.cancel == nil {
 			e.dataset.SetText(s.Data.Ref)
+		}
+		if e.dataset.Text == s.Data.Ref {
+			// The form's caps (500 test images by default) become "all"
+			// on a set that holds fewer: more than a split holds is an error.
+			for _, c := range []struct {
+				en  *entryWidget
+				set *data.Dataset
+			}{{e.trainCap, s.Data.Train}, {e.testCap, s.Data.Test}} {
+				if n, err := strconv.Atoi(c.en.Text); err == nil && n >= c.set.Len() {
+					c.en.SetText("")
+				}
+			}
 		}
 		e.s.offerFitting(e.arch)
 	})

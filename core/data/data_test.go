@@ -3,6 +3,7 @@ package data
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -342,6 +343,32 @@ func TestHeadsReadOnlyWhatTheyKeep(t *testing.T) {
 	}
 	if head > whole/10 {
 		t.Errorf("reading 100 of %d samples allocated %d bytes, the whole set %d", n, head, whole)
+	}
+}
+
+// TestHeadsBeyondTheSetAreRefused: asking for more samples than a split
+// holds names the dataset, the split and both counts, rather than quietly
+// keeping them all (a record would claim samples the model never saw).
+func TestHeadsBeyondTheSetAreRefused(t *testing.T) {
+	for _, ref := range []string{fixture("idx"), fixture("csv", "tabular.csv")} {
+		tr, te, err := Open(ref, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			opt  Options
+			want string
+		}{
+			{Options{TrainHead: tr.Len() + 1}, fmt.Sprintf("%d training samples asked for, its training split holds %d", tr.Len()+1, tr.Len())},
+			{Options{TestHead: te.Len() + 5}, fmt.Sprintf("%d test samples asked for, its test split holds %d", te.Len()+5, te.Len())},
+		} {
+			if _, _, err := Open(ref, c.opt); err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), ref) {
+				t.Errorf("heads %d/%d: %v, want an error naming %s and %q", c.opt.TrainHead, c.opt.TestHead, err, ref, c.want)
+			}
+		}
+		if htr, hte, err := Open(ref, Options{TrainHead: tr.Len(), TestHead: te.Len()}); err != nil || htr.Len() != tr.Len() || hte.Len() != te.Len() {
+			t.Errorf("%s: heads equal to the splits' sizes: %v", ref, err)
+		}
 	}
 }
 

@@ -38,7 +38,7 @@ type Options struct {
 	// with the training split's statistics (Dataset.Standardization).
 	Raw bool `json:"-"`
 	// TrainHead and TestHead keep only the first n samples of each split
-	// (0: all). A split the files hold apart (IDX) is read only that far;
+	// (0: all; more than a split holds is an error). A split the files hold apart (IDX) is read only that far;
 	// others are cut after loading and splitting.
 	TrainHead, TestHead int `json:"-"`
 }
@@ -55,11 +55,19 @@ func Open(ref string, opt Options) (train, test *Dataset, err error) {
 	if train, test, err = open(ref, opt); err != nil {
 		return nil, nil, err
 	}
-	if n := opt.TrainHead; n > 0 && n < train.Len() {
-		train = train.Head(n)
-	}
-	if n := opt.TestHead; n > 0 && n < test.Len() {
-		test = test.Head(n)
+	for _, h := range []struct {
+		set  **Dataset
+		n    int
+		name string
+	}{{&train, opt.TrainHead, "training"}, {&test, opt.TestHead, "test"}} {
+		switch have := (*h.set).Len(); {
+		case h.n > have:
+			// A cap above what the set holds is a mistake in the spec (a
+			// record would claim samples the model never saw), not "all".
+			return nil, nil, fmt.Errorf("dataset %s: %d %s samples asked for, its %s split holds %d", ref, h.n, h.name, h.name, have)
+		case h.n > 0 && h.n < have:
+			*h.set = (*h.set).Head(h.n)
+		}
 	}
 	return train, test, nil
 }
