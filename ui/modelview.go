@@ -292,7 +292,7 @@ func (v *ModelView) drawChart() {
 	var lossS, accS []series
 	for i, p := range v.live {
 		if i == 0 || math.Ceil(p[0]) != math.Ceil(v.live[i-1][0]) {
-			name := "train, running mean in the epoch"
+			name := "running mean" // of the epoch's training batches
 			lossS = append(lossS, series{Name: name, Colour: green, Thin: true, NoKey: len(lossS) > 0})
 			accS = append(accS, series{Name: name, Colour: green, Thin: true, NoKey: len(accS) > 0})
 		}
@@ -301,8 +301,8 @@ func (v *ModelView) drawChart() {
 		a.X, a.Y = append(a.X, p[0]), append(a.Y, p[2])
 	}
 	valX := ep[:len(vloss)]
-	lossS = append(lossS, series{Name: "train", X: ep, Y: loss, Colour: blue}, series{Name: "validation", X: valX, Y: vloss, Colour: orange, Dashed: true})
-	accS = append(accS, series{Name: "train", X: ep, Y: acc, Colour: blue}, series{Name: "validation", X: valX, Y: vacc, Colour: orange, Dashed: true})
+	lossS = append(lossS, series{Name: "epoch mean", X: ep, Y: loss, Colour: blue}, series{Name: "validation", X: valX, Y: vloss, Colour: orange, Dashed: true})
+	accS = append(accS, series{Name: "epoch mean", X: ep, Y: acc, Colour: blue}, series{Name: "validation", X: valX, Y: vacc, Colour: orange, Dashed: true})
 	v.chart.Draw(func(w, h int) image.Image {
 		// Loss above accuracy, each half the height, at most 1.6 times as wide as high.
 		h = min(h/2, w*5/8)
