@@ -1,0 +1,358 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"faithlab/core/campaign"
+	"faithlab/core/job"
+)
+
+// setLaunch says on the launch button whether it starts the campaign or
+// resumes a run of it that stopped.
+func (e *Evaluate) setLaunch(resumes bool) {
+	if resumes {
+		e.launch.SetText("Resume")
+	} else {
+		e.launch.SetText("Launch")
+	}
+}
+
+// Launch saves the campaign and runs it in the background.
+func (e *Evaluate) Launch() {
+	if e.cancel != nil {
+		return
+	}
+	c, err := e.save()
+	if err != nil {
+		e.s.status.ErrorFrom(causeCampaign, err)
+		return
+	}
+	e.run(c)
+}
+
+// run runs (or resumes) a loaded campaign in a worker process
+// (Config.Worker, campaign.Serve) at a lower priority, so that the window
+// stays responsive; the task list follows its events, redrawn at most ~30
+// times a second.
+func (e *Evaluate) run(c *campaign.Campaign) {
+	e.s.withConsent(c, func(trust campaign.Trust) { e.start(c, trust) })
+}
+
+// start runs the campaign with what the user allowed it.
+func (e *Evaluate) start(c *campaign.Campaign, trust campaign.Trust) {
+	e.s.remember(prefRecentRuns, e.specPath)
+	e.rows, e.byKey = nil, map[string]int{}
+	for _, t := range c.Tasks(job.Shard{}) {
+		e.byKey[t.Key] = len(e.rows)
+		e.rows = append(e.rows, taskRow{key: t.Key, label: t.Label, state: "to run"})
+	}
+	e.list.Refresh()
+	e.overall.SetValue(0)
+	e.overall.Show()
+	e.left = countdown{}
+	e.eta.SetText("")
+	e.launch.Disable()
+	e.stop.Enable()
+	e.resume.Objects = nil
+	e.resume.Refresh()
+	child, err := campaign.StartChild(e.s.cfg.Worker(e.specPath, trust))
+	if err != nil {
+		e.s.status.Error(err)
+		e.launch.Enable()
+		e.stop.Disable()
+		return
+	}
+	e.child = child
+	pending := map[string]job.Event{}
+	var last time.Time
+	var done, total int
+	var eta time.Duration
+	follow := func() {
+		for ev := range child.Events() {
+			if ev.Kind == job.Repaired || ev.Kind == job.Warning {
+				msg := ev.Err
+				if ev.Kind == job.Warning {
+					msg = "warning: " + msg
+				}
+				e.s.cfg.Do(func() { e.s.status.Info(msg) })
+				continue
+			}
+			pending[ev.Key] = ev
+			done, total = ev.Done, ev.Total
+			if ev.ETA > 0 {
+				eta = ev.ETA
+			}
+			if ev.Kind == job.Progress && time.Since(last) < 33*time.Millisecond {
+				continue
+			}
+			last = time.Now()
+			batch, d, t, left := pending, done, total, eta
+			pending = map[string]job.Event{}
+			e.s.cfg.Do(func() { e.apply(batch, d, t, left) })
+		}
+		batch := pending
+		e.s.cfg.Do(func() { e.apply(batch, done, total, 0) })
+	}
+	dir := c.Dir(job.Shard{})
+	e.cancel = e.s.Go("campaign "+c.Spec.Name, func(ctx context.Context) error {
+		stopped := make(chan struct{})
+		defer close(stopped)
+		go func() {
+			select {
+			case <-ctx.Done():
+				child.Stop()
+			case <-stopped:
+			}
+		}()
+		go func() { // the time left, counted down every second
+			tick := time.NewTicker(time.Second)
+			defer tick.Stop()
+			for {
+				select {
+				case <-tick.C:
+					e.s.cfg.Do(func() {
+						if e.cancel != nil {
+							e.eta.SetText(e.left.text(time.Now()))
+						}
+					})
+				case <-stopped:
+					return
+				}
+			}
+		}()
+		follow()
+		return child.Wait()
+	}, func(err error) {
+		e.cancel, e.child = nil, nil
+		e.launch.Enable()
+		e.stop.Disable()
+		e.eta.SetText("")
+		switch {
+		case errors.Is(err, context.Canceled):
+			e.s.status.Info("campaign stopped; finished tasks are kept: Resume goes on from them")
+			for i := range e.rows {
+				if e.rows[i].state == "running" {
+					e.rows[i].state, e.rows[i].stage = "stopped", ""
+				}
+			}
+			e.list.Refresh()
+		case err == nil && e.count("cancelled") > 0:
+			e.s.status.Info(fmt.Sprintf("campaign %s ended with %d task(s) cancelled, not recorded: Resume runs them; results so far in %s", c.Spec.Name, e.count("cancelled"), dir))
+		case err == nil:
+			e.s.status.Info("campaign " + c.Spec.Name + " done: results in " + dir)
+		}
+		e.setLaunch(err != nil || e.count("cancelled") > 0)
+		e.changed() // the size says what the run folder holds now
+		if e.onRun != nil {
+			e.onRun(dir, err == nil)
+		}
+	})
+}
+
+// apply updates the task list with events (UI goroutine).
+func (e *Evaluate) apply(evs map[string]job.Event, done, total int, eta time.Duration) {
+	for key, ev := range evs {
+		i, ok := e.byKey[key]
+		if !ok {
+			continue
+		}
+		r := &e.rows[i]
+		switch ev.Kind {
+		case job.Started:
+			r.state, r.stage, r.frac = "running", "starting", 0
+		case job.Progress:
+			r.state, r.stage = "running", ev.Stage
+			if ev.Steps > 0 {
+				r.frac = float64(ev.Step) / float64(ev.Steps)
+			}
+		case job.Finished, job.Skipped:
+			r.state, r.stage, r.frac = "done", "", 1
+			if ev.Kind == job.Skipped {
+				r.stage = "done in an earlier run"
+			}
+		case job.Failed:
+			r.state, r.stage, r.frac = "failed", ev.Err, 0
+		case job.Cancelled:
+			r.state, r.stage, r.frac = "cancelled", "not recorded: a resume runs it", 0
+			e.s.status.Info("cancelled " + taskTitle(r.label) + ": not recorded, a resume runs it")
+		}
+	}
+	// The runner counts a cancelled task as ended; the bar and the count
+	// show the tasks done (earlier runs' included), which a cancelled one
+	// is not.
+	done, total = e.count("done"), len(e.rows)
+	if total > 0 {
+		e.overall.SetValue(float64(done) / float64(total))
+	}
+	e.left.set(done, total, eta, time.Now())
+	e.eta.SetText(e.left.text(time.Now()))
+	e.list.Refresh()
+}
+
+// count is the number of tasks in a state.
+func (e *Evaluate) count(state string) int {
+	n := 0
+	for _, r := range e.rows {
+		if r.state == state {
+			n++
+		}
+	}
+	return n
+}
+
+// countdown is the campaign's progress line: the runner re-estimates the
+// time left only when a task ends, so between estimates the line counts
+// the last one down.
+type countdown struct {
+	done, total int
+	eta         time.Duration // as last estimated
+	at          time.Time     // when it changed
+}
+
+// set takes the counts and the runner's estimate; an unchanged estimate
+// keeps counting down from when it was made.
+func (c *countdown) set(done, total int, eta time.Duration, now time.Time) {
+	c.done, c.total = done, total
+	if eta != c.eta {
+		c.eta, c.at = eta, now
+	}
+}
+
+// text is "3/12 · about 40s left", "3/12 · finishing the tasks under way"
+// once the estimate has run out, or "3/12" before there is one.
+func (c countdown) text(now time.Time) string {
+	switch {
+	case c.total == 0:
+		return ""
+	case c.eta <= 0:
+		return fmt.Sprintf("%d/%d", c.done, c.total)
+	}
+	left := c.eta - now.Sub(c.at)
+	if left < time.Second {
+		return fmt.Sprintf("%d/%d · finishing the tasks under way", c.done, c.total)
+	}
+	return fmt.Sprintf("%d/%d · about %s left", c.done, c.total, left.Round(time.Second))
+}
+
+// Cancel stops the campaign after the tasks under way; finished ones are kept.
+func (e *Evaluate) Cancel() {
+	if e.cancel != nil {
+		e.cancel()
+	}
+}
+
+// Running says whether a campaign runs.
+func (e *Evaluate) Running() bool { return e.cancel != nil }
+
+func (e *Evaluate) newRow() fyne.CanvasObject {
+	label := widget.NewLabel("")
+	label.Truncation = fyne.TextTruncateEllipsis
+	stage := widget.NewLabel("")
+	stage.Truncation = fyne.TextTruncateEllipsis
+	stage.SizeName = theme.SizeNameCaptionText
+	bar := widget.NewProgressBar()
+	cancel := widget.NewButtonWithIcon("", theme.CancelIcon(), nil)
+	cancel.Importance = widget.LowImportance
+	return container.NewBorder(nil, nil, nil, cancel, container.NewVBox(label, container.NewGridWithColumns(2, stage, bar)))
+}
+
+func (e *Evaluate) updateRow(id widget.ListItemID, o fyne.CanvasObject) {
+	if id >= len(e.rows) {
+		return
+	}
+	r := e.rows[id]
+	c := o.(*fyne.Container)
+	body := c.Objects[0].(*fyne.Container)
+	cancel := c.Objects[1].(*widget.Button)
+	body.Objects[0].(*widget.Label).SetText(taskTitle(r.label))
+	line := body.Objects[1].(*fyne.Container)
+	stage := line.Objects[0].(*widget.Label)
+	text := r.state
+	if r.stage != "" {
+		text += " · " + r.stage
+	}
+	stage.SetText(text)
+	if r.state == "failed" {
+		stage.Importance = widget.DangerImportance
+	} else {
+		stage.Importance = widget.MediumImportance
+	}
+	stage.Refresh()
+	line.Objects[1].(*widget.ProgressBar).SetValue(r.frac)
+	if ic := theme.CancelIcon(); cancel.Icon == nil || cancel.Icon.Name() != ic.Name() {
+		cancel.SetIcon(ic) // after a theme switch: the icon in the theme's colours
+	}
+	key := r.key
+	cancel.OnTapped = func() {
+		if e.child != nil {
+			e.child.CancelTask(key)
+			e.s.status.Info("cancelling " + taskTitle(r.label))
+		}
+	}
+	if r.state == "running" {
+		cancel.Enable()
+	} else {
+		cancel.Disable()
+	}
+}
+
+// offerResume looks for campaigns launched here that did not finish and
+// offers to resume each.
+func (e *Evaluate) offerResume() {
+	for _, p := range e.s.Recent(prefRecentRuns) {
+		c, err := campaign.Load(p)
+		if err != nil {
+			continue
+		}
+		r, err := campaign.Open(c.Spec.Output)
+		if err != nil {
+			continue
+		}
+		st := r.Status()
+		if len(st.Missing) == 0 || len(st.Done)+len(st.Failed) == 0 {
+			continue
+		}
+		path := p
+		if len(e.resume.Objects) == 0 {
+			e.OpenSpec(path) // the form shows the first interrupted campaign
+			e.specPath = path
+			e.launch.SetText("Resume")
+		}
+		msg := widget.NewLabel(fmt.Sprintf("Campaign %s was interrupted: %d of %d tasks done.", c.Spec.Name, len(st.Done), len(st.Done)+len(st.Failed)+len(st.Missing)))
+		msg.Wrapping = fyne.TextWrapWord
+		var row *fyne.Container
+		resume := widget.NewButton("Resume", func() {
+			c, err := campaign.Load(path)
+			if err != nil {
+				e.s.status.Error(err)
+				return
+			}
+			e.OpenSpec(path)
+			e.specPath = path
+			e.run(c)
+		})
+		resume.Importance = widget.HighImportance
+		dismiss := widget.NewButton("Not now", func() { e.resume.Remove(row) })
+		row = container.NewBorder(nil, nil, nil, container.NewHBox(resume, dismiss), msg)
+		e.resume.Add(row)
+	}
+}
+
+// taskTitle puts what distinguishes a task first: "gradient · ROAR
+// (fashion-mnist seed 1)" for "fashion-mnist seed 1 · gradient · ROAR".
+func taskTitle(label string) string {
+	data, rest, ok := strings.Cut(label, " · ")
+	if !ok {
+		return label
+	}
+	return rest + "  (" + data + ")"
+}
