@@ -14,6 +14,7 @@ import (
 
 	"faithlab/core/campaign"
 	"faithlab/core/job"
+	"faithlab/core/report"
 )
 
 // setLaunch says on the launch button whether it starts the campaign or
@@ -146,7 +147,7 @@ func (e *Evaluate) start(c *campaign.Campaign, trust campaign.Trust) {
 			}
 			e.list.Refresh()
 		case err == nil && e.count("cancelled") > 0:
-			e.s.status.Info(fmt.Sprintf("campaign %s ended with %d task(s) cancelled, not recorded: Resume runs them; results so far in %s", c.Spec.Name, e.count("cancelled"), dir))
+			e.s.status.Info(fmt.Sprintf("campaign %s ended with %s cancelled, not recorded: Resume runs them; results so far in %s", c.Spec.Name, report.Count(e.count("cancelled"), "task"), dir))
 		case err == nil:
 			e.s.status.Info("campaign " + c.Spec.Name + " done: results in " + dir)
 		}

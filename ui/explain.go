@@ -19,6 +19,7 @@ import (
 	"faithlab/core/campaign"
 	"faithlab/core/model"
 	"faithlab/core/perturb"
+	"faithlab/core/report"
 )
 
 // Explain computes maps of the chosen methods (their parameter forms built
@@ -281,7 +282,7 @@ func (e *Explain) Compute() {
 		e.results, e.mapsOf, e.mapsPath = out, of, ofPath
 		e.draw()
 		e.setupTrace()
-		e.s.status.Info(fmt.Sprintf("maps of %d method(s) for %d sample(s) of the %s split", len(out), out[0].Maps.N(), out[0].Request.Split))
+		e.s.status.Info(fmt.Sprintf("maps of %s for %s of the %s split", report.Count(len(out), "method"), report.Count(out[0].Maps.N(), "sample"), out[0].Request.Split))
 	})
 }
 

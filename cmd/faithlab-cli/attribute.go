@@ -11,6 +11,7 @@ import (
 
 	"faithlab/core/campaign"
 	"faithlab/core/param"
+	"faithlab/core/report"
 )
 
 // methodFlags adds a flag for every parameter of every method (from the
@@ -144,7 +145,7 @@ func runAttribute(ctx context.Context, args []string) error {
 	if q.Count > ex.Maps.N() {
 		short = fmt.Sprintf(" (the split holds %d from --offset %d, not %d)", ex.Maps.N(), q.Offset, q.Count)
 	}
-	fmt.Fprintf(os.Stderr, "%s: %d map(s) of %v%s in %.2f s → %s\n", ex.Method, ex.Maps.N(), ex.Maps.Shape[1:], short, ex.Elapsed.Seconds(), *out)
+	fmt.Fprintf(os.Stderr, "%s: %s of %v%s in %.2f s → %s\n", ex.Method, report.Count(ex.Maps.N(), "map"), ex.Maps.Shape[1:], short, ex.Elapsed.Seconds(), *out)
 	return nil
 }
 

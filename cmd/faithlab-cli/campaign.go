@@ -97,7 +97,7 @@ func runLoaded(ctx context.Context, c *campaign.Campaign, shard job.Shard, quiet
 	}
 	fmt.Fprintf(os.Stderr, "campaign %s: %.0f s (%s); results in %s\n", c.Spec.Name, out.Elapsed.Seconds(), stageLine(out), filepath.Join(out.Dir, "results.csv"))
 	if out.Failed > 0 {
-		return fmt.Errorf("%d task(s) failed: see faithlab-cli status %s", out.Failed, out.Dir)
+		return fmt.Errorf("%s failed: see faithlab-cli status %s", report.Count(out.Failed, "task"), out.Dir)
 	}
 	return nil
 }
@@ -184,10 +184,10 @@ func runExportResults(_ context.Context, args []string) error {
 		return err
 	}
 	if st := r.Status(); len(st.Failed)+len(st.Missing) > 0 {
-		fmt.Fprintf(os.Stderr, "note: %d task(s) failed and %d not run are not in the CSV\n", len(st.Failed), len(st.Missing))
+		fmt.Fprintf(os.Stderr, "note: %s failed and %d not run are not in the CSV\n", report.Count(len(st.Failed), "task"), len(st.Missing))
 	}
 	if m := r.Diagnostics().Confidence.Missing; len(m) > 0 {
-		fmt.Fprintf(os.Stderr, "note: %d protocol setting(s) keep no per-input values (a run from before Faithlab kept them): their scores have no intervals until the campaign runs again\n", len(m))
+		fmt.Fprintf(os.Stderr, "note: %s keep no per-input values (a run from before Faithlab kept them): their scores have no intervals until the campaign runs again\n", report.Count(len(m), "protocol setting"))
 	}
 	if *figDir != "" {
 		ex, err := r.Figures(*figDir, strings.Split(*formats, ",")...)
@@ -195,7 +195,7 @@ func runExportResults(_ context.Context, args []string) error {
 			return err
 		}
 		if ex.MissingSamples > 0 {
-			fmt.Fprintf(os.Stderr, "note: %d perturbed sample(s) are in no cache this run names: left out of the figures\n", ex.MissingSamples)
+			fmt.Fprintf(os.Stderr, "note: %s in no cache this run names: left out of the figures\n", report.Count(ex.MissingSamples, "perturbed sample"))
 		}
 		fmt.Fprintf(os.Stderr, "%d figures, %d files in %s\n", ex.Figures, ex.Files, *figDir)
 	}
@@ -211,9 +211,9 @@ func runExportResults(_ context.Context, args []string) error {
 			return err
 		}
 		if missing > 0 {
-			fmt.Fprintf(os.Stderr, "note: %d map set(s) are in no cache this run names: left out\n", missing)
+			fmt.Fprintf(os.Stderr, "note: %s in no cache this run names: left out\n", report.Count(missing, "map set"))
 		}
-		fmt.Fprintf(os.Stderr, "%d map set(s) → %s (listed in maps.csv)\n", n, *mapsDir)
+		fmt.Fprintf(os.Stderr, "%s → %s (listed in maps.csv)\n", report.Count(n, "map set"), *mapsDir)
 	}
 	if *out == "-" {
 		b, err := r.CSV()
@@ -254,7 +254,7 @@ func runMerge(_ context.Context, args []string) error {
 		return err
 	}
 	if m.LostSamples > 0 {
-		fmt.Fprintf(os.Stderr, "note: %d perturbed sample(s) were in none of the runs' caches\n", m.LostSamples)
+		fmt.Fprintf(os.Stderr, "note: %s in none of the runs' caches\n", report.Count(m.LostSamples, "perturbed sample"))
 	}
 	fmt.Fprintf(os.Stderr, "merged %d runs into %s: %d tasks done, %d failed, %d not run\n", fs.NArg(), *out, m.Done, m.Failed, m.Missing)
 	return nil

@@ -79,7 +79,7 @@ func runReproduce(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(os.Stderr, "reproduction %s (%s): %.0f s; report in %s\n", name, *size, ran.Elapsed.Seconds(), ran.Report)
 	if ran.Failed > 0 {
-		return fmt.Errorf("%d task(s) failed: see faithlab-cli status %s/run", ran.Failed, *out)
+		return fmt.Errorf("%s failed: see faithlab-cli status %s/run", report.Count(ran.Failed, "task"), *out)
 	}
 	return nil
 }

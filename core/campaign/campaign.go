@@ -285,7 +285,7 @@ func (c *Campaign) prepare(run *store.Run) ([]note, error) {
 		notes = append(notes, note{job.Repaired, fmt.Sprintf("%s line %d: %v; set aside in %s.damaged, its task runs again", log.Path, d.Line, d.Err, log.Path)})
 	}
 	if log.Unchecked > 0 {
-		notes = append(notes, note{job.Warning, fmt.Sprintf("%s: %d record(s) without a checksum (written before Faithlab checked its records) are used unchecked; they are written again with checksums", log.Path, log.Unchecked)})
+		notes = append(notes, note{job.Warning, fmt.Sprintf("%s: %s without a checksum (written before Faithlab checked its records) used unchecked; they are written again with checksums", log.Path, report.Count(log.Unchecked, "record"))})
 	}
 	if err := run.Repair(log); err != nil {
 		return nil, err

@@ -16,6 +16,7 @@ import (
 	"faithlab/core/model"
 	"faithlab/core/param"
 	"faithlab/core/protocol"
+	"faithlab/core/report"
 	"faithlab/core/spec"
 	"faithlab/core/stats"
 	"faithlab/core/train"
@@ -261,7 +262,7 @@ func (z Size) String() string {
 	if z.PriorPasses > 0 {
 		prior = fmt.Sprintf("; %.0f passes of a sample through the diffusion prior (one per sampler step)", z.PriorPasses)
 	}
-	out := fmt.Sprintf("%d tasks; %d base model(s) and %d retrainings to train; %d map sets%s.", z.Tasks, z.BaseModels, z.Retrainings, z.MapSets, prior)
+	out := fmt.Sprintf("%s; %s and %s to train; %s%s.", report.Count(z.Tasks, "task"), report.Count(z.BaseModels, "base model"), report.Count(z.Retrainings, "retraining"), report.Count(z.MapSets, "map set"), prior)
 	if z.Seconds > 0 {
 		out += fmt.Sprintf(" About %s here (training, maps, the protocols' passes and fills at this machine's measured speeds; early stopping ends training sooner).",
 			(time.Duration(z.Seconds) * time.Second).Round(time.Second))

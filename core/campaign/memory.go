@@ -10,6 +10,7 @@ import (
 	"faithlab/core/model"
 	"faithlab/core/param"
 	"faithlab/core/protocol"
+	"faithlab/core/report"
 	"faithlab/core/spec"
 )
 
@@ -137,7 +138,7 @@ func netBytes(s *spec.Spec, ds *data.Dataset) (int64, error) {
 
 // String words the plan.
 func (p MemoryPlan) String() string {
-	return fmt.Sprintf("peak memory about %s (the data %s, %d task(s) at once of up to %s each)", gib(p.Peak), gib(p.Data), p.Workers, gib(p.Task))
+	return fmt.Sprintf("peak memory about %s (the data %s, %s at once of up to %s each)", gib(p.Peak), gib(p.Data), report.Count(p.Workers, "task"), gib(p.Task))
 }
 
 // gib writes a byte count in GiB or MiB, as memory_gb and Settings' cap

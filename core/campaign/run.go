@@ -112,7 +112,7 @@ func (r *Results) State() string {
 	if !m.Ended.IsZero() {
 		state = "ended " + m.Ended.Format(time.RFC3339)
 		if left := len(r.Status().Missing); left > 0 {
-			state = fmt.Sprintf("stopped %s with %d task(s) to run", m.Ended.Format(time.RFC3339), left)
+			state = fmt.Sprintf("stopped %s with %s to run", m.Ended.Format(time.RFC3339), report.Count(left, "task"))
 		}
 	}
 	return fmt.Sprintf("started %s, %s; faithlab %s, %s, %s, %d CPUs", m.Started.Format(time.RFC3339), state, m.Faithlab, m.Go, m.Host, m.CPUs)

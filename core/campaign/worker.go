@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"faithlab/core/job"
+	"faithlab/core/report"
 )
 
 // A campaign can run in a child process of the front end — the workbench
@@ -75,7 +76,7 @@ func Serve(ctx context.Context, specPath string, o Options, in io.Reader, out io
 	case err != nil:
 		end.Err = err.Error()
 	case out2.Failed > 0:
-		end.Err = fmt.Sprintf("%d task(s) failed", out2.Failed)
+		end.Err = report.Count(out2.Failed, "task") + " failed"
 	}
 	return enc.Encode(end)
 }
