@@ -35,7 +35,7 @@ func diagnosticsTables(d report.Diagnostics) []diagTable {
 	}
 	if len(d.Weak) > 0 {
 		t := diagTable{title: "Retrainings that learned little",
-			about:  "The best retrained model scored nearer chance (always the most common class) than the explained model: this score ranks little. Retrain longer or on more samples.",
+			about:  "Settings where no method's retrained models learned: even the best scored nearer chance (always the most common class) than the explained model, so the retraining cannot tell the methods apart and none is ranked. Retrain longer or on more samples.",
 			header: []string{"dataset", "protocol", "curve", "method", "best retrained", "chance", "explained model"}}
 		for _, w := range d.Weak {
 			t.rows = append(t.rows, []string{w.Dataset, w.Protocol, w.Curve, w.Method, f3(w.Best), f3(w.Chance), f3(w.Base)})

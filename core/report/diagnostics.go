@@ -39,11 +39,11 @@ type PostComparison struct {
 }
 
 // Weak is a retraining protocol's run whose retrained models learned
-// little: the best of them scored nearer chance (always answering the most
-// common class) than the explained model's own accuracy on the same test
-// set — or, where that is unknown, within chanceMargin of chance. Models
-// that learned little rank maps by little, so the run's score says little
-// about its method.
+// little, in a setting where no method's did (weakRetraining): the best of
+// them scored nearer chance (always answering the most common class) than
+// the explained model's own accuracy on the same test set — or, where that
+// is unknown, within chanceMargin of chance. Retraining that teaches no
+// model anything ranks maps by nothing, so the setting ranks no method.
 type Weak struct {
 	Dataset  string  `json:"dataset"`
 	Protocol string  `json:"protocol"`
@@ -238,45 +238,60 @@ func comparePost(recs []store.Record) []PostComparison {
 	return out
 }
 
-// weakRetraining finds the retraining runs whose retrained models learned
-// little (Weak), by each of their accuracy curves.
+// weakRetraining finds the retraining settings whose retrained models
+// learned little (Weak, one per method): those where no method's did. A
+// method whose models sit at chance while another method's learned is
+// not one of them: the retraining works, and its maps removed what the
+// models learn from — ROAR's best outcome, KAR's worst — so it is ranked
+// like any other. Only when no run of a setting (dataset, protocol
+// setting, accuracy curve) learned is the retraining itself too weak to
+// tell the methods apart; a run whose chance is unknown counts as one
+// that may have learned.
 func weakRetraining(recs []store.Record) []Weak {
-	var out []Weak
+	type key struct{ dataset, setting, curve string }
+	var order []key
+	runs := map[key][]Weak{}
+	learned := map[key]bool{}
 	c := newCampaign(recs)
 	for _, r := range recs {
-		for _, w := range weak(r) {
-			w.Protocol = c.setting(r)
-			out = append(out, w)
-		}
-	}
-	return out
-}
-
-// weak is weakRetraining for one record.
-func weak(r store.Record) []Weak {
-	if r.Result == nil || r.Result.Chance <= 0 {
-		return nil
-	}
-	info, ok := describe(r)
-	if !ok || info.Category != "retrain" {
-		return nil
-	}
-	res := r.Result
-	limit := res.Chance + chanceMargin
-	if res.Base > res.Chance {
-		limit = (res.Chance + res.Base) / 2
-	}
-	var out []Weak
-	for _, m := range info.Curves {
-		if m.Over == nil || m.Better == "" || !(m.Name == "accuracy" || strings.HasPrefix(m.Name, "accuracy_")) {
+		if r.Result == nil {
 			continue
 		}
-		for _, cv := range res.Curves {
-			if cv.Name == m.Name && len(cv.Y) > 0 {
-				if best := slices.Max(cv.Y); best <= limit {
-					out = append(out, Weak{Dataset: r.Dataset, Protocol: r.Protocol, Method: methodName(r), Curve: m.Name, Best: best, Chance: res.Chance, Base: res.Base})
-				}
+		info, ok := describe(r)
+		if !ok || info.Category != "retrain" {
+			continue
+		}
+		res := r.Result
+		limit := res.Chance + chanceMargin
+		if res.Base > res.Chance {
+			limit = (res.Chance + res.Base) / 2
+		}
+		for _, m := range info.Curves {
+			if m.Over == nil || m.Better == "" || !(m.Name == "accuracy" || strings.HasPrefix(m.Name, "accuracy_")) {
+				continue
 			}
+			for _, cv := range res.Curves {
+				if cv.Name != m.Name || len(cv.Y) == 0 {
+					continue
+				}
+				k := key{r.Dataset, c.setting(r), m.Name}
+				if _, seen := runs[k]; !seen {
+					order = append(order, k)
+					runs[k] = nil
+				}
+				best := slices.Max(cv.Y)
+				if res.Chance <= 0 || best > limit {
+					learned[k] = true
+					continue
+				}
+				runs[k] = append(runs[k], Weak{Dataset: r.Dataset, Protocol: k.setting, Method: methodName(r), Curve: m.Name, Best: best, Chance: res.Chance, Base: res.Base})
+			}
+		}
+	}
+	var out []Weak
+	for _, k := range order {
+		if !learned[k] {
+			out = append(out, runs[k]...)
 		}
 	}
 	return out
@@ -289,13 +304,21 @@ func (d Diagnostics) Summary() []string {
 		out = append(out, fmt.Sprintf("warning: the explained model on %s (seed %d) scored %.3f on the test set, nearer chance (%.3f, always the most common class) than a perfect score: its maps explain a model that learned little, so every protocol's verdict says little about the methods; train it longer or on more samples",
 			w.Dataset, w.Seed, w.Accuracy, w.Chance))
 	}
-	for _, w := range d.Weak {
-		than := fmt.Sprintf("within %.2f of chance (%.3f, always the most common class)", chanceMargin, w.Chance)
-		if w.Base > w.Chance {
-			than = fmt.Sprintf("nearer chance (%.3f, always the most common class) than the explained model's %.3f", w.Chance, w.Base)
+	for i := 0; i < len(d.Weak); {
+		// One line a setting: its methods' runs are weak together.
+		j, best := i, d.Weak[i]
+		for ; j < len(d.Weak) && d.Weak[j].Dataset == best.Dataset && d.Weak[j].Protocol == best.Protocol && d.Weak[j].Curve == best.Curve; j++ {
+			if d.Weak[j].Best > best.Best {
+				best = d.Weak[j]
+			}
 		}
-		out = append(out, fmt.Sprintf("warning: %s %s on %s, %s: the best retrained model scored %.3f, %s: the retrained models learned little, so this score ranks little; retrain longer or on more samples",
-			w.Protocol, w.Curve, w.Dataset, w.Method, w.Best, than))
+		than := fmt.Sprintf("within %.2f of chance (%.3f, always the most common class)", chanceMargin, best.Chance)
+		if best.Base > best.Chance {
+			than = fmt.Sprintf("nearer chance (%.3f, always the most common class) than the explained model's %.3f", best.Chance, best.Base)
+		}
+		out = append(out, fmt.Sprintf("warning: %s %s on %s: no method's retrained models learned — the best, %s's, scored %.3f, %s — so the retraining cannot tell the methods apart and none is ranked; retrain longer or on more samples",
+			best.Protocol, best.Curve, best.Dataset, best.Method, best.Best, than))
+		i = j
 	}
 	for _, f := range d.TVFits {
 		if f.Fit == nil {

@@ -69,7 +69,7 @@ func Summary(recs []store.Record, d Diagnostics) string {
 				default:
 					cells[i][j] = number(mean)
 				}
-				if slices.ContainsFunc(by[meth], func(r store.Record) bool { return len(weak(r)) > 0 }) {
+				if slices.ContainsFunc(d.Weak, func(w Weak) bool { return w.Dataset == ds && w.Protocol == col.g.title && w.Method == meth }) {
 					cells[i][j] += " !" // ranks nothing: not a candidate for the best
 					anyWeak = true
 					continue
@@ -119,7 +119,7 @@ func Summary(recs []store.Record, d Diagnostics) string {
 			}
 		}
 		if anyWeak {
-			legend = append(legend, "! its retrained models learned little (see the diagnostics): not ranked")
+			legend = append(legend, "! no method's retrained models learned in this setting (see the diagnostics): none is ranked")
 		}
 		writeNote(&b, strings.Join(legend, "; "))
 		for _, n := range notes {

@@ -155,9 +155,9 @@ func Evaluate(claims []Claim, recs []store.Record, d report.Diagnostics) []Verdi
 		n := weakRuns(d.Weak, sel)
 		switch {
 		case n > 0 && v.Outcome != NotEvaluated:
-			v.Result += fmt.Sprintf(" Warning: %d of the setting's runs retrained models that learned little (nearer chance than the explained model): their scores, and this verdict, say little.", n)
+			v.Result += fmt.Sprintf(" Warning: no method's retrained models learned in this setting (%s, each nearer chance than the explained model): its scores, and this verdict, say little.", report.Count(n, "run"))
 		case v.Outcome == DoesNotHold && retrains(sel):
-			v.Result += " Checked: every retrained model of the setting learned (none stayed nearer chance than the explained model), so the verdict is not one of models that learned nothing."
+			v.Result += " Checked: the setting's retrained models learned (not all stayed nearer chance than the explained model), so the verdict is not one of models that learned nothing."
 		}
 		out[i] = v
 	}
