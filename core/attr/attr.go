@@ -22,6 +22,12 @@ type Input struct {
 	// looks maps up rather than computing them (File).
 	Split string
 	Index []int
+	// Rows, indexed by position in the split, is each input's position
+	// among the SourceLen samples of the file the split was drawn from,
+	// where Faithlab split that file itself (data.Dataset.Rows); nil
+	// otherwise.
+	Rows      []int
+	SourceLen int
 }
 
 // Dim is the number of values in one sample.

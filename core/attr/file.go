@@ -21,7 +21,10 @@ import (
 //
 //   - .npy: one map per input of the split, in the dataset's order from its
 //     first input: shape (N, H, W), (N, 1, H, W) or (N, C, H, W) for images
-//     of C×H×W, (N, D) or (N, D, 1, 1) for tables of D features;
+//     of C×H×W, (N, D) or (N, D, 1, 1) for tables of D features. Where
+//     Faithlab split the dataset's file itself (Input.Rows), N equal to the
+//     file's samples means one map per sample of the file in its order,
+//     and each split takes its own;
 //   - .npz: an array "maps" as above and, optionally, an integer array
 //     "index" of N distinct dataset positions naming the input of each map
 //     (what `attribute --out MAPS.npz` writes); other arrays are ignored.
@@ -311,8 +314,11 @@ func (st *storedMaps) serve(ctx context.Context, split string, in Input) (Maps, 
 			i = in.Index[j]
 		}
 		r, ok := i, i >= 0 && i < st.n
-		if st.row != nil {
+		switch {
+		case st.row != nil:
 			r, ok = st.row[i]
+		case in.Rows != nil && st.n == in.SourceLen && i >= 0 && i < len(in.Rows):
+			r = in.Rows[i] // maps of every sample of the file, in its order
 		}
 		if !ok {
 			what := fmt.Sprintf("maps of the first %d inputs", st.n)

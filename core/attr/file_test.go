@@ -54,6 +54,33 @@ func TestFileServesNPYInDatasetOrder(t *testing.T) {
 	}
 }
 
+// Where Faithlab split the dataset's file itself, a .npy of one map per
+// sample of the file, in the file's order, serves each input the map of
+// its row; a .npy as long as the split is in the split's order, as before.
+func TestFileServesMapsOfTheFileRowsToASplitFaithlabMade(t *testing.T) {
+	dir := t.TempDir()
+	if err := data.SaveNPY(filepath.Join(dir, "rows.npy"), []int{6, 1}, mapsOf(6, 1)); err != nil {
+		t.Fatal(err)
+	}
+	rows := []int{4, 0, 5} // the test split: rows 4, 0 and 5 of a file of 6
+	in := Input{N: 3, Shape: []int{1, 1, 1}, Split: "test", Rows: rows, SourceLen: 6}
+	got, err := File{Test: "rows.npy", Dir: dir}.Attribute(context.Background(), nil, in)
+	if err != nil || !slices.Equal(got.Data, []float32{400, 0, 500}) {
+		t.Fatalf("maps of the file's rows: %v %v, want row 4's, 0's and 5's", got.Data, err)
+	}
+	in.N, in.Index = 1, []int{2}
+	if got, err := (File{Test: "rows.npy", Dir: dir}).Attribute(context.Background(), nil, in); err != nil || !slices.Equal(got.Data, []float32{500}) {
+		t.Fatalf("position 2 of the split: %v %v, want row 5's map", got.Data, err)
+	}
+	if err := data.SaveNPY(filepath.Join(dir, "split.npy"), []int{3, 1}, mapsOf(3, 1)); err != nil {
+		t.Fatal(err)
+	}
+	in.N, in.Index = 3, nil
+	if got, err := (File{Test: "split.npy", Dir: dir}).Attribute(context.Background(), nil, in); err != nil || !slices.Equal(got.Data, []float32{0, 100, 200}) {
+		t.Fatalf("maps in the split's order: %v %v", got.Data, err)
+	}
+}
+
 // An .npz with an index serves each map to the input its index names,
 // whatever the order of the file, and refuses an input it does not hold.
 func TestFileServesNPZByIndex(t *testing.T) {

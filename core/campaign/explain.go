@@ -115,7 +115,7 @@ func attribute(ctx context.Context, m *model.Model, trainSet, testSet *data.Data
 		n = min(n, q.Count)
 	}
 	dim := ds.Dim()
-	in := attr.Input{X: ds.X[q.Offset*dim : (q.Offset+n)*dim], N: n, Shape: ds.Shape, Split: ex.Request.Split, Index: make([]int, n)}
+	in := attr.Input{X: ds.X[q.Offset*dim : (q.Offset+n)*dim], N: n, Shape: ds.Shape, Split: ex.Request.Split, Index: make([]int, n), Rows: ds.Rows, SourceLen: ds.SourceLen}
 	for j := range in.Index {
 		in.Index[j] = q.Offset + j
 	}

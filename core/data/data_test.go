@@ -372,6 +372,41 @@ func TestHeadsBeyondTheSetAreRefused(t *testing.T) {
 	}
 }
 
+// TestSplitRowsNameTheFileRows: a set Faithlab splits itself says where
+// each sample of each split (and of its head) sits in the file, and a set
+// whose file holds its splits apart says nothing.
+func TestSplitRowsNameTheFileRows(t *testing.T) {
+	ref := fixture("csv", "tabular.csv")
+	whole, err := LoadCSV(ref, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, head := range []int{0, 1} {
+		tr, te, err := Open(ref, Options{Raw: true, TrainHead: head, TestHead: head})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[int]bool{}
+		for _, part := range []*Dataset{tr, te} {
+			if len(part.Rows) != part.Len() || part.SourceLen != whole.Len() {
+				t.Fatalf("head %d: %d rows for %d samples of a file of %d (SourceLen %d)", head, len(part.Rows), part.Len(), whole.Len(), part.SourceLen)
+			}
+			for i, r := range part.Rows {
+				if seen[r] || !slices.Equal(part.Sample(i), whole.Sample(r)) || part.Y[i] != whole.Y[r] {
+					t.Errorf("head %d: sample %d is not row %d of the file (or that row is named twice)", head, i, r)
+				}
+				seen[r] = true
+			}
+		}
+		if head == 0 && len(seen) != whole.Len() {
+			t.Errorf("the splits name %d of the file's %d rows", len(seen), whole.Len())
+		}
+	}
+	if tr, te, err := Open(fixture("idx"), Options{}); err != nil || tr.Rows != nil || te.Rows != nil {
+		t.Errorf("IDX's own splits: rows %v, %v (%v)", tr.Rows, te.Rows, err)
+	}
+}
+
 // TestDescribeSaysWhatOpenReturns: the summary from an IDX set's headers is
 // what opening the set gives (shape, split sizes, classes), and a header
 // that disagrees with its partner is named.

@@ -23,6 +23,13 @@ type Dataset struct {
 	// of each class (one value per value of a sample): the features that
 	// tell that class from the others, signed toward it.
 	Truth [][]float32
+	// Rows, where Faithlab split the file itself (Split: a CSV, an .npz of
+	// x and y, an image folder without train/ and test/), is each sample's
+	// position among the SourceLen samples of that file, so that what
+	// another tool made for the file's rows can be lined up with a split;
+	// nil where the file holds its splits apart (IDX, CIFAR, x_train/x_test).
+	Rows      []int
+	SourceLen int
 }
 
 // Standardization is a per-feature affine normalisation.
@@ -75,6 +82,12 @@ func (d *Dataset) Subset(idx []int) *Dataset {
 		s.X = append(s.X, d.Sample(i)...)
 		s.Y = append(s.Y, d.Y[i])
 	}
+	if d.Rows != nil {
+		s.Rows, s.SourceLen = make([]int, len(idx)), d.SourceLen
+		for j, i := range idx {
+			s.Rows[j] = d.Rows[i]
+		}
+	}
 	return s
 }
 
@@ -89,10 +102,22 @@ func (d *Dataset) Head(n int) *Dataset {
 
 // Split shuffles with seed and returns the first (1−frac) and the last frac
 // of the samples; used for validation and for datasets without a test split.
+//
+// The parts' Rows say where each sample sits in d (or in d's own source,
+// when d was itself split from one).
 func (d *Dataset) Split(frac float64, seed uint64) (*Dataset, *Dataset) {
 	perm := rand.New(rand.NewPCG(seed, 0x5eed)).Perm(d.Len())
 	k := SplitLen(d.Len(), frac)
-	return d.Subset(perm[:k]), d.Subset(perm[k:])
+	whole := d
+	if d.Rows == nil {
+		whole = &Dataset{}
+		*whole = *d
+		whole.Rows, whole.SourceLen = make([]int, d.Len()), d.Len()
+		for i := range whole.Rows {
+			whole.Rows[i] = i
+		}
+	}
+	return whole.Subset(perm[:k]), whole.Subset(perm[k:])
 }
 
 // SplitLen is the length of the first part Split makes of n samples.

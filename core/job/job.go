@@ -393,7 +393,7 @@ func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol, u
 				if err != nil {
 					return err
 				}
-				maps, err = explain(ctx, method, steps, s.Reduce, net, attr.Input{X: ds.X, N: ds.Len(), Shape: ds.Shape, Split: split, Target: target})
+				maps, err = explain(ctx, method, steps, s.Reduce, net, attr.Input{X: ds.X, N: ds.Len(), Shape: ds.Shape, Split: split, Target: target, Rows: ds.Rows, SourceLen: ds.SourceLen})
 				return err
 			})
 			fs := protocol.FeatureShape(ds.Shape)
