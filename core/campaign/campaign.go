@@ -176,6 +176,9 @@ func (c *Campaign) Run(ctx context.Context, o Options) (Outcome, error) {
 	if err := c.Check(o.Trust, o.Engine); err != nil {
 		return out, err
 	}
+	if err := c.Applies(); err != nil {
+		return out, err
+	}
 	if dir != s.Output {
 		// The campaign's own folder holds the spec too, for status and merge.
 		if _, err := store.Open(s.Output, c.Raw); err != nil {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"faithlab/core/data"
 	"faithlab/core/engine/gemm"
 	"faithlab/core/job"
 	"faithlab/core/store"
@@ -271,5 +272,56 @@ func TestRunStateSaysStoppedOrEnded(t *testing.T) {
 	run(t, c, job.Shard{})
 	if s := mustOpen(t, filepath.Join(dir, "run")).State(); !strings.Contains(s, ", ended ") {
 		t.Errorf("state of a finished run: %q", s)
+	}
+}
+
+// The shipped campaigns fit their data (Applies), where their data is
+// here; a table given a protocol that takes images, or a subset size
+// beyond its features, is refused naming each, before any work.
+func TestShippedCampaignsFitTheirDataAndMisfitsAreNamed(t *testing.T) {
+	specs, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "campaigns", "*.yaml"))
+	if len(specs) == 0 {
+		t.Fatal("no shipped campaigns found")
+	}
+	for _, path := range specs {
+		c, err := Load(path)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if _, err := data.Describe(c.Spec.Datasets[0].Ref); err != nil {
+			continue // its data is not here (cifar-sized's is generated)
+		}
+		if err := c.Applies(); err != nil {
+			t.Errorf("%s: %v", path, err)
+		}
+	}
+	dir := t.TempDir()
+	spec := `name: misfit
+output: run
+datasets: [{id: iris}]
+model: {arch: mlp, epochs: 1}
+methods: [gradient, gradcam]
+protocols: [{name: irof}, {name: faithfulnesscorrelation}, {name: faithfulnesscorrelation, params: {ns: [2]}}, {name: road}]
+seeds: [1]
+`
+	path := filepath.Join(dir, "misfit.yaml")
+	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Run(context.Background(), Options{Kernel: best()})
+	for _, want := range []string{"iris: method gradcam:", "iris: protocol irof: IROF takes image data, not tables of 4 features", "subset size 28 is not below the 4 features"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("misfits: %v, want %q", err, want)
+		}
+	}
+	if err != nil && (strings.Contains(err.Error(), "ns: [2]\n") || strings.Contains(err.Error(), "protocol road")) {
+		t.Errorf("a protocol that fits named: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "run")); err == nil {
+		t.Error("a campaign refused before any work made its run folder")
 	}
 }

@@ -76,6 +76,9 @@ type HalfWidth struct {
 func (c *Campaign) Estimate(ctx context.Context, sp Speeds, kernel gemm.Kernel) (Size, error) {
 	s := c.Spec
 	var z Size
+	if err := c.Applies(); err != nil {
+		return z, err
+	}
 	z.Tasks = len(c.Tasks(job.Shard{}))
 	base, retrain := train.Config{Epochs: s.Model.Epochs}, train.Config{Epochs: s.Retrain.Epochs}
 	for _, d := range s.Datasets {

@@ -263,6 +263,37 @@ type Result struct {
 	Units Units `json:"units,omitzero"`
 }
 
+// ShapeChecker is a protocol whose parameters depend on the samples'
+// shape (a subset size below their number of features, say): CheckShape
+// says why it cannot run on samples of that shape (C, H, W), if it cannot.
+type ShapeChecker interface {
+	CheckShape(shape []int) error
+}
+
+// Applies says why p cannot evaluate maps of samples of the given shape,
+// if it cannot: the kind of data it takes (Info.Data: image or tabular),
+// then its own parameters against the shape (ShapeChecker). A campaign
+// asks before any work, so that a mismatch is one clear error rather than
+// every task failing.
+func Applies(p Protocol, shape []int) error {
+	info := p.Info()
+	kind := "image"
+	if len(shape) == 3 && shape[1] == 1 && shape[2] == 1 {
+		kind = "tabular"
+	}
+	if !slices.Contains(info.Data, kind) {
+		what := fmt.Sprintf("images of %v", shape)
+		if kind == "tabular" {
+			what = fmt.Sprintf("tables of %d features", shape[0])
+		}
+		return fmt.Errorf("%s takes %s data, not %s", info.Name, strings.Join(info.Data, " or "), what)
+	}
+	if c, ok := p.(ShapeChecker); ok {
+		return c.CheckShape(shape)
+	}
+	return nil
+}
+
 // Chance is the share of ds's most common class: the accuracy of a model
 // that has learned nothing but the class frequencies.
 func Chance(ds *data.Dataset) float64 {

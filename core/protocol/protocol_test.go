@@ -222,7 +222,7 @@ func TestBadInputs(t *testing.T) {
 		{"drop rate 1.5", ROAD{Rates: []float64{0.5, 1.5}}, env, "outside (0, 1)"},
 		{"drop rate 0", ROAR{Rates: []float64{0}}, env, "outside (0, 1)"},
 		{"unknown reference", Deletion{Grid: 4, Reference: "purple"}, env, "unknown reference"},
-		{"subset too large", SensitivityN{Ns: []int{16}}, env, "outside"},
+		{"subset too large", SensitivityN{Ns: []int{16}}, env, "is not below the 16 features"},
 	} {
 		_, err := tc.p.Run(context.Background(), tc.env)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -119,7 +119,8 @@ func (r ROAD) defaults() ROAD {
 
 // Info implements Protocol.
 func (r ROAD) Info() Info {
-	return Info{Name: "ROAD", Category: "model", Data: []string{"image"},
+	// A table's row is imputed as a 1×D image (the GOAR synthetic experiment's).
+	return Info{Name: "ROAD", Category: "model", Data: []string{"image", "tabular"},
 		Doc:    "Remove-And-Debias: MoRF and LeRF accuracy with noisy linear imputation",
 		Params: Params(r.defaults())}.with(r.metrics())
 }

@@ -44,6 +44,21 @@ func FaithfulnessCorrelation() SensitivityN {
 // Check implements param.Checker.
 func (s SensitivityN) Check() error { return checkReference(s.Reference) }
 
+// CheckShape implements ShapeChecker: every subset size below the number
+// of features (pixels of an image, values of a table's row) it is drawn
+// from.
+func (s SensitivityN) CheckShape(shape []int) error {
+	s = s.defaults()
+	fs := FeatureShape(shape)
+	hw := fs[1] * fs[2]
+	for _, n := range s.Ns {
+		if n < 1 || n >= hw {
+			return fmt.Errorf("%s: subset size %d is not below the %d features of a sample: set ns to sizes in [1, %d), e.g. ns: [%d]", s.as.or("SensitivityN"), n, hw, hw, max(1, hw/3))
+		}
+	}
+	return nil
+}
+
 func (s SensitivityN) defaults() SensitivityN {
 	if s.Samples == 0 {
 		s.Samples = 100
@@ -84,12 +99,10 @@ func (s SensitivityN) Run(ctx context.Context, env *Env) (Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("sensitivity-n: %w", err)
 	}
-	hw := shape[1] * shape[2]
-	for _, N := range s.Ns {
-		if N < 1 || N >= hw {
-			return res, fmt.Errorf("sensitivity-n: subset size %d outside [1, %d)", N, hw)
-		}
+	if err := s.CheckShape(env.Test.Shape); err != nil {
+		return res, err
 	}
+	hw := shape[1] * shape[2]
 	if s.Subsets < 3 {
 		return res, fmt.Errorf("sensitivity-n: %d subsets are too few for a correlation", s.Subsets)
 	}

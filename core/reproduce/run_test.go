@@ -8,8 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"faithlab/core/campaign"
+	"faithlab/core/data"
 	"faithlab/core/engine/gemm"
 	"faithlab/core/report"
+	"faithlab/resources"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -156,5 +159,41 @@ func TestRunRefusesAnotherFolderAndSize(t *testing.T) {
 	}
 	if _, err := Run(context.Background(), r, Options{Size: "huge", Out: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "no size \"huge\"") {
 		t.Errorf("unknown size: %v", err)
+	}
+}
+
+// Every reproduction's campaign, at every size, fits its data: no method
+// or protocol that its datasets' samples cannot take (campaign.Applies),
+// which Run would refuse before any work. Fashion-MNIST's are checked
+// where its files are here.
+func TestEveryReproductionFitsItsData(t *testing.T) {
+	rs, err := List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, fmnist := os.Stat(data.FashionMNISTDir)
+	for _, r := range rs {
+		for size, sz := range r.Sizes {
+			if fmnist != nil && strings.Contains(sz.Spec, "fashion-mnist") {
+				continue
+			}
+			dir := t.TempDir()
+			path := filepath.Join(dir, "campaign.yaml")
+			if err := os.WriteFile(path, []byte(sz.Spec), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(sz.Spec, resources.ModelName) {
+				if err := os.WriteFile(filepath.Join(dir, resources.ModelName), resources.Model(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c, err := campaign.Load(path)
+			if err != nil {
+				t.Fatalf("%s (%s): %v", r.Name, size, err)
+			}
+			if err := c.Applies(); err != nil {
+				t.Errorf("%s (%s): %v", r.Name, size, err)
+			}
+		}
 	}
 }
