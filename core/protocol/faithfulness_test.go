@@ -222,7 +222,7 @@ func TestNewMetricsRefuseBadInputs(t *testing.T) {
 		want string
 	}{
 		{"IROF of tabular rows", IROF{}, tab, "superpixels need images"},
-		{"Faithfulness Correlation subsets larger than the rows", FaithfulnessCorrelation(), tab, "outside"},
+		{"Faithfulness Correlation subsets larger than the rows", FaithfulnessCorrelation(), tab, "is not below the 16 features"},
 		{"Sufficiency of no inputs", Sufficiency{}, &empty, "no test images"},
 		{"Faithfulness Estimate of one feature", FaithfulnessEstimate{Grid: 1}, env, "a correlation needs two"},
 		{"Monotonicity of an unknown reference", Monotonicity{Reference: "purple"}, env, "unknown reference"},
