@@ -122,13 +122,16 @@ func randomFinding(r Ranking) Finding {
 	var flag bool
 	beaten := math.Inf(1) // the fewest methods any control falls below, told apart
 	for _, ctl := range controls {
-		var above, within []string
+		var above, same, within []string
 		apart := 0
 		for _, m := range methods {
 			p, ok := pairOf(r, ctl.Method, m.Method)
+			c, v := oriented(ctl.CI.Estimate, r.Better), oriented(m.CI.Estimate, r.Better)
 			switch {
-			case oriented(ctl.CI.Estimate, r.Better) >= oriented(m.CI.Estimate, r.Better):
+			case c > v:
 				above = append(above, inline(m.Method))
+			case c == v:
+				same = append(same, inline(m.Method))
 			case ok && p.Differ:
 				apart++
 			default: // not told apart, or never compared
@@ -137,22 +140,35 @@ func randomFinding(r Ranking) Finding {
 		}
 		beaten = math.Min(beaten, float64(apart))
 		name := inline(ctl.Method)
-		switch {
-		case len(above) == 0 && len(within) == 0:
-			words = append(words, fmt.Sprintf("%s scores below every method and is told apart from each", name))
-		case len(above) == 0:
-			words = append(words, fmt.Sprintf("%s scores below every method but cannot be told apart from %s", name, strings.Join(within, ", ")))
-			short = append(short, fmt.Sprintf("%s within the noise of %s", name, strings.Join(within, ", ")))
-			flag = true
-		default:
-			w := fmt.Sprintf("%s scores as well as or better than %s", name, strings.Join(above, ", "))
-			if len(within) > 0 {
-				w += fmt.Sprintf(", and cannot be told apart from %s", strings.Join(within, ", "))
-			}
-			words = append(words, w)
-			short = append(short, fmt.Sprintf("%s scores above %s", name, strings.Join(above, ", ")))
-			flag = true
+		if len(same) == len(methods) { // the separation check says the metric tells nothing apart
+			words = append(words, fmt.Sprintf("%s scores the same as every method (%s): there is nothing to rank it against", name, number(ctl.CI.Estimate)))
+			continue
 		}
+		var parts []string
+		if len(above) > 0 {
+			parts = append(parts, "scores as well as or better than "+strings.Join(above, ", "))
+		}
+		if len(same) > 0 {
+			parts = append(parts, "scores the same as "+strings.Join(same, ", "))
+		}
+		switch {
+		case len(parts) == 0 && len(within) == 0:
+			parts = append(parts, "scores below every method and is told apart from each")
+		case len(parts) == 0:
+			parts = append(parts, "scores below every method but cannot be told apart from "+strings.Join(within, ", "))
+		case len(within) > 0:
+			parts = append(parts, "cannot be told apart from "+strings.Join(within, ", "))
+		}
+		words = append(words, name+" "+strings.Join(parts, ", and "))
+		switch {
+		case len(above) > 0:
+			short = append(short, fmt.Sprintf("%s scores above %s", name, strings.Join(above, ", ")))
+		case len(same) > 0:
+			short = append(short, fmt.Sprintf("%s scores the same as %s", name, strings.Join(same, ", ")))
+		case len(within) > 0:
+			short = append(short, fmt.Sprintf("%s within the noise of %s", name, strings.Join(within, ", ")))
+		}
+		flag = flag || len(above)+len(same)+len(within) > 0
 	}
 	return Finding{Value: beaten, Words: strings.Join(words, "; "), Flag: flag, Short: strings.Join(short, "; ")}
 }
@@ -198,6 +214,10 @@ func separationFinding(r Ranking) Finding {
 	}
 	if pairs == 0 {
 		return Finding{Value: math.NaN(), Words: "not measured (no pair of methods compared)"}
+	}
+	if spread == 0 {
+		return Finding{Value: 0, Words: fmt.Sprintf("every method scores %s: the metric cannot tell them apart", number(est[0])),
+			Flag: true, Short: fmt.Sprintf("every method scores %s, so it cannot tell them apart", number(est[0]))}
 	}
 	share := float64(apart) / float64(pairs)
 	words := fmt.Sprintf("%d of %d pairs of methods told apart (paired over the same inputs); their scores spread over %s", apart, pairs, number(spread))
@@ -363,6 +383,12 @@ func complexityFinding(conf Confidence, r Ranking) Finding {
 	}
 	if len(xs) < 3 {
 		return Finding{Value: math.NaN(), Words: "not measured (fewer than three methods with both scores)"}
+	}
+	switch {
+	case slices.Min(ys) == slices.Max(ys):
+		return Finding{Value: math.NaN(), Words: "not computed: every method scores the same, and a constant has no rank correlation"}
+	case slices.Min(xs) == slices.Max(xs):
+		return Finding{Value: math.NaN(), Words: "not computed: every method's maps are equally sparse, and a constant has no rank correlation"}
 	}
 	rho := stats.Spearman(xs, ys)
 	f := Finding{Value: rho, Words: fmt.Sprintf("its ranking follows the maps' sparseness (Gini index) at ρ = %+.2f over %d methods (+: the sparser maps score better)", rho, len(xs))}

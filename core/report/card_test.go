@@ -103,3 +103,30 @@ func TestCardSeparationFollowsThePairedTests(t *testing.T) {
 		t.Errorf("no pair told apart:\n%s", words(row))
 	}
 }
+
+// Monotonicity is 0 on every input for every method, the control
+// included (a per-input boolean never true at pixel resolution), beside a
+// Complexity run whose sparseness differs: the card says the metric
+// cannot tell the methods apart, orders none of them and prints no
+// correlation (saying why there is none).
+func TestCardOfTiedScoresOrdersNothing(t *testing.T) {
+	zeros := map[string][]float64{}
+	for _, meth := range []string{"gradient", "ig", "smoothgrad", "gradxinput", "random"} {
+		zeros[meth] = make([]float64, 100)
+	}
+	recs := append(scoreRecords(t, "Monotonicity", zeros), scoreRecords(t, "Complexity", shifted(map[string]float64{
+		"gradient": 0.1, "ig": 0.2, "smoothgrad": 0.3, "gradxinput": 0.4, "random": 0}))...)
+	row := cardOf(t, recs, "Monotonicity")
+	all := words(row)
+	if row.CanRank || !strings.Contains(row.Verdict, "every method scores 0.000") || !strings.Contains(row.Verdict, "cannot tell") {
+		t.Errorf("verdict %q", row.Verdict)
+	}
+	for _, order := range []string{"above", "below", "better", "worse", "NaN"} {
+		if strings.Contains(all, order) {
+			t.Errorf("the card says %q of tied scores:\n%s", order, all)
+		}
+	}
+	if !strings.Contains(row.Complexity.Words, "every method scores the same") {
+		t.Errorf("no reason for the missing correlation: %q", row.Complexity.Words)
+	}
+}
