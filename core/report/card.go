@@ -14,7 +14,7 @@ import (
 
 // A report card says, for each protocol setting a campaign ran, how far to
 // believe its ranking on the user's own data and methods: whether the
-// Random control falls below the methods, whether the methods' scores
+// Random control ranks below the methods, whether the methods' scores
 // spread beyond the noise, whether the ranking holds on another half of
 // the inputs, how far off the data its perturbed inputs lie, and how much
 // of its score the masks' shape or a model-agnostic smoothing explains —
@@ -146,23 +146,23 @@ func randomFinding(r Ranking) Finding {
 		}
 		var parts []string
 		if len(above) > 0 {
-			parts = append(parts, "scores as well as or better than "+strings.Join(above, ", "))
+			parts = append(parts, "ranks above "+strings.Join(above, ", "))
 		}
 		if len(same) > 0 {
 			parts = append(parts, "scores the same as "+strings.Join(same, ", "))
 		}
 		switch {
 		case len(parts) == 0 && len(within) == 0:
-			parts = append(parts, "scores below every method and is told apart from each")
+			parts = append(parts, "ranks below every method and is told apart from each")
 		case len(parts) == 0:
-			parts = append(parts, "scores below every method but cannot be told apart from "+strings.Join(within, ", "))
+			parts = append(parts, "ranks below every method but cannot be told apart from "+strings.Join(within, ", "))
 		case len(within) > 0:
 			parts = append(parts, "cannot be told apart from "+strings.Join(within, ", "))
 		}
 		words = append(words, name+" "+strings.Join(parts, ", and "))
 		switch {
 		case len(above) > 0:
-			short = append(short, fmt.Sprintf("%s scores above %s", name, strings.Join(above, ", ")))
+			short = append(short, fmt.Sprintf("%s ranks above %s", name, strings.Join(above, ", ")))
 		case len(same) > 0:
 			short = append(short, fmt.Sprintf("%s scores the same as %s", name, strings.Join(same, ", ")))
 		case len(within) > 0:
@@ -325,7 +325,7 @@ func postFinding(d Diagnostics, r Ranking) Finding {
 		}
 		words = append(words, fmt.Sprintf("%s maps scored better than plain ones in %d of %d comparisons", p.Post, p.Better, p.Total))
 		if share > 0.5 {
-			short = append(short, fmt.Sprintf("%s, which knows nothing of the model, raises the score in %d of %d comparisons", p.Post, p.Better, p.Total))
+			short = append(short, fmt.Sprintf("%s, which knows nothing of the model, improves the score in %d of %d comparisons", p.Post, p.Better, p.Total))
 		}
 	}
 	if len(words) == 0 {
@@ -418,7 +418,7 @@ func verdict(row CardRow) (bool, string) {
 	case len(problems) > 0:
 		return true, fmt.Sprintf("%s ranks these methods, with caveats: %s", row.Protocol, strings.Join(problems, "; "))
 	}
-	return true, fmt.Sprintf("%s ranks these methods here: the control falls below them, their differences exceed the noise and the ranking holds across inputs", row.Protocol)
+	return true, fmt.Sprintf("%s ranks these methods here: the control ranks below them, their differences exceed the noise and the ranking holds across inputs", row.Protocol)
 }
 
 // cellOf is a method's headline with its interval, as a table shows it.

@@ -130,3 +130,40 @@ func TestCardOfTiedScoresOrdersNothing(t *testing.T) {
 		t.Errorf("no reason for the missing correlation: %q", row.Complexity.Words)
 	}
 }
+
+// Where lower is better (PixelFlipping), the card words the control's
+// place by rank: the highest value ranks below every method, the lowest
+// above them; the same under a score where higher is better (Deletion).
+func TestCardWordsTheControlByRank(t *testing.T) {
+	methods := map[string]float64{"gradient": 0, "ig": 0.02, "smoothgrad": 0.04, "gradxinput": 0.06}
+	for _, tc := range []struct {
+		proto  string
+		random float64
+		want   string
+	}{
+		{"PixelFlipping", 0.3, "random ranks below every method"},
+		{"PixelFlipping", -0.3, "random ranks above gradient, ig, smoothgrad, gradxinput"},
+		{"Deletion", -0.3, "random ranks below every method"},
+		{"Deletion", 0.3, "random ranks above gradxinput, smoothgrad, ig, gradient"}, // best first
+	} {
+		offsets := map[string]float64{"random": tc.random}
+		for m, v := range methods {
+			offsets[m] = v
+		}
+		row := cardOf(t, scoreRecords(t, tc.proto, shifted(offsets)), tc.proto)
+		all := words(row)
+		if !strings.Contains(row.Random.Words, tc.want) || strings.Contains(all, "scores above") || strings.Contains(all, "scores below") {
+			t.Errorf("%s, random at %+g: want %q\n%s", tc.proto, tc.random, tc.want, all)
+		}
+	}
+}
+
+// A smoothing that wins ROAR's comparisons (lower accuracy is better)
+// improves the score; it does not raise it.
+func TestCardPostProcessingWordsByDirection(t *testing.T) {
+	d := Diagnostics{Post: []PostComparison{{Dataset: "d", Protocol: "ROAR", Curve: "accuracy", Post: "blur", Better: 4, Total: 5}}}
+	f := postFinding(d, Ranking{Dataset: "d", Protocol: "ROAR", Better: protocol.Lower})
+	if !f.Flag || !strings.Contains(f.Short, "improves the score in 4 of 5") || strings.Contains(f.Short, "raises") {
+		t.Errorf("%+v", f)
+	}
+}
