@@ -82,7 +82,11 @@ func card(conf Confidence, d Diagnostics, recs []store.Record) []CardRow {
 	var out []CardRow
 	for _, r := range conf.Rankings {
 		row := CardRow{Dataset: r.Dataset, Protocol: r.Protocol}
-		row.Random = randomFinding(r)
+		var family protocol.Family
+		if g := c.groupOf(r.Dataset, r.Protocol); g != nil {
+			family = g.info.Family
+		}
+		row.Random = randomFinding(r, family)
 		row.Separation = separationFinding(r)
 		row.Reliability = reliabilityFinding(r, conf.Seed)
 		row.OOD = oodFinding(c, r)
@@ -96,7 +100,14 @@ func card(conf Confidence, d Diagnostics, recs []store.Record) []CardRow {
 	return out
 }
 
-func randomFinding(r Ranking) Finding {
+// randomFinding says where the random controls rank among the methods,
+// on a protocol of a family where a map that ignores the model should
+// rank last (protocol.Family.ControlScoresWorst); on the others it says
+// why their rank says nothing.
+func randomFinding(r Ranking, family protocol.Family) Finding {
+	if family != "" && !family.ControlScoresWorst() {
+		return Finding{Value: math.NaN(), Words: controlNotApplied(family)}
+	}
 	var controls, methods []RankedMethod
 	weakControl := false
 	for _, m := range r.Methods {
@@ -171,6 +182,20 @@ func randomFinding(r Ranking) Finding {
 		flag = flag || len(above)+len(same)+len(within) > 0
 	}
 	return Finding{Value: beaten, Words: strings.Join(words, "; "), Flag: flag, Short: strings.Join(short, "; ")}
+}
+
+// controlNotApplied says why a random control need not rank last on a
+// protocol of the family.
+func controlNotApplied(family protocol.Family) string {
+	switch family {
+	case protocol.FamilyRobustness:
+		return "not applied: on a robustness metric a map that ignores the input need not move when the input does, so a random control can rank well by construction"
+	case protocol.FamilyRandomisation:
+		return "not applied: on a randomisation test a map that ignores the model changes from draw to draw, so a random control passes by construction"
+	case protocol.FamilyComplexity:
+		return "not applied: a complexity metric judges the maps' shape, not their faithfulness, so a random control need not rank last"
+	}
+	return fmt.Sprintf("not applied: on a %s metric a random control need not rank last", family)
 }
 
 // pairOf finds the comparison of two methods, in either order.

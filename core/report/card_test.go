@@ -167,3 +167,40 @@ func TestCardPostProcessingWordsByDirection(t *testing.T) {
 		t.Errorf("%+v", f)
 	}
 }
+
+// A random control that ranks first on a robustness, randomisation or
+// complexity metric (a map that ignores the input stays put; one that
+// ignores the model changes with every draw) is no sign that the metric
+// fails: the card says why the check does not apply and ranks the
+// methods. On a faithfulness metric the same values are.
+func TestCardAppliesTheControlOnlyWhereChanceShouldLose(t *testing.T) {
+	for _, tc := range []struct {
+		proto   string
+		applies bool
+	}{
+		{"MaxSensitivity", false},
+		{"LocalLipschitzEstimate", false},
+		{"MPRT", false},
+		{"Complexity", false},
+		{"PixelFlipping", true},
+		{"IROF", true},
+	} {
+		p, err := protocol.New(tc.proto, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, _ := p.Info().Headline()
+		best := -0.3 // random ranks first
+		if h.Better == protocol.Higher {
+			best = 0.3
+		}
+		row := cardOf(t, scoreRecords(t, tc.proto, shifted(map[string]float64{
+			"gradient": 0, "ig": 0.02, "smoothgrad": 0.04, "gradxinput": 0.06, "random": best})), tc.proto)
+		switch {
+		case tc.applies && (!row.Random.Flag || row.CanRank):
+			t.Errorf("%s: random ranks first, yet\n%s", tc.proto, words(row))
+		case !tc.applies && (row.Random.Flag || !row.CanRank || !strings.Contains(row.Random.Words, "not applied") || strings.Contains(row.Verdict, "random")):
+			t.Errorf("%s: the control's rank judged\n%s", tc.proto, words(row))
+		}
+	}
+}
