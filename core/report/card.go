@@ -443,7 +443,32 @@ func verdict(row CardRow) (bool, string) {
 	case len(problems) > 0:
 		return true, fmt.Sprintf("%s ranks these methods, with caveats: %s", row.Protocol, strings.Join(problems, "; "))
 	}
-	return true, fmt.Sprintf("%s ranks these methods here: the control ranks below them, their differences exceed the noise and the ranking holds across inputs", row.Protocol)
+	// What the checks that ran found.
+	var passed []string
+	if !math.IsNaN(row.Random.Value) {
+		passed = append(passed, "the random control ranks below them")
+	}
+	switch s := row.Separation.Value; {
+	case s == 1:
+		passed = append(passed, "every pair of them is told apart")
+	case !math.IsNaN(s):
+		passed = append(passed, "most pairs of them are told apart")
+	}
+	if !math.IsNaN(row.Reliability.Value) {
+		passed = append(passed, "the ranking holds across inputs")
+	}
+	if len(passed) == 0 {
+		return true, fmt.Sprintf("%s ranks these methods here; no check could judge its ranking", row.Protocol)
+	}
+	return true, fmt.Sprintf("%s ranks these methods here: %s", row.Protocol, andList(passed))
+}
+
+// andList joins words with commas and a last "and".
+func andList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }
 
 // cellOf is a method's headline with its interval, as a table shows it.

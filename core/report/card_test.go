@@ -204,3 +204,27 @@ func TestCardAppliesTheControlOnlyWhereChanceShouldLose(t *testing.T) {
 		}
 	}
 }
+
+// A verdict that the setting ranks the methods names only the checks that
+// ran and passed: no control below them where there is none or where the
+// check does not apply, and no 'differences exceed the noise' where a
+// pair is not told apart.
+func TestCardVerdictClaimsOnlyWhatItChecked(t *testing.T) {
+	spread := map[string]float64{"gradient": 0, "ig": 0.02, "smoothgrad": 0.04, "gradxinput": 0.06}
+	for _, tc := range []struct {
+		name, proto string
+		offsets     map[string]float64
+		want, not   string
+	}{
+		{"no control", "PixelFlipping", spread, "every pair of them is told apart", "control"},
+		{"control not applied", "MaxSensitivity", map[string]float64{"gradient": 0, "ig": 0.02, "smoothgrad": 0.04, "gradxinput": 0.06, "random": -0.3},
+			"every pair of them is told apart", "control"},
+		{"5 of 6 pairs", "PixelFlipping", map[string]float64{"gradient": 0, "ig": 0, "smoothgrad": 0.04, "gradxinput": 0.06, "random": 0.3},
+			"the random control ranks below them, most pairs of them are told apart", "exceed the noise"},
+	} {
+		row := cardOf(t, scoreRecords(t, tc.proto, shifted(tc.offsets)), tc.proto)
+		if !row.CanRank || !strings.Contains(row.Verdict, tc.want) || strings.Contains(row.Verdict, tc.not) {
+			t.Errorf("%s: want %q, not %q in\n%s", tc.name, tc.want, tc.not, words(row))
+		}
+	}
+}
