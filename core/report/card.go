@@ -393,8 +393,11 @@ func complexityFinding(conf Confidence, r Ranking) Finding {
 			break
 		}
 	}
-	if cx == nil || cx.Protocol == r.Protocol {
+	switch {
+	case cx == nil:
 		return Finding{Value: math.NaN(), Words: "not measured (no Complexity run beside it)"}
+	case cx.Protocol == r.Protocol:
+		return Finding{Value: math.NaN(), Words: "not measured: this is the Complexity run itself"}
 	}
 	sparse := map[string]float64{}
 	for _, m := range cx.Methods {
