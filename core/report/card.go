@@ -14,8 +14,9 @@ import (
 
 // A report card says, for each protocol setting a campaign ran, how far to
 // believe its ranking on the user's own data and methods: whether the
-// Random control ranks below the methods, whether the methods' scores
-// spread beyond the noise, whether the ranking holds on another half of
+// Random control ranks below the methods (where the protocol's family
+// says a map that ignores the model should), whether the paired tests
+// tell the methods apart, whether the ranking holds on another half of
 // the inputs, how far off the data its perturbed inputs lie, and how much
 // of its score the masks' shape or a model-agnostic smoothing explains —
 // the biases the seed papers found — with a verdict in words.
