@@ -166,7 +166,7 @@ func runProtocols(_ context.Context, args []string) error {
 		return enc.Encode(ps)
 	}
 	for _, p := range ps {
-		fmt.Printf("%s [%s; %s]\n  %s\n", strings.ToLower(p.Name), p.Category, strings.Join(p.Data, ", "), p.Doc)
+		fmt.Printf("%s [%s, %s; %s]\n  %s\n", strings.ToLower(p.Name), p.Family, p.Category, strings.Join(p.Data, ", "), p.Doc)
 		printParams(p.Params)
 		for _, m := range p.Curves {
 			fmt.Printf("    curve %s %s over %s  %s\n", m.Name, direction(m.Better), m.Over.Title, m.Doc)

@@ -42,7 +42,7 @@ func (c Complexity) defaults() Complexity {
 
 // Info implements Protocol.
 func (c Complexity) Info() Info {
-	return Info{Name: "Complexity", Category: "model", Data: []string{"image", "tabular"},
+	return Info{Name: "Complexity", Category: "model", Family: FamilyComplexity, Data: []string{"image", "tabular"},
 		Doc:    "Complexity of the maps themselves: Sparseness (Gini index, Chalasani et al. 2020), Complexity (entropy, Bhatt et al. 2020) and Effective Complexity (Nguyen & Martínez 2020)",
 		Params: Params(c.defaults()),
 		Metrics: []Metric{

@@ -118,7 +118,7 @@ func (d Deletion) Info() Info {
 	if d.as.doc != "" {
 		doc = d.as.doc
 	}
-	return Info{Name: d.as.or("Deletion"), Category: "model", Data: []string{"image", "tabular"},
+	return Info{Name: d.as.or("Deletion"), Category: "model", Family: FamilyFaithfulness, Data: []string{"image", "tabular"},
 		Doc: doc, Params: Params(d.defaults())}.with(d.defaults().metrics())
 }
 

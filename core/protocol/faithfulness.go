@@ -148,7 +148,7 @@ func (f FaithfulnessEstimate) defaults() FaithfulnessEstimate {
 
 // Info implements Protocol.
 func (f FaithfulnessEstimate) Info() Info {
-	return Info{Name: "FaithfulnessEstimate", Category: "model", Data: []string{"image", "tabular"},
+	return Info{Name: "FaithfulnessEstimate", Category: "model", Family: FamilyFaithfulness, Data: []string{"image", "tabular"},
 		Doc:    "Faithfulness Estimate (Alvarez-Melis & Jaakkola 2018): correlation of each feature's attribution with the drop its removal alone causes",
 		Params: Params(f.defaults()),
 		Metrics: []Metric{{Name: "faithfulness_estimate", Better: Higher, Headline: true,
@@ -236,7 +236,7 @@ func (m Monotonicity) defaults() Monotonicity {
 
 // Info implements Protocol.
 func (m Monotonicity) Info() Info {
-	return Info{Name: "Monotonicity", Category: "model", Data: []string{"image", "tabular"},
+	return Info{Name: "Monotonicity", Category: "model", Family: FamilyFaithfulness, Data: []string{"image", "tabular"},
 		Doc:    "Monotonicity (Arya et al. 2019): adding features from the baseline in ascending order of attribution never lowers the explained class's score",
 		Params: Params(m.defaults()),
 		Curves: []Metric{{Name: "score", Label: "from the baseline", Over: &Axis{Title: "fraction of features added back, least relevant first", Range: []float64{0, 1}},
@@ -350,7 +350,7 @@ func (m MonotonicityCorrelation) defaults() MonotonicityCorrelation {
 
 // Info implements Protocol.
 func (m MonotonicityCorrelation) Info() Info {
-	return Info{Name: "MonotonicityCorrelation", Category: "model", Data: []string{"image", "tabular"},
+	return Info{Name: "MonotonicityCorrelation", Category: "model", Family: FamilyFaithfulness, Data: []string{"image", "tabular"},
 		Doc:    "Monotonicity Correlation (Nguyen & Martínez 2020): rank correlation of attribution magnitudes with the squared score changes of replacing each feature",
 		Params: Params(m.defaults()),
 		Metrics: []Metric{{Name: "monotonicity_correlation", Better: Higher, Headline: true,
@@ -426,7 +426,7 @@ func (s Sufficiency) defaults() Sufficiency {
 
 // Info implements Protocol.
 func (s Sufficiency) Info() Info {
-	return Info{Name: "Sufficiency", Category: "model", Data: []string{"image", "tabular"},
+	return Info{Name: "Sufficiency", Category: "model", Family: FamilyFaithfulness, Data: []string{"image", "tabular"},
 		Doc:    "Sufficiency (Dasgupta et al. 2022): the share of the inputs explained alike that the model predicts alike",
 		Params: Params(s.defaults()),
 		Metrics: []Metric{{Name: "sufficiency", Better: Higher, Headline: true, Value: unitAxis("share of the nearest maps' inputs predicted alike"),

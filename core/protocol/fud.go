@@ -102,7 +102,7 @@ func (f FUD) defaults() FUD {
 // Info implements Protocol.
 func (f FUD) Info() Info {
 	f = f.defaults()
-	return Info{Name: "FUD", Category: "model", Data: []string{"image", "tabular"},
+	return Info{Name: "FUD", Category: "model", Family: FamilyFaithfulness, Data: []string{"image", "tabular"},
 		Doc:    "Faithfulness Under the Distribution: the model's confidence as the least relevant features are removed and in-painted by a diffusion prior steered away from the explained class",
 		Params: Params(f)}.with(f.metrics())
 }

@@ -68,7 +68,7 @@ func (g GOAR) Info() Info {
 	if g.NoProjection {
 		doc = "Geometric Remove-and-Retrain without projection (the ablation of §6.3): shift inputs against their feature direction, retrain on them as they are"
 	}
-	return Info{Name: "GOAR", Category: "retrain", Data: []string{"image", "tabular"}, Doc: doc,
+	return Info{Name: "GOAR", Category: "retrain", Family: FamilyFaithfulness, Data: []string{"image", "tabular"}, Doc: doc,
 		Params: Params(g.defaults())}.with(g.metrics())
 }
 

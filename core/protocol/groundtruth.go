@@ -167,7 +167,7 @@ func (g GroundTruth) defaults() GroundTruth {
 
 // Info implements Protocol.
 func (g GroundTruth) Info() Info {
-	return Info{Name: "GroundTruth", Category: "ground-truth", Data: []string{"image", "tabular"},
+	return Info{Name: "GroundTruth", Category: "ground-truth", Family: FamilyGroundTruth, Data: []string{"image", "tabular"},
 		Doc:    "OpenXAI agreement of each map with the known ground-truth attribution (linear models, synthetic data)",
 		Params: Params(g.defaults())}.with(g.metrics())
 }

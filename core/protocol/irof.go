@@ -51,7 +51,7 @@ func (r IROF) defaults() IROF {
 // Info implements Protocol.
 func (r IROF) Info() Info {
 	over := removedAxis("superpixels")
-	return Info{Name: "IROF", Category: "model", Data: []string{"image"},
+	return Info{Name: "IROF", Category: "model", Family: FamilyFaithfulness, Data: []string{"image"},
 		Doc:    "IROF (Rieger & Hansen 2020): SLIC superpixels removed most relevant first; the area over the explained class's relative probability",
 		Params: Params(r.defaults()),
 		Curves: []Metric{{Name: "relative_probability", Better: Lower, Label: "MoRF", Over: over, Value: Axis{Title: "probability of the explained class / its value untouched", Reference: &Reference{1, "untouched"}},

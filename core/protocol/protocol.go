@@ -10,7 +10,8 @@
 // their biases (how far each protocol's perturbed inputs lie from the
 // data).
 //
-// Every protocol describes itself (Info: name, category, the data it
+// Every protocol describes itself (Info: name, category, family (what its
+// score judges of a map: faithfulness, robustness, …), the data it
 // applies to, its parameters with defaults, its scores and curves with
 // their axes, natural ranges, reference values and directions, and its
 // headline score), so a form, a spec file, a figure or a summary table can
@@ -117,10 +118,43 @@ type Reference struct {
 	Label string  `json:"label"` // e.g. "chance"
 }
 
+// Family is what a protocol's score judges of a map: Quantus's
+// categories of metrics.
+type Family string
+
+// Families.
+const (
+	// FamilyFaithfulness: does the map rank the features as the model uses them
+	// (removal, perturbation and their correlations)? A map that ignores
+	// the model should score worst.
+	FamilyFaithfulness Family = "faithfulness"
+	// FamilyGroundTruth: does the map agree with a known ground truth? A map that
+	// ignores the model agrees by chance only, so it should score worst.
+	FamilyGroundTruth Family = "ground-truth"
+	// FamilyRandomisation: does the map change when the model or the class it
+	// explains does? A map that ignores the model changes at every draw,
+	// so it passes by construction.
+	FamilyRandomisation Family = "randomisation"
+	// FamilyRobustness: does the map stay put when the input moves a little? A
+	// map that ignores the input does not move, so it passes by
+	// construction.
+	FamilyRobustness Family = "robustness"
+	// FamilyComplexity: how concentrated is the map? It says nothing of the
+	// model, so a map that ignores it is neither better nor worse.
+	FamilyComplexity Family = "complexity"
+)
+
+// ControlScoresWorst reports whether a map that ignores the model (a
+// random control) should score worst on the family's scores: only then
+// does a control scoring as well as a method say that the protocol fails
+// to tell a map from chance.
+func (f Family) ControlScoresWorst() bool { return f == FamilyFaithfulness || f == FamilyGroundTruth }
+
 // Info describes a protocol.
 type Info struct {
 	Name     string   `json:"name"`
 	Category string   `json:"category"` // "retrain", "model" (fixed model) or "ground-truth"
+	Family   Family   `json:"family"`   // what its score judges of a map
 	Data     []string `json:"data"`     // "image", "tabular"
 	Doc      string   `json:"doc"`
 	Params   []Param  `json:"params"`

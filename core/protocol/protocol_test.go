@@ -253,6 +253,9 @@ func TestConfigureAndInfo(t *testing.T) {
 		if info.Name == "" || len(info.Params) == 0 || len(info.Metrics) == 0 || info.Category == "" {
 			t.Errorf("%T describes itself incompletely: %+v", p, info)
 		}
+		if !slices.Contains([]Family{FamilyFaithfulness, FamilyGroundTruth, FamilyRandomisation, FamilyRobustness, FamilyComplexity}, info.Family) {
+			t.Errorf("%s: family %q", info.Name, info.Family)
+		}
 		for _, q := range info.Params {
 			if q.Doc == "" {
 				t.Errorf("%s parameter %s has no doc", info.Name, q.Name)

@@ -84,7 +84,7 @@ func (m MPRT) defaults() MPRT {
 // Info implements Protocol.
 func (m MPRT) Info() Info {
 	m = m.defaults()
-	return Info{Name: m.as.or("MPRT"), Category: "model", Data: []string{"image", "tabular"},
+	return Info{Name: m.as.or("MPRT"), Category: "model", Family: FamilyRandomisation, Data: []string{"image", "tabular"},
 		Doc:    cmp.Or(m.as.doc, "Model Parameter Randomisation Test (Adebayo et al. 2018): how similar a method's maps stay as the model's layers are randomised from the top; a method that explains the model changes"),
 		Params: Params(m)}.with(m.metrics())
 }
@@ -416,7 +416,7 @@ func (r RandomLogit) defaults() RandomLogit {
 
 // Info implements Protocol.
 func (r RandomLogit) Info() Info {
-	return Info{Name: "RandomLogit", Category: "model", Data: []string{"image"},
+	return Info{Name: "RandomLogit", Category: "model", Family: FamilyRandomisation, Data: []string{"image"},
 		Doc:    "Random Logit (Sixt et al. 2020): how similar a method's map of the explained class is to its map of a random other class",
 		Params: Params(r.defaults()),
 		Metrics: []Metric{
@@ -502,7 +502,7 @@ func (d DataRandomisation) Info() Info {
 	}
 	m = append(m, Metric{Name: "permuted_train_accuracy", Value: unitAxis("accuracy of the permuted-label model on its training labels"),
 		Doc: "how well the model trained on permuted labels fits them (1: memorised, as in Adebayo et al.)"})
-	return Info{Name: "DataRandomisation", Category: "retrain", Data: []string{"image", "tabular"},
+	return Info{Name: "DataRandomisation", Category: "retrain", Family: FamilyRandomisation, Data: []string{"image", "tabular"},
 		Doc:    "Data Randomisation Test (Adebayo et al. 2018): how similar a method's maps are on a model trained on permuted labels",
 		Params: Params(d.defaults()), Metrics: m}
 }

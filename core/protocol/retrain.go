@@ -59,7 +59,7 @@ func (r ROAR) Info() Info {
 	if r.Keep {
 		doc = "Keep-And-Retrain: retrain on images with the least relevant pixels removed"
 	}
-	return Info{Name: r.name(), Category: "retrain", Data: []string{"image", "tabular"}, Doc: doc, Params: Params(r.defaults())}.with(r.metrics())
+	return Info{Name: r.name(), Category: "retrain", Family: FamilyFaithfulness, Data: []string{"image", "tabular"}, Doc: doc, Params: Params(r.defaults())}.with(r.metrics())
 }
 
 // Run implements Protocol.
@@ -120,7 +120,7 @@ func (r ROAD) defaults() ROAD {
 // Info implements Protocol.
 func (r ROAD) Info() Info {
 	// A table's row is imputed as a 1×D image (the GOAR synthetic experiment's).
-	return Info{Name: "ROAD", Category: "model", Data: []string{"image", "tabular"},
+	return Info{Name: "ROAD", Category: "model", Family: FamilyFaithfulness, Data: []string{"image", "tabular"},
 		Doc:    "Remove-And-Debias: MoRF and LeRF accuracy with noisy linear imputation",
 		Params: Params(r.defaults())}.with(r.metrics())
 }
@@ -189,7 +189,7 @@ func (e EvalX) defaults() EvalX {
 
 // Info implements Protocol.
 func (e EvalX) Info() Info {
-	return Info{Name: "EvalX", Category: "model", Data: []string{"image", "tabular"},
+	return Info{Name: "EvalX", Category: "model", Family: FamilyFaithfulness, Data: []string{"image", "tabular"},
 		Doc:    "Eval-X: accuracy of a randomly-masked-trained proxy on MoRF-masked test sets",
 		Params: Params(e.defaults())}.with(e.metrics())
 }

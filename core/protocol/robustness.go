@@ -78,7 +78,7 @@ func (r Robustness) Info() Info {
 	for i := range m {
 		m[i].Headline = m[i].Name == cmp.Or(r.as.headline, "max_sensitivity")
 	}
-	return Info{Name: r.as.or("Robustness"), Category: "model", Data: []string{"image", "tabular"},
+	return Info{Name: r.as.or("Robustness"), Category: "model", Family: FamilyRobustness, Data: []string{"image", "tabular"},
 		Doc: cmp.Or(r.as.doc, "How far a method's map moves when the input moves a little"), Params: Params(r.defaults()), Metrics: m}
 }
 

@@ -87,7 +87,7 @@ func (s SensitivityN) Info() Info {
 	if s.as.doc != "" {
 		doc = s.as.doc
 	}
-	return Info{Name: s.as.or("SensitivityN"), Category: "model", Data: []string{"image", "tabular"},
+	return Info{Name: s.as.or("SensitivityN"), Category: "model", Family: FamilyFaithfulness, Data: []string{"image", "tabular"},
 		Doc: doc, Params: Params(s.defaults())}.with(s.defaults().metrics())
 }
 
@@ -258,7 +258,7 @@ func (f Infidelity) defaults() Infidelity {
 
 // Info implements Protocol.
 func (f Infidelity) Info() Info {
-	return Info{Name: "Infidelity", Category: "model", Data: []string{"image", "tabular"},
+	return Info{Name: "Infidelity", Category: "model", Family: FamilyFaithfulness, Data: []string{"image", "tabular"},
 		Doc:    "Infidelity: squared error between attribution-weighted perturbations and output changes",
 		Params: Params(f.defaults())}.with(f.metrics())
 }

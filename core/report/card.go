@@ -14,8 +14,9 @@ import (
 
 // A report card says, for each protocol setting a campaign ran, how far to
 // believe its ranking on the user's own data and methods: whether the
-// Random control falls below the methods, whether the methods' scores
-// spread beyond the noise, whether the ranking holds on another half of
+// Random control ranks below the methods (where the protocol's family
+// says a map that ignores the model should), whether the paired tests
+// tell the methods apart, whether the ranking holds on another half of
 // the inputs, how far off the data its perturbed inputs lie, and how much
 // of its score the masks' shape or a model-agnostic smoothing explains —
 // the biases the seed papers found — with a verdict in words.
@@ -60,7 +61,7 @@ func (r CardRow) Findings() []struct {
 
 // Thresholds of the card's flags.
 const (
-	minSeparation  = 1   // the methods' spread, in median interval widths
+	minApart       = 0.5 // the share of the methods' pairs the paired tests tell apart
 	minReliability = 0.7 // split-half (Spearman–Brown) consistency of the ranking
 	maxOOD         = 0.8 // energy AUROC of perturbed against clean inputs
 	maxMaskTV      = 0.5 // R² of the accuracy on the masks' total variation
@@ -82,7 +83,11 @@ func card(conf Confidence, d Diagnostics, recs []store.Record) []CardRow {
 	var out []CardRow
 	for _, r := range conf.Rankings {
 		row := CardRow{Dataset: r.Dataset, Protocol: r.Protocol}
-		row.Random = randomFinding(r)
+		var family protocol.Family
+		if g := c.groupOf(r.Dataset, r.Protocol); g != nil {
+			family = g.info.Family
+		}
+		row.Random = randomFinding(r, family)
 		row.Separation = separationFinding(r)
 		row.Reliability = reliabilityFinding(r, conf.Seed)
 		row.OOD = oodFinding(c, r)
@@ -96,7 +101,14 @@ func card(conf Confidence, d Diagnostics, recs []store.Record) []CardRow {
 	return out
 }
 
-func randomFinding(r Ranking) Finding {
+// randomFinding says where the random controls rank among the methods,
+// on a protocol of a family where a map that ignores the model should
+// rank last (protocol.Family.ControlScoresWorst); on the others it says
+// why their rank says nothing.
+func randomFinding(r Ranking, family protocol.Family) Finding {
+	if family != "" && !family.ControlScoresWorst() {
+		return Finding{Value: math.NaN(), Words: controlNotApplied(family)}
+	}
 	var controls, methods []RankedMethod
 	weakControl := false
 	for _, m := range r.Methods {
@@ -122,13 +134,16 @@ func randomFinding(r Ranking) Finding {
 	var flag bool
 	beaten := math.Inf(1) // the fewest methods any control falls below, told apart
 	for _, ctl := range controls {
-		var above, within []string
+		var above, same, within []string
 		apart := 0
 		for _, m := range methods {
 			p, ok := pairOf(r, ctl.Method, m.Method)
+			c, v := oriented(ctl.CI.Estimate, r.Better), oriented(m.CI.Estimate, r.Better)
 			switch {
-			case oriented(ctl.CI.Estimate, r.Better) >= oriented(m.CI.Estimate, r.Better):
+			case c > v:
 				above = append(above, inline(m.Method))
+			case c == v:
+				same = append(same, inline(m.Method))
 			case ok && p.Differ:
 				apart++
 			default: // not told apart, or never compared
@@ -137,24 +152,51 @@ func randomFinding(r Ranking) Finding {
 		}
 		beaten = math.Min(beaten, float64(apart))
 		name := inline(ctl.Method)
-		switch {
-		case len(above) == 0 && len(within) == 0:
-			words = append(words, fmt.Sprintf("%s scores below every method and is told apart from each", name))
-		case len(above) == 0:
-			words = append(words, fmt.Sprintf("%s scores below every method but cannot be told apart from %s", name, strings.Join(within, ", ")))
-			short = append(short, fmt.Sprintf("%s within the noise of %s", name, strings.Join(within, ", ")))
-			flag = true
-		default:
-			w := fmt.Sprintf("%s scores as well as or better than %s", name, strings.Join(above, ", "))
-			if len(within) > 0 {
-				w += fmt.Sprintf(", and cannot be told apart from %s", strings.Join(within, ", "))
-			}
-			words = append(words, w)
-			short = append(short, fmt.Sprintf("%s scores above %s", name, strings.Join(above, ", ")))
-			flag = true
+		if len(same) == len(methods) { // the separation check says the metric tells nothing apart
+			words = append(words, fmt.Sprintf("%s scores the same as every method (%s): there is nothing to rank it against", name, number(ctl.CI.Estimate)))
+			continue
 		}
+		var parts []string
+		if len(above) > 0 {
+			parts = append(parts, "ranks above "+strings.Join(above, ", "))
+		}
+		if len(same) > 0 {
+			parts = append(parts, "scores the same as "+strings.Join(same, ", "))
+		}
+		switch {
+		case len(parts) == 0 && len(within) == 0:
+			parts = append(parts, "ranks below every method and is told apart from each")
+		case len(parts) == 0:
+			parts = append(parts, "ranks below every method but cannot be told apart from "+strings.Join(within, ", "))
+		case len(within) > 0:
+			parts = append(parts, "cannot be told apart from "+strings.Join(within, ", "))
+		}
+		words = append(words, name+" "+strings.Join(parts, ", and "))
+		switch {
+		case len(above) > 0:
+			short = append(short, fmt.Sprintf("%s ranks above %s", name, strings.Join(above, ", ")))
+		case len(same) > 0:
+			short = append(short, fmt.Sprintf("%s scores the same as %s", name, strings.Join(same, ", ")))
+		case len(within) > 0:
+			short = append(short, fmt.Sprintf("%s within the noise of %s", name, strings.Join(within, ", ")))
+		}
+		flag = flag || len(above)+len(same)+len(within) > 0
 	}
 	return Finding{Value: beaten, Words: strings.Join(words, "; "), Flag: flag, Short: strings.Join(short, "; ")}
+}
+
+// controlNotApplied says why a random control need not rank last on a
+// protocol of the family.
+func controlNotApplied(family protocol.Family) string {
+	switch family {
+	case protocol.FamilyRobustness:
+		return "not applied: on a robustness metric a map that ignores the input need not move when the input does, so a random control can rank well by construction"
+	case protocol.FamilyRandomisation:
+		return "not applied: on a randomisation test a map that ignores the model changes from draw to draw, so a random control passes by construction"
+	case protocol.FamilyComplexity:
+		return "not applied: a complexity metric judges the maps' shape, not their faithfulness, so a random control need not rank last"
+	}
+	return fmt.Sprintf("not applied: on a %s metric a random control need not rank last", family)
 }
 
 // pairOf finds the comparison of two methods, in either order.
@@ -167,6 +209,11 @@ func pairOf(r Ranking, a, b string) (Pair, bool) {
 	return Pair{}, false
 }
 
+// separationFinding says how many of the methods' pairs the paired tests
+// tell apart, and flags the setting when fewer than half are: the
+// methods' own intervals also hold the inputs' difficulty, which the
+// methods share and a paired test takes out, so their spread against
+// those intervals only describes.
 func separationFinding(r Ranking) Finding {
 	var est, widths []float64
 	var names []string
@@ -191,16 +238,24 @@ func separationFinding(r Ranking) Finding {
 			}
 		}
 	}
-	ratio := spread / w
-	if w == 0 {
-		ratio = math.Inf(1)
-		if spread == 0 {
-			ratio = 0
-		}
+	if pairs == 0 {
+		return Finding{Value: math.NaN(), Words: "not measured (no pair of methods compared)"}
 	}
-	f := Finding{Value: ratio, Words: fmt.Sprintf("the methods spread over %s, %.1f× the median interval width (%s); %d of %d pairs told apart", number(spread), ratio, number(w), apart, pairs)}
-	if ratio < minSeparation || apart == 0 {
+	if spread == 0 {
+		return Finding{Value: 0, Words: fmt.Sprintf("every method scores %s: the metric cannot tell them apart", number(est[0])),
+			Flag: true, Short: fmt.Sprintf("every method scores %s, so it cannot tell them apart", number(est[0]))}
+	}
+	share := float64(apart) / float64(pairs)
+	words := fmt.Sprintf("%d of %d pairs of methods told apart (paired over the same inputs); their scores spread over %s", apart, pairs, number(spread))
+	if w > 0 {
+		words += fmt.Sprintf(", %.1f× the median interval width (%s)", spread/w, number(w))
+	}
+	f := Finding{Value: share, Words: words}
+	switch {
+	case apart == 0:
 		f.Flag, f.Short = true, fmt.Sprintf("the methods' scores differ by less than the noise (%d of %d pairs told apart)", apart, pairs)
+	case share < minApart:
+		f.Flag, f.Short = true, fmt.Sprintf("most of the methods' differences lie within the noise (%d of %d pairs told apart)", apart, pairs)
 	}
 	return f
 }
@@ -296,7 +351,7 @@ func postFinding(d Diagnostics, r Ranking) Finding {
 		}
 		words = append(words, fmt.Sprintf("%s maps scored better than plain ones in %d of %d comparisons", p.Post, p.Better, p.Total))
 		if share > 0.5 {
-			short = append(short, fmt.Sprintf("%s, which knows nothing of the model, raises the score in %d of %d comparisons", p.Post, p.Better, p.Total))
+			short = append(short, fmt.Sprintf("%s, which knows nothing of the model, improves the score in %d of %d comparisons", p.Post, p.Better, p.Total))
 		}
 	}
 	if len(words) == 0 {
@@ -339,8 +394,11 @@ func complexityFinding(conf Confidence, r Ranking) Finding {
 			break
 		}
 	}
-	if cx == nil || cx.Protocol == r.Protocol {
+	switch {
+	case cx == nil:
 		return Finding{Value: math.NaN(), Words: "not measured (no Complexity run beside it)"}
+	case cx.Protocol == r.Protocol:
+		return Finding{Value: math.NaN(), Words: "not measured: this is the Complexity run itself"}
 	}
 	sparse := map[string]float64{}
 	for _, m := range cx.Methods {
@@ -354,6 +412,12 @@ func complexityFinding(conf Confidence, r Ranking) Finding {
 	}
 	if len(xs) < 3 {
 		return Finding{Value: math.NaN(), Words: "not measured (fewer than three methods with both scores)"}
+	}
+	switch {
+	case slices.Min(ys) == slices.Max(ys):
+		return Finding{Value: math.NaN(), Words: "not computed: every method scores the same, and a constant has no rank correlation"}
+	case slices.Min(xs) == slices.Max(xs):
+		return Finding{Value: math.NaN(), Words: "not computed: every method's maps are equally sparse, and a constant has no rank correlation"}
 	}
 	rho := stats.Spearman(xs, ys)
 	f := Finding{Value: rho, Words: fmt.Sprintf("its ranking follows the maps' sparseness (Gini index) at ρ = %+.2f over %d methods (+: the sparser maps score better)", rho, len(xs))}
@@ -383,7 +447,32 @@ func verdict(row CardRow) (bool, string) {
 	case len(problems) > 0:
 		return true, fmt.Sprintf("%s ranks these methods, with caveats: %s", row.Protocol, strings.Join(problems, "; "))
 	}
-	return true, fmt.Sprintf("%s ranks these methods here: the control falls below them, their differences exceed the noise and the ranking holds across inputs", row.Protocol)
+	// What the checks that ran found.
+	var passed []string
+	if !math.IsNaN(row.Random.Value) {
+		passed = append(passed, "the random control ranks below them")
+	}
+	switch s := row.Separation.Value; {
+	case s == 1:
+		passed = append(passed, "every pair of them is told apart")
+	case !math.IsNaN(s):
+		passed = append(passed, "most pairs of them are told apart")
+	}
+	if !math.IsNaN(row.Reliability.Value) {
+		passed = append(passed, "the ranking holds across inputs")
+	}
+	if len(passed) == 0 {
+		return true, fmt.Sprintf("%s ranks these methods here; no check could judge its ranking", row.Protocol)
+	}
+	return true, fmt.Sprintf("%s ranks these methods here: %s", row.Protocol, andList(passed))
+}
+
+// andList joins words with commas and a last "and".
+func andList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }
 
 // cellOf is a method's headline with its interval, as a table shows it.

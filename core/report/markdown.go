@@ -133,7 +133,7 @@ func findingValue(check string, v float64) string {
 	case check == "Random control":
 		return fmt.Sprintf("%.0f beat it", v) // methods told apart above the control
 	case check == "Separation":
-		return fmt.Sprintf("%.1f×", v)
+		return fmt.Sprintf("%.0f %% of pairs", 100*v) // told apart
 	case check == "Mask shape":
 		return fmt.Sprintf("R² %.2f", v)
 	case check == "Post-processing":
