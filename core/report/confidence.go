@@ -155,11 +155,11 @@ func Confident(recs []store.Record, o ConfidenceOptions) Confidence {
 				anyUnits = true
 				for k, seed := range s.seeds {
 					seedName := strconv.FormatUint(seed, 10)
-					b := boot(o, g.dataset, g.title, meth, m.Name, seedName)
+					b := boot(o, g.dataset, g.title, m.Name, seedName)
 					conf.add(ScoreCI{Dataset: g.dataset, Protocol: g.title, Method: meth, Metric: m.Name, Seed: seedName, Interval: b.Mean(s.data[k : k+1])})
 				}
 				if len(s.seeds) > 1 {
-					b := boot(o, g.dataset, g.title, meth, m.Name)
+					b := boot(o, g.dataset, g.title, m.Name)
 					conf.add(ScoreCI{Dataset: g.dataset, Protocol: g.title, Method: meth, Metric: m.Name, Seed: AllSeeds, Interval: b.Mean(s.data)})
 				}
 			}
@@ -179,8 +179,11 @@ func Confident(recs []store.Record, o ConfidenceOptions) Confidence {
 }
 
 // boot is the bootstrap of one series: its seed mixes the run's with what
-// the series is, so that adding a method or a protocol to a campaign
-// leaves the other intervals as they were.
+// the series measures (dataset, protocol setting, metric, seed), so that
+// adding a method or a protocol to a campaign leaves the other intervals
+// as they were. A method's name is not among them: the methods of a
+// setting resample the same inputs, and maps filed under another label
+// (a file method's label:) get the intervals their maker's got.
 func boot(o ConfidenceOptions, parts ...string) stats.Bootstrap {
 	h := fnv.New64a()
 	for _, p := range parts {
@@ -268,7 +271,7 @@ func rank(o ConfidenceOptions, g *group, methods []string, by map[string][]store
 	r := Ranking{Dataset: g.dataset, Protocol: g.title, Metric: h.Name, Better: h.Better, Units: n, Seeds: len(data[0]), Values: map[string][]float64{}}
 	cis := make([]stats.Interval, len(names))
 	for m, name := range names {
-		cis[m] = boot(o, g.dataset, g.title, name, h.Name).Mean(data[m])
+		cis[m] = boot(o, g.dataset, g.title, h.Name).Mean(data[m])
 		r.Values[name] = seedMeans(data[m])
 	}
 	// Best first, by the estimate; NaN last.
@@ -306,7 +309,7 @@ func rank(o ConfidenceOptions, g *group, methods []string, by map[string][]store
 	for x, a := range contenders {
 		for _, b := range contenders[x+1:] {
 			i, j := order[a], order[b]
-			bt := boot(o, g.dataset, g.title, names[i], names[j], h.Name)
+			bt := boot(o, g.dataset, g.title, h.Name, "pair")
 			d, p := bt.Diff(data[i], data[j])
 			_, _, pw := stats.Wilcoxon(seedMeans(data[i]), seedMeans(data[j]))
 			r.Pairs = append(r.Pairs, Pair{A: names[i], B: names[j], Diff: d, P: p, PWilcoxon: pw})
