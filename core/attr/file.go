@@ -227,12 +227,15 @@ func npzMaps(z *data.NPZ, shape []int) (maps, index *data.Array, err error) {
 func mapShape(s, in []int) ([]int, error) {
 	C, H, W := in[0], in[1], in[2]
 	want := fmt.Sprintf("(N, %d, %d), (N, 1, %d, %d) or (N, %d, %d, %d)", H, W, H, W, C, H, W)
-	if H == 1 && W == 1 {
+	switch {
+	case H == 1 && W == 1:
 		want = fmt.Sprintf("(N, %d) or (N, %d, 1, 1)", C, C)
+	case C == 1:
+		want = fmt.Sprintf("(N, %d, %d) or (N, 1, %d, %d)", H, W, H, W)
 	}
 	bad := func() ([]int, error) {
 		msg := fmt.Sprintf("maps of shape %v: want %s for inputs of shape %v", s, want, in)
-		if len(s) == 4 && s[3] == C && s[1] == H && s[2] == W && C > 1 {
+		if len(s) == 4 && s[1] == H && s[2] == W && (s[3] == C || s[3] == 1) && !(H == 1 && W == 1) {
 			msg += " (channels last? transpose them to (N, C, H, W))"
 		}
 		return nil, errors.New(msg)
@@ -323,7 +326,14 @@ func (st *storedMaps) serve(ctx context.Context, split string, in Input) (Maps, 
 		if !ok {
 			what := fmt.Sprintf("maps of the first %d inputs", st.n)
 			if st.row != nil {
-				what = fmt.Sprintf("an index of %d inputs", st.n)
+				lo, hi := math.MaxInt, -1
+				for i := range st.row {
+					lo, hi = min(lo, i), max(hi, i)
+				}
+				what = fmt.Sprintf("an index of %d inputs, from %d to %d", st.n, lo, hi)
+				if hi >= in.N && in.Index == nil {
+					what += fmt.Sprintf(", beyond the %d inputs asked for", in.N)
+				}
 			}
 			return Maps{}, fmt.Errorf("maps file %s: no map of %s input %d (it holds %s)", st.path, split, i, what)
 		}

@@ -163,6 +163,19 @@ func TestFileRefusesBadFiles(t *testing.T) {
 			t.Errorf("%s: the error does not name the file: %v", tc.file, err)
 		}
 	}
+	// Grey images' maps with their channel last: named as such, and the
+	// shapes wanted listed once each.
+	must(data.SaveNPY(p("nhwc1.npy"), []int{2, 2, 2, 1}, mapsOf(2, 4)))
+	if _, err := (File{Test: "nhwc1.npy", Dir: dir}).Attribute(context.Background(), nil, Input{N: 2, Shape: []int{1, 2, 2}, Split: "test"}); err == nil ||
+		!strings.Contains(err.Error(), "want (N, 2, 2) or (N, 1, 2, 2) for") || !strings.Contains(err.Error(), "channels last?") {
+		t.Errorf("grey maps with the channel last: %v", err)
+	}
+	// An index naming a position beyond the inputs says how far it goes.
+	must(data.SaveNPZ(p("far.npz"), []data.NamedArray{{Name: "maps", Shape: []int{2, 2, 2}, Data: mapsOf(2, 4)}, {Name: "index", Shape: []int{2}, Data: []float32{0, 5000}}}))
+	if _, err := (File{Test: "far.npz", Dir: dir}).Attribute(context.Background(), nil, Input{N: 2, Shape: []int{1, 2, 2}, Split: "test"}); err == nil ||
+		!strings.Contains(err.Error(), "no map of test input 1 (it holds an index of 2 inputs, from 0 to 5000, beyond the 2 inputs asked for)") {
+		t.Errorf("an index beyond the inputs: %v", err)
+	}
 	if _, err := (File{Test: "nan.npy", Dir: dir}).Attribute(context.Background(), nil, Input{N: 1, Shape: []int{3, 2, 2}}); err == nil || !strings.Contains(err.Error(), "names none") {
 		t.Errorf("no split: %v", err)
 	}

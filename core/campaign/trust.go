@@ -158,17 +158,28 @@ func inside(dir string, roots []string) (bool, error) {
 }
 
 // resolve makes path absolute and follows the links of its longest part
-// that exists.
+// that exists, and a dangling link's target as written (a folder made
+// through it would be made there).
 func resolve(path string) (string, error) {
 	p, err := filepath.Abs(path)
 	if err != nil {
 		return "", err
 	}
 	var rest []string
-	for {
+	for hops := 0; ; {
 		real, err := filepath.EvalSymlinks(p)
 		if err == nil {
 			return filepath.Join(append([]string{real}, rest...)...), nil
+		}
+		if st, lerr := os.Lstat(p); lerr == nil && st.Mode()&os.ModeSymlink != 0 && hops < 40 {
+			target, rerr := os.Readlink(p)
+			if rerr == nil {
+				if !filepath.IsAbs(target) {
+					target = filepath.Join(filepath.Dir(p), target)
+				}
+				p, hops = filepath.Clean(target), hops+1
+				continue
+			}
 		}
 		parent := filepath.Dir(p)
 		if parent == p {

@@ -124,10 +124,14 @@ func TestASpecWritesOnlyInsideItsFolderOrOneTheUserChose(t *testing.T) {
 		{"absolute output", filepath.Join(elsewhere, "run"), "", "output"},
 		{"output out by ..", "../run", "", "output"},
 		{"output through a link out", "out/run", "", "output"},
+		{"output through a dangling link out", "gone/run", "", "output"},
 		{"cache out by ..", "run", "../cache", "cache"},
 	} {
 		dir := t.TempDir()
 		if err := os.Symlink(elsewhere, filepath.Join(dir, "out")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(filepath.Join(elsewhere, "missing"), filepath.Join(dir, "gone")); err != nil {
 			t.Fatal(err)
 		}
 		c := writeTrustSpec(t, dir, tc.output, map[bool]string{true: "cache: " + tc.cache}[tc.cache != ""])

@@ -29,7 +29,7 @@ func TestManyProblemsAreCappedInTheMessage(t *testing.T) {
 	if lines := strings.Count(msg, "\n"); lines != maxProblemsShown+1 {
 		t.Errorf("message of %d lines, want a title, %d problems and a count", lines+1, maxProblemsShown)
 	}
-	if !strings.HasPrefix(msg, fmt.Sprintf("%d problem(s)", len(ps))) || !strings.HasSuffix(msg, fmt.Sprintf("… and %d more", len(ps)-maxProblemsShown)) {
+	if !strings.HasPrefix(msg, fmt.Sprintf("%d problems", len(ps))) || !strings.HasSuffix(msg, fmt.Sprintf("… and %d more", len(ps)-maxProblemsShown)) {
 		t.Errorf("message starts %.40q and ends %q", msg, msg[len(msg)-40:])
 	}
 	if !strings.Contains(msg, "many.yaml:2:1:") || strings.Contains(msg, fmt.Sprintf("many.yaml:%d:", maxProblemsShown+3)) {

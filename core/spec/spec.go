@@ -129,7 +129,10 @@ func (ps Problems) Error() string {
 	if len(ps) > maxProblemsShown {
 		lines = append(lines, fmt.Sprintf("… and %d more", len(ps)-maxProblemsShown))
 	}
-	return fmt.Sprintf("%d problem(s) in the spec:\n%s", len(ps), strings.Join(lines, "\n"))
+	if len(ps) == 1 {
+		return "1 problem in the spec:\n" + lines[0]
+	}
+	return fmt.Sprintf("%d problems in the spec:\n%s", len(ps), strings.Join(lines, "\n"))
 }
 
 // MaxFileBytes bounds a spec (a campaign's is a few KiB; parsing takes
@@ -305,6 +308,9 @@ func (p *parser) spec(doc *yaml.Node) *Spec {
 	}
 	if n := f["output"]; n != nil {
 		if p.decode(n, "output", &s.Output) {
+			if strings.TrimSpace(s.Output) == "" {
+				p.errorf(n, "output", "empty: name the run folder, e.g. runs/%s", s.Name)
+			}
 			s.Output = p.path(s.Output)
 		}
 	} else {

@@ -83,6 +83,7 @@ func TestSpecErrors(t *testing.T) {
 		{"indent", "name: x\noutput: o\ndatasets:\n  - id: iris\n   train_samples: 5\n", "bad.yaml:3:1: YAML syntax: did not find expected '-' indicator (in the block from this line"},
 		{"list at top", "- a\n- b\n", "want a mapping"},
 		{"missing all", "name: x\n", `missing key "output"`},
+		{"empty output", "name: x\noutput: \"\"\ndatasets: [iris]\nmodel: {arch: mlp}\nmethods: [gradient]\nprotocols: [deletion]\n", "bad.yaml:2:9: output: empty: name the run folder"},
 		{"file and arch", "output: o\ndatasets: [iris]\nmodel: {arch: mlp, file: x.flm}\nmethods: [gradient]\nprotocols: [deletion]\n", "cannot read model file"},
 		{"unknown arch", "output: o\ndatasets: [iris]\nmodel: {arch: vgg}\nmethods: [gradient]\nprotocols: [deletion]\n", `unknown architecture "vgg"`},
 		{"unknown dataset", "output: o\ndatasets: [nowhere]\nmodel: {arch: mlp}\nmethods: [gradient]\nprotocols: [deletion]\n", "neither a known id"},
