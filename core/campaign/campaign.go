@@ -84,7 +84,7 @@ func Save(dir string, s *spec.Spec) (*Campaign, string, error) {
 		return nil, "", err
 	}
 	path := filepath.Join(dir, "campaign.yaml")
-	if old, err := os.ReadFile(path); err == nil && !bytes.Equal(old, text) {
+	if old, err := data.ReadFileLimit(path, spec.MaxFileBytes); err == nil && !bytes.Equal(old, text) {
 		return nil, "", fmt.Errorf("%s holds another campaign (%s): give this one its own folder", dir, path)
 	}
 	if err := data.WriteFileAtomic(path, text); err != nil {
