@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -189,34 +190,57 @@ func (r *Results) Figures(dir string, formats ...string) (Exported, error) {
 type Merged struct {
 	Done, Failed, Missing int
 	LostSamples           int // perturbed samples in none of the runs' caches
+	// Shards says, when tasks were not run and the runs are shards of one
+	// split, which shards they belong to: "shard 2/3 not given (2 tasks),
+	// shard 0/3 incomplete (1 task not run)".
+	Shards string
 }
 
 // Merge joins run folders of one spec (a campaign's shards, or any runs of
 // it) into the new run folder out: their latest records, and the perturbed
 // samples they keep, copied into out's own cache so that it stands alone
-// when the shards' caches were node-local.
+// when the shards' caches were node-local. A folder given twice, or two
+// folders of the same shard, are refused. Tasks missing from every run are
+// counted (and their shards named) in the result, and the merged run's
+// REPORT.md and state say they are missing.
 func Merge(out string, dirs ...string) (Merged, error) {
 	var m Merged
 	if len(dirs) == 0 {
 		return m, fmt.Errorf("nothing to merge")
 	}
-	var first *Results
+	var runs []*Results
+	var seen []os.FileInfo
 	var all []store.Record
 	var caches []*store.Cache
-	for _, d := range dirs {
+	var started time.Time
+	for i, d := range dirs {
 		r, err := Open(d)
 		if err != nil {
 			return m, err
 		}
-		if first != nil && !bytes.Equal(r.Raw, first.Raw) {
+		st, err := os.Stat(d)
+		if err != nil {
+			return m, err
+		}
+		for j, o := range seen {
+			if os.SameFile(o, st) {
+				return m, fmt.Errorf("%s is given twice (as %s and %s): give each run once", d, dirs[j], d)
+			}
+			if sh := r.Manifest.Shard; sh != "" && sh == runs[j].Manifest.Shard {
+				return m, fmt.Errorf("%s and %s are both shard %s: give each shard once", dirs[j], d, sh)
+			}
+		}
+		if i > 0 && !bytes.Equal(r.Raw, runs[0].Raw) {
 			return m, fmt.Errorf("%s ran another spec than %s: only runs of one spec merge", d, dirs[0])
 		}
-		if first == nil {
-			first = r
+		if s := r.Manifest.Started; !s.IsZero() && (started.IsZero() || s.Before(started)) {
+			started = s
 		}
+		runs, seen = append(runs, r), append(seen, st)
 		all = append(all, r.Records...)
 		caches = append(caches, r.Caches()...)
 	}
+	first := runs[0]
 	run, err := store.Open(out, first.Raw)
 	if err != nil {
 		return m, err
@@ -226,6 +250,7 @@ func Merge(out string, dirs ...string) (Merged, error) {
 	}
 	ok, failed, missing := first.sort(all)
 	m.Done, m.Failed, m.Missing = len(ok), len(failed), len(missing)
+	m.Shards = missingShards(runs, missing)
 	if err := store.AppendRecords(run.ResultsPath(), append(ok, failed...)...); err != nil {
 		return m, err
 	}
@@ -249,11 +274,41 @@ func Merge(out string, dirs ...string) (Merged, error) {
 		}
 	}
 	if err := run.SetManifest(store.Manifest{ID: first.ID(), Spec: hash(first.Raw), Faithlab: model.Version, Go: runtime.Version(),
-		Seeds: first.Spec.Seeds, Cache: cache, Tasks: len(ok) + len(failed) + len(missing), Failed: len(failed), Ended: time.Now().UTC()}); err != nil {
+		Seeds: first.Spec.Seeds, Cache: cache, Tasks: len(ok) + len(failed) + len(missing), Failed: len(failed), Started: started, Ended: time.Now().UTC()}); err != nil {
 		return m, err
 	}
 	var o Outcome
-	return m, first.writeResults(out, ok, &o)
+	return m, first.writeResults(out, ok, report.Left{Failed: len(failed), NotRun: len(missing)}, &o)
+}
+
+// missingShards words which shards the missing tasks belong to when runs
+// are shards of one split (I/N of the same N), "" otherwise: a shard not
+// among the runs, or one that stopped short.
+func missingShards(runs []*Results, missing []job.Task) string {
+	given := map[int]bool{}
+	of := 0
+	for _, r := range runs {
+		var sh job.Shard
+		if _, err := fmt.Sscanf(r.Manifest.Shard, "%d/%d", &sh.I, &sh.Of); err != nil || sh.Of < 2 || (of != 0 && sh.Of != of) {
+			return ""
+		}
+		of, given[sh.I] = sh.Of, true
+	}
+	left := make([]int, of)
+	for _, t := range missing {
+		left[t.Index%of]++
+	}
+	var parts []string
+	for i, n := range left {
+		switch {
+		case n == 0:
+		case !given[i]:
+			parts = append(parts, fmt.Sprintf("shard %d/%d not given (%s)", i, of, report.Count(n, "task")))
+		default:
+			parts = append(parts, fmt.Sprintf("shard %d/%d incomplete (%s not run)", i, of, report.Count(n, "task")))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // WriteCSV writes the run's CSV to path ("": DIR/results.csv) and its
@@ -278,5 +333,6 @@ func (r *Results) WriteCSV(path string) error {
 
 // Report is the run's REPORT.md (report.Markdown).
 func (r *Results) Report() string {
-	return report.Markdown(r.title(), r.Status().Done, r.Diagnostics())
+	st := r.Status()
+	return report.Markdown(r.title(), st.Done, r.Diagnostics(), report.Left{Failed: len(st.Failed), NotRun: len(st.Missing)})
 }
