@@ -88,3 +88,19 @@ func TestMergeRefusesAShardGivenTwice(t *testing.T) {
 		}
 	}
 }
+
+// A sharded campaign's folder has no manifest of its own: its state is its
+// shards', and agrees with its status.
+func TestStateOfAShardedCampaignsFolderIsItsShards(t *testing.T) {
+	shards := runShards(t)
+	parent := filepath.Dir(filepath.Dir(shards[0]))
+	if s := mustOpen(t, parent).State(); !strings.HasPrefix(s, "3 of 3 shards started ") || !strings.Contains(s, ", ended by ") || strings.Contains(s, "to run") {
+		t.Errorf("state with every shard done: %q", s)
+	}
+	if err := os.RemoveAll(shards[2]); err != nil {
+		t.Fatal(err)
+	}
+	if s := mustOpen(t, parent).State(); !strings.HasPrefix(s, "2 of 3 shards started ") || !strings.HasSuffix(s, "; 2 tasks to run") {
+		t.Errorf("state with shard 2/3 never run: %q", s)
+	}
+}

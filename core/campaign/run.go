@@ -29,6 +29,8 @@ type Results struct {
 	// Notes say what is wrong with the results files, a line each:
 	// damaged records (left out) and records without checksums.
 	Notes []string
+	// shards are the manifests of the folder's shards (RUN/shards/I-of-N).
+	shards []store.Manifest
 
 	diagOnce sync.Once
 	diag     report.Diagnostics
@@ -66,6 +68,7 @@ func Open(dir string) (*Results, error) {
 		return nil, err
 	}
 	recs, notes := log.Records, log.Notes()
+	var shardMans []store.Manifest
 	shards, _ := filepath.Glob(filepath.Join(dir, "shards", "*"))
 	for _, sd := range shards {
 		sr, sraw, err := store.OpenExisting(sd)
@@ -80,8 +83,11 @@ func Open(dir string) (*Results, error) {
 			return nil, err
 		}
 		recs, notes = append(recs, more.Records...), append(notes, more.Notes()...)
+		if sm, err := sr.Manifest(); err == nil && !sm.Started.IsZero() {
+			shardMans = append(shardMans, sm)
+		}
 	}
-	return &Results{Campaign: &Campaign{Spec: s, Raw: raw}, Dir: dir, Manifest: man, Records: recs, Notes: notes}, nil
+	return &Results{Campaign: &Campaign{Spec: s, Raw: raw}, Dir: dir, Manifest: man, Records: recs, Notes: notes, shards: shardMans}, nil
 }
 
 // Status is where a run stands.
@@ -104,8 +110,13 @@ func (r *Results) Status() Status {
 }
 
 // State words the manifest's state: when it started and whether it ended.
+// A sharded campaign's folder, whose own manifest is empty, has its
+// shards' state.
 func (r *Results) State() string {
 	m := r.Manifest
+	if m.Started.IsZero() && len(r.shards) > 0 {
+		return r.shardsState()
+	}
 	if m.Started.IsZero() {
 		return "not started"
 	}
@@ -117,6 +128,40 @@ func (r *Results) State() string {
 		}
 	}
 	return fmt.Sprintf("started %s, %s; faithlab %s, %s, %s, %d CPUs", m.Started.Format(time.RFC3339), state, m.Faithlab, m.Go, m.Host, m.CPUs)
+}
+
+// shardsState words the state of the folder's shards: how many of how
+// many started, the first start, how many are not ended (or the last end),
+// and the tasks left to run: "2 of 3 shards started T, ended by T'; 2 tasks
+// to run".
+func (r *Results) shardsState() string {
+	started, ended, running := r.shards[0].Started, r.shards[0].Ended, 0
+	shards := report.Count(len(r.shards), "shard")
+	var sh job.Shard
+	if _, err := fmt.Sscanf(r.shards[0].Shard, "%d/%d", &sh.I, &sh.Of); err == nil && sh.Of > 1 {
+		shards = fmt.Sprintf("%d of %d shards", len(r.shards), sh.Of)
+	}
+	for _, m := range r.shards {
+		if m.Started.Before(started) {
+			started = m.Started
+		}
+		switch {
+		case m.Ended.IsZero():
+			running++
+		case m.Ended.After(ended):
+			ended = m.Ended
+		}
+	}
+	state := fmt.Sprintf("%s started %s", shards, started.Format(time.RFC3339))
+	if running > 0 {
+		state += fmt.Sprintf(", %d running or stopped", running)
+	} else {
+		state += ", ended by " + ended.Format(time.RFC3339)
+	}
+	if left := len(r.Status().Missing); left > 0 {
+		state += fmt.Sprintf("; %s to run", report.Count(left, "task"))
+	}
+	return state
 }
 
 // CSV is the tidy CSV of the finished tasks, in plan order.
