@@ -323,7 +323,7 @@ func (e *Evaluate) save() (*campaign.Campaign, error) {
 		return nil, err
 	}
 	dir := filepath.Join(e.s.cfg.dir("campaigns"), s.Name)
-	if old, err := os.ReadFile(filepath.Join(dir, "campaign.yaml")); err == nil {
+	if old, err := data.ReadFileLimit(filepath.Join(dir, "campaign.yaml"), spec.MaxFileBytes); err == nil {
 		// A campaign of this name exists: replace its spec unless it has
 		// results, which belong to the spec that made them.
 		if r, err := campaign.Open(s.Output); err == nil && len(r.Records) > 0 {

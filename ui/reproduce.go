@@ -3,7 +3,6 @@ package ui
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -12,6 +11,7 @@ import (
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/widget"
 
+	"faithlab/core/data"
 	"faithlab/core/reproduce"
 )
 
@@ -82,7 +82,7 @@ func (r *Reproduce) show() {
 		return
 	}
 	r.about.SetText(fmt.Sprintf("%s\n%s\n%s: %s", p.Title, p.Paper, r.size.Selected, p.Sizes[r.size.Selected].Scaled))
-	b, err := os.ReadFile(filepath.Join(r.dir(p), "REPORT.md"))
+	b, err := data.ReadFileLimit(filepath.Join(r.dir(p), "REPORT.md"), 64<<20)
 	if err != nil {
 		r.report.ParseMarkdown("No report yet: Run writes it (" + r.dir(p) + ").")
 		return

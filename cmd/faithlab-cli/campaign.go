@@ -257,6 +257,14 @@ func runMerge(_ context.Context, args []string) error {
 		fmt.Fprintf(os.Stderr, "note: %s in none of the runs' caches\n", report.Count(m.LostSamples, "perturbed sample"))
 	}
 	fmt.Fprintf(os.Stderr, "merged %d runs into %s: %d tasks done, %d failed, %d not run\n", fs.NArg(), *out, m.Done, m.Failed, m.Missing)
+	if m.Missing > 0 {
+		where := "not in any of the runs given"
+		if m.Shards != "" {
+			where = m.Shards
+		}
+		fmt.Fprintf(os.Stderr, "warning: %d of %s are not run: %s; the merged REPORT.md ranks the methods on the %d done and says so\n",
+			m.Missing, report.Count(m.Done+m.Failed+m.Missing, "task"), where, m.Done)
+	}
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"faithlab/core/campaign"
+	"faithlab/core/engine/gemm"
 	"faithlab/core/job"
 	"faithlab/core/spec"
 )
@@ -20,7 +21,7 @@ import (
 // `faithlab-cli run OUT/campaign.yaml`) resumes it.
 func runEvaluate(ctx context.Context, args []string) error {
 	fs := newFlags("evaluate", "", "a one-command campaign: evaluate attribution methods of a trained model under protocols; OUT/campaign.yaml records it, and the same command (or `run OUT/campaign.yaml`) resumes it")
-	dsRef, dopt := dataFlags(fs)
+	dsRef, dopt := modelDataFlags(fs)
 	path := fs.String("model", "", "trained model file, an ONNX classifier (.onnx, with PATH.json if it has one) or a TorchScript one (.pt) described by PATH.json (required)")
 	engineSetting := engineFlag(fs)
 	methods := fs.String("methods", "gradient,ig,smoothgrad,gradxinput,random,sobel", "attribution methods: "+strings.Join(methodNames(), ", "))
@@ -40,6 +41,16 @@ func runEvaluate(ctx context.Context, args []string) error {
 	}
 	if *out == "" || *path == "" {
 		return errors.New("--model FILE and --out DIR are required")
+	}
+	if *dsRef == "" {
+		// As eval and attribute: the dataset the model was trained on.
+		m, err := readModel(*path, gemm.Gonum{})
+		if err != nil {
+			return err
+		}
+		if *dsRef, err = m.DataRef(""); err != nil {
+			return fmt.Errorf("model %s does not record the dataset it was trained on: name one with --dataset", *path)
+		}
 	}
 	params := map[string]map[string]any{}
 	for _, s := range sets {

@@ -112,10 +112,7 @@ func loadModel(path string) (*model.Model, error) {
 	if n := model.FileNotice(path); n != "" {
 		fmt.Fprintln(os.Stderr, "warning:", n)
 	}
-	if model.IsTorchScript(path) {
-		return model.LoadTorchScript(path)
-	}
-	m, err := model.Load(path, kernel())
+	m, err := readModel(path, kernel())
 	if err != nil {
 		return nil, err
 	}
@@ -123,6 +120,15 @@ func loadModel(path string) (*model.Model, error) {
 		fmt.Fprintln(os.Stderr, "note:", n)
 	}
 	return m, nil
+}
+
+// readModel reads a model file of any kind (Faithlab, ONNX, TorchScript),
+// saying nothing of it.
+func readModel(path string, kern gemm.Kernel) (*model.Model, error) {
+	if model.IsTorchScript(path) {
+		return model.LoadTorchScript(path)
+	}
+	return model.Load(path, kern)
 }
 
 // openModel loads a model file and opens a dataset as the model saw it in

@@ -16,6 +16,7 @@ import (
 
 	"faithlab/core/campaign"
 	"faithlab/core/engine/gemm"
+	"faithlab/internal/display"
 	"faithlab/resources"
 	"faithlab/ui"
 )
@@ -43,6 +44,11 @@ func main() {
 		return
 	}
 
+	// GLFW panics when it cannot open the display: say so in one line.
+	if err := display.Check(); err != nil {
+		fmt.Fprintf(os.Stderr, "faithlab: %v; run it in a desktop session, or use faithlab-cli\n", err)
+		os.Exit(1)
+	}
 	a := app.NewWithID("org.faithlab.workbench")
 	a.SetIcon(fyne.NewStaticResource("icon.png", resources.IconPNG()))
 	w := a.NewWindow("Faithlab")

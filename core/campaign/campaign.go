@@ -84,7 +84,7 @@ func Save(dir string, s *spec.Spec) (*Campaign, string, error) {
 		return nil, "", err
 	}
 	path := filepath.Join(dir, "campaign.yaml")
-	if old, err := os.ReadFile(path); err == nil && !bytes.Equal(old, text) {
+	if old, err := data.ReadFileLimit(path, spec.MaxFileBytes); err == nil && !bytes.Equal(old, text) {
 		return nil, "", fmt.Errorf("%s holds another campaign (%s): give this one its own folder", dir, path)
 	}
 	if err := data.WriteFileAtomic(path, text); err != nil {
@@ -257,8 +257,9 @@ func (c *Campaign) Run(ctx context.Context, o Options) (Outcome, error) {
 	if rerr != nil {
 		return out, rerr
 	}
-	ok, _, _ := c.sort(log.Records)
-	if werr := c.writeResults(dir, ok, &out); werr != nil && err == nil {
+	ok, failed, missing := c.sort(log.Records)
+	missing = slices.DeleteFunc(missing, func(t job.Task) bool { return !sh.Has(t) })
+	if werr := c.writeResults(dir, ok, report.Left{Failed: len(failed), NotRun: len(missing)}, &out); werr != nil && err == nil {
 		err = werr
 	}
 	man.Ended, man.Tasks, man.Failed = time.Now().UTC(), len(c.Tasks(sh)), out.Failed
@@ -355,9 +356,10 @@ func (c *Campaign) openEngine(ctx context.Context, setting string, kern gemm.Ker
 	return model.OpenEngine(ctx, setting, kern)
 }
 
-// writeResults writes DIR/results.csv and DIR/diagnostics.json from the
-// finished records and fills the outcome's diagnostics and summary.
-func (c *Campaign) writeResults(dir string, ok []store.Record, out *Outcome) error {
+// writeResults writes DIR/results.csv, DIR/diagnostics.json and
+// DIR/REPORT.md (which says what is left) from the finished records and
+// fills the outcome's diagnostics and summary.
+func (c *Campaign) writeResults(dir string, ok []store.Record, left report.Left, out *Outcome) error {
 	out.Diagnostics = report.Diagnose(ok)
 	out.Summary = report.Summary(ok, out.Diagnostics)
 	var buf bytes.Buffer
@@ -374,7 +376,7 @@ func (c *Campaign) writeResults(dir string, ok []store.Record, out *Outcome) err
 	if err := data.WriteFileAtomic(filepath.Join(dir, "diagnostics.json"), append(b, '\n')); err != nil {
 		return err
 	}
-	return data.WriteFileAtomic(filepath.Join(dir, "REPORT.md"), []byte(report.Markdown(c.title(), ok, out.Diagnostics)))
+	return data.WriteFileAtomic(filepath.Join(dir, "REPORT.md"), []byte(report.Markdown(c.title(), ok, out.Diagnostics, left)))
 }
 
 // title names the campaign's report.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -28,6 +29,8 @@ type Results struct {
 	// Notes say what is wrong with the results files, a line each:
 	// damaged records (left out) and records without checksums.
 	Notes []string
+	// shards are the manifests of the folder's shards (RUN/shards/I-of-N).
+	shards []store.Manifest
 
 	diagOnce sync.Once
 	diag     report.Diagnostics
@@ -65,6 +68,7 @@ func Open(dir string) (*Results, error) {
 		return nil, err
 	}
 	recs, notes := log.Records, log.Notes()
+	var shardMans []store.Manifest
 	shards, _ := filepath.Glob(filepath.Join(dir, "shards", "*"))
 	for _, sd := range shards {
 		sr, sraw, err := store.OpenExisting(sd)
@@ -79,8 +83,11 @@ func Open(dir string) (*Results, error) {
 			return nil, err
 		}
 		recs, notes = append(recs, more.Records...), append(notes, more.Notes()...)
+		if sm, err := sr.Manifest(); err == nil && !sm.Started.IsZero() {
+			shardMans = append(shardMans, sm)
+		}
 	}
-	return &Results{Campaign: &Campaign{Spec: s, Raw: raw}, Dir: dir, Manifest: man, Records: recs, Notes: notes}, nil
+	return &Results{Campaign: &Campaign{Spec: s, Raw: raw}, Dir: dir, Manifest: man, Records: recs, Notes: notes, shards: shardMans}, nil
 }
 
 // Status is where a run stands.
@@ -103,8 +110,13 @@ func (r *Results) Status() Status {
 }
 
 // State words the manifest's state: when it started and whether it ended.
+// A sharded campaign's folder, whose own manifest is empty, has its
+// shards' state.
 func (r *Results) State() string {
 	m := r.Manifest
+	if m.Started.IsZero() && len(r.shards) > 0 {
+		return r.shardsState()
+	}
 	if m.Started.IsZero() {
 		return "not started"
 	}
@@ -116,6 +128,40 @@ func (r *Results) State() string {
 		}
 	}
 	return fmt.Sprintf("started %s, %s; faithlab %s, %s, %s, %d CPUs", m.Started.Format(time.RFC3339), state, m.Faithlab, m.Go, m.Host, m.CPUs)
+}
+
+// shardsState words the state of the folder's shards: how many of how
+// many started, the first start, how many are not ended (or the last end),
+// and the tasks left to run: "2 of 3 shards started T, ended by T'; 2 tasks
+// to run".
+func (r *Results) shardsState() string {
+	started, ended, running := r.shards[0].Started, r.shards[0].Ended, 0
+	shards := report.Count(len(r.shards), "shard")
+	var sh job.Shard
+	if _, err := fmt.Sscanf(r.shards[0].Shard, "%d/%d", &sh.I, &sh.Of); err == nil && sh.Of > 1 {
+		shards = fmt.Sprintf("%d of %d shards", len(r.shards), sh.Of)
+	}
+	for _, m := range r.shards {
+		if m.Started.Before(started) {
+			started = m.Started
+		}
+		switch {
+		case m.Ended.IsZero():
+			running++
+		case m.Ended.After(ended):
+			ended = m.Ended
+		}
+	}
+	state := fmt.Sprintf("%s started %s", shards, started.Format(time.RFC3339))
+	if running > 0 {
+		state += fmt.Sprintf(", %d running or stopped", running)
+	} else {
+		state += ", ended by " + ended.Format(time.RFC3339)
+	}
+	if left := len(r.Status().Missing); left > 0 {
+		state += fmt.Sprintf("; %s to run", report.Count(left, "task"))
+	}
+	return state
 }
 
 // CSV is the tidy CSV of the finished tasks, in plan order.
@@ -189,34 +235,57 @@ func (r *Results) Figures(dir string, formats ...string) (Exported, error) {
 type Merged struct {
 	Done, Failed, Missing int
 	LostSamples           int // perturbed samples in none of the runs' caches
+	// Shards says, when tasks were not run and the runs are shards of one
+	// split, which shards they belong to: "shard 2/3 not given (2 tasks),
+	// shard 0/3 incomplete (1 task not run)".
+	Shards string
 }
 
 // Merge joins run folders of one spec (a campaign's shards, or any runs of
 // it) into the new run folder out: their latest records, and the perturbed
 // samples they keep, copied into out's own cache so that it stands alone
-// when the shards' caches were node-local.
+// when the shards' caches were node-local. A folder given twice, or two
+// folders of the same shard, are refused. Tasks missing from every run are
+// counted (and their shards named) in the result, and the merged run's
+// REPORT.md and state say they are missing.
 func Merge(out string, dirs ...string) (Merged, error) {
 	var m Merged
 	if len(dirs) == 0 {
 		return m, fmt.Errorf("nothing to merge")
 	}
-	var first *Results
+	var runs []*Results
+	var seen []os.FileInfo
 	var all []store.Record
 	var caches []*store.Cache
-	for _, d := range dirs {
+	var started time.Time
+	for i, d := range dirs {
 		r, err := Open(d)
 		if err != nil {
 			return m, err
 		}
-		if first != nil && !bytes.Equal(r.Raw, first.Raw) {
+		st, err := os.Stat(d)
+		if err != nil {
+			return m, err
+		}
+		for j, o := range seen {
+			if os.SameFile(o, st) {
+				return m, fmt.Errorf("%s is given twice (as %s and %s): give each run once", d, dirs[j], d)
+			}
+			if sh := r.Manifest.Shard; sh != "" && sh == runs[j].Manifest.Shard {
+				return m, fmt.Errorf("%s and %s are both shard %s: give each shard once", dirs[j], d, sh)
+			}
+		}
+		if i > 0 && !bytes.Equal(r.Raw, runs[0].Raw) {
 			return m, fmt.Errorf("%s ran another spec than %s: only runs of one spec merge", d, dirs[0])
 		}
-		if first == nil {
-			first = r
+		if s := r.Manifest.Started; !s.IsZero() && (started.IsZero() || s.Before(started)) {
+			started = s
 		}
+		runs, seen = append(runs, r), append(seen, st)
 		all = append(all, r.Records...)
 		caches = append(caches, r.Caches()...)
 	}
+	first := runs[0]
 	run, err := store.Open(out, first.Raw)
 	if err != nil {
 		return m, err
@@ -226,6 +295,7 @@ func Merge(out string, dirs ...string) (Merged, error) {
 	}
 	ok, failed, missing := first.sort(all)
 	m.Done, m.Failed, m.Missing = len(ok), len(failed), len(missing)
+	m.Shards = missingShards(runs, missing)
 	if err := store.AppendRecords(run.ResultsPath(), append(ok, failed...)...); err != nil {
 		return m, err
 	}
@@ -249,11 +319,41 @@ func Merge(out string, dirs ...string) (Merged, error) {
 		}
 	}
 	if err := run.SetManifest(store.Manifest{ID: first.ID(), Spec: hash(first.Raw), Faithlab: model.Version, Go: runtime.Version(),
-		Seeds: first.Spec.Seeds, Cache: cache, Tasks: len(ok) + len(failed) + len(missing), Failed: len(failed), Ended: time.Now().UTC()}); err != nil {
+		Seeds: first.Spec.Seeds, Cache: cache, Tasks: len(ok) + len(failed) + len(missing), Failed: len(failed), Started: started, Ended: time.Now().UTC()}); err != nil {
 		return m, err
 	}
 	var o Outcome
-	return m, first.writeResults(out, ok, &o)
+	return m, first.writeResults(out, ok, report.Left{Failed: len(failed), NotRun: len(missing)}, &o)
+}
+
+// missingShards words which shards the missing tasks belong to when runs
+// are shards of one split (I/N of the same N), "" otherwise: a shard not
+// among the runs, or one that stopped short.
+func missingShards(runs []*Results, missing []job.Task) string {
+	given := map[int]bool{}
+	of := 0
+	for _, r := range runs {
+		var sh job.Shard
+		if _, err := fmt.Sscanf(r.Manifest.Shard, "%d/%d", &sh.I, &sh.Of); err != nil || sh.Of < 2 || (of != 0 && sh.Of != of) {
+			return ""
+		}
+		of, given[sh.I] = sh.Of, true
+	}
+	left := make([]int, of)
+	for _, t := range missing {
+		left[t.Index%of]++
+	}
+	var parts []string
+	for i, n := range left {
+		switch {
+		case n == 0:
+		case !given[i]:
+			parts = append(parts, fmt.Sprintf("shard %d/%d not given (%s)", i, of, report.Count(n, "task")))
+		default:
+			parts = append(parts, fmt.Sprintf("shard %d/%d incomplete (%s not run)", i, of, report.Count(n, "task")))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // WriteCSV writes the run's CSV to path ("": DIR/results.csv) and its
@@ -278,5 +378,6 @@ func (r *Results) WriteCSV(path string) error {
 
 // Report is the run's REPORT.md (report.Markdown).
 func (r *Results) Report() string {
-	return report.Markdown(r.title(), r.Status().Done, r.Diagnostics())
+	st := r.Status()
+	return report.Markdown(r.title(), st.Done, r.Diagnostics(), report.Left{Failed: len(st.Failed), NotRun: len(st.Missing)})
 }

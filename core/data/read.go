@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"math"
 	"os"
 )
 
@@ -52,24 +54,50 @@ const (
 
 // OpenRegular opens the regular file at path for reading and returns it with
 // its size. A folder, a device such as /dev/zero, a pipe or a socket is
-// refused (its size cannot be checked before reading), and so is a file of
-// more than limit bytes. Errors do not repeat the path: callers wrap them
-// ("load %s: %w").
+// refused before it is opened (opening a named pipe blocks until a writer
+// comes; a stream's size cannot be checked before reading), and so is a
+// file of more than limit bytes. The opened file must be the one checked:
+// a file swapped in between is refused. Errors do not repeat the path:
+// callers wrap them ("load %s: %w").
 func OpenRegular(path string, limit int64) (*os.File, int64, error) {
+	before, err := os.Stat(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := checkRegular(before, limit); err != nil {
+		return nil, 0, err
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, 0, err
 	}
 	st, err := f.Stat()
+	if err == nil && !os.SameFile(before, st) {
+		err = errors.New("was replaced while it was opened")
+	}
+	if err == nil {
+		err = checkRegular(st, limit)
+	}
 	if err != nil {
 		f.Close()
 		return nil, 0, err
 	}
-	if err := checkRegular(st, limit); err != nil {
-		f.Close()
-		return nil, 0, err
-	}
 	return f, st.Size(), nil
+}
+
+// StatRegular checks, without opening it, that path names a regular file
+// (OpenRegular's first check), so that a spec's checks can name a pipe or
+// a device where a file should be before anything reads it. Errors do not
+// repeat the path.
+func StatRegular(path string) error {
+	st, err := os.Stat(path)
+	if pe, ok := err.(*fs.PathError); ok {
+		return pe.Err
+	}
+	if err != nil {
+		return err
+	}
+	return checkRegular(st, math.MaxInt64)
 }
 
 func checkRegular(st os.FileInfo, limit int64) error {

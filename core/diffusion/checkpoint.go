@@ -22,6 +22,10 @@ import (
 //	then       uint32   CRC-32C of every byte before it
 const checkpointMagic = "FLABCKPT"
 
+// maxCheckpointBytes bounds a checkpoint file: four copies of weights that
+// a model file (at most 1 GiB) holds once.
+const maxCheckpointBytes = 4 << 30
+
 type checkpointHeader struct {
 	State     trainState       `json:"state"`
 	Params    []checkpointSize `json:"params"`

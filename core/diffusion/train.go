@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"time"
 
@@ -309,7 +308,7 @@ func (tr *trainer) step(idx []int, k int) (float64, error) {
 // load restores the checkpoint into the trainer and st; it reports false
 // when there is none yet.
 func (tr *trainer) load(st *trainState) (bool, error) {
-	b, err := os.ReadFile(tr.cfg.Checkpoint)
+	b, err := data.ReadFileLimit(tr.cfg.Checkpoint, maxCheckpointBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}

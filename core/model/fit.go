@@ -105,18 +105,15 @@ func (f Fit) Run(ctx context.Context, progress func(train.Progress)) (*Model, er
 // split with their training seed, as `faithlab-cli train` did, and opt's
 // other fields. opt's heads (the samples kept) apply in both cases.
 func (m *Model) Data(ref string, opt data.Options) (trainSet, testSet *data.Dataset, err error) {
+	if ref, err = m.DataRef(ref); err != nil {
+		return nil, nil, err
+	}
 	if src := m.Source; src != nil {
-		if ref == "" {
-			ref = src.Ref
-		}
 		trainHead, testHead := opt.TrainHead, opt.TestHead
 		opt = src.Options
 		opt.TrainHead, opt.TestHead = trainHead, testHead
 	} else if m.Training != nil {
 		opt.Seed = m.Training.Config.Seed
-	}
-	if ref == "" {
-		return nil, nil, errors.New("the model does not record its dataset: name one")
 	}
 	opt.Raw = true
 	trainSet, testSet, err = data.Open(ref, opt)
@@ -132,6 +129,18 @@ func (m *Model) Data(ref string, opt data.Options) (trainSet, testSet *data.Data
 		}
 	}
 	return trainSet, testSet, nil
+}
+
+// DataRef is the dataset that Data opens: ref, or when ref is "" the
+// model's own (its Source); an error when the model records none.
+func (m *Model) DataRef(ref string) (string, error) {
+	if ref == "" && m.Source != nil {
+		ref = m.Source.Ref
+	}
+	if ref == "" {
+		return "", errors.New("the model does not record its dataset: name one")
+	}
+	return ref, nil
 }
 
 // check says whether ds's samples fit the model.

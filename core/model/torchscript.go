@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 
 	"faithlab/core/data"
@@ -55,7 +54,7 @@ const MaxScriptBytes = 1 << 30
 // IsTorchScript reports whether path is a TorchScript file: a zip
 // archive (torch.jit.save writes one) rather than a Faithlab model file.
 func IsTorchScript(path string) bool {
-	f, err := os.Open(path)
+	f, _, err := data.OpenRegular(path, MaxScriptBytes)
 	if err != nil {
 		return false
 	}

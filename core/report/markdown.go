@@ -13,11 +13,16 @@ import (
 // with intervals, the letters of the methods it cannot tell apart and the
 // chance of each ranking first; the pairs it can tell apart; whether the
 // protocols agree; the report card; the diagnostics; and how the numbers
-// were had. title names the run (its campaign and id).
-func Markdown(title string, recs []store.Record, d Diagnostics) string {
+// were had. title names the run (its campaign and id); left counts the
+// planned tasks missing from recs, which the report states first.
+func Markdown(title string, recs []store.Record, d Diagnostics, left Left) string {
 	conf := d.Confidence
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n", title)
+	if n := left.Failed + left.NotRun; n > 0 {
+		fmt.Fprintf(&b, "> **Incomplete: %d of %s are missing** (%d failed, %d not run). The rankings below rest on the %d done and may change when the rest run (`faithlab-cli status` lists them).\n\n",
+			n, Count(len(recs)+n, "task"), left.Failed, left.NotRun, len(recs))
+	}
 	fmt.Fprintf(&b, "Every score is the mean over the test inputs (and over the seeds, where there are several) with its %.0f %% interval: a percentile bootstrap of %d resamples (seed %d) over the inputs, or over the seeds and then the inputs, so that retraining noise counts. Two methods are told apart when the paired bootstrap of their difference, Holm-corrected over the protocol's pairs, rejects no difference at %.0f %%; methods sharing a letter cannot be told apart. P(first) is the share of resamples in which a method ranks first.\n\n",
 		100*conf.Level, conf.Resamples, conf.Seed, 100*Alpha)
 	few := 0
@@ -112,6 +117,9 @@ func Markdown(title string, recs []store.Record, d Diagnostics) string {
 	}
 	return b.String()
 }
+
+// Left counts the planned tasks a report's results lack.
+type Left struct{ Failed, NotRun int }
 
 // cellText keeps a table cell on its line.
 func cellText(s string) string { return strings.NewReplacer("|", "\\|", "\n", " ").Replace(s) }

@@ -477,8 +477,12 @@ func (p *parser) dataset(n *yaml.Node, path string) Dataset {
 	}
 	if d.Ref != "" && !data.IsID(d.Ref) {
 		d.Ref = p.path(d.Ref)
-		if _, err := os.Stat(d.Ref); err != nil {
+		if st, err := os.Stat(d.Ref); err != nil {
 			p.errorf(n, path, "dataset %q is neither a known id (%s) nor a readable path", d.Ref, strings.Join(data.IDs(), ", "))
+		} else if !st.IsDir() {
+			if err := data.StatRegular(d.Ref); err != nil {
+				p.errorf(n, path, "dataset %s %v", d.Ref, err)
+			}
 		}
 	}
 	return d
@@ -489,8 +493,8 @@ func (p *parser) model(n *yaml.Node) Model {
 	var m Model
 	if v := f["file"]; v != nil && p.decode(v, "model.file", &m.File) {
 		m.File = p.path(m.File)
-		if _, err := os.Stat(m.File); err != nil {
-			p.errorf(v, "model.file", "cannot read model file %s", m.File)
+		if err := data.StatRegular(m.File); err != nil {
+			p.errorf(v, "model.file", "cannot read model file %s: %v", m.File, err)
 		}
 	}
 	if v := f["arch"]; v != nil && p.decode(v, "model.arch", &m.Arch) && !slices.Contains(native.Architectures(), m.Arch) {
@@ -564,8 +568,8 @@ func (p *parser) method(n *yaml.Node, path string) Method {
 		m.Dir, f.Dir = p.dir, p.dir
 		for _, split := range []string{"test", "train"} {
 			if file := f.Path(split); file != "" {
-				if _, err := os.Stat(file); err != nil {
-					p.errorf(params, path+".params."+split, "cannot read maps file %s", file)
+				if err := data.StatRegular(file); err != nil {
+					p.errorf(params, path+".params."+split, "cannot read maps file %s: %v", file, err)
 				}
 			}
 		}
@@ -631,8 +635,8 @@ func (p *parser) protocol(n *yaml.Node, path string) Protocol {
 	// the model file is.
 	if v, ok := pr.Params["prior"].(string); ok && protocol.IsPriorFile(v) {
 		pr.Params["prior"] = p.path(v)
-		if _, err := os.Stat(p.path(v)); err != nil {
-			p.errorf(params, path+".params.prior", "cannot read prior file %s", p.path(v))
+		if err := data.StatRegular(p.path(v)); err != nil {
+			p.errorf(params, path+".params.prior", "cannot read prior file %s: %v", p.path(v), err)
 		}
 	}
 	if pr.Name != "" {

@@ -260,14 +260,29 @@ func openOwn(path string, flag int) (*os.File, error) {
 }
 
 // openNoFollow opens path, refusing a symbolic link with a message that
-// says so.
+// says so, and anything else but a regular file before it is opened
+// (opening a named pipe blocks until a writer comes). A file swapped in
+// between is refused too.
 func openNoFollow(path string, flag int) (*os.File, error) {
+	before, err := os.Lstat(path)
+	switch {
+	case err == nil && before.Mode()&fs.ModeSymlink != 0:
+		return nil, fmt.Errorf("%s is a symbolic link: a run folder's files are never followed", path)
+	case err == nil && !before.Mode().IsRegular():
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
 	f, err := os.OpenFile(path, flag|noFollow, 0o644)
 	if err != nil {
 		if st, lerr := os.Lstat(path); lerr == nil && st.Mode()&fs.ModeSymlink != 0 {
 			return nil, fmt.Errorf("%s is a symbolic link: a run folder's files are never followed", path)
 		}
 		return nil, err
+	}
+	if before != nil {
+		if st, err := f.Stat(); err != nil || !os.SameFile(before, st) {
+			f.Close()
+			return nil, fmt.Errorf("%s was replaced while it was opened", path)
+		}
 	}
 	return f, nil
 }
