@@ -176,16 +176,18 @@ func (r Ranking) Verdict() string {
 	switch {
 	case r.Winner != "":
 		return "best: " + r.Winner + ", told apart from the runner-up"
+	case len(r.Methods) > 1 && slices.ContainsFunc(r.Methods, func(m RankedMethod) bool { return m.Weak }):
+		return "no winner named: no method's retrained models learned in this setting (!)"
 	case len(r.Methods) > 1 && learned(r) < 2:
-		return "no winner named: fewer than two methods' retrained models learned (!)"
+		return "no winner named: fewer than two methods have a score"
 	case len(r.Methods) > 1:
 		return "no clear winner: the best cannot be told apart from the runner-up"
 	}
 	return ""
 }
 
-// learned counts the ranked methods whose retrained models learned: the
-// only candidates for the best.
+// learned counts the ranked methods (a score, retrained models that
+// learned): the only candidates for the best.
 func learned(rk Ranking) int {
 	n := 0
 	for _, m := range rk.Methods {
