@@ -122,7 +122,7 @@ func randomFinding(r Ranking, family protocol.Family) Finding {
 		}
 	}
 	if len(controls) == 0 && weakControl {
-		return Finding{Value: math.NaN(), Words: "the random control's retrained models learned little (!): not ranked, so nothing shows what chance scores"}
+		return Finding{Value: math.NaN(), Words: "no method's retrained models learned in this setting (!): the random control is not ranked either, so nothing shows what chance scores"}
 	}
 	if len(controls) == 0 {
 		return Finding{Value: math.NaN(), Words: "no random control in this campaign: add random to see what chance scores"}
@@ -152,8 +152,10 @@ func randomFinding(r Ranking, family protocol.Family) Finding {
 		}
 		beaten = math.Min(beaten, float64(apart))
 		name := inline(ctl.Method)
-		if len(same) == len(methods) { // the separation check says the metric tells nothing apart
-			words = append(words, fmt.Sprintf("%s scores the same as every method (%s): there is nothing to rank it against", name, number(ctl.CI.Estimate)))
+		if len(same) == len(methods) { // the metric tells the methods from chance no better than from each other
+			words = append(words, fmt.Sprintf("%s scores the same as every method (%s): the metric does not tell them from it", name, number(ctl.CI.Estimate)))
+			short = append(short, fmt.Sprintf("%s scores the same as every method", name))
+			flag = true
 			continue
 		}
 		var parts []string
@@ -449,14 +451,14 @@ func verdict(row CardRow) (bool, string) {
 	}
 	// What the checks that ran found.
 	var passed []string
-	if !math.IsNaN(row.Random.Value) {
+	if !row.Random.Flag && row.Random.Value >= 1 {
 		passed = append(passed, "the random control ranks below them")
 	}
 	switch s := row.Separation.Value; {
 	case s == 1:
 		passed = append(passed, "every pair of them is told apart")
 	case !math.IsNaN(s):
-		passed = append(passed, "most pairs of them are told apart")
+		passed = append(passed, "half or more of their pairs are told apart")
 	}
 	if !math.IsNaN(row.Reliability.Value) {
 		passed = append(passed, "the ranking holds across inputs")

@@ -318,7 +318,7 @@ func TestSettingsWhoseRetrainingLearnedNothingRankNoMethod(t *testing.T) {
 		t.Errorf("want one warning for the setting, got %q", lines)
 	}
 	for _, row := range d.Confidence.Card {
-		if row.Protocol == "ROAR" && !strings.Contains(row.Random.Words, "learned little") {
+		if row.Protocol == "ROAR" && !strings.Contains(row.Random.Words, "no method's retrained models learned") {
 			t.Errorf("ROAR's card where no retraining learned: %q", row.Random.Words)
 		}
 	}
