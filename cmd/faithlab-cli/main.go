@@ -78,10 +78,15 @@ func main() {
 				}
 				if sig, ok := stopped(); ok {
 					// The user stopped it: a command that said what it kept
-					// (errStopped) needs no second line; the others say so
-					// instead of a raw "context canceled".
-					if !errors.Is(err, errStopped) {
+					// (errStopped) needs no second line; one cut short says
+					// so instead of a raw "context canceled"; any other
+					// error (a write that failed on the way out) is shown.
+					switch {
+					case errors.Is(err, errStopped):
+					case errors.Is(err, context.Canceled):
 						fmt.Fprintf(os.Stderr, "faithlab-cli %s: stopped (%v)\n", c.name, sig)
+					default:
+						fmt.Fprintf(os.Stderr, "faithlab-cli %s: stopped (%v): %v\n", c.name, sig, err)
 					}
 					os.Exit(128 + int(sig)) // as shells report it: 130 for Ctrl-C, 143 for SIGTERM
 				}

@@ -103,6 +103,10 @@ func (a artefacts) Artefact(ctx context.Context, key, ext string, build func() (
 // filesKey names the content of the maps files a method serves (file):
 // the SHA-256 of the files, so that maps and results made from a file
 // that changed since are not taken as its; "" for methods that compute.
+// Its prefix names how the files are read: "rows" since a .npy as long as
+// the file a split was drawn from is read in that file's order (before,
+// its first rows were served as the split's), so that results read the
+// old way are made again.
 func filesKey(meth spec.Method) string {
 	m, err := meth.New(attr.CheckSetup)
 	f, ok := m.(attr.File)
@@ -113,5 +117,5 @@ func filesKey(meth spec.Method) string {
 	if err != nil {
 		return "unreadable:" + err.Error()
 	}
-	return h
+	return "rows:" + h
 }
