@@ -8,6 +8,7 @@ import (
 	"faithlab/core/attr/methods"
 	"faithlab/core/data"
 	"faithlab/core/protocol"
+	"faithlab/core/spec"
 )
 
 // Applies says, before any work, which of the campaign's methods and
@@ -16,11 +17,12 @@ import (
 // that needs a ground truth the data lacks — all at once, each naming the
 // dataset and the entry, so that a mismatch is one error at the start
 // rather than every task failing after the work before it. Each dataset
-// is opened for its shape alone (one sample of each split).
+// is opened for its shape alone: one sample of each split (an IDX set is
+// read no further; other formats are read whole, then cut). The estimate
+// makes the same check on the sets it opens (appliesTo).
 func (c *Campaign) Applies() error {
-	s := c.Spec
 	var problems []string
-	for _, d := range s.Datasets {
+	for _, d := range c.Spec.Datasets {
 		if d.Ref == "" {
 			continue // the model file's own dataset: checked against it when opened
 		}
@@ -30,28 +32,45 @@ func (c *Campaign) Applies() error {
 		if err != nil {
 			return err
 		}
-		truth := len(tr.Truth) > 0
-		for _, m := range s.Methods {
-			info, err := methods.Lookup(m.Name)
-			if err != nil {
-				return err
-			}
-			if err := info.Check(tr.Shape, truth); err != nil {
-				problems = append(problems, fmt.Sprintf("%s: method %s: %v", d.Ref, m.Label(), err))
-			}
+		p, err := appliesTo(c.Spec, d, tr)
+		if err != nil {
+			return err
 		}
-		for _, p := range s.Protocols {
-			proto, err := p.New()
-			if err != nil {
-				return err
-			}
-			if err := protocol.Applies(proto, tr.Shape); err != nil {
-				problems = append(problems, fmt.Sprintf("%s: protocol %s: %v", d.Ref, p.Name, err))
-			}
+		problems = append(problems, p...)
+	}
+	return misfits(problems)
+}
+
+// appliesTo lists what of s cannot run on the samples of d (ds: its
+// training set, or any part of it).
+func appliesTo(s *spec.Spec, d spec.Dataset, ds *data.Dataset) ([]string, error) {
+	var problems []string
+	truth := len(ds.Truth) > 0
+	for _, m := range s.Methods {
+		info, err := methods.Lookup(m.Name)
+		if err != nil {
+			return nil, err
+		}
+		if err := info.Check(ds.Shape, truth); err != nil {
+			problems = append(problems, fmt.Sprintf("%s: method %s: %v", d.Ref, m.Label(), err))
 		}
 	}
-	if len(problems) > 0 {
-		return errors.New("the campaign's methods and protocols do not all fit its data:\n  " + strings.Join(problems, "\n  "))
+	for _, p := range s.Protocols {
+		proto, err := p.New()
+		if err != nil {
+			return nil, err
+		}
+		if err := protocol.Applies(proto, ds.Shape); err != nil {
+			problems = append(problems, fmt.Sprintf("%s: protocol %s: %v", d.Ref, p.Name, err))
+		}
 	}
-	return nil
+	return problems, nil
+}
+
+// misfits is Applies's error for its problems (nil for none).
+func misfits(problems []string) error {
+	if len(problems) == 0 {
+		return nil
+	}
+	return errors.New("the campaign's methods and protocols do not all fit its data:\n  " + strings.Join(problems, "\n  "))
 }

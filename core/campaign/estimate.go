@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -76,15 +77,15 @@ type HalfWidth struct {
 func (c *Campaign) Estimate(ctx context.Context, sp Speeds, kernel gemm.Kernel) (Size, error) {
 	s := c.Spec
 	var z Size
-	if err := c.Applies(); err != nil {
-		return z, err
-	}
 	z.Tasks = len(c.Tasks(job.Shard{}))
 	base, retrain := train.Config{Epochs: s.Model.Epochs}, train.Config{Epochs: s.Retrain.Epochs}
 	for _, d := range s.Datasets {
 		trainSet, testSet, err := samples(d)
 		if err != nil {
 			return z, err
+		}
+		if p, err := appliesTo(s, d, trainSet); err != nil || len(p) > 0 {
+			return z, errors.Join(err, misfits(p)) // as Run would refuse it
 		}
 		trainN, testN := trainSet.Len(), testSet.Len()
 		env := &protocol.Env{Train: trainSet, Test: testSet,
