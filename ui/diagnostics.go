@@ -42,6 +42,15 @@ func diagnosticsTables(d report.Diagnostics) []diagTable {
 		}
 		out = append(out, t)
 	}
+	if len(d.AtChance) > 0 {
+		t := diagTable{title: "Retrained models at chance beside others that learned",
+			about:  "These methods' retrained models stayed near chance at every rate while other methods' learned: they are ranked, as maps that removed what the models learn from; their masks (Inspect) tell that from maps that broke training.",
+			header: []string{"dataset", "protocol", "curve", "method", "best retrained", "chance"}}
+		for _, w := range d.AtChance {
+			t.rows = append(t.rows, []string{w.Dataset, w.Protocol, w.Curve, w.Method, f3(w.Best), f3(w.Chance)})
+		}
+		out = append(out, t)
+	}
 	if len(d.TVFits) > 0 {
 		t := diagTable{title: "What the masks' total variation explains",
 			about:  "R² of the protocol's score against the masks' total variation over its (method, rate) points (DPI paper, Table 3): near 1, the score measures the masks' shape more than the maps' faithfulness.",

@@ -140,7 +140,8 @@ func Confident(recs []store.Record, o ConfidenceOptions) Confidence {
 	conf := Confidence{Resamples: o.Resamples, Level: 0.95, Seed: o.Seed}
 	c := newCampaign(recs)
 	weakRecs := map[string]bool{}
-	for _, w := range weakRetraining(recs) {
+	weak, _ := weakRetraining(recs)
+	for _, w := range weak {
 		weakRecs[w.Dataset+"\x00"+w.Protocol+"\x00"+w.Method] = true
 	}
 	for _, g := range c.groups {

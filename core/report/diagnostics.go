@@ -99,6 +99,11 @@ type Diagnostics struct {
 	Post   []PostComparison            `json:"post_comparisons,omitempty"`
 	Truth  []protocol.TruthCorrelation `json:"truth_correlations"`
 	Weak   []Weak                      `json:"weak_retraining,omitempty"`
+	// AtChance are the runs whose retrained models stayed near chance at
+	// every rate while another method's learned: ranked (their maps
+	// removed what the models learn from), yet worth a look at their masks
+	// (a map that breaks training scores the same).
+	AtChance []Weak `json:"at_chance,omitempty"`
 	// WeakModels are the explained models that learned little.
 	WeakModels []WeakModel `json:"weak_models,omitempty"`
 	// Confidence is how sure the verdicts are (intervals, paired tests,
@@ -153,7 +158,7 @@ func Diagnose(recs []store.Record) Diagnostics {
 		}
 	}
 	d.Post = comparePost(recs)
-	d.Weak = weakRetraining(recs)
+	d.Weak, d.AtChance = weakRetraining(recs)
 	d.WeakModels = weakModels(recs)
 	// Ground-truth correlations pair a method's scores with its agreement
 	// on the same dataset and seed.
@@ -243,11 +248,11 @@ func comparePost(recs []store.Record) []PostComparison {
 // method whose models sit at chance while another method's learned is
 // not one of them: the retraining works, and its maps removed what the
 // models learn from — ROAR's best outcome, KAR's worst — so it is ranked
-// like any other. Only when no run of a setting (dataset, protocol
+// like any other, and listed (atChance) for a look at its masks. Only when no run of a setting (dataset, protocol
 // setting, accuracy curve) learned is the retraining itself too weak to
 // tell the methods apart; a run whose chance is unknown counts as one
 // that may have learned.
-func weakRetraining(recs []store.Record) []Weak {
+func weakRetraining(recs []store.Record) (weak, atChance []Weak) {
 	type key struct{ dataset, setting, curve string }
 	var order []key
 	runs := map[key][]Weak{}
@@ -288,13 +293,14 @@ func weakRetraining(recs []store.Record) []Weak {
 			}
 		}
 	}
-	var out []Weak
 	for _, k := range order {
-		if !learned[k] {
-			out = append(out, runs[k]...)
+		if learned[k] {
+			atChance = append(atChance, runs[k]...)
+		} else {
+			weak = append(weak, runs[k]...)
 		}
 	}
-	return out
+	return weak, atChance
 }
 
 // Summary is one line per finding, for a terminal.
@@ -319,6 +325,10 @@ func (d Diagnostics) Summary() []string {
 		out = append(out, fmt.Sprintf("warning: %s %s on %s: no method's retrained models learned — the best, %s's, scored %.3f, %s — so the retraining cannot tell the methods apart and none is ranked; retrain longer or on more samples",
 			best.Protocol, best.Curve, best.Dataset, best.Method, best.Best, than))
 		i = j
+	}
+	for _, w := range d.AtChance {
+		out = append(out, fmt.Sprintf("note: %s %s on %s, %s: its retrained models stayed near chance (best %.3f, chance %.3f) while other methods' learned: ranked, as maps that removed what the models learn from; a look at its masks tells that from maps that broke training",
+			w.Protocol, w.Curve, w.Dataset, w.Method, w.Best, w.Chance))
 	}
 	for _, f := range d.TVFits {
 		if f.Fit == nil {

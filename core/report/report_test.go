@@ -526,7 +526,10 @@ func TestDiagnoseWeakRetraining(t *testing.T) {
 	if len(d.Weak) != 2 || d.Weak[0].Dataset != "d" || d.Weak[0].Method != "ig" || d.Weak[0].Best != 0.14 || d.Weak[1].Method != "random" || d.Weak[1].Base != 0.9 {
 		t.Fatalf("weak: %+v, want d's ROAR ig and random", d.Weak)
 	}
-	if s := d.Summary(); len(s) < 1 || !strings.Contains(s[0], "ROAR accuracy on d: no method's retrained models learned — the best, random's, scored 0.450, nearer chance (0.100, always the most common class) than the explained model's 0.900") {
+	if len(d.AtChance) != 2 || d.AtChance[0].Dataset != "e" || d.AtChance[0].Method != "ig" || d.AtChance[1].Dataset != "f" {
+		t.Errorf("at chance beside a retraining that learned (or may have): %+v, want e's and f's ig", d.AtChance)
+	}
+	if s := d.Summary(); len(s) < 2 || !strings.Contains(s[1], "note: ROAR accuracy on e, ig: its retrained models stayed near chance (best 0.120") || !strings.Contains(s[0], "ROAR accuracy on d: no method's retrained models learned — the best, random's, scored 0.450, nearer chance (0.100, always the most common class) than the explained model's 0.900") {
 		t.Errorf("summary %q", s)
 	}
 	// The headline table marks d's and ranks e's: IG's ROAR mean (0.110)
