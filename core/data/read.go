@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"syscall"
 )
 
 // Limits on what one file may hold. Each loader states the limits it
@@ -67,7 +68,10 @@ func OpenRegular(path string, limit int64) (*os.File, int64, error) {
 	if err := checkRegular(before, limit); err != nil {
 		return nil, 0, err
 	}
-	f, err := os.Open(path)
+	// Non-blocking, so that a pipe put in its place since the check opens
+	// at once and is refused below instead of waiting for a writer (a
+	// regular file reads as ever).
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -50,12 +50,13 @@ func TestReadersRefuseANamedPipeBeforeOpeningIt(t *testing.T) {
 		case err = <-done:
 		case <-time.After(10 * time.Second):
 			t.Errorf("%s: still blocked after 10 s on the named pipe", tc.name)
-			for err == nil {
+			for released := false; !released; {
 				if w, werr := os.OpenFile(p, os.O_WRONLY|syscall.O_NONBLOCK, 0); werr == nil {
 					w.Close()
 				}
 				select {
 				case err = <-done:
+					released = true
 				case <-time.After(100 * time.Millisecond):
 				}
 			}

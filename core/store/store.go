@@ -40,6 +40,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"faithlab/core/data"
@@ -271,7 +272,7 @@ func openNoFollow(path string, flag int) (*os.File, error) {
 	case err == nil && !before.Mode().IsRegular():
 		return nil, fmt.Errorf("%s is not a regular file", path)
 	}
-	f, err := os.OpenFile(path, flag|noFollow, 0o644)
+	f, err := os.OpenFile(path, flag|noFollow|syscall.O_NONBLOCK, 0o644) // a pipe swapped in opens at once, and is refused below
 	if err != nil {
 		if st, lerr := os.Lstat(path); lerr == nil && st.Mode()&fs.ModeSymlink != 0 {
 			return nil, fmt.Errorf("%s is a symbolic link: a run folder's files are never followed", path)
