@@ -23,11 +23,12 @@ type Dataset struct {
 	// of each class (one value per value of a sample): the features that
 	// tell that class from the others, signed toward it.
 	Truth [][]float32
-	// Rows, where Faithlab split the file itself (Split: a CSV, an .npz of
-	// x and y, an image folder without train/ and test/), is each sample's
-	// position among the SourceLen samples of that file, so that what
-	// another tool made for the file's rows can be lined up with a split;
-	// nil where the file holds its splits apart (IDX, CIFAR, x_train/x_test).
+	// Rows, where Split made the set — from a file Faithlab splits itself
+	// (a CSV, an .npz of x and y, an image folder without train/ and test/,
+	// the built-in tables) or, in training, a validation part of any set —
+	// is each sample's position among the SourceLen samples split, so that
+	// what another tool made for a file's rows can be lined up with a
+	// split; nil for a file's own splits (IDX, CIFAR, x_train/x_test).
 	Rows      []int
 	SourceLen int
 }
