@@ -30,45 +30,48 @@ import (
 // their progress, stage, ETA and a cancel button each. Interrupted
 // campaigns are offered for resumption at start.
 type Evaluate struct {
-	s          *State
-	name       *entryWidget
-	dataset    *entryWidget
-	trainCap   *entryWidget
-	testCap    *entryWidget
-	modelKind  *widget.RadioGroup
-	arch       *selectWidget
-	epochs     *entryWidget
-	methods    *checkForms
-	post       *entryWidget
-	protocols  *checkForms
-	seeds      *entryWidget
-	retrain    *entryWidget
-	model      *widget.Label              // the model the campaign evaluates, named
-	size       *widget.Label              // the campaign's estimate, redone after every edit
-	runNote    string                     // what its run folder holds already (the start of size's text)
-	sizeText   string                     // the rest of size's text
-	edits      int                        // counts the form's edits, to drop stale estimates
-	pause      *time.Timer                // waits for a pause in the edits
-	speeds     map[string]campaign.Speeds // measured here, by Campaign.SpeedsKey
-	sized      map[string]campaign.Size   // estimates made, by the spec without its name (sizeKey)
-	sizing     context.CancelFunc         // stops the estimate under way, which a newer edit replaces
-	checking   context.CancelFunc         // stops the look for a stopped run under way
-	launch     *widget.Button
-	stop       *widget.Button
-	overall    *widget.ProgressBar
-	eta        *widget.Label
-	left       countdown // the campaign's ETA, counted down between its updates
-	resume     *fyne.Container
-	list       *widget.List
-	rows       []taskRow
-	byKey      map[string]int
-	child      *campaign.Child // the worker running the campaign
-	cancel     context.CancelFunc
-	specPath   string                          // of the campaign running or last saved
-	script     string                          // a TorchScript model to evaluate (on the torch engine)
-	specEngine string                          // the engine of the spec opened last ("": Settings' engine)
-	onRun      func(dir string, finished bool) // a campaign ended (or stopped)
-	content    fyne.CanvasObject
+	s        *State
+	name     *entryWidget
+	dataset  *entryWidget
+	trainCap *entryWidget
+	testCap  *entryWidget
+	// capsCleared are the caps an open set too small for them made "all",
+	// restored when a set that holds more is opened and they are still so.
+	capsCleared map[*entryWidget]int
+	modelKind   *widget.RadioGroup
+	arch        *selectWidget
+	epochs      *entryWidget
+	methods     *checkForms
+	post        *entryWidget
+	protocols   *checkForms
+	seeds       *entryWidget
+	retrain     *entryWidget
+	model       *widget.Label              // the model the campaign evaluates, named
+	size        *widget.Label              // the campaign's estimate, redone after every edit
+	runNote     string                     // what its run folder holds already (the start of size's text)
+	sizeText    string                     // the rest of size's text
+	edits       int                        // counts the form's edits, to drop stale estimates
+	pause       *time.Timer                // waits for a pause in the edits
+	speeds      map[string]campaign.Speeds // measured here, by Campaign.SpeedsKey
+	sized       map[string]campaign.Size   // estimates made, by the spec without its name (sizeKey)
+	sizing      context.CancelFunc         // stops the estimate under way, which a newer edit replaces
+	checking    context.CancelFunc         // stops the look for a stopped run under way
+	launch      *widget.Button
+	stop        *widget.Button
+	overall     *widget.ProgressBar
+	eta         *widget.Label
+	left        countdown // the campaign's ETA, counted down between its updates
+	resume      *fyne.Container
+	list        *widget.List
+	rows        []taskRow
+	byKey       map[string]int
+	child       *campaign.Child // the worker running the campaign
+	cancel      context.CancelFunc
+	specPath    string                          // of the campaign running or last saved
+	script      string                          // a TorchScript model to evaluate (on the torch engine)
+	specEngine  string                          // the engine of the spec opened last ("": Settings' engine)
+	onRun       func(dir string, finished bool) // a campaign ended (or stopped)
+	content     fyne.CanvasObject
 }
 
 // taskRow is one task of the running campaign as the list shows it.
@@ -78,7 +81,7 @@ type taskRow struct {
 }
 
 func newEvaluate(s *State) *Evaluate {
-	e := &Evaluate{s: s, name: newEntry(), dataset: newEntry(), trainCap: newEntry(), testCap: newEntry(),
+	e := &Evaluate{s: s, name: newEntry(), dataset: newEntry(), trainCap: newEntry(), testCap: newEntry(), capsCleared: map[*entryWidget]int{},
 		arch: newSelect(model.Architectures(), nil), epochs: newEntry(), post: newEntry(), seeds: newEntry(),
 		retrain: newEntry(), size: widget.NewLabel(""), model: widget.NewLabel(""), speeds: map[string]campaign.Speeds{}, sized: map[string]campaign.Size{}, overall: widget.NewProgressBar(), eta: widget.NewLabel(""),
 		resume: container.NewVBox(), byKey: map[string]int{}}
@@ -157,13 +160,18 @@ func newEvaluate(s *State) *Evaluate {
 		}
 		if e.dataset.Text == s.Data.Ref {
 			// The form's caps (500 test images by default) become "all"
-			// on a set that holds fewer: more than a split holds is an error.
+			// on a set that holds fewer (more than a split holds is an
+			// error), and come back on a larger set if still "all".
 			for _, c := range []struct {
 				en  *entryWidget
 				set *data.Dataset
 			}{{e.trainCap, s.Data.Train}, {e.testCap, s.Data.Test}} {
 				if n, err := strconv.Atoi(c.en.Text); err == nil && n >= c.set.Len() {
 					c.en.SetText("")
+					e.capsCleared[c.en] = n
+				} else if n, ok := e.capsCleared[c.en]; ok && c.en.Text == "" && n < c.set.Len() {
+					c.en.SetText(strconv.Itoa(n))
+					delete(e.capsCleared, c.en)
 				}
 			}
 		}

@@ -571,8 +571,8 @@ func TestEvaluateNamesAModelThatDoesNotFitTheData(t *testing.T) {
 }
 
 // The form's default of 500 test images becomes "all" on a dataset that
-// holds fewer (more than a split holds is refused when the campaign runs),
-// and a cap the data can honour is kept.
+// holds fewer (more than a split holds is refused when the campaign runs)
+// and 500 again on one that holds more; a cap the data can honour is kept.
 func TestEvaluateCapsBecomeAllOnSmallerData(t *testing.T) {
 	wb, loop, _ := newTestWorkbench(t)
 	loop.waitFor(t, "gmm opened", func() bool { return wb.State.Data != nil })
@@ -587,13 +587,20 @@ func TestEvaluateCapsBecomeAllOnSmallerData(t *testing.T) {
 		if n, got := wb.State.Data.Test.Len(), wb.Evaluate.testCap.Text; n >= 500 || got != "" {
 			t.Errorf("test cap on breast-cancer (%d test samples): %q, want all", n, got)
 		}
-		wb.Evaluate.testCap.SetText("7")
 		wb.State.OpenData("gmm")
 	})
 	loop.waitFor(t, "gmm opened again", func() bool { return wb.State.Data.Ref == "gmm" })
 	loop.run(func() {
+		if got := wb.Evaluate.testCap.Text; got != "500" {
+			t.Errorf("back on gmm, the cap breast-cancer made all is %q, want 500 again", got)
+		}
+		wb.Evaluate.testCap.SetText("7")
+		wb.State.OpenData("breast-cancer")
+	})
+	loop.waitFor(t, "breast-cancer opened again", func() bool { return wb.State.Data.Ref == "breast-cancer" })
+	loop.run(func() {
 		if got := wb.Evaluate.testCap.Text; got != "7" {
-			t.Errorf("a cap of 7 on gmm became %q", got)
+			t.Errorf("a cap of 7 on breast-cancer became %q", got)
 		}
 	})
 }
