@@ -102,8 +102,7 @@ type Status struct {
 // folder every task no shard has done.
 func (r *Results) Status() Status {
 	ok, failed, missing := r.sort(r.Records)
-	var sh job.Shard
-	if _, err := fmt.Sscanf(r.Manifest.Shard, "%d/%d", &sh.I, &sh.Of); err == nil && filepath.Base(r.Dir) == fmt.Sprintf("%d-of-%d", sh.I, sh.Of) {
+	if sh, ok := job.ParseShard(r.Manifest.Shard); ok && filepath.Base(r.Dir) == fmt.Sprintf("%d-of-%d", sh.I, sh.Of) {
 		missing = slices.DeleteFunc(missing, func(t job.Task) bool { return !sh.Has(t) })
 	}
 	return Status{Done: ok, Failed: failed, Missing: missing}
@@ -137,8 +136,7 @@ func (r *Results) State() string {
 func (r *Results) shardsState() string {
 	started, ended, running := r.shards[0].Started, r.shards[0].Ended, 0
 	shards := report.Count(len(r.shards), "shard")
-	var sh job.Shard
-	if _, err := fmt.Sscanf(r.shards[0].Shard, "%d/%d", &sh.I, &sh.Of); err == nil && sh.Of > 1 {
+	if sh, ok := job.ParseShard(r.shards[0].Shard); ok {
 		shards = fmt.Sprintf("%d of %d shards", len(r.shards), sh.Of)
 	}
 	for _, m := range r.shards {
@@ -333,8 +331,8 @@ func missingShards(runs []*Results, missing []job.Task) string {
 	given := map[int]bool{}
 	of := 0
 	for _, r := range runs {
-		var sh job.Shard
-		if _, err := fmt.Sscanf(r.Manifest.Shard, "%d/%d", &sh.I, &sh.Of); err != nil || sh.Of < 2 || (of != 0 && sh.Of != of) {
+		sh, ok := job.ParseShard(r.Manifest.Shard)
+		if !ok || (of != 0 && sh.Of != of) {
 			return ""
 		}
 		of, given[sh.I] = sh.Of, true

@@ -209,6 +209,21 @@ func TestShardsPartitionThePlan(t *testing.T) {
 	}
 }
 
+// A shard's name reads back as the shard; the whole plan and anything
+// else do not.
+func TestShardNamesReadBack(t *testing.T) {
+	for _, sh := range []Shard{{0, 2}, {3, 4}} {
+		if got, ok := ParseShard(sh.String()); !ok || got != sh {
+			t.Errorf("%q read back as %v, %v", sh.String(), got, ok)
+		}
+	}
+	for _, s := range []string{"", "1/1", "4/4", "-1/3", "a/b", "2"} {
+		if sh, ok := ParseShard(s); ok {
+			t.Errorf("%q read as shard %v", s, sh)
+		}
+	}
+}
+
 // A base model that cannot be built fails every task that needs it, at
 // once: it is not rebuilt for each.
 func TestFailedBaseModelFailsItsTasksOnce(t *testing.T) {

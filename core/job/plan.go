@@ -70,6 +70,16 @@ func (s Shard) String() string {
 	return fmt.Sprintf("%d/%d", s.I, s.Of)
 }
 
+// ParseShard reads what String writes (a manifest's shard, "I/N"); false
+// for the whole plan ("") or anything else.
+func ParseShard(s string) (Shard, bool) {
+	var sh Shard
+	if _, err := fmt.Sscanf(s, "%d/%d", &sh.I, &sh.Of); err != nil || sh.Of < 2 || sh.I < 0 || sh.I >= sh.Of {
+		return Shard{}, false
+	}
+	return sh, true
+}
+
 // dsName is how results name a dataset: its id, or its file or folder name.
 func dsName(d spec.Dataset) string { return filepath.Base(d.Ref) }
 
