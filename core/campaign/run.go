@@ -270,7 +270,7 @@ func Merge(out string, dirs ...string) (Merged, error) {
 				return m, fmt.Errorf("%s is given twice (as %s and %s): give each run once", d, dirs[j], d)
 			}
 			if sh := r.Manifest.Shard; sh != "" && sh == runs[j].Manifest.Shard {
-				return m, fmt.Errorf("%s and %s are both shard %s: give each shard once", dirs[j], d, sh)
+				return m, fmt.Errorf("%s and %s are both shard %s: give each shard once — the folder that ran it furthest (faithlab-cli status says), after resuming it there if it stopped short", dirs[j], d, sh)
 			}
 		}
 		if i > 0 && !bytes.Equal(r.Raw, runs[0].Raw) {
