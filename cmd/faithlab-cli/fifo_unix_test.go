@@ -4,40 +4,13 @@ package main
 
 import (
 	"context"
+	"faithlab/internal/fifotest"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 )
-
-// refusedWithoutHanging runs f, which is given the named pipe fifo where a
-// file is expected, and returns its error. Opening a pipe for reading
-// blocks until a writer comes: if f has not returned within a few seconds,
-// the test fails and writers come and go until f returns.
-func refusedWithoutHanging(t *testing.T, fifo string, f func() error) error {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- f() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(10 * time.Second):
-		t.Errorf("still blocked after 10 s on the named pipe %s", fifo)
-	}
-	for {
-		if w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-			w.Close()
-		}
-		select {
-		case err := <-done:
-			return err
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
 
 // A named pipe where a dataset, a model or a method's maps should be is
 // refused with an error naming it, instead of blocking forever in open
@@ -47,9 +20,7 @@ func TestNamedPipeWhereAFileShouldBeIsRefusedNotWaitedOn(t *testing.T) {
 	dir := t.TempDir()
 	p := func(s string) string { return filepath.Join(dir, s) }
 	for _, name := range []string{"fifo.csv", "fifo.npz", "fifo.npy", "fifo.flm"} {
-		if err := syscall.Mkfifo(p(name), 0o644); err != nil {
-			t.Skipf("mkfifo: %v", err)
-		}
+		fifotest.Make(t, p(name))
 	}
 	if err := runTrain(ctx, []string{"--dataset", "gmm:dim=4,samples=200", "--model", "logreg", "--epochs", "1", "--out", p("m.flm")}); err != nil {
 		t.Fatal(err)
@@ -78,7 +49,7 @@ protocols:
 		{"eval --model fifo.flm", "fifo.flm", func() error { return runEval(ctx, []string{"--model", p("fifo.flm")}) }},
 		{"a file method's maps", "fifo.npy", func() error { return runCampaign(ctx, []string{spec, "--quiet"}) }},
 	} {
-		err := refusedWithoutHanging(t, p(tc.fifo), tc.run)
+		err := fifotest.Refused(t, p(tc.fifo), tc.run)
 		if err == nil || !strings.Contains(err.Error(), "not a regular file") || !strings.Contains(err.Error(), tc.fifo) {
 			t.Errorf("%s: %v, want an error naming %s and saying it is not a regular file", tc.name, err, tc.fifo)
 		}

@@ -3,12 +3,11 @@
 package data
 
 import (
+	"faithlab/internal/fifotest"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 )
 
 // Opening a named pipe for reading blocks until a writer comes (and Ctrl-C
@@ -20,10 +19,7 @@ func TestReadersRefuseANamedPipeBeforeOpeningIt(t *testing.T) {
 	fifo := func(name string) string {
 		p := filepath.Join(dir, name)
 		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := syscall.Mkfifo(p, 0o644); err != nil {
-			t.Skipf("mkfifo: %v", err)
-		}
-		return p
+		return fifotest.Make(t, p)
 	}
 	labels := writeFile(t, dir, "labels", idxBytes([]int{3}, []byte{0, 1, 1}))
 	for _, tc := range []struct {
@@ -43,24 +39,7 @@ func TestReadersRefuseANamedPipeBeforeOpeningIt(t *testing.T) {
 		{"any file", "p.txt", func(p string) error { _, err := ReadFileLimit(p, 10); return err }},
 	} {
 		p := fifo(tc.pipe)
-		done := make(chan error, 1)
-		go func() { done <- tc.load(p) }()
-		var err error
-		select {
-		case err = <-done:
-		case <-time.After(10 * time.Second):
-			t.Errorf("%s: still blocked after 10 s on the named pipe", tc.name)
-			for released := false; !released; {
-				if w, werr := os.OpenFile(p, os.O_WRONLY|syscall.O_NONBLOCK, 0); werr == nil {
-					w.Close()
-				}
-				select {
-				case err = <-done:
-					released = true
-				case <-time.After(100 * time.Millisecond):
-				}
-			}
-		}
+		err := fifotest.Refused(t, p, func() error { return tc.load(p) })
 		wantError(t, tc.name, err, "not a regular file", "named pipe")
 		if err != nil && tc.name != "any file" && !strings.Contains(err.Error(), dir) {
 			t.Errorf("%s: error %q does not name the file", tc.name, err)
