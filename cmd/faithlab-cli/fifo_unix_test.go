@@ -4,12 +4,13 @@ package main
 
 import (
 	"context"
-	"faithlab/internal/fifotest"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"faithlab/internal/fifotest"
 )
 
 // A named pipe where a dataset, a model or a method's maps should be is

@@ -3,11 +3,12 @@
 package data
 
 import (
-	"faithlab/internal/fifotest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"faithlab/internal/fifotest"
 )
 
 // Opening a named pipe for reading blocks until a writer comes (and Ctrl-C

@@ -4,10 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"faithlab/core/attr"
 	"fmt"
 	"slices"
 
+	"faithlab/core/attr"
 	"faithlab/core/diffusion"
 	"faithlab/core/engine/gemm"
 	"faithlab/core/model"

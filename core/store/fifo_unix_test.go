@@ -3,10 +3,11 @@
 package store
 
 import (
-	"faithlab/internal/fifotest"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"faithlab/internal/fifotest"
 )
 
 // A named pipe in a run folder (or in a folder given as one) is refused,
