@@ -51,7 +51,11 @@ func main() {
 	}
 	a := app.NewWithID("org.faithlab.workbench")
 	a.SetIcon(fyne.NewStaticResource("icon.png", resources.IconPNG()))
-	w := a.NewWindow("Faithlab")
+	w, err := newWindow(a, "Faithlab")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "faithlab: cannot open a window on display %q (%v); run it in a desktop session, or use faithlab-cli\n", os.Getenv("DISPLAY"), err)
+		os.Exit(1)
+	}
 	kern, err := gemm.Best()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "note: %v; using %s\n", err, kern.Name())
@@ -122,4 +126,16 @@ func firstModel(root, named string) (string, error) {
 		return "", err
 	}
 	return shipped, nil
+}
+
+// newWindow opens the app's window, turning the panic GLFW raises when the
+// display refuses it (a server that listens but lets another user in
+// alone) into an error.
+func newWindow(a fyne.App, title string) (w fyne.Window, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	return a.NewWindow(title), nil
 }

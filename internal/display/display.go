@@ -11,21 +11,42 @@ import (
 	"regexp"
 	"runtime"
 	"strconv"
+	"strings"
 	"time"
 )
 
 // Check returns nil when a display can be reached, and otherwise an error
 // saying which display could not be opened and why. On macOS and Windows
 // there is always one. Elsewhere (X11 or Wayland): WAYLAND_DISPLAY set, or
-// DISPLAY set to an X server that answers — a local ":N" or ":N.S" on the
-// socket /tmp/.X11-unix/XN (or Linux's abstract one of that name), a
-// "host:N" on TCP port 6000+N within a second.
+// DISPLAY set to an X server — a local ":N" or ":N.S" whose socket
+// /tmp/.X11-unix/XN (or Linux's abstract one of that name) exists, a
+// "host:N" answering on TCP port 6000+N within a second. A server that
+// listens but refuses the program (another user's) is found when the
+// window opens (cmd/faithlab recovers GLFW's panic there).
 func Check() error {
 	switch runtime.GOOS {
 	case "darwin", "windows", "ios", "android":
 		return nil
 	}
 	return check(os.Getenv, "/tmp/.X11-unix", time.Second)
+}
+
+// procNetUnix lists Linux's listening unix sockets, abstract ones too.
+var procNetUnix = "/proc/net/unix"
+
+// listening says whether the table at path (procNetUnix's format: the
+// socket's name last on its line) names a socket called name.
+func listening(path, name string) bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 0 && f[len(f)-1] == name {
+			return true
+		}
+	}
+	return false
 }
 
 // xDisplay is an X display name: [host]:N[.S], the host "unix" or none
@@ -50,16 +71,14 @@ func check(getenv func(string) string, socketDir string, timeout time.Duration) 
 		return fmt.Errorf("cannot open display %q (display number out of range)", name)
 	}
 	if host == "" || host == "unix" {
+		// Looked for, not connected to: an X server started for one program
+		// (xvfb-run's Xvfb) resets when its last client leaves, and a
+		// connection made and closed here made the program's own fail.
 		path := filepath.Join(socketDir, "X"+m[2])
-		c, err := net.DialTimeout("unix", path, timeout)
-		if err != nil && runtime.GOOS == "linux" {
-			c, err = net.DialTimeout("unix", "@"+path, timeout) // the abstract socket
+		if st, err := os.Stat(path); err == nil && st.Mode()&os.ModeSocket != 0 || listening(procNetUnix, "@"+path) {
+			return nil
 		}
-		if err != nil {
-			return fmt.Errorf("cannot open display %q (no X server answers on %s)", name, path)
-		}
-		c.Close()
-		return nil
+		return fmt.Errorf("cannot open display %q (no X server listens on %s)", name, path)
 	}
 	addr := net.JoinHostPort(host, strconv.Itoa(6000+n))
 	c, err := net.DialTimeout("tcp", addr, timeout)
