@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"faithlab/core/data"
 	"faithlab/core/param"
 )
 
@@ -184,10 +185,7 @@ func (i Info) Applies(shape []int, truth bool) bool { return i.Check(shape, trut
 
 // Check is Applies with the reason when the method does not apply.
 func (i Info) Check(shape []int, truth bool) error {
-	kind := "image"
-	if len(shape) == 3 && shape[1] == 1 && shape[2] == 1 {
-		kind = "tabular"
-	}
+	kind := data.Kind(shape)
 	if !slices.Contains(i.Data, kind) {
 		return fmt.Errorf("%s explains %s data, not %s data", i.Name, strings.Join(i.Data, " or "), kind)
 	}

@@ -38,6 +38,16 @@ type Standardization struct {
 	Mean, Std []float32
 }
 
+// Kind is "tabular" for samples of shape D×1×1 (a table's rows) and
+// "image" for any other C×H×W: the words methods and protocols list the
+// data they take in.
+func Kind(shape []int) string {
+	if len(shape) == 3 && shape[1] == 1 && shape[2] == 1 {
+		return "tabular"
+	}
+	return "image"
+}
+
 // Len is the number of samples.
 func (d *Dataset) Len() int { return len(d.Y) }
 

@@ -371,7 +371,7 @@ func testImages(env *Env, n int) ([]float32, int, []int, error) {
 // features, so that every feature has its own attribution and is removed
 // on its own. Both layouts hold the values in the same order.
 func FeatureShape(shape []int) []int {
-	if len(shape) == 3 && shape[1] == 1 && shape[2] == 1 {
+	if tabular(shape) {
 		return []int{1, 1, shape[0]}
 	}
 	return shape

@@ -99,7 +99,7 @@ func openPrior(ctx context.Context, env *Env, ref string) (diffusion.Prior, stri
 }
 
 // tabular reports whether samples of the shape are tabular rows (D×1×1).
-func tabular(shape []int) bool { return len(shape) == 3 && shape[1] == 1 && shape[2] == 1 }
+func tabular(shape []int) bool { return data.Kind(shape) == "tabular" }
 
 // FitMixture fits the class-conditional Gaussian mixture of PriorMixture
 // to ds, by maximum likelihood: component k is class k, its weight the

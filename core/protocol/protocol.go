@@ -311,11 +311,7 @@ type ShapeChecker interface {
 // every task failing.
 func Applies(p Protocol, shape []int) error {
 	info := p.Info()
-	kind := "image"
-	if len(shape) == 3 && shape[1] == 1 && shape[2] == 1 {
-		kind = "tabular"
-	}
-	if !slices.Contains(info.Data, kind) {
+	if kind := data.Kind(shape); !slices.Contains(info.Data, kind) {
 		what := fmt.Sprintf("images of %v", shape)
 		if kind == "tabular" {
 			what = fmt.Sprintf("tables of %d features", shape[0])
