@@ -244,14 +244,14 @@ func comparePost(recs []store.Record) []PostComparison {
 }
 
 // weakRetraining finds the retraining settings whose retrained models
-// learned little (Weak, one per method): those where no method's did. A
-// method whose models sit at chance while another method's learned is
-// not one of them: the retraining works, and its maps removed what the
-// models learn from — ROAR's best outcome, KAR's worst — so it is ranked
-// like any other, and listed (atChance) for a look at its masks. Only when no run of a setting (dataset, protocol
-// setting, accuracy curve) learned is the retraining itself too weak to
-// tell the methods apart; a run whose chance is unknown counts as one
-// that may have learned.
+// learned little (Weak, one per method): those where no method's did. Only
+// when no run of a setting (dataset, protocol setting, accuracy curve)
+// learned is the retraining itself too weak to tell the methods apart; a
+// run whose chance is unknown counts as one that may have learned. A
+// method whose models sit at chance while another method's learned is not
+// weak: the retraining works, and its maps removed what the models learn
+// from — ROAR's best outcome, KAR's worst — so it is ranked like any
+// other, and listed (atChance) for a look at its masks.
 func weakRetraining(recs []store.Record) (weak, atChance []Weak) {
 	type key struct{ dataset, setting, curve string }
 	var order []key
