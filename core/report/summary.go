@@ -178,7 +178,7 @@ func (r Ranking) Verdict() string {
 		return "best: " + r.Winner + ", told apart from the runner-up"
 	case len(r.Methods) > 1 && slices.ContainsFunc(r.Methods, func(m RankedMethod) bool { return m.Weak }):
 		return "no winner named: no method's retrained models learned in this setting (!)"
-	case len(r.Methods) > 1 && learned(r) < 2:
+	case len(r.Methods) > 1 && len(r.rankedOnly().Methods) < 2:
 		return "no winner named: fewer than two methods have a score"
 	case len(r.Methods) > 1:
 		return "no clear winner: the best cannot be told apart from the runner-up"
@@ -186,14 +186,3 @@ func (r Ranking) Verdict() string {
 	return ""
 }
 
-// learned counts the ranked methods (a score, retrained models that
-// learned): the only candidates for the best.
-func learned(rk Ranking) int {
-	n := 0
-	for _, m := range rk.Methods {
-		if m.Ranked() {
-			n++
-		}
-	}
-	return n
-}
