@@ -185,4 +185,3 @@ func (r Ranking) Verdict() string {
 	}
 	return ""
 }
-
