@@ -257,8 +257,7 @@ func (c *Campaign) Run(ctx context.Context, o Options) (Outcome, error) {
 	if rerr != nil {
 		return out, rerr
 	}
-	ok, failed, missing := c.sort(log.Records)
-	missing = slices.DeleteFunc(missing, func(t job.Task) bool { return !sh.Has(t) })
+	ok, failed, missing := c.sort(log.Records, sh)
 	if werr := c.writeResults(dir, ok, report.Left{Failed: len(failed), NotRun: len(missing)}, &out); werr != nil && err == nil {
 		err = werr
 	}
@@ -383,14 +382,17 @@ func (c *Campaign) writeResults(dir string, ok []store.Record, left report.Left,
 func (c *Campaign) title() string { return fmt.Sprintf("Campaign %s (run %s)", c.Spec.Name, c.ID()) }
 
 // sort returns each planned task's latest successful record, in plan
-// order, and the failed and missing tasks.
-func (c *Campaign) sort(recs []store.Record) (ok []store.Record, failed []store.Record, missing []job.Task) {
+// order, the failed tasks, and the missing ones of shard sh (the zero
+// Shard: of the whole plan).
+func (c *Campaign) sort(recs []store.Record, sh job.Shard) (ok []store.Record, failed []store.Record, missing []job.Task) {
 	latest := store.Latest(recs)
 	for _, t := range job.Plan(c.Spec) {
 		rec, found := latest[t.Key]
 		switch {
 		case !found:
-			missing = append(missing, t)
+			if sh.Has(t) {
+				missing = append(missing, t)
+			}
 		case rec.Error != "":
 			failed = append(failed, rec)
 		default:

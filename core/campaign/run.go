@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -101,11 +100,12 @@ type Status struct {
 // shard's own folder has only its shard's tasks to run, a campaign's
 // folder every task no shard has done.
 func (r *Results) Status() Status {
-	ok, failed, missing := r.sort(r.Records)
-	if sh, ok := job.ParseShard(r.Manifest.Shard); ok && filepath.Base(r.Dir) == fmt.Sprintf("%d-of-%d", sh.I, sh.Of) {
-		missing = slices.DeleteFunc(missing, func(t job.Task) bool { return !sh.Has(t) })
+	sh, ok := job.ParseShard(r.Manifest.Shard)
+	if !ok || filepath.Base(r.Dir) != fmt.Sprintf("%d-of-%d", sh.I, sh.Of) {
+		sh = job.Shard{} // a campaign's folder, or a merged run: the whole plan
 	}
-	return Status{Done: ok, Failed: failed, Missing: missing}
+	done, failed, missing := r.sort(r.Records, sh)
+	return Status{Done: done, Failed: failed, Missing: missing}
 }
 
 // State words the manifest's state: when it started and whether it ended.
@@ -291,7 +291,7 @@ func Merge(out string, dirs ...string) (Merged, error) {
 	if old, err := run.Read(); err != nil || len(old.Records)+len(old.Damaged) > 0 {
 		return m, fmt.Errorf("%s already holds results: merge into a new folder", out)
 	}
-	ok, failed, missing := first.sort(all)
+	ok, failed, missing := first.sort(all, job.Shard{})
 	m.Done, m.Failed, m.Missing = len(ok), len(failed), len(missing)
 	m.Shards = missingShards(runs, missing)
 	if err := store.AppendRecords(run.ResultsPath(), append(ok, failed...)...); err != nil {
