@@ -100,7 +100,7 @@ func (l *Loaded) Split(name string) *data.Dataset {
 }
 
 // Tabular says whether samples are feature vectors rather than images.
-func (l *Loaded) Tabular() bool { return l.Train.Shape[1] == 1 && l.Train.Shape[2] == 1 }
+func (l *Loaded) Tabular() bool { return data.Kind(l.Train.Shape) == "tabular" }
 
 // OnData registers fn to run (on the UI goroutine) when another dataset is open.
 func (s *State) OnData(fn func()) { s.onData = append(s.onData, fn) }

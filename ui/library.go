@@ -233,7 +233,7 @@ func (l *Library) describeDatasets() {
 				continue
 			}
 			kind := "images"
-			if d.Shape[1] == 1 && d.Shape[2] == 1 {
+			if data.Kind(d.Shape) == "tabular" {
 				kind = fmt.Sprintf("tabular, %d features", d.Shape[0])
 			}
 			info[ref] = fmt.Sprintf("%s of shape %v; %d training and %d test samples; %d classes: %s", kind, d.Shape, d.Train, d.Test,

@@ -145,7 +145,7 @@ func attribute(ctx context.Context, m *model.Model, trainSet, testSet *data.Data
 		return ex, err
 	}
 	maps = attr.Apply(maps, steps)
-	if q.Reduce != "" && !tabular(ds.Shape) {
+	if q.Reduce != "" && data.Kind(ds.Shape) != "tabular" { // a table's "channels" are features, never reduced
 		if maps, err = attr.ReduceChannels(maps, q.Reduce); err != nil {
 			return ex, err
 		}
@@ -301,7 +301,3 @@ func TraceCompare(ctx context.Context, m *model.Model, ds *data.Dataset, n, grid
 	sort.Slice(rows, func(i, j int) bool { return rows[i].LeRFMinusMoRF > rows[j].LeRFMinusMoRF })
 	return rows, nil
 }
-
-// tabular says whether samples of shape (C, H, W) are feature vectors, whose
-// "channels" are features and never reduced.
-func tabular(shape []int) bool { return shape[1] == 1 && shape[2] == 1 }
