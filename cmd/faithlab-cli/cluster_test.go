@@ -17,19 +17,6 @@ import (
 	"faithlab/internal/localcluster"
 )
 
-// clusterSpec has 8 tasks, two per shard of four: shard 2 runs two ROAR
-// tasks of a few seconds each, so that it can be killed between them.
-const clusterSpec = `name: cluster-test
-output: run
-datasets: [{id: "gmm:dim=512", train_samples: 20000, test_samples: 1000}]
-model: {arch: mlp, epochs: 3}
-methods: [gradient, gradxinput, random, smoothgrad]
-protocols:
-  - {name: roar, params: {rates: [0.3, 0.6, 0.9]}}
-  - {name: deletion, params: {samples: 100}}
-retrain: {epochs: 10}
-`
-
 // cliBinary is faithlab-cli as the cluster runs it: $FAITHLAB_CLI (make
 // test-cluster passes bin/faithlab-cli), or built here.
 func cliBinary(t *testing.T) string {

@@ -303,9 +303,7 @@ func halfWidth(p protocol.Protocol, testN int) (HalfWidth, bool) {
 // samples opens a dataset's training and test sets as a campaign uses
 // them (the spec's caps applied).
 func samples(d spec.Dataset) (train, test *data.Dataset, err error) {
-	opt := d.Options
-	opt.TrainHead, opt.TestHead = d.TrainSamples, d.TestSamples
-	return data.Open(d.Ref, opt)
+	return data.Open(d.Ref, d.OpenOptions())
 }
 
 // MeasurePriorSpeed runs the prior's network on a batch for about a

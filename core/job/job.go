@@ -540,8 +540,7 @@ func (r *Runner) data(d int, seed uint64, m *model.Model) (*data.Dataset, *data.
 	}
 	r.mu.Unlock()
 	e.once.Do(func() {
-		opt := ds.Options
-		opt.TrainHead, opt.TestHead = ds.TrainSamples, ds.TestSamples
+		opt := ds.OpenOptions()
 		if m != nil {
 			e.train, e.test, e.err = m.Data(ds.Ref, opt)
 		} else {

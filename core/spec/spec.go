@@ -61,6 +61,14 @@ type Dataset struct {
 	Options      data.Options
 }
 
+// OpenOptions are the options data.Open takes for d: its Options with the
+// caps on each split applied.
+func (d Dataset) OpenOptions() data.Options {
+	opt := d.Options
+	opt.TrainHead, opt.TestHead = d.TrainSamples, d.TestSamples
+	return opt
+}
+
 // Model is the classifier under explanation: a model file, or a recipe the
 // campaign trains (once per dataset and seed).
 type Model struct {
