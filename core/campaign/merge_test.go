@@ -53,13 +53,20 @@ func TestMergeOfSomeShardsSaysWhichAreMissing(t *testing.T) {
 	if !strings.Contains(string(md), "Incomplete: 4 of 6 tasks are missing** (0 failed, 4 not run)") {
 		t.Errorf("REPORT.md does not say 4 of 6 tasks are missing:\n%.600s", md)
 	}
-	if s := mustOpen(t, out).State(); !strings.Contains(s, "with 4 tasks to run") {
-		t.Errorf("merged run's state: %q", s)
+	host, _ := os.Hostname()
+	if s := mustOpen(t, out).State(); !strings.Contains(s, "from 1 run, ") || !strings.Contains(s, "with 4 tasks to run") || !strings.Contains(s, "on "+host+" (") || strings.Contains(s, "0 CPUs") {
+		t.Errorf("merged run's state does not say what it merged, where those ran and what is left: %q", s)
 	}
 
 	all := filepath.Join(t.TempDir(), "all")
 	if m, err := Merge(all, shards...); err != nil || m.Missing != 0 || m.Shards != "" {
 		t.Errorf("merge of every shard: %+v, %v", m, err)
+	}
+	if s := mustOpen(t, all).State(); !strings.HasPrefix(s, "merged ") || !strings.Contains(s, "from 3 runs, ") || strings.Contains(s, "to run") {
+		t.Errorf("state of a complete merge: %q", s)
+	}
+	if m := mustOpen(t, all).Manifest; len(m.Merged) != 3 || m.Merged[2].Shard != "2/3" || m.Merged[0].Host != host {
+		t.Errorf("the merged manifest does not keep its shards' manifests: %+v", m.Merged)
 	}
 	if md, _ := os.ReadFile(filepath.Join(all, "REPORT.md")); strings.Contains(string(md), "Incomplete") {
 		t.Error("a complete merge's REPORT.md says it is incomplete")

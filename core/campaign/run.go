@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -119,14 +120,41 @@ func (r *Results) State() string {
 	if m.Started.IsZero() {
 		return "not started"
 	}
-	state := "running or stopped"
+	var left int
 	if !m.Ended.IsZero() {
-		state = "ended " + m.Ended.Format(time.RFC3339)
-		if left := len(r.Status().Missing); left > 0 {
-			state = fmt.Sprintf("stopped %s with %s to run", m.Ended.Format(time.RFC3339), report.Count(left, "task"))
+		left = len(r.Status().Missing)
+	}
+	if len(m.Merged) > 0 {
+		state := fmt.Sprintf("merged %s from %s, the first started %s", m.Ended.Format(time.RFC3339), report.Count(len(m.Merged), "run"), m.Started.Format(time.RFC3339))
+		if left > 0 {
+			state += fmt.Sprintf(", with %s to run", report.Count(left, "task"))
 		}
+		return state + "; " + madeOn(m.Merged)
+	}
+	state := "running or stopped"
+	switch {
+	case left > 0:
+		state = fmt.Sprintf("stopped %s with %s to run", m.Ended.Format(time.RFC3339), report.Count(left, "task"))
+	case !m.Ended.IsZero():
+		state = "ended " + m.Ended.Format(time.RFC3339)
 	}
 	return fmt.Sprintf("started %s, %s; faithlab %s, %s, %s, %d CPUs", m.Started.Format(time.RFC3339), state, m.Faithlab, m.Go, m.Host, m.CPUs)
+}
+
+// madeOn words where merged runs ran: each distinct version, Go and host
+// (with its CPUs), in the order met — "faithlab 0.9.0, go1.26.0; on
+// node1 (8 CPUs), node2 (8 CPUs)".
+func madeOn(runs []store.Manifest) string {
+	var versions, hosts []string
+	for _, r := range runs {
+		if v := "faithlab " + r.Faithlab + ", " + r.Go; !slices.Contains(versions, v) {
+			versions = append(versions, v)
+		}
+		if h := fmt.Sprintf("%s (%s)", r.Host, report.Count(r.CPUs, "CPU")); !slices.Contains(hosts, h) {
+			hosts = append(hosts, h)
+		}
+	}
+	return strings.Join(versions, "; ") + "; on " + strings.Join(hosts, ", ")
 }
 
 // shardsState words the state of the folder's shards: how many of how
@@ -316,8 +344,13 @@ func Merge(out string, dirs ...string) (Merged, error) {
 			}
 		}
 	}
+	var from []store.Manifest
+	for _, r := range runs {
+		from = append(from, r.Manifest)
+	}
 	if err := run.SetManifest(store.Manifest{ID: first.ID(), Spec: hash(first.Raw), Faithlab: model.Version, Go: runtime.Version(),
-		Seeds: first.Spec.Seeds, Cache: cache, Tasks: len(ok) + len(failed) + len(missing), Failed: len(failed), Started: started, Ended: time.Now().UTC()}); err != nil {
+		Seeds: first.Spec.Seeds, Cache: cache, Tasks: len(ok) + len(failed) + len(missing), Failed: len(failed), Started: started, Ended: time.Now().UTC(),
+		Merged: from}); err != nil {
 		return m, err
 	}
 	var o Outcome

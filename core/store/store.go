@@ -2,7 +2,8 @@
 // campaigns share, with no server to install:
 //
 //	RUN/spec.yaml       the spec, as given
-//	RUN/manifest.json   versions, machine, seeds, shard, start and end
+//	RUN/manifest.json   versions, machine, seeds, shard, start and end (a merge:
+//	                    each merged run's manifest)
 //	RUN/results.jsonl   one Record per finished task, each line carrying
 //	                    its own SHA-256, appended and synced to disk before
 //	                    the next task starts
@@ -89,6 +90,10 @@ type Manifest struct {
 	Ended    time.Time `json:"ended,omitzero"`
 	Tasks    int       `json:"tasks"`
 	Failed   int       `json:"failed"`
+	// Merged holds, for a run merge made, the manifests of the runs it
+	// joined: which host, CPUs, version, kernel and engine made each
+	// shard's records (Host and CPUs above are then empty).
+	Merged []Manifest `json:"merged_from,omitempty"`
 }
 
 // maxSmallFile bounds what a run folder's spec and manifest may hold.
