@@ -76,6 +76,17 @@ func isControl(method string) bool {
 	return strings.Contains(name, "random")
 }
 
+// controlCount is how many random controls the ranking holds.
+func controlCount(r Ranking) int {
+	n := 0
+	for _, m := range r.Methods {
+		if isControl(m.Method) {
+			n++
+		}
+	}
+	return n
+}
+
 // card builds each ranked setting's report card from the confidence
 // analysis, the diagnostics and the records.
 func card(conf Confidence, d Diagnostics, recs []store.Record) []CardRow {
@@ -95,7 +106,7 @@ func card(conf Confidence, d Diagnostics, recs []store.Record) []CardRow {
 		row.Post = postFinding(d, r)
 		row.Truth = truthFinding(d, r)
 		row.Complexity = complexityFinding(conf, r)
-		row.CanRank, row.Verdict = verdict(row)
+		row.CanRank, row.Verdict = verdict(row, controlCount(r))
 		out = append(out, row)
 	}
 	return out
@@ -122,7 +133,8 @@ func randomFinding(r Ranking, family protocol.Family) Finding {
 		}
 	}
 	if len(controls) == 0 && weakControl {
-		return Finding{Value: math.NaN(), Words: "no method's retrained models learned in this setting (!): the random control is not ranked either, so nothing shows what chance scores"}
+		return Finding{Value: math.NaN(), Words: "no method's retrained models learned in this setting (!): " +
+			pick(controlCount(r) > 1, "the random controls are", "the random control is") + " not ranked either, so nothing shows what chance scores"}
 	}
 	if len(controls) == 0 {
 		return Finding{Value: math.NaN(), Words: "no random control in this campaign: add random to see what chance scores"}
@@ -435,7 +447,7 @@ func complexityFinding(conf Confidence, r Ranking) Finding {
 
 // verdict words the card: whether the setting can rank these methods here,
 // and why not.
-func verdict(row CardRow) (bool, string) {
+func verdict(row CardRow, controls int) (bool, string) {
 	var problems []string
 	for _, f := range row.Findings() {
 		if f.F.Flag && f.F.Short != "" {
@@ -452,7 +464,7 @@ func verdict(row CardRow) (bool, string) {
 	// What the checks that ran found.
 	var passed []string
 	if !row.Random.Flag && row.Random.Value >= 1 {
-		passed = append(passed, "the random control ranks below them")
+		passed = append(passed, pick(controls > 1, "the random controls rank", "the random control ranks")+" below them")
 	}
 	switch s := row.Separation.Value; {
 	case s == 1:
@@ -514,4 +526,12 @@ func nonZero(x float64) *float64 {
 		return nil
 	}
 	return stats.Null(x)
+}
+
+// pick is a if cond holds, b otherwise: a phrase's singular or plural.
+func pick(cond bool, a, b string) string {
+	if cond {
+		return a
+	}
+	return b
 }

@@ -23,7 +23,7 @@ func scoreRecords(t *testing.T, proto string, values map[string][]float64) []sto
 		t.Fatalf("%s has no headline", proto)
 	}
 	var recs []store.Record
-	for _, meth := range []string{"gradient", "ig", "smoothgrad", "gradxinput", "random"} {
+	for _, meth := range []string{"gradient", "ig", "smoothgrad", "gradxinput", "random", "blockrandom"} {
 		v, ok := values[meth]
 		if !ok {
 			continue
@@ -51,7 +51,7 @@ func shifted(offsets map[string]float64) map[string][]float64 {
 		base[i] = 1 + 0.3*rng.NormFloat64()
 	}
 	out := map[string][]float64{}
-	for _, meth := range []string{"gradient", "ig", "smoothgrad", "gradxinput", "random"} {
+	for _, meth := range []string{"gradient", "ig", "smoothgrad", "gradxinput", "random", "blockrandom"} {
 		off, ok := offsets[meth]
 		if !ok {
 			continue
@@ -234,6 +234,8 @@ func TestCardVerdictClaimsOnlyWhatItChecked(t *testing.T) {
 			"every pair of them is told apart", "control"},
 		{"5 of 6 pairs", "PixelFlipping", map[string]float64{"gradient": 0, "ig": 0, "smoothgrad": 0.04, "gradxinput": 0.06, "random": 0.3},
 			"the random control ranks below them, half or more of their pairs are told apart", "exceed the noise"},
+		{"two controls", "PixelFlipping", map[string]float64{"gradient": 0, "ig": 0.1, "random": 0.4, "blockrandom": 0.5},
+			"the random controls rank below them, every pair of them is told apart", "control ranks"},
 	} {
 		row := cardOf(t, scoreRecords(t, tc.proto, shifted(tc.offsets)), tc.proto)
 		if !row.CanRank || !strings.Contains(row.Verdict, tc.want) || strings.Contains(row.Verdict, tc.not) {

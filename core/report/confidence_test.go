@@ -130,14 +130,14 @@ func TestConfidenceCallsOnlyRealDifferences(t *testing.T) {
 	}
 }
 
-// The summary prints intervals and letters, stars only a winner told
-// apart from the runner-up, says "no clear winner" otherwise, and whether
-// the protocols agree; the CSV carries the intervals, per seed and over
-// seeds.
 // flat is s with its line breaks and runs of spaces as single spaces: a
 // summary's notes as words, wherever they wrap.
 func flat(s string) string { return strings.Join(strings.Fields(s), " ") }
 
+// The summary prints intervals and letters, stars only a winner told
+// apart from the runner-up, says "no clear winner" otherwise, and whether
+// the protocols agree; the CSV carries the intervals, per seed and over
+// seeds.
 func TestSummaryAndCSVCarryTheIntervals(t *testing.T) {
 	recs := unitRecords()
 	d := Diagnose(recs)
@@ -337,5 +337,31 @@ func TestSettingsWhoseRetrainingLearnedNothingRankNoMethod(t *testing.T) {
 	}
 	if len(roar.Pairs) != 6 {
 		t.Errorf("%d pairs among four ranked methods, want 6", len(roar.Pairs))
+	}
+}
+
+// The verdict names a winner only when told apart, says when every method
+// scores the same, and says why it names none otherwise.
+func TestRankingVerdictSaysWhyNoWinner(t *testing.T) {
+	m := func(name string, v float64) RankedMethod {
+		return RankedMethod{Method: name, CI: stats.Interval{Estimate: v}}
+	}
+	weak := m("ig", 0.1)
+	weak.Weak = true
+	for _, c := range []struct {
+		name string
+		r    Ranking
+		want string
+	}{
+		{"told apart", Ranking{Methods: []RankedMethod{m("ig", 0.3), m("random", 0.1)}, Winner: "ig"}, "best: ig, told apart from the runner-up"},
+		{"all the same", Ranking{Methods: []RankedMethod{m("ig", 0), m("gradient", 0), m("random", 0)}}, "no winner: every method scores the same (0.000)"},
+		{"within the noise", Ranking{Methods: []RankedMethod{m("ig", 0.3), m("random", 0.29)}}, "no clear winner: the best cannot be told apart from the runner-up"},
+		{"one scored", Ranking{Methods: []RankedMethod{m("ig", 0.3), m("random", math.NaN())}}, "no winner named: fewer than two methods have a score"},
+		{"no learner", Ranking{Methods: []RankedMethod{weak, m("random", 0.2)}}, "no winner named: no method's retrained models learned in this setting (!)"},
+		{"one method", Ranking{Methods: []RankedMethod{m("ig", 0.3)}}, ""},
+	} {
+		if got := c.r.Verdict(); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
 	}
 }

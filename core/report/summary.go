@@ -170,6 +170,17 @@ func arrow(b protocol.Better) string {
 	return "↑"
 }
 
+// allEqual is whether every ranked method has the same score.
+func (r Ranking) allEqual() bool {
+	ranked := r.rankedOnly().Methods
+	for _, m := range ranked[1:] {
+		if m.CI.Estimate != ranked[0].CI.Estimate {
+			return false
+		}
+	}
+	return true
+}
+
 // Verdict words whether the ranking names a best method, and why not:
 // "" for a ranking of one method.
 func (r Ranking) Verdict() string {
@@ -180,6 +191,8 @@ func (r Ranking) Verdict() string {
 		return "no winner named: no method's retrained models learned in this setting (!)"
 	case len(r.Methods) > 1 && len(r.rankedOnly().Methods) < 2:
 		return "no winner named: fewer than two methods have a score"
+	case len(r.Methods) > 1 && r.allEqual():
+		return "no winner: every method scores the same (" + number(r.rankedOnly().Methods[0].CI.Estimate) + ")"
 	case len(r.Methods) > 1:
 		return "no clear winner: the best cannot be told apart from the runner-up"
 	}
