@@ -1,6 +1,7 @@
 package campaign
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strings"
@@ -17,8 +18,10 @@ import (
 // that needs a ground truth the data lacks — all at once, each naming the
 // dataset and the entry, so that a mismatch is one error at the start
 // rather than every task failing after the work before it. Each dataset
-// is opened for its shape alone: one sample of each split (an IDX set is
-// read no further; other formats are read whole, then cut). The estimate
+// is opened for its shape and its caps alone: one sample of each split,
+// or as many as the spec caps it at (an IDX set is read no further; other
+// formats are read whole, then cut), so that a cap above a split is
+// refused here too. The estimate
 // makes the same check on the sets it opens (appliesTo).
 func (c *Campaign) Applies() error {
 	var problems []string
@@ -26,8 +29,8 @@ func (c *Campaign) Applies() error {
 		if d.Ref == "" {
 			continue // the model file's own dataset: checked against it when opened
 		}
-		opt := d.Options
-		opt.TrainHead, opt.TestHead = 1, 1
+		opt := d.OpenOptions() // a cap above a split is refused here
+		opt.TrainHead, opt.TestHead = cmp.Or(opt.TrainHead, 1), cmp.Or(opt.TestHead, 1)
 		tr, _, err := data.Open(d.Ref, opt)
 		if err != nil {
 			return err

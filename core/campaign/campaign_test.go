@@ -276,7 +276,8 @@ func TestRunStateSaysStoppedOrEnded(t *testing.T) {
 
 // The shipped campaigns fit their data (Applies), where their data is
 // here; a table given a protocol that takes images, or a subset size
-// beyond its features, is refused naming each, before any work.
+// beyond its features, is refused naming each, before any work; so is a
+// cap on a split above what the split holds.
 func TestShippedCampaignsFitTheirDataAndMisfitsAreNamed(t *testing.T) {
 	specs, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "campaigns", "*.yaml"))
 	if len(specs) == 0 {
@@ -322,5 +323,14 @@ seeds: [1]
 	}
 	if _, err := os.Stat(filepath.Join(dir, "run")); err == nil {
 		t.Error("a campaign refused before any work made its run folder")
+	}
+
+	// A cap above a split: refused by the same check, before the folder.
+	capped := loadSpec(t, t.TempDir(), strings.Replace(spec, "{id: iris}", "{id: iris, train_samples: 500}", 1))
+	if _, err := capped.Run(context.Background(), Options{Kernel: best()}); err == nil || !strings.Contains(err.Error(), "500 training samples asked for, its training split holds") {
+		t.Errorf("a cap above the training split: %v", err)
+	}
+	if _, err := os.Stat(capped.Spec.Output); err == nil {
+		t.Error("a campaign whose cap exceeds its split made its run folder")
 	}
 }
