@@ -16,6 +16,7 @@ import (
 
 	"faithlab/core/campaign"
 	"faithlab/core/engine/gemm"
+	_ "faithlab/internal/clocale" // before Fyne's init: no locale error under LANG=C.UTF-8
 	"faithlab/internal/display"
 	"faithlab/resources"
 	"faithlab/ui"
