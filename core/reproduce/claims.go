@@ -382,15 +382,24 @@ func pText(p float64) string {
 	return fmt.Sprintf("%.3g", p)
 }
 
-// numbers fills in, for the paper's numbers that name a curve point, our
-// value of it: the mean over seeds of the method's curve at that x.
+// numbers fills in, for the paper's numbers that name a method's curve
+// point or score, our value of it: the mean over seeds of the method's
+// curve at that x, or of its score, in the claim's setting or the
+// number's own.
 func (e evaluator) numbers(c Claim, s selected, v *Verdict) {
 	for _, n := range c.Paper {
 		if (n.Curve == "" && n.Metric == "") || n.Method == "" {
 			continue
 		}
+		in := s
+		if n.Setting != nil {
+			var err error
+			if in, err = e.selectSetting(n.Setting); err != nil {
+				continue // ours stays "—"
+			}
+		}
 		var ys []float64
-		for _, r := range s.recs {
+		for _, r := range in.recs {
 			if !matches(n.Method, label(r), c.Check.Plain) {
 				continue
 			}
@@ -438,7 +447,7 @@ func numberKey(n Number) string {
 		return n.Key
 	}
 	if n.Metric != "" {
-		return fmt.Sprintf("score:%s:%s", n.Method, n.Metric)
+		return fmt.Sprintf("score:%v:%s:%s", n.Setting, n.Method, n.Metric)
 	}
 	if n.Curve == "" {
 		return ""

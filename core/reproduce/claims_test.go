@@ -330,3 +330,28 @@ func TestVersusNamesTheMethodsLeftOut(t *testing.T) {
 		t.Errorf("%s: %s", v.Outcome, v.Result)
 	}
 }
+
+// A paper's number for one method stands beside ours for that method —
+// in the claim's setting, or in the setting the number names — and the
+// check's pooled figure stands only beside a pooled number of the paper.
+func TestPaperNumbersOfOneMethodShowThatMethod(t *testing.T) {
+	var recs []store.Record
+	for _, m := range []struct {
+		name        string
+		fud, delTau float64
+	}{{"ig", 0.42, 0.36}, {"gradient", 0.29, 0.64}} {
+		recs = append(recs, unitRec("FUD", m.name, "tau", protocol.Higher, []float64{m.fud - 0.01, m.fud + 0.01}),
+			unitRec("Deletion", m.name, "tau_morf", protocol.Higher, []float64{m.delTau - 0.01, m.delTau + 0.01}))
+	}
+	c := Claim{ID: "c", Quote: "q", Source: "s",
+		Check: Check{Kind: "scores", Setting: map[string]any{"protocol": "fud"}, Metric: "tau", Others: []map[string]any{{"protocol": "deletion"}}, MetricB: "tau_morf", Expect: "above"},
+		Paper: []Number{{What: "FUD, mean", Value: "0.8", Key: "a"}, {What: "INS/DEL, mean", Value: "0.5", Key: "b"},
+			{What: "FUD, IG", Value: "0.69", Method: "ig", Metric: "tau"},
+			{What: "INS/DEL, IG", Value: "0.22", Method: "ig", Metric: "tau_morf", Setting: map[string]any{"protocol": "deletion"}}}}
+	v := Evaluate([]Claim{c}, recs, report.Diagnose(recs))[0]
+	for n, want := range map[int]string{0: "0.355", 1: "0.500", 2: "0.4200", 3: "0.3600"} {
+		if got := v.Ours[numberKey(c.Paper[n])]; !strings.HasPrefix(got, want) {
+			t.Errorf("%s: ours %q, want %s", c.Paper[n].What, got, want)
+		}
+	}
+}

@@ -64,18 +64,21 @@ type Claim struct {
 
 // Number is one of the paper's numbers with what stands beside it from
 // our run: the check's own figure named Key, a curve's value (Method,
-// Curve, At) or a score (Method, Metric) in the claim's setting, the
-// last times Scale where the paper counts in other units (shown beside
-// ours, never in its place).
+// Curve, At) or a score (Method, Metric) in the claim's setting or in
+// Setting, the last times Scale where the paper counts in other units
+// (shown beside ours, never in its place). What names what both columns
+// hold: a paper's number for one method stands beside ours for that
+// method, not beside a figure over all of them.
 type Number struct {
-	What   string  `yaml:"what"`
-	Value  string  `yaml:"value"`  // as the paper prints it
-	Key    string  `yaml:"key"`    // a figure the check computes (Verdict.Ours)
-	Method string  `yaml:"method"` // or: this method's …
-	Curve  string  `yaml:"curve"`  // … curve …
-	At     float64 `yaml:"at"`     // … at this x
-	Metric string  `yaml:"metric"` // … or score,
-	Scale  float64 `yaml:"scale"`  // … also shown times this
+	What    string         `yaml:"what"`
+	Value   string         `yaml:"value"`   // as the paper prints it
+	Key     string         `yaml:"key"`     // a figure the check computes (Verdict.Ours)
+	Method  string         `yaml:"method"`  // or: this method's …
+	Curve   string         `yaml:"curve"`   // … curve …
+	At      float64        `yaml:"at"`      // … at this x
+	Metric  string         `yaml:"metric"`  // … or score,
+	Setting map[string]any `yaml:"setting"` // … in this setting (default: the claim's),
+	Scale   float64        `yaml:"scale"`   // … also shown times this
 }
 
 // List returns every reproduction, by name.
