@@ -159,9 +159,22 @@ func Evaluate(claims []Claim, recs []store.Record, d report.Diagnostics) []Verdi
 		case v.Outcome == DoesNotHold && retrains(sel):
 			v.Result += " Checked: the setting's retrained models learned (not all stayed nearer chance than the explained model), so the verdict is not one of models that learned nothing."
 		}
+		if row, ok := cardRow(d.Confidence.Card, sel); ok && n == 0 && v.Outcome != NotEvaluated && !row.CanRank {
+			v.Result += " Caveat: the run's report card says " + row.Verdict + ", so this verdict rests on scores that setting cannot rank by."
+		}
 		out[i] = v
 	}
 	return out
+}
+
+// cardRow is the report card's row of the setting.
+func cardRow(card []report.CardRow, s selected) (report.CardRow, bool) {
+	for _, row := range card {
+		if row.Dataset == s.dataset && row.Protocol == s.title {
+			return row, true
+		}
+	}
+	return report.CardRow{}, false
 }
 
 // weakRuns counts the setting's (method, curve) runs whose retrained

@@ -355,3 +355,20 @@ func TestPaperNumbersOfOneMethodShowThatMethod(t *testing.T) {
 		}
 	}
 }
+
+// Where every method scores the same, the order check says ρ is
+// undefined (not "+0.00 [+0.00, +0.00]"), and a verdict in a setting the
+// run's report card says cannot rank carries the card's words.
+func TestFlatOnTiedScoresSaysRhoUndefinedAndTheCardsCaveat(t *testing.T) {
+	c := Check{Kind: "order", Setting: map[string]any{"protocol": "roar"}, Param: "lambda", Expect: "flat"}
+	v := decide(t, lambdaRun(150, 150, 150), c)
+	if v.Outcome != Holds || v.Ours["rho"] != "undefined: every lambda scores the same" || strings.Contains(v.Result, "+0.00 [+0.00, +0.00]") {
+		t.Errorf("%s, ρ %q: %s", v.Outcome, v.Ours["rho"], v.Result)
+	}
+	if !strings.Contains(v.Result, "Caveat: the run's report card says ROAR cannot rank these methods here") {
+		t.Errorf("no caveat from the card: %s", v.Result)
+	}
+	if v := decide(t, lambdaRun(180, 100, 20), c); strings.Contains(v.Result, "Caveat") || strings.Contains(v.Ours["rho"], "undefined") {
+		t.Errorf("a setting that ranks: ρ %q, %s", v.Ours["rho"], v.Result)
+	}
+}

@@ -70,6 +70,11 @@ func (e evaluator) order(c Check, s selected, v *Verdict) {
 		}
 	}
 	v.Ours["rho"] = fmt.Sprintf("%+.2f [%+.2f, %+.2f]", rho, lo, hi)
+	if slices.Min(means) == slices.Max(means) {
+		// No order to correlate: ρ is undefined (decided as 0, no trend),
+		// not a precise 0.
+		v.Ours["rho"] = fmt.Sprintf("undefined: every %s scores the same", c.Param)
+	}
 	v.Ours["apart"] = fmt.Sprintf("%d of %d", apart, pairs)
 	v.Result = fmt.Sprintf("Spearman ρ of %s (%s, %s is better) with %s: %s; %d of %d pairs told apart. Scores: %s",
 		s.title, r.Metric, betterWord(r.Better), c.Param, v.Ours["rho"], apart, pairs, strings.Join(parts, "; "))
