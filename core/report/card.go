@@ -134,7 +134,7 @@ func randomFinding(r Ranking, family protocol.Family) Finding {
 	}
 	if len(controls) == 0 && weakControl {
 		return Finding{Value: math.NaN(), Words: "no method's retrained models learned in this setting (!): " +
-			pick(controlCount(r) > 1, "the random controls are", "the random control is") + " not ranked either, so nothing shows what chance scores"}
+			pickWord(controlCount(r) > 1, "the random controls are", "the random control is") + " not ranked either, so nothing shows what chance scores"}
 	}
 	if len(controls) == 0 {
 		return Finding{Value: math.NaN(), Words: "no random control in this campaign: add random to see what chance scores"}
@@ -464,7 +464,7 @@ func verdict(row CardRow, controls int) (bool, string) {
 	// What the checks that ran found.
 	var passed []string
 	if !row.Random.Flag && row.Random.Value >= 1 {
-		passed = append(passed, pick(controls > 1, "the random controls rank", "the random control ranks")+" below them")
+		passed = append(passed, pickWord(controls > 1, "the random controls rank", "the random control ranks")+" below them")
 	}
 	switch s := row.Separation.Value; {
 	case s == 1:
@@ -528,8 +528,8 @@ func nonZero(x float64) *float64 {
 	return stats.Null(x)
 }
 
-// pick is a if cond holds, b otherwise: a phrase's singular or plural.
-func pick(cond bool, a, b string) string {
+// pickWord is a if cond holds, b otherwise: a phrase's plural or singular.
+func pickWord(cond bool, a, b string) string {
 	if cond {
 		return a
 	}

@@ -455,7 +455,10 @@ func midRanks(v []float64) []float64 {
 
 // agreement compares the rankings of each dataset's protocol settings over
 // the methods they share (at least three): the methods each ranks (not
-// weak, with a score), a setting ranking fewer than three left out.
+// weak, with a score), a setting ranking fewer than three left out, and
+// one whose methods all score the same (no ranking to compare: saturated)
+// left out and named. A setting that tells none of its pairs apart stays
+// in, named: its τ with the others is within its noise.
 func agreement(rankings []Ranking, seed uint64) []Agreement {
 	var out []Agreement
 	var datasets []string
@@ -466,10 +469,18 @@ func agreement(rankings []Ranking, seed uint64) []Agreement {
 	}
 	for _, ds := range datasets {
 		var rs []Ranking
+		var tied, noisy []string
 		for _, r := range rankings {
 			r = r.rankedOnly()
-			if r.Dataset == ds && len(r.Methods) >= 3 {
+			switch {
+			case r.Dataset != ds || len(r.Methods) < 3:
+			case r.allEqual():
+				tied = append(tied, r.Protocol)
+			default:
 				rs = append(rs, r)
+				if !slices.ContainsFunc(r.Pairs, func(p Pair) bool { return p.Differ }) {
+					noisy = append(noisy, r.Protocol)
+				}
 			}
 		}
 		if len(rs) < 2 {
@@ -511,6 +522,13 @@ func agreement(rankings []Ranking, seed uint64) []Agreement {
 			chance = "but no more than chance would (with this few methods and protocols)"
 		}
 		a.Words = fmt.Sprintf("the %d protocols %s on the %d methods they share (Kendall's W = %.2f), %s: permutation p %s", len(rs), concordance(a.W), len(methods), a.W, chance, pValue(a.P))
+		if len(noisy) > 0 {
+			a.Words += fmt.Sprintf("; %s %s none of %s pairs apart, so %s τ with the others is within the noise",
+				strings.Join(noisy, ", "), pickWord(len(noisy) > 1, "tell", "tells"), pickWord(len(noisy) > 1, "their", "its"), pickWord(len(noisy) > 1, "their", "its"))
+		}
+		if len(tied) > 0 {
+			a.Words += fmt.Sprintf("; left out: %s, where every method scores the same", strings.Join(tied, ", "))
+		}
 		out = append(out, a)
 	}
 	return out

@@ -365,3 +365,63 @@ func TestRankingVerdictSaysWhyNoWinner(t *testing.T) {
 		}
 	}
 }
+
+// A setting where every method scores the same ranks nothing: the
+// protocols' agreement leaves it out and says so, and it has no
+// critical-difference or ranks-first figure.
+func TestAgreementLeavesOutASaturatedSetting(t *testing.T) {
+	recs := unitRecords()
+	for _, r := range unitRecords() {
+		if r.Protocol != "Deletion" {
+			continue
+		}
+		res := *r.Result
+		res.Config = map[string]any{"samples": 7} // another setting of Deletion
+		res.Scalars = []protocol.Scalar{{Name: "lerf_minus_morf", Value: 1, Better: protocol.Higher}}
+		u := make([]float32, res.Units.N)
+		for i := range u {
+			u[i] = 1
+		}
+		res.Units.Values = [][]float32{u}
+		r.Result = &res
+		recs = append(recs, r)
+	}
+	d := Diagnose(recs)
+	if len(d.Confidence.Rankings) != 3 || len(d.Confidence.Agreement) != 1 {
+		t.Fatalf("%d rankings, agreement %+v", len(d.Confidence.Rankings), d.Confidence.Agreement)
+	}
+	a := d.Confidence.Agreement[0]
+	if len(a.Protocols) != 2 || !strings.Contains(a.Words, "; left out: Deletion") || !strings.HasSuffix(a.Words, ", where every method scores the same") {
+		t.Errorf("a saturated setting in the agreement: %v, %q", a.Protocols, a.Words)
+	}
+	figs, err := Figures(recs, d.Confidence)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cd []string
+	for _, f := range figs {
+		if strings.HasSuffix(f.Name, "critical_difference") {
+			cd = append(cd, f.Name)
+		}
+	}
+	if len(cd) != 2 {
+		t.Errorf("critical-difference figures %v: want those of the two settings that rank", cd)
+	}
+}
+
+// A setting that tells none of its pairs apart stays in the agreement,
+// named: its τ with the others is within its noise.
+func TestAgreementNamesASettingThatTellsNoPairApart(t *testing.T) {
+	rank := func(proto string, differ bool, vals ...float64) Ranking {
+		r := Ranking{Dataset: "d", Protocol: proto, Better: protocol.Higher}
+		for i, v := range vals {
+			r.Methods = append(r.Methods, RankedMethod{Method: string(rune('a' + i)), CI: stats.Interval{Estimate: v}})
+		}
+		r.Pairs = []Pair{{A: "a", B: "b", Differ: differ}}
+		return r
+	}
+	as := agreement([]Ranking{rank("GOAR", true, 3, 2, 1), rank("ROAD", false, 1, 3, 2)}, 1)
+	if len(as) != 1 || !strings.HasSuffix(as[0].Words, "; ROAD tells none of its pairs apart, so its τ with the others is within the noise") {
+		t.Errorf("%+v", as)
+	}
+}

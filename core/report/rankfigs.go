@@ -22,10 +22,10 @@ import (
 // rankings.
 func (c *campaign) confidenceFigures(ds string) []Figure {
 	var figs []Figure
-	var rs []Ranking // the settings that rank at least two methods, and those alone
+	var rs []Ranking // the settings that rank at least two methods, and those alone, not all tied
 	for _, r := range c.conf.Rankings {
 		r = r.rankedOnly()
-		if r.Dataset == ds && len(r.Methods) >= 2 {
+		if r.Dataset == ds && len(r.Methods) >= 2 && !r.allEqual() {
 			rs = append(rs, r)
 		}
 	}
