@@ -85,6 +85,39 @@ func TestFinishedCampaignKeepsTheUserWhereTheyAre(t *testing.T) {
 	})
 }
 
+// Results never asks for more width than the window gives, whatever the
+// length of the run's labels: a method with parameters
+// ("smoothgrad{samples=5,noise_frac=0.15}") in the report card's columns
+// widened the window past a 1600-pixel screen.
+func TestResultsFitTheWindowWithLongMethodLabels(t *testing.T) {
+	wb, loop, _ := newTestWorkbench(t)
+	trainMLP(t, wb, loop, 1)
+	loop.run(func() {
+		smallCampaign(wb.Evaluate, "long")
+		wb.Evaluate.methods.Set("smoothgrad", map[string]any{"samples": 5, "noise_frac": 0.15})
+		wb.Evaluate.Launch()
+	})
+	loop.waitFor(t, "the campaign to end", func() bool { return !wb.Evaluate.Running() })
+	wb.State.Wait()
+	loop.waitFor(t, "the run on Results", func() bool { return wb.Results.run != nil })
+	loop.run(func() {
+		fyne.CurrentApp().Settings().SetTheme(theme.DefaultTheme()) // the app's fonts
+		defer fyne.CurrentApp().Settings().SetTheme(test.Theme())
+		if !strings.Contains(wb.Results.summary.Text, "smoothgrad{samples=5,noise_frac=0.15}") {
+			t.Fatalf("the run has no method with parameters:\n%s", wb.Results.summary.Text)
+		}
+		for i, tab := range wb.Results.tabs.Items {
+			wb.Results.tabs.SelectIndex(i)
+			if w := tab.Content.MinSize().Width; w > 600 {
+				t.Errorf("Results' %s tab needs %g pixels of width", tab.Text, w)
+			}
+		}
+		if w := wb.Results.Content().MinSize().Width; w > 1200 {
+			t.Errorf("Results needs %g pixels of width", w)
+		}
+	})
+}
+
 // Every screen, launching, exporting, opening and quitting have their
 // Ctrl shortcut on the main menu, whose shortcuts the driver runs before
 // the focused widget (an entry) sees the key.

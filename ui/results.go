@@ -336,11 +336,26 @@ func (r *Results) refilter() {
 			return less
 		})
 	}
+	// The method column as wide as its longest name (with its
+	// parameters), up to twice its usual width: longer ones are cut, whole
+	// in the summary above.
+	methodW := float32(160)
+	if m := slices.Index(r.header, "method"); m >= 0 {
+		seen := map[string]bool{}
+		for _, row := range r.all {
+			if !seen[row[m]] {
+				seen[row[m]] = true
+				methodW = max(methodW, fyne.MeasureText(row[m], theme.TextSize(), fyne.TextStyle{}).Width+2*theme.InnerPadding())
+			}
+		}
+	}
 	for c, col := range r.shown() {
 		w := float32(100)
 		if col < len(r.header) {
 			switch r.header[col] {
-			case "method", "metric":
+			case "method":
+				w = min(methodW, 320)
+			case "metric":
 				w = 160
 			case "parameter", "seed":
 				w = 80
