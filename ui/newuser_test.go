@@ -724,6 +724,63 @@ func TestFileDialogTakesATypedPathAndClosesOnEscape(t *testing.T) {
 	}
 }
 
+// A folder to export into that does not exist is made, as the CLI's
+// export --figures makes it; one that cannot be made is said so, plainly,
+// with the dialog left open.
+func TestExportFolderIsMadeWhenNew(t *testing.T) {
+	a := test.NewTempApp(t)
+	dir := t.TempDir()
+	w := test.NewTempWindow(t, widget.NewLabel(""))
+	w.Resize(fyne.NewSize(1000, 700))
+	s := newState(Config{Root: t.TempDir(), Prefs: a.Preferences(), Window: w})
+	var got []string
+	ask := func() *escEntry {
+		s.askPath("t", saveDir, folderExport, dir, "", nil, func(p string) { got = append(got, p) })
+		return w.Canvas().Focused().(*escEntry)
+	}
+
+	f := ask()
+	fresh := filepath.Join(dir, "figs", "today")
+	f.SetText(fresh)
+	f.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+	if st, err := os.Stat(fresh); err != nil || !st.IsDir() {
+		t.Fatalf("the new folder was not made: %v", err)
+	}
+	if len(got) != 1 || got[0] != fresh || w.Canvas().Overlays().Top() != nil {
+		t.Errorf("confirming a new folder gave %q (dialog open: %v)", got, w.Canvas().Overlays().Top() != nil)
+	}
+
+	file := filepath.Join(dir, "a-file")
+	os.WriteFile(file, nil, 0o644)
+	f = ask()
+	f.SetText(filepath.Join(file, "sub"))
+	f.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+	if len(got) != 1 || w.Canvas().Overlays().Top() == nil {
+		t.Fatalf("a folder under a file was taken (%q) or closed the dialog", got)
+	}
+	want := filepath.Join(file, "sub") + " does not exist and cannot be made: not a directory"
+	if !strings.Contains(dialogText(w), want) {
+		t.Errorf("the dialog says %q, want %q", dialogText(w), want)
+	}
+	f.SetText(file)
+	f.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+	if want := file + " is a file, not a folder"; !strings.Contains(dialogText(w), want) {
+		t.Errorf("the dialog says %q, want %q", dialogText(w), want)
+	}
+}
+
+// dialogText is the texts of the labels in the window's top overlay.
+func dialogText(w fyne.Window) string {
+	var texts []string
+	find(w.Canvas().Overlays().Top(), func(o fyne.CanvasObject) bool {
+		if l, ok := o.(*widget.Label); ok && l.Visible() {
+			texts = append(texts, l.Text)
+		}
+		return false
+	})
+	return strings.Join(texts, "\n")
+}
+
 // The campaign's sizing measures this machine's speeds once the app's
 // other work has ended, not beside it (which measured the contention).
 func TestSpeedsWaitForTheAppsOtherWork(t *testing.T) {

@@ -555,7 +555,7 @@ func (r *Results) exportFigures() {
 	if w == nil {
 		return
 	}
-	r.s.askPath("Export every figure (PNG, SVG and PDF) into a folder", openDir, folderExport, r.s.startFolder(folderExport, r.run.Dir), "", nil, func(dir string) {
+	r.s.askPath("Export every figure (PNG, SVG and PDF) into a folder", saveDir, folderExport, r.s.startFolder(folderExport, r.run.Dir), "", nil, func(dir string) {
 		write := func() { r.ExportFigures(dir, "png", "svg", "pdf") }
 		var clash []string
 		for _, f := range r.figs {
