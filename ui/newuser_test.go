@@ -553,6 +553,20 @@ func TestFigureListGroupedAndSearchable(t *testing.T) {
 	if w := r.Content().MinSize().Width; w > 1280 {
 		t.Errorf("Results needs %g wide with a long figure name", w)
 	}
+	// A figure asked for by name is shown; one the run lacks is an error
+	// naming the figures it has, the figure shown left as it was (a
+	// screenshot of it would pass for the one asked for).
+	r.run = &campaign.Results{Dir: "run"}
+	if err := r.ShowFigure("deletion_morf"); err != nil || r.figSel.Selected != "Deletion · curves · d_deletion_morf" {
+		t.Errorf("ShowFigure(deletion_morf) = %v, shows %q", err, r.figSel.Selected)
+	}
+	err := r.ShowFigure("roar_critical_difference")
+	if err == nil || !strings.Contains(err.Error(), "roar_critical_difference") || !strings.Contains(err.Error(), "d_rank_probability") {
+		t.Errorf("ShowFigure of a figure the run lacks: %v", err)
+	}
+	if r.figSel.Selected != "Deletion · curves · d_deletion_morf" {
+		t.Errorf("a missing figure changed the one shown to %q", r.figSel.Selected)
+	}
 }
 
 // Settings shows the workbench folder -root picked; the cache is its own

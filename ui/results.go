@@ -433,15 +433,25 @@ func (r *Results) SortBy(col int) {
 }
 
 // ShowFigure shows the first of the run's figures whose name ends with
-// suffix, as picking it from the list does.
-func (r *Results) ShowFigure(suffix string) {
-	for _, f := range r.figs {
+// suffix, as picking it from the list does; when none does, it shows
+// nothing new and says which figures the run has.
+func (r *Results) ShowFigure(suffix string) error {
+	if r.run == nil {
+		return fmt.Errorf("no figure %s: no run open", suffix)
+	}
+	names := make([]string, len(r.figs))
+	for i, f := range r.figs {
 		if strings.HasSuffix(f.Name, suffix) {
 			r.figFind.SetText("")
 			r.figSel.SetSelected(figureLabel(f))
-			return
+			return nil
 		}
+		names[i] = f.Name
 	}
+	if len(names) == 0 {
+		return fmt.Errorf("no figure %s in %s: the run has no figures", suffix, r.run.Dir)
+	}
+	return fmt.Errorf("no figure %s in %s; its figures: %s", suffix, r.run.Dir, strings.Join(names, ", "))
 }
 
 // listFigures lists the figures that hold the search's words; the one
