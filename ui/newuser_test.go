@@ -506,9 +506,21 @@ func TestEnlargedMapReadsThePixelUnderThePointer(t *testing.T) {
 		}
 	}
 	w := test.NewTempWindow(t, widget.NewLabel(""))
-	showEnlarged(w, "gradient on #0", heatmap(m, 2, 4, 7), value)
-	if w.Canvas().Overlays().Top() == nil {
-		t.Error("no enlarged picture shown")
+	w.Resize(fyne.NewSize(1280, 800))
+	for _, pic := range []struct{ rows, cols int }{{2, 4}, {28, 28}, {4, 2}} {
+		showEnlarged(w, "gradient on #0", heatmap(make([]float32, pic.rows*pic.cols), pic.rows, pic.cols, 7), nil)
+		top := w.Canvas().Overlays().Top()
+		if top == nil {
+			t.Fatal("no enlarged picture shown")
+		}
+		// At the smallest zoom the picture lies whole in its scroller.
+		v := find(top, func(o fyne.CanvasObject) bool { _, ok := o.(*pixelView); return ok }).(*pixelView)
+		area := find(top, func(o fyne.CanvasObject) bool { _, ok := o.(*container.Scroll); return ok })
+		if got, room := v.MinSize(), area.Size(); got.Width > room.Width+0.5 || got.Height > room.Height+0.5 || max(got.Width/room.Width, got.Height/room.Height) < 0.95 {
+			t.Errorf("a %d×%d picture enlarged to %v in a scroller of %v: not whole, or not as large as it fits", pic.cols, pic.rows, got, room)
+		}
+		top.Hide()
+		w.Canvas().Overlays().Remove(top)
 	}
 }
 
