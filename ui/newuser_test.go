@@ -180,6 +180,36 @@ func TestEscapeClosesTheDialogOnTop(t *testing.T) {
 	})
 }
 
+// A message about one screen leaves the status bar when the user goes to
+// another ("maps of 7 methods…" stayed under Results); an error, an offer
+// and a message of the action that changed the screen stay.
+func TestStatusMessageLeavesWithItsScreen(t *testing.T) {
+	wb, loop, _ := newTestWorkbench(t)
+	st := wb.Status()
+	step := func(do func()) string {
+		var got string
+		loop.run(do)
+		loop.run(func() { got = st.Text() })
+		return got
+	}
+	step(func() { wb.Tabs.SelectIndex(TabExplain) })
+	step(func() { st.Info("maps of 7 methods for 6 samples") })
+	if got := step(func() { wb.Tabs.SelectIndex(TabResults) }); got != "ready" {
+		t.Errorf("Explain's message stays on Results: %q", got)
+	}
+	if got := step(func() { st.Info("warning: a damaged record"); wb.Tabs.SelectIndex(TabExplain) }); got != "warning: a damaged record" {
+		t.Errorf("the message of the action that changed the screen left: %q", got)
+	}
+	step(func() { st.Error(fmt.Errorf("no such file")) })
+	if got := step(func() { wb.Tabs.SelectIndex(TabData) }); got != "no such file" {
+		t.Errorf("an error left with its screen: %q", got)
+	}
+	step(func() { st.Info("campaign done"); st.Offer("Open results", func() {}) })
+	if got := step(func() { wb.Tabs.SelectIndex(TabModel) }); got != "campaign done" || st.Offered() == "" {
+		t.Errorf("a message with an offer left: %q offering %q", got, st.Offered())
+	}
+}
+
 // An error of the campaign form leaves the status bar once the form is
 // fixed; the form says what is wrong in place of the size meanwhile.
 func TestFixedErrorLeavesTheStatusBar(t *testing.T) {
