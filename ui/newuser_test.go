@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image"
 	"image/color"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,6 +23,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
+	"faithlab/core/attr/trace"
 	"faithlab/core/campaign"
 	"faithlab/core/engine/gemm"
 	"faithlab/core/job"
@@ -551,6 +553,65 @@ func TestEnlargedMapReadsThePixelUnderThePointer(t *testing.T) {
 		}
 		top.Hide()
 		w.Canvas().Overlays().Remove(top)
+	}
+}
+
+// A TRACE trajectory says what it optimises in the deletion test's terms
+// (not "objective 40.6456"), and its playback opens at its start, the
+// whole sample, on Explain and on Inspect alike.
+func TestTraceSaysItsObjectiveAndPlaysFromTheStart(t *testing.T) {
+	tr := trace.Result{Trajectory: make([]int, 49), Value: 40.6456, Iterations: 49, Seconds: 0.18}
+	for _, c := range []struct {
+		settings map[string]any
+		value    float64
+		want     []string
+	}{
+		{map[string]any{"objective": "le", "algorithm": "greedy"}, 40.6456, []string{"TRACE-Le maximises LeRF", "mean p(target) 0.813", "least important patches go first (higher is better)", "greedily in 0.18 s"}},
+		{map[string]any{"objective": "mo", "algorithm": "greedy", "logit": true}, -3, []string{"TRACE-Mo minimises MoRF", "mean the target's logit 0.060", "(lower is better)"}},
+		{map[string]any{"objective": "lemo", "algorithm": "sa"}, 25, []string{"LeRF − MoRF", "0.500 higher", "49 annealing iterations"}},
+	} {
+		tr.Value = c.value
+		got := traceObjective(c.settings, tr)
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%v: %q lacks %q", c.settings, got, w)
+			}
+		}
+	}
+
+	test.NewTempApp(t)
+	s := newState(Config{Root: t.TempDir()})
+	ex := campaign.Explained{Settings: map[string]any{"grid": 7, "objective": "le", "algorithm": "greedy"}, Trace: []trace.Result{tr}}
+	v := newInspect(s)
+	v.explained = &ex
+	v.setupTrace()
+	e := newExplain(s)
+	e.traceStep.Max = 49
+	e.traceStep.SetValue(30) // a trajectory shown before, played halfway
+	e.results = []campaign.Explained{ex}
+	e.setupTrace()
+	if v.traceStep.Value != 0 || e.traceStep.Value != 0 {
+		t.Errorf("TRACE's playback opens at step %g on Inspect, %g on Explain; want 0, the whole sample", v.traceStep.Value, e.traceStep.Value)
+	}
+}
+
+// Every line under MPRT's maps fits its 150-pixel panel ("the original
+// map · SSIM …" was cut).
+func TestCascadeCaptionsFitTheirPanels(t *testing.T) {
+	test.NewTempApp(t)
+	fyne.CurrentApp().Settings().SetTheme(theme.DefaultTheme()) // the app's fonts
+	defer fyne.CurrentApp().Settings().SetTheme(test.Theme())
+	for _, st := range []campaign.CascadeStep{
+		{Spearman: 1, SSIM: 1, HOG: 1},
+		{Random: "f3–c1", Spearman: -0.32, SSIM: -0.03, HOG: 0.09},
+		{Random: "f4", Spearman: 0.5, SSIM: math.NaN(), HOG: math.NaN()},
+	} {
+		for _, line := range strings.Split(cascadeCaption(st), "\n") {
+			room := 150 - 2*theme.InnerPadding()
+			if w := fyne.MeasureText(line, theme.CaptionTextSize(), fyne.TextStyle{}).Width; w > room {
+				t.Errorf("%q is %g wide, panel's room %g", line, w, room)
+			}
+		}
 	}
 }
 
