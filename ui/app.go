@@ -81,7 +81,9 @@ type State struct {
 }
 
 func newState(cfg Config) *State {
-	return &State{cfg: cfg, status: newStatusBar(cfg.Window)}
+	s := &State{cfg: cfg, status: newStatusBar(cfg.Window)}
+	s.status.later = cfg.Do
+	return s
 }
 
 // Loaded is an open dataset: its splits and where it came from.

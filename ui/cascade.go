@@ -67,16 +67,27 @@ func (v *cascadeView) update(ex *campaign.Explained) {
 		}
 		panels := container.NewGridWrap(fyne.NewSize(150, 220))
 		for _, st := range steps {
-			title, caption := st.Random+" random", fmt.Sprintf("ρ %.2f", st.Spearman)
+			title := st.Random + " random"
 			if st.Random == "" {
-				title, caption = "trained", "the original map"
+				title = "trained"
 			}
-			if !math.IsNaN(st.SSIM) {
-				caption += fmt.Sprintf(" · SSIM %.2f\nHOG %.2f", st.SSIM, st.HOG)
-			}
-			panels.Add(panel(heatmap(st.Map, H, W, absMax(st.Map)), title, caption))
+			panels.Add(panel(heatmap(st.Map, H, W, absMax(st.Map)), title, cascadeCaption(st)))
 		}
 		v.box.Objects = []fyne.CanvasObject{panels}
 		v.box.Refresh()
 	})
+}
+
+// cascadeCaption is what a panel of the cascade says under its map: its
+// similarities to the trained model's map, which is their reference. Each
+// line fits the 150-pixel panel.
+func cascadeCaption(st campaign.CascadeStep) string {
+	if st.Random == "" {
+		return "the reference of the\nothers' ρ, SSIM, HOG"
+	}
+	caption := fmt.Sprintf("ρ %.2f", st.Spearman)
+	if !math.IsNaN(st.SSIM) {
+		caption += fmt.Sprintf(" · SSIM %.2f\nHOG %.2f", st.SSIM, st.HOG)
+	}
+	return caption
 }

@@ -111,9 +111,7 @@ func diagnosticsView(tables []diagTable) []fyne.CanvasObject {
 		}
 		for _, row := range t.rows {
 			for _, cell := range row {
-				c := newHint(cell)
-				c.SizeName = theme.SizeNameText
-				grid.Add(c)
+				grid.Add(newCut(cell))
 			}
 		}
 		about := widget.NewLabel(t.about)

@@ -16,6 +16,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"faithlab/core/attr"
+	"faithlab/core/attr/trace"
 	"faithlab/core/campaign"
 	"faithlab/core/model"
 	"faithlab/core/perturb"
@@ -130,6 +131,7 @@ func newExplain(s *State) *Explain {
 	e.traceImg.FillMode = canvas.ImageFillContain
 	e.traceImg.SetMinSize(fyne.NewSize(120, 120))
 	e.traceText = widget.NewLabel("")
+	e.traceText.Wrapping = fyne.TextWrapWord
 	samples := widget.NewForm(
 		widget.NewFormItem("Split", e.split),
 		widget.NewFormItem("First sample", e.offset),
@@ -384,6 +386,7 @@ func (e *Explain) setupTrace() {
 		return
 	}
 	e.traceSel.Options = opts
+	e.traceStep.SetValue(0) // new trajectories play from the whole sample, as Inspect's
 	e.traceSel.SetSelected(opts[0])
 	e.trace.Add(widget.NewSeparator())
 	e.trace.Add(widget.NewLabelWithStyle("TRACE trajectory: patches deleted, least important first", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}))
@@ -417,11 +420,41 @@ func (e *Explain) drawTrace() {
 			}
 			e.traceImg.Image = img
 			e.traceImg.Refresh()
-			e.traceText.SetText(fmt.Sprintf("%d of %d patches deleted (%d×%d grid); objective %.4f after %d iterations, %.2f s",
-				step, t, grid, grid, tr.Value, tr.Iterations, tr.Seconds))
+			e.traceText.SetText(fmt.Sprintf("%d of %d patches deleted (%d×%d grid). %s", step, t, grid, grid, traceObjective(r.Settings, tr)))
 			return
 		}
 	}
+}
+
+// traceObjective says what a TRACE trajectory optimises and how well it
+// does, in the deletion metric's terms: the core's objective is a sum of
+// the explained class's score over the trajectory's t+1 steps (TRACE
+// paper, Eq. 1 and 3), shown as the mean over the steps, the area under
+// the curve of the deletion test.
+func traceObjective(settings map[string]any, r trace.Result) string {
+	n := float64(len(r.Trajectory) + 1)
+	unit := "p(target)"
+	if logit, _ := settings["logit"].(bool); logit {
+		unit = "the target's logit"
+	}
+	var out string
+	switch obj, _ := settings["objective"].(string); trace.Objective(obj) {
+	case trace.Le:
+		out = fmt.Sprintf("TRACE-Le maximises LeRF: mean %s %.3f while the least important patches go first (higher is better)", unit, r.Value/n)
+	case trace.Mo:
+		out = fmt.Sprintf("TRACE-Mo minimises MoRF: mean %s %.3f while the most important patches go first (lower is better)", unit, -r.Value/n)
+	default:
+		out = fmt.Sprintf("TRACE-Le−Mo maximises LeRF − MoRF: mean %s %.3f higher with the least important patches going first than with the most important (higher is better)", unit, r.Value/n)
+	}
+	switch alg, _ := settings["algorithm"].(string); alg {
+	case "greedy":
+		out += fmt.Sprintf("; found greedily in %.2f s", r.Seconds)
+	case "exact":
+		out += fmt.Sprintf("; the exact optimum, found in %.2f s", r.Seconds)
+	default:
+		out += fmt.Sprintf("; found by %d annealing iterations in %.2f s", r.Iterations, r.Seconds)
+	}
+	return out
 }
 
 // trajectoryFrame draws a sample with the first step patches of a TRACE

@@ -214,6 +214,15 @@ func newHint(text string) *hint {
 	return h
 }
 
+// newCut is a table cell's text at the body's size, cut with "…" to its
+// column and whole under the pointer: a long cell (a method with its
+// parameters) never widens its table, nor the window.
+func newCut(text string) *hint {
+	h := newHint(text)
+	h.SizeName = theme.SizeNameText
+	return h
+}
+
 // MouseIn shows the whole text below the label.
 func (h *hint) MouseIn(*desktop.MouseEvent) { h.tip.show(h, h.Text) }
 

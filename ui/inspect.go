@@ -54,6 +54,7 @@ func newInspect(s *State) *Inspect {
 		caption:   widget.NewLabel("Open a dataset and a model, then pick a sample (or click one on the Data screen)."),
 		traceStep: widget.NewSlider(0, 1), traceText: widget.NewLabel("")}
 	v.caption.Wrapping = fyne.TextWrapWord
+	v.traceText.Wrapping = fyne.TextWrapWord
 	v.split = widget.NewRadioGroup([]string{"test", "train"}, func(string) { v.refresh() })
 	v.split.Horizontal = true
 	v.split.SetSelected("test")
@@ -299,7 +300,7 @@ func (v *Inspect) setupTrace() {
 	}
 	t := len(v.explained.Trace[0].Trajectory)
 	v.traceStep.Max = float64(t)
-	v.traceStep.SetValue(float64(t / 2))
+	v.traceStep.SetValue(0) // the trajectory plays from the whole sample, patch by patch
 	v.traceBox.Add(widget.NewSeparator())
 	v.traceBox.Add(container.NewBorder(nil, nil, v.traceImg, nil, container.NewVBox(
 		widget.NewLabelWithStyle("TRACE trajectory: patches deleted, least important first", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
@@ -324,7 +325,7 @@ func (v *Inspect) drawTrace() {
 	}
 	v.traceImg.Image = img
 	v.traceImg.Refresh()
-	v.traceText.SetText(fmt.Sprintf("step %d of %d (%d×%d patches)", step, len(tr.Trajectory), grid, grid))
+	v.traceText.SetText(fmt.Sprintf("%d of %d patches deleted (%d×%d grid). %s", step, len(tr.Trajectory), grid, grid, traceObjective(ex.Settings, tr)))
 }
 
 // ShowManifold switches GOAR's projection and FUD's in-painting on or off

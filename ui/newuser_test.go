@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image"
 	"image/color"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,6 +23,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
+	"faithlab/core/attr/trace"
 	"faithlab/core/campaign"
 	"faithlab/core/engine/gemm"
 	"faithlab/core/job"
@@ -81,6 +83,39 @@ func TestFinishedCampaignKeepsTheUserWhereTheyAre(t *testing.T) {
 		}
 		if o := wb.Status().Offered(); o != "" {
 			t.Errorf("status still offers %q with Results shown", o)
+		}
+	})
+}
+
+// Results never asks for more width than the window gives, whatever the
+// length of the run's labels: a method with parameters
+// ("smoothgrad{samples=5,noise_frac=0.15}") in the report card's columns
+// widened the window past a 1600-pixel screen.
+func TestResultsFitTheWindowWithLongMethodLabels(t *testing.T) {
+	wb, loop, _ := newTestWorkbench(t)
+	trainMLP(t, wb, loop, 1)
+	loop.run(func() {
+		smallCampaign(wb.Evaluate, "long")
+		wb.Evaluate.methods.Set("smoothgrad", map[string]any{"samples": 5, "noise_frac": 0.15})
+		wb.Evaluate.Launch()
+	})
+	loop.waitFor(t, "the campaign to end", func() bool { return !wb.Evaluate.Running() })
+	wb.State.Wait()
+	loop.waitFor(t, "the run on Results", func() bool { return wb.Results.run != nil })
+	loop.run(func() {
+		fyne.CurrentApp().Settings().SetTheme(theme.DefaultTheme()) // the app's fonts
+		defer fyne.CurrentApp().Settings().SetTheme(test.Theme())
+		if !strings.Contains(wb.Results.summary.Text, "smoothgrad{samples=5,noise_frac=0.15}") {
+			t.Fatalf("the run has no method with parameters:\n%s", wb.Results.summary.Text)
+		}
+		for i, tab := range wb.Results.tabs.Items {
+			wb.Results.tabs.SelectIndex(i)
+			if w := tab.Content.MinSize().Width; w > 600 {
+				t.Errorf("Results' %s tab needs %g pixels of width", tab.Text, w)
+			}
+		}
+		if w := wb.Results.Content().MinSize().Width; w > 1200 {
+			t.Errorf("Results needs %g pixels of width", w)
 		}
 	})
 }
@@ -145,6 +180,36 @@ func TestEscapeClosesTheDialogOnTop(t *testing.T) {
 			t.Error("Escape without a dialog changed the screen")
 		}
 	})
+}
+
+// A message about one screen leaves the status bar when the user goes to
+// another ("maps of 7 methods…" stayed under Results); an error, an offer
+// and a message of the action that changed the screen stay.
+func TestStatusMessageLeavesWithItsScreen(t *testing.T) {
+	wb, loop, _ := newTestWorkbench(t)
+	st := wb.Status()
+	step := func(do func()) string {
+		var got string
+		loop.run(do)
+		loop.run(func() { got = st.Text() })
+		return got
+	}
+	step(func() { wb.Tabs.SelectIndex(TabExplain) })
+	step(func() { st.Info("maps of 7 methods for 6 samples") })
+	if got := step(func() { wb.Tabs.SelectIndex(TabResults) }); got != "ready" {
+		t.Errorf("Explain's message stays on Results: %q", got)
+	}
+	if got := step(func() { st.Info("warning: a damaged record"); wb.Tabs.SelectIndex(TabExplain) }); got != "warning: a damaged record" {
+		t.Errorf("the message of the action that changed the screen left: %q", got)
+	}
+	step(func() { st.Error(fmt.Errorf("no such file")) })
+	if got := step(func() { wb.Tabs.SelectIndex(TabData) }); got != "no such file" {
+		t.Errorf("an error left with its screen: %q", got)
+	}
+	step(func() { st.Info("campaign done"); st.Offer("Open results", func() {}) })
+	if got := step(func() { wb.Tabs.SelectIndex(TabModel) }); got != "campaign done" || st.Offered() == "" {
+		t.Errorf("a message with an offer left: %q offering %q", got, st.Offered())
+	}
 }
 
 // An error of the campaign form leaves the status bar once the form is
@@ -473,9 +538,80 @@ func TestEnlargedMapReadsThePixelUnderThePointer(t *testing.T) {
 		}
 	}
 	w := test.NewTempWindow(t, widget.NewLabel(""))
-	showEnlarged(w, "gradient on #0", heatmap(m, 2, 4, 7), value)
-	if w.Canvas().Overlays().Top() == nil {
-		t.Error("no enlarged picture shown")
+	w.Resize(fyne.NewSize(1280, 800))
+	for _, pic := range []struct{ rows, cols int }{{2, 4}, {28, 28}, {4, 2}} {
+		showEnlarged(w, "gradient on #0", heatmap(make([]float32, pic.rows*pic.cols), pic.rows, pic.cols, 7), nil)
+		top := w.Canvas().Overlays().Top()
+		if top == nil {
+			t.Fatal("no enlarged picture shown")
+		}
+		// At the smallest zoom the picture lies whole in its scroller.
+		v := find(top, func(o fyne.CanvasObject) bool { _, ok := o.(*pixelView); return ok }).(*pixelView)
+		area := find(top, func(o fyne.CanvasObject) bool { _, ok := o.(*container.Scroll); return ok })
+		if got, room := v.MinSize(), area.Size(); got.Width > room.Width+0.5 || got.Height > room.Height+0.5 || max(got.Width/room.Width, got.Height/room.Height) < 0.95 {
+			t.Errorf("a %d×%d picture enlarged to %v in a scroller of %v: not whole, or not as large as it fits", pic.cols, pic.rows, got, room)
+		}
+		top.Hide()
+		w.Canvas().Overlays().Remove(top)
+	}
+}
+
+// A TRACE trajectory says what it optimises in the deletion test's terms
+// (not "objective 40.6456"), and its playback opens at its start, the
+// whole sample, on Explain and on Inspect alike.
+func TestTraceSaysItsObjectiveAndPlaysFromTheStart(t *testing.T) {
+	tr := trace.Result{Trajectory: make([]int, 49), Value: 40.6456, Iterations: 49, Seconds: 0.18}
+	for _, c := range []struct {
+		settings map[string]any
+		value    float64
+		want     []string
+	}{
+		{map[string]any{"objective": "le", "algorithm": "greedy"}, 40.6456, []string{"TRACE-Le maximises LeRF", "mean p(target) 0.813", "least important patches go first (higher is better)", "greedily in 0.18 s"}},
+		{map[string]any{"objective": "mo", "algorithm": "greedy", "logit": true}, -3, []string{"TRACE-Mo minimises MoRF", "mean the target's logit 0.060", "(lower is better)"}},
+		{map[string]any{"objective": "lemo", "algorithm": "sa"}, 25, []string{"LeRF − MoRF", "0.500 higher", "49 annealing iterations"}},
+	} {
+		tr.Value = c.value
+		got := traceObjective(c.settings, tr)
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%v: %q lacks %q", c.settings, got, w)
+			}
+		}
+	}
+
+	test.NewTempApp(t)
+	s := newState(Config{Root: t.TempDir()})
+	ex := campaign.Explained{Settings: map[string]any{"grid": 7, "objective": "le", "algorithm": "greedy"}, Trace: []trace.Result{tr}}
+	v := newInspect(s)
+	v.explained = &ex
+	v.setupTrace()
+	e := newExplain(s)
+	e.traceStep.Max = 49
+	e.traceStep.SetValue(30) // a trajectory shown before, played halfway
+	e.results = []campaign.Explained{ex}
+	e.setupTrace()
+	if v.traceStep.Value != 0 || e.traceStep.Value != 0 {
+		t.Errorf("TRACE's playback opens at step %g on Inspect, %g on Explain; want 0, the whole sample", v.traceStep.Value, e.traceStep.Value)
+	}
+}
+
+// Every line under MPRT's maps fits its 150-pixel panel ("the original
+// map · SSIM …" was cut).
+func TestCascadeCaptionsFitTheirPanels(t *testing.T) {
+	test.NewTempApp(t)
+	fyne.CurrentApp().Settings().SetTheme(theme.DefaultTheme()) // the app's fonts
+	defer fyne.CurrentApp().Settings().SetTheme(test.Theme())
+	for _, st := range []campaign.CascadeStep{
+		{Spearman: 1, SSIM: 1, HOG: 1},
+		{Random: "f3–c1", Spearman: -0.32, SSIM: -0.03, HOG: 0.09},
+		{Random: "f4", Spearman: 0.5, SSIM: math.NaN(), HOG: math.NaN()},
+	} {
+		for _, line := range strings.Split(cascadeCaption(st), "\n") {
+			room := 150 - 2*theme.InnerPadding()
+			if w := fyne.MeasureText(line, theme.CaptionTextSize(), fyne.TextStyle{}).Width; w > room {
+				t.Errorf("%q is %g wide, panel's room %g", line, w, room)
+			}
+		}
 	}
 }
 
@@ -519,6 +655,20 @@ func TestFigureListGroupedAndSearchable(t *testing.T) {
 	r.listFigures()
 	if w := r.Content().MinSize().Width; w > 1280 {
 		t.Errorf("Results needs %g wide with a long figure name", w)
+	}
+	// A figure asked for by name is shown; one the run lacks is an error
+	// naming the figures it has, the figure shown left as it was (a
+	// screenshot of it would pass for the one asked for).
+	r.run = &campaign.Results{Dir: "run"}
+	if err := r.ShowFigure("deletion_morf"); err != nil || r.figSel.Selected != "Deletion · curves · d_deletion_morf" {
+		t.Errorf("ShowFigure(deletion_morf) = %v, shows %q", err, r.figSel.Selected)
+	}
+	err := r.ShowFigure("roar_critical_difference")
+	if err == nil || !strings.Contains(err.Error(), "roar_critical_difference") || !strings.Contains(err.Error(), "d_rank_probability") {
+		t.Errorf("ShowFigure of a figure the run lacks: %v", err)
+	}
+	if r.figSel.Selected != "Deletion · curves · d_deletion_morf" {
+		t.Errorf("a missing figure changed the one shown to %q", r.figSel.Selected)
 	}
 }
 
@@ -689,6 +839,63 @@ func TestFileDialogTakesATypedPathAndClosesOnEscape(t *testing.T) {
 	if w.Canvas().Overlays().Top() != nil || len(got) != 2 {
 		t.Error("Escape in the path field left the dialog open or opened something")
 	}
+}
+
+// A folder to export into that does not exist is made, as the CLI's
+// export --figures makes it; one that cannot be made is said so, plainly,
+// with the dialog left open.
+func TestExportFolderIsMadeWhenNew(t *testing.T) {
+	a := test.NewTempApp(t)
+	dir := t.TempDir()
+	w := test.NewTempWindow(t, widget.NewLabel(""))
+	w.Resize(fyne.NewSize(1000, 700))
+	s := newState(Config{Root: t.TempDir(), Prefs: a.Preferences(), Window: w})
+	var got []string
+	ask := func() *escEntry {
+		s.askPath("t", saveDir, folderExport, dir, "", nil, func(p string) { got = append(got, p) })
+		return w.Canvas().Focused().(*escEntry)
+	}
+
+	f := ask()
+	fresh := filepath.Join(dir, "figs", "today")
+	f.SetText(fresh)
+	f.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+	if st, err := os.Stat(fresh); err != nil || !st.IsDir() {
+		t.Fatalf("the new folder was not made: %v", err)
+	}
+	if len(got) != 1 || got[0] != fresh || w.Canvas().Overlays().Top() != nil {
+		t.Errorf("confirming a new folder gave %q (dialog open: %v)", got, w.Canvas().Overlays().Top() != nil)
+	}
+
+	file := filepath.Join(dir, "a-file")
+	os.WriteFile(file, nil, 0o644)
+	f = ask()
+	f.SetText(filepath.Join(file, "sub"))
+	f.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+	if len(got) != 1 || w.Canvas().Overlays().Top() == nil {
+		t.Fatalf("a folder under a file was taken (%q) or closed the dialog", got)
+	}
+	want := filepath.Join(file, "sub") + " does not exist and cannot be made: not a directory"
+	if !strings.Contains(dialogText(w), want) {
+		t.Errorf("the dialog says %q, want %q", dialogText(w), want)
+	}
+	f.SetText(file)
+	f.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+	if want := file + " is a file, not a folder"; !strings.Contains(dialogText(w), want) {
+		t.Errorf("the dialog says %q, want %q", dialogText(w), want)
+	}
+}
+
+// dialogText is the texts of the labels in the window's top overlay.
+func dialogText(w fyne.Window) string {
+	var texts []string
+	find(w.Canvas().Overlays().Top(), func(o fyne.CanvasObject) bool {
+		if l, ok := o.(*widget.Label); ok && l.Visible() {
+			texts = append(texts, l.Text)
+		}
+		return false
+	})
+	return strings.Join(texts, "\n")
 }
 
 // The campaign's sizing measures this machine's speeds once the app's

@@ -1,7 +1,9 @@
 package ui
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,6 +29,7 @@ const (
 	saveFile pathMode = iota // a file to write (asks before replacing one)
 	openFile                 // a file that exists
 	openDir                  // a folder that exists
+	saveDir                  // a folder to write into, made where it does not exist
 )
 
 // escEntry is an entry that runs onEscape on Escape: a focused entry gets
@@ -77,6 +80,10 @@ func checkPath(p string, mode pathMode) string {
 		if err != nil || !st.IsDir() {
 			return p + " is no folder"
 		}
+	case saveDir:
+		if err == nil && !st.IsDir() {
+			return p + " is a file, not a folder"
+		}
 	case saveFile:
 		if err == nil && st.IsDir() {
 			return p + " is a folder: add a file name"
@@ -84,6 +91,22 @@ func checkPath(p string, mode pathMode) string {
 		if st, err := os.Stat(filepath.Dir(p)); err != nil || !st.IsDir() {
 			return "no folder " + filepath.Dir(p)
 		}
+	}
+	return ""
+}
+
+// makeFolder makes the folder p and those above it that do not exist yet,
+// as the CLI's export does, and says why it cannot ("" when it is there).
+func makeFolder(p string) string {
+	if st, err := os.Stat(p); err == nil && st.IsDir() {
+		return ""
+	}
+	if err := os.MkdirAll(p, 0o755); err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // "permission denied", "not a directory": the path is said already
+		}
+		return fmt.Sprintf("%s does not exist and cannot be made: %v", p, err)
 	}
 	return ""
 }
@@ -108,12 +131,21 @@ func (s *State) askPath(title string, mode pathMode, kind, dir, name string, ext
 	if dir == "" {
 		hint = "a path (absolute or ~/…), typed or pasted; Browse… to pick one"
 	}
+	if mode == saveDir {
+		hint += "; a folder that does not exist is made"
+	}
 	var d *dialog.CustomDialog
 	accept := func() {
 		p := resolvePath(field.Text, dir)
 		if why := checkPath(p, mode); why != "" {
 			problem.SetText(why)
 			return
+		}
+		if mode == saveDir {
+			if why := makeFolder(p); why != "" {
+				problem.SetText(why)
+				return
+			}
 		}
 		d.Hide()
 		s.usedFolder(kind, p)
@@ -139,7 +171,7 @@ func (s *State) askPath(title string, mode pathMode, kind, dir, name string, ext
 	help.Wrapping = fyne.TextWrapWord
 	help.SizeName = theme.SizeNameCaptionText
 	content := container.NewVBox(container.NewBorder(nil, nil, nil, browse, field), help, problem)
-	verb := map[pathMode]string{saveFile: "Save", openFile: "Open", openDir: "Choose"}[mode]
+	verb := map[pathMode]string{saveFile: "Save", openFile: "Open", openDir: "Choose", saveDir: "Choose"}[mode]
 	// Its own buttons: a path that will not do keeps the dialog open,
 	// saying why.
 	d = dialog.NewCustomWithoutButtons(title, content, win)

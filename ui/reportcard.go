@@ -67,17 +67,24 @@ func reportCard(d report.Diagnostics) []fyne.CanvasObject {
 			}
 			body = append(body, checks)
 		}
-		grid := container.NewGridWithColumns(4,
-			bold("method"), bold("score [95% interval]"), bold("group"), bold("P(ranks first)"))
+		// Cells cut to the panel's width, whole under the pointer: a
+		// method's name with its parameters would widen every column
+		// (equal in a grid), and the window past the screen.
+		grid := container.NewGridWithColumns(4)
+		for _, h := range []string{"method", "score [95% interval]", "group", "P(ranks first)"} {
+			l := bold(h)
+			l.Truncation = fyne.TextTruncateEllipsis
+			grid.Add(l)
+		}
 		for _, m := range r.Methods {
 			name := m.Method
 			if m.Weak {
 				name += " !"
 			}
-			grid.Add(widget.NewLabel(name))
-			grid.Add(widget.NewLabel(ciText(m.CI.Estimate, m.CI.Lo, m.CI.Hi)))
-			grid.Add(widget.NewLabel(m.Letters))
-			grid.Add(widget.NewLabel(report.Fixed2(m.PFirst)))
+			grid.Add(newCut(name))
+			grid.Add(newCut(ciText(m.CI.Estimate, m.CI.Lo, m.CI.Hi)))
+			grid.Add(newCut(m.Letters))
+			grid.Add(newCut(report.Fixed2(m.PFirst)))
 		}
 		body = append(body, grid)
 		sub := fmt.Sprintf("%s (%s) over %s × %s", r.Metric, strings.TrimSuffix(betterOf(r), " is better")+" is better", report.Count(r.Units, "input"), report.Count(r.Seeds, "seed"))

@@ -336,11 +336,26 @@ func (r *Results) refilter() {
 			return less
 		})
 	}
+	// The method column as wide as its longest name (with its
+	// parameters), up to twice its usual width: longer ones are cut, whole
+	// in the summary above.
+	methodW := float32(160)
+	if m := slices.Index(r.header, "method"); m >= 0 {
+		seen := map[string]bool{}
+		for _, row := range r.all {
+			if !seen[row[m]] {
+				seen[row[m]] = true
+				methodW = max(methodW, fyne.MeasureText(row[m], theme.TextSize(), fyne.TextStyle{}).Width+2*theme.InnerPadding())
+			}
+		}
+	}
 	for c, col := range r.shown() {
 		w := float32(100)
 		if col < len(r.header) {
 			switch r.header[col] {
-			case "method", "metric":
+			case "method":
+				w = min(methodW, 320)
+			case "metric":
 				w = 160
 			case "parameter", "seed":
 				w = 80
@@ -418,15 +433,25 @@ func (r *Results) SortBy(col int) {
 }
 
 // ShowFigure shows the first of the run's figures whose name ends with
-// suffix, as picking it from the list does.
-func (r *Results) ShowFigure(suffix string) {
-	for _, f := range r.figs {
+// suffix, as picking it from the list does; when none does, it shows
+// nothing new and says which figures the run has.
+func (r *Results) ShowFigure(suffix string) error {
+	if r.run == nil {
+		return fmt.Errorf("no figure %s: no run open", suffix)
+	}
+	names := make([]string, len(r.figs))
+	for i, f := range r.figs {
 		if strings.HasSuffix(f.Name, suffix) {
 			r.figFind.SetText("")
 			r.figSel.SetSelected(figureLabel(f))
-			return
+			return nil
 		}
+		names[i] = f.Name
 	}
+	if len(names) == 0 {
+		return fmt.Errorf("no figure %s in %s: the run has no figures", suffix, r.run.Dir)
+	}
+	return fmt.Errorf("no figure %s in %s; its figures: %s", suffix, r.run.Dir, strings.Join(names, ", "))
 }
 
 // listFigures lists the figures that hold the search's words; the one
@@ -540,7 +565,7 @@ func (r *Results) exportFigures() {
 	if w == nil {
 		return
 	}
-	r.s.askPath("Export every figure (PNG, SVG and PDF) into a folder", openDir, folderExport, r.s.startFolder(folderExport, r.run.Dir), "", nil, func(dir string) {
+	r.s.askPath("Export every figure (PNG, SVG and PDF) into a folder", saveDir, folderExport, r.s.startFolder(folderExport, r.run.Dir), "", nil, func(dir string) {
 		write := func() { r.ExportFigures(dir, "png", "svg", "pdf") }
 		var clash []string
 		for _, f := range r.figs {

@@ -26,7 +26,9 @@ type StatusBar struct {
 	running  []string
 	full     string
 	isError  bool
-	cause    string // what the error shown came from ("": unknown); Resolved clears it
+	cause    string       // what the error shown came from ("": unknown); Resolved clears it
+	fresh    bool         // the message was shown in the UI's current turn (ScreenChanged keeps it)
+	later    func(func()) // runs a function after the UI's current turn (fyne.Do; nil: never)
 	content  fyne.CanvasObject
 }
 
@@ -115,8 +117,24 @@ func (b *StatusBar) Text() string { return b.full }
 // IsError says whether the message shown is an error.
 func (b *StatusBar) IsError() bool { return b.isError }
 
+// ScreenChanged clears a plain message when the user goes to another
+// screen: it spoke of the screen left ("maps of 7 methods…" under Results).
+// An error stays until resolved, a message with an offer until taken, and
+// one shown by the action that changed the screen (a run opened and shown)
+// belongs to the new screen.
+func (b *StatusBar) ScreenChanged() {
+	if b.isError || b.action.Visible() || b.fresh {
+		return
+	}
+	b.show("ready", false)
+}
+
 func (b *StatusBar) show(msg string, isErr bool) {
 	b.full, b.isError, b.cause = msg, isErr, ""
+	b.fresh = true
+	if b.later != nil {
+		b.later(func() { b.fresh = false })
+	}
 	b.action.Hide()
 	b.message.SetText(oneLine(msg))
 	if isErr {

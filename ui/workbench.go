@@ -73,6 +73,7 @@ func NewWorkbench(cfg Config) *Workbench {
 		container.NewTabItem("Settings", w.Settings.Content()),
 	)
 	w.Tabs.OnSelected = func(*container.TabItem) {
+		s.status.ScreenChanged()
 		if cfg.Prefs != nil {
 			cfg.Prefs.SetInt(prefTab, w.Tabs.SelectedIndex())
 		}

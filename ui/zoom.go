@@ -100,15 +100,23 @@ func showEnlarged(win fyne.Window, title string, img image.Image, value func(x, 
 	b := img.Bounds()
 	fit := min(640/float32(b.Dx()), 480/float32(b.Dy()))
 	v.SetZoom(fit)
+	area := container.NewScroll(container.NewCenter(v))
 	zoom := widget.NewSlider(1, 8)
 	zoom.Step = 0.5
-	zoom.OnChanged = func(z float64) { v.SetZoom(fit * float32(z)) }
+	zoom.OnChanged = func(z float64) { v.SetZoom(fit * float32(z)); area.Refresh() }
 	zoomText := widget.NewLabel("zoom")
-	content := container.NewBorder(nil, container.NewBorder(nil, nil, zoomText, nil, container.NewVBox(zoom, read)), nil, nil,
-		container.NewScroll(container.NewCenter(v)))
+	content := container.NewBorder(nil, container.NewBorder(nil, nil, zoomText, nil, container.NewVBox(zoom, read)), nil, nil, area)
 	d := dialog.NewCustom(title, "Close", content, win)
 	d.Resize(fyne.NewSize(760, 640))
 	d.Show()
+	// The smallest zoom fits the picture whole in the room the dialog
+	// leaves it (less than the dialog's size: its title, the zoom, the
+	// readout and Close take their share).
+	if sz := area.Size(); sz.Width > 0 && sz.Height > 0 {
+		fit = min(sz.Width/float32(b.Dx()), sz.Height/float32(b.Dy()))
+		v.SetZoom(fit)
+		area.Refresh()
+	}
 }
 
 // zoomable is o with a tap that runs open (an enlarged picture).
