@@ -159,12 +159,19 @@ func Evaluate(claims []Claim, recs []store.Record, d report.Diagnostics) []Verdi
 		case v.Outcome == DoesNotHold && retrains(sel):
 			v.Result += " Checked: the setting's retrained models learned (not all stayed nearer chance than the explained model), so the verdict is not one of models that learned nothing."
 		}
-		if row, ok := cardRow(d.Confidence.Card, sel); ok && n == 0 && v.Outcome != NotEvaluated && !row.CanRank {
+		if row, ok := cardRow(d.Confidence.Card, sel); ok && n == 0 && v.Outcome != NotEvaluated && !row.CanRank && ranksBy(c.Check) {
 			v.Result += " Caveat: the run's report card says " + row.Verdict + ", so this verdict rests on scores that setting cannot rank by."
 		}
 		out[i] = v
 	}
 	return out
+}
+
+// ranksBy says whether a check decides on its setting's ranking of the
+// methods by the headline score — what the report card judges — rather
+// than on other scores (a check of scores, post-processing or mask TV).
+func ranksBy(c Check) bool {
+	return c.Kind == "order" || c.Kind == "versus" && c.Metric == ""
 }
 
 // cardRow is the report card's row of the setting.
