@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"math"
 	"slices"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/palette/moreland"
@@ -16,8 +17,8 @@ import (
 
 // confidenceFigures are a dataset's figures of how sure its rankings are:
 // a critical-difference diagram per protocol setting (Demšar 2006: the
-// methods by their mean rank over the inputs, the methods the setting
-// cannot tell apart joined by a bar), the chance that each method ranks
+// methods by their mean rank over the inputs, neighbours the paired tests
+// on the score cannot tell apart joined by a bar), the chance that each method ranks
 // first under each setting, and Kendall's τ between the settings'
 // rankings.
 func (c *campaign) confidenceFigures(ds string) []Figure {
@@ -66,15 +67,26 @@ func (c *campaign) confidenceFigures(ds string) []Figure {
 // cdHeight leaves room for the axis, the group bars and a row of labels
 // per two methods.
 func cdHeight(r Ranking) vg.Length {
-	return 0.6*vg.Inch + vg.Length((len(r.Methods)+1)/2)*vg.Points(10) + vg.Length(len(r.Methods))*vg.Points(4)
+	return 0.6*vg.Inch + vg.Length((len(r.Methods)+1)/2)*vg.Points(10) + vg.Length(max(len(r.Methods), len(cdBars(cdOrder(r)))))*vg.Points(4)
+}
+
+// cdOrder is the ranking's methods in the diagram's order, by mean rank.
+func cdOrder(r Ranking) []RankedMethod {
+	ms := slices.Clone(r.Methods)
+	slices.SortStableFunc(ms, func(a, b RankedMethod) int { return cmpFloat(a.MeanRank, b.MeanRank) })
+	return ms
 }
 
 // cdPlot draws a ranking's critical-difference diagram (Demšar 2006): the
 // rank axis on top, each method's mean rank marked on it with a line down
 // to its label — the better half at the left, the rest at the right — and
-// a bar under the axis joining each group of methods that share a letter.
+// bars under the axis joining methods the paired tests cannot tell apart
+// (cdBars). The letters come from the paired tests on the mean score, the
+// places from the mean rank, so a group's methods need not be neighbours:
+// a bar joins only neighbours that share a letter and never passes over a
+// method that does not.
 func cdPlot(r Ranking) *plot.Plot {
-	p := newPlot(fmt.Sprintf("%s — %s\nmean rank on %s over %s × %s\n(1: best); a bar joins methods not told apart", r.Protocol, r.Dataset, r.Metric, Count(r.Units, "input"), Count(r.Seeds, "seed")))
+	p := newPlot(fmt.Sprintf("%s — %s\nmean rank on %s over %s × %s\n(1: best); bars join methods the paired tests cannot tell apart", r.Protocol, r.Dataset, r.Metric, Count(r.Units, "input"), Count(r.Seeds, "seed")))
 	p.HideAxes()
 	p.Add(cdDiagram{r})
 	return p
@@ -86,8 +98,7 @@ type cdDiagram struct{ r Ranking }
 // Plot implements plot.Plotter.
 func (d cdDiagram) Plot(c draw.Canvas, _ *plot.Plot) {
 	k := len(d.r.Methods)
-	ms := slices.Clone(d.r.Methods)
-	slices.SortStableFunc(ms, func(a, b RankedMethod) int { return cmpFloat(a.MeanRank, b.MeanRank) })
+	ms := cdOrder(d.r)
 	ts := keyStyle()
 	labels := make([]string, len(ms))
 	var labelW vg.Length
@@ -109,27 +120,10 @@ func (d cdDiagram) Plot(c draw.Canvas, _ *plot.Plot) {
 		c.StrokeLine2(axis, x(v), top, x(v), top+vg.Points(3))
 		c.FillText(tick, vg.Point{X: x(v), Y: top + vg.Points(4)}, fmt.Sprint(v))
 	}
-	// The groups: one bar per letter, from its first to its last method.
-	spans := map[rune][2]float64{}
-	var order []rune
-	for _, m := range ms {
-		for _, l := range m.Letters {
-			span, ok := spans[l]
-			if !ok {
-				span = [2]float64{m.MeanRank, m.MeanRank}
-				order = append(order, l)
-			}
-			spans[l] = [2]float64{math.Min(span[0], m.MeanRank), math.Max(span[1], m.MeanRank)}
-		}
-	}
 	bar := draw.LineStyle{Color: color.Gray{Y: 20}, Width: vg.Points(2)}
 	y := top - vg.Points(5)
-	for _, l := range order {
-		span := spans[l]
-		if span[1] == span[0] {
-			continue // a method alone in its group: nothing to join
-		}
-		c.StrokeLine2(bar, x(span[0])-vg.Points(2), y, x(span[1])+vg.Points(2), y)
+	for _, b := range cdBars(ms) {
+		c.StrokeLine2(bar, x(ms[b.first].MeanRank)-vg.Points(2), y, x(ms[b.last].MeanRank)+vg.Points(2), y)
 		y -= vg.Points(4)
 	}
 	line := draw.LineStyle{Color: color.Gray{Y: 60}, Width: vg.Points(0.6)}
@@ -156,6 +150,50 @@ func (d cdDiagram) Plot(c draw.Canvas, _ *plot.Plot) {
 		c.SetColor(color.Black)
 		c.Fill(circle(px, top, vg.Points(1.6)))
 	}
+}
+
+// cdBar is a bar of a critical-difference diagram: it joins the methods
+// first to last (indices into the plotted order), which all share Letter.
+type cdBar struct {
+	letter      rune
+	first, last int
+}
+
+// cdBars are the bars joining methods the paired tests cannot tell apart,
+// ms in the plotted (mean-rank) order: per letter, one bar for each
+// maximal run of consecutive methods that all hold it, so that no bar
+// passes over a method without its letter. A run of one method gets no
+// bar, nor does a method without a mean rank. Bars come letter by letter,
+// in the order the letters first appear, then left to right.
+func cdBars(ms []RankedMethod) []cdBar {
+	var order []rune
+	for _, m := range ms {
+		for _, l := range m.Letters {
+			if !slices.Contains(order, l) {
+				order = append(order, l)
+			}
+		}
+	}
+	var bars []cdBar
+	for _, l := range order {
+		holds := func(i int) bool {
+			return i < len(ms) && !math.IsNaN(ms[i].MeanRank) && strings.ContainsRune(ms[i].Letters, l)
+		}
+		for i := 0; i < len(ms); i++ {
+			if !holds(i) {
+				continue
+			}
+			j := i
+			for holds(j + 1) {
+				j++
+			}
+			if j > i {
+				bars = append(bars, cdBar{letter: l, first: i, last: j})
+			}
+			i = j
+		}
+	}
+	return bars
 }
 
 // circle is a filled circle's path.

@@ -1,0 +1,44 @@
+package report
+
+import (
+	"math"
+	"slices"
+	"testing"
+)
+
+// A critical-difference bar joins only neighbours in the mean-rank order
+// that share a letter: the GOAR case where the letters (from paired tests
+// on the mean score) put λ=0.25 in a group of its own between λ=1 and
+// λ=0.75, which share "a", so "a" gets no bar; λ=0.75 and λ=0.5 share "b".
+func TestCriticalDifferenceBarsNeverPassOverAnotherGroup(t *testing.T) {
+	method := func(name, letters string, rank float64) RankedMethod {
+		return RankedMethod{Method: name, Letters: letters, MeanRank: rank}
+	}
+	for _, tc := range []struct {
+		name string
+		ms   []RankedMethod // in mean-rank order
+		want []cdBar
+	}{
+		{"goar", []RankedMethod{method("l1", "a", 2.57), method("l0.25", "c", 2.67), method("l0.75", "ab", 2.76),
+			method("l0.5", "b", 2.88), method("l0", "d", 4.11)},
+			[]cdBar{{letter: 'b', first: 2, last: 3}}},
+		{"one group", []RankedMethod{method("x", "a", 1.5), method("y", "a", 1.6), method("z", "a", 2.9)},
+			[]cdBar{{letter: 'a', first: 0, last: 2}}},
+		{"a letter in two runs", []RankedMethod{method("p", "a", 1), method("q", "a", 2), method("r", "b", 3),
+			method("s", "ab", 4), method("t", "a", 5)},
+			[]cdBar{{letter: 'a', first: 0, last: 1}, {letter: 'a', first: 3, last: 4}, {letter: 'b', first: 2, last: 3}}},
+		{"all apart", []RankedMethod{method("p", "a", 1), method("q", "b", 2), method("r", "c", 3)}, nil},
+		{"no mean rank", []RankedMethod{method("p", "a", 1), method("q", "a", math.NaN())}, nil},
+	} {
+		if got := cdBars(tc.ms); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: bars %v, want %v", tc.name, got, tc.want)
+		}
+		for _, b := range cdBars(tc.ms) {
+			for i := b.first; i <= b.last; i++ {
+				if !slices.Contains([]rune(tc.ms[i].Letters), b.letter) {
+					t.Errorf("%s: bar %q passes over %s (%s)", tc.name, b.letter, tc.ms[i].Method, tc.ms[i].Letters)
+				}
+			}
+		}
+	}
+}
