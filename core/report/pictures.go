@@ -211,6 +211,7 @@ type colourBar struct {
 	colour func(float64) color.Color
 	lo, hi float64
 	label  string
+	raise  vg.Length // room left under it, level with a plot's x axis
 }
 
 // draw draws the bar in c, its top and bottom inset by half a tick label;
@@ -221,7 +222,7 @@ func (b *colourBar) draw(c draw.Canvas) {
 	ts.Font.Size = vg.Points(6)
 	inset := ts.Height("0")
 	x0, x1 := c.Min.X+vg.Points(3), c.Min.X+vg.Points(10)
-	y0, y1 := c.Min.Y+inset, c.Max.Y-inset
+	y0, y1 := c.Min.Y+b.raise+inset, c.Max.Y-inset
 	const steps = 128
 	for i := range steps {
 		lo := y0 + (y1-y0)*vg.Length(i)/steps

@@ -5,10 +5,12 @@ import (
 	"image/color"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/palette/moreland"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
@@ -221,7 +223,10 @@ func cmpFloat(a, b float64) int {
 
 // tauFigure draws Kendall's τ between every two protocol settings'
 // rankings of the methods they share, in a diverging scale from −1
-// (reversed) to +1 (the same), with W in the title.
+// (reversed) to +1 (the same), with W in the title. The rows carry the
+// settings' names, each with a number, and the columns those numbers
+// alone, so that long names neither overlap nor squeeze the cells; the
+// cells fill the width up to the colour scale and are about square.
 func tauFigure(c *campaign, a Agreement) Figure {
 	k := len(a.Protocols)
 	p := newPlot(fmt.Sprintf("Do the protocols agree? — %s\nKendall's W = %.2f (p %s) over %d methods", a.Dataset, a.W, pValue(a.P), len(a.Methods)))
@@ -240,20 +245,50 @@ func tauFigure(c *campaign, a Agreement) Figure {
 		return col
 	}
 	p.Add(tauCells{tau: a.Tau, colour: colour})
+	// A name goes on two lines where it would leave the cells less than
+	// about 24 pt each.
+	room := max(Width-scaleWidth-vg.Points(12)-vg.Length(k)*vg.Points(24), vg.Points(60))
+	rows, cols := tauLabels(a.Protocols, func(s string) bool { return p.Y.Tick.Label.Width(s) <= room })
 	var ticks, yticks []plot.Tick
-	for i, name := range a.Protocols {
-		ticks = append(ticks, plot.Tick{Value: float64(i), Label: breakTitle(name)})
-		yticks = append(yticks, plot.Tick{Value: float64(k - 1 - i), Label: name})
+	var labelW, labelH vg.Length
+	for i := range a.Protocols {
+		ticks = append(ticks, plot.Tick{Value: float64(i), Label: cols[i]})
+		yticks = append(yticks, plot.Tick{Value: float64(k - 1 - i), Label: rows[i]})
+		labelW = max(labelW, p.Y.Tick.Label.Width(rows[i]))
+		labelH = max(labelH, p.Y.Tick.Label.Height(rows[i]))
 	}
 	p.X.Tick.Marker, p.Y.Tick.Marker = plot.ConstantTicks(ticks), plot.ConstantTicks(yticks)
 	p.X.Tick.Length, p.Y.Tick.Length = 0, 0
 	p.X.Padding, p.Y.Padding = 0, 0
-	h := 1.0*vg.Inch + vg.Length(k)*vg.Points(22)
+	// Rows as tall as the cells are wide, within reason; the title and the
+	// columns' numbers above and below them.
+	cell := (Width - scaleWidth - labelW - vg.Points(12)) / vg.Length(k)
+	cell = max(min(max(cell, vg.Points(14)), vg.Points(28)), labelH+vg.Points(2))
+	title := p.Title.TextStyle.Height(p.Title.Text) + p.Title.Padding
+	numbers := p.X.Tick.Label.Height("0") + vg.Points(2)
+	h := title + numbers + vg.Length(k)*cell + vg.Points(4)
 	return Figure{Name: c.name(fileName(a.Dataset), "protocol_agreement"), Group: Compared, Kind: Ranks, Plot: p, Height: h,
-		Scale: &colourBar{colour: colour, lo: -1, hi: 1, label: "Kendall's τ"}}
+		Scale: &colourBar{colour: colour, lo: -1, hi: 1, label: "Kendall's τ", raise: numbers}}
 }
 
-// tauCells draws a τ matrix, a cell per pair with its value written in it.
+// tauLabels are the agreement figure's row labels — each setting's name,
+// on two lines where one does not fit, then its number — and its column
+// labels, the numbers alone.
+func tauLabels(protocols []string, fits func(string) bool) (rows, cols []string) {
+	for i, name := range protocols {
+		n := strconv.Itoa(i + 1)
+		row := name + "  " + n
+		if !fits(row) {
+			row = breakMiddle(name) + "  " + n
+		}
+		rows = append(rows, row)
+		cols = append(cols, n)
+	}
+	return rows, cols
+}
+
+// tauCells draws a τ matrix, a cell per pair with its value written in it,
+// in type small enough to fit the cell.
 type tauCells struct {
 	tau    [][]float64
 	colour func(float64) color.Color
@@ -263,8 +298,7 @@ type tauCells struct {
 func (t tauCells) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
 	k := len(t.tau)
-	ts := keyStyle()
-	ts.XAlign, ts.YAlign = draw.XCenter, draw.YCenter
+	ts := tauStyle(trX(1) - trX(0))
 	for i := range k {
 		for j := range k {
 			v := t.tau[i][j]
@@ -285,6 +319,17 @@ func (t tauCells) Plot(c draw.Canvas, p *plot.Plot) {
 			c.FillText(ts, vg.Point{X: (x0 + x1) / 2, Y: (y0 + y1) / 2}, label)
 		}
 	}
+}
+
+// tauStyle is the type of the values in cells of the given width: the
+// keys' size, or smaller where "+0.00" would not fit, down to 4 pt.
+func tauStyle(cell vg.Length) text.Style {
+	ts := keyStyle()
+	ts.XAlign, ts.YAlign = draw.XCenter, draw.YCenter
+	if w := ts.Width("+0.00"); w > cell-vg.Points(2) {
+		ts.Font.Size = max(vg.Points(4), ts.Font.Size*(cell-vg.Points(2))/w)
+	}
+	return ts
 }
 
 // cellDark and cellLight are text on a coloured cell: a near black that
