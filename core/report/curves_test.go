@@ -1,6 +1,8 @@
 package report
 
 import (
+	"math"
+	"slices"
 	"testing"
 
 	"faithlab/core/protocol"
@@ -45,5 +47,53 @@ func TestRemovalAxisFollowsTheData(t *testing.T) {
 	}
 	for name := range want {
 		t.Errorf("no figure %s", name)
+	}
+}
+
+// A curve's key writes each method's whole label, then its summary, and
+// writes every summary in the figure alike: "1.000" beside "0.082", never
+// "1.00" (ROAD MoRF's key had both).
+func TestCurveKeyKeepsLabelsWholeAndNumbersAlike(t *testing.T) {
+	roar := func(method string, mean float64) store.Record {
+		x := protocol.Values{0.1, 0.5, 0.9}
+		return store.Record{Dataset: "gmm", Method: method, Protocol: "ROAR", Seed: 1,
+			Result: &protocol.Result{Protocol: "ROAR", Method: method,
+				Curves:  []protocol.Curve{{Name: "accuracy", X: x, Y: protocol.Values{mean, mean, mean}}},
+				Scalars: []protocol.Scalar{{Name: "mean_accuracy", Value: mean, Better: protocol.Lower}}}}
+	}
+	recs := []store.Record{roar("vlambda{lambda=0}", 1), roar("vlambda{lambda=0.25}", 0.082), roar("gradient", 0.5)}
+	figs, err := Figures(recs, Confidence{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var labels []string
+	for _, f := range figs {
+		if f.Name == "gmm_roar_accuracy" {
+			for _, e := range f.Key {
+				labels = append(labels, e.Label)
+			}
+		}
+	}
+	want := []string{"vlambda\nlambda=0 (mean 1.000)", "vlambda\nlambda=0.25 (mean 0.082)", "gradient (mean 0.500)"}
+	if !slices.Equal(labels, want) {
+		t.Errorf("key %q, want %q", labels, want)
+	}
+}
+
+// Numbers shown together take the decimals the one needing most needs.
+func TestNumbersShownTogetherAreWrittenAlike(t *testing.T) {
+	for _, tc := range []struct {
+		vs   []float64
+		want []string
+	}{
+		{[]float64{1, 0.9996}, []string{"1.000", "1.000"}},
+		{[]float64{1.004, 2.5}, []string{"1.00", "2.50"}},
+		{[]float64{250, 17.23}, []string{"250.0", "17.2"}},
+		{[]float64{math.NaN(), 2}, []string{"NaN", "2.00"}},
+		{[]float64{-0.0001, 0.5}, []string{"0.000", "0.500"}},
+	} {
+		if got := numbers(tc.vs...); !slices.Equal(got, tc.want) {
+			t.Errorf("numbers(%v) = %q, want %q", tc.vs, got, tc.want)
+		}
 	}
 }
