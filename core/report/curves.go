@@ -101,7 +101,7 @@ func (c *campaign) curveFigure(g *group, m protocol.Metric) (Figure, bool, error
 			key[i].Label = keyLabel(key[i].Label, summary.Label+" "+v)
 		}
 	}
-	fitAxis(&p.X, *m.Over, xlo, xhi, false)
+	fitOver(&p.X, *m.Over, xlo, xhi)
 	fitAxis(&p.Y, m.Value, ylo, yhi, false)
 	p.Y.Label.Text = breakTitle(withDirection(p.Y.Label.Text, m.Better))
 	addReference(p, m.Value, false)

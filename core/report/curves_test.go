@@ -97,3 +97,37 @@ func TestNumbersShownTogetherAreWrittenAlike(t *testing.T) {
 		}
 	}
 }
+
+// A curve's x axis spans its parameter as far as the data go (GOAR's
+// strengths 0…32, not rounded out to 40), or the parameter's natural range
+// where it has one (a fraction removed: 0…1).
+func TestCurveAxisEndsWithTheData(t *testing.T) {
+	curve := func(proto, name string, x protocol.Values) store.Record {
+		y := make(protocol.Values, len(x))
+		for i := range y {
+			y[i] = 0.5
+		}
+		return store.Record{Dataset: "gmm", Method: "gradient", Protocol: proto, Seed: 1,
+			Result: &protocol.Result{Protocol: proto, Method: "gradient", Curves: []protocol.Curve{{Name: name, X: x, Y: y}}}}
+	}
+	recs := []store.Record{
+		curve("GOAR", "accuracy", protocol.Values{0, 4, 8, 12, 16, 20, 24, 28, 32}),
+		curve("ROAR", "accuracy", protocol.Values{0.1, 0.5, 0.9}),
+	}
+	figs, err := Figures(recs, Confidence{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][2]float64{"gmm_goar_accuracy": {0, 32}, "gmm_roar_accuracy": {0, 1}}
+	for _, f := range figs {
+		if w, ok := want[f.Name]; ok {
+			if got := [2]float64{f.Plot.X.Min, f.Plot.X.Max}; got != w {
+				t.Errorf("%s: x axis %v, want %v", f.Name, got, w)
+			}
+			delete(want, f.Name)
+		}
+	}
+	for name := range want {
+		t.Errorf("no figure %s", name)
+	}
+}

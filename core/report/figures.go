@@ -224,6 +224,23 @@ func fitAxis(a *plot.Axis, desc protocol.Axis, lo, hi float64, bars bool) {
 	a.Min, a.Max = lo, hi
 }
 
+// fitOver sets a to show the parameter a curve runs over, lo…hi the
+// data's extent: the data exactly, or the parameter's natural range where
+// it has one (a fraction removed, 0…1) and the data lie within it — not
+// rounded out to the next labelled tick, which would leave the axis
+// running past the last point (to 40 for strengths that stop at 32). A
+// log scale is fitted as fitAxis does.
+func fitOver(a *plot.Axis, desc protocol.Axis, lo, hi float64) {
+	fitAxis(a, desc, lo, hi, false)
+	if (desc.Log && lo > 0) || math.IsNaN(lo) || math.IsInf(lo, 0) || math.IsInf(hi, 0) || !(lo < hi) {
+		return
+	}
+	if len(desc.Range) == 2 {
+		lo, hi = min(lo, desc.Range[0]), max(hi, desc.Range[1])
+	}
+	a.Min, a.Max = lo, hi
+}
+
 // breakTitle puts a long axis title on two lines, broken at the space
 // nearest its middle, so that it stays within its side of the plot.
 func breakTitle(t string) string {
