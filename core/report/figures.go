@@ -420,6 +420,11 @@ func drawKey(c draw.Canvas, key []KeyEntry) {
 // rightMargin is the room a plot leaves at its right edge.
 const rightMargin = 6 * vg.Length(1)
 
+// leftMargin is the room a figure leaves at its left edge, so that the
+// first letters of row labels and axis titles ("overlay", "GOAR (…") stand
+// clear of it rather than touching it, and look cut where the page ends.
+const leftMargin = 4 * vg.Length(1)
+
 // scaleWidth is the room a colour scale takes at a plot's right.
 const scaleWidth = 0.55 * vg.Inch
 
@@ -454,6 +459,7 @@ func (f Figure) layout(c draw.Canvas) (key, scale draw.Canvas, cols []draw.Canva
 		// Level with the picture: below the title, above the hidden x axis.
 		scale.Max.Y -= f.Plot.Title.TextStyle.Height(f.Plot.Title.Text) + f.Plot.Title.Padding
 	}
+	c.Min.X += leftMargin
 	w := c.Size().X / vg.Length(1+len(f.Beside))
 	for i, p := range append([]*plot.Plot{f.Plot}, f.Beside...) {
 		col := c

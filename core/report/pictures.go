@@ -80,7 +80,7 @@ func picturePlot(title string, rows []pictureRow, h, w int) (*plot.Plot, float64
 // scale (or the right margin) leave it, with square pixels, under a title
 // of the given lines.
 func pictureHeight(aspect float64, scale bool, titleLines int) vg.Length {
-	w := Width - 0.75*vg.Inch - rightMargin
+	w := Width - leftMargin - 0.75*vg.Inch - rightMargin
 	if scale {
 		w += rightMargin - scaleWidth
 	}
