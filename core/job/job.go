@@ -418,7 +418,7 @@ func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol, u
 		}
 	}
 	res, err := prot.Run(ctx, env)
-	res.Chance = protocol.Chance(testSet)
+	res.Chance, res.Data = protocol.Chance(testSet), data.Kind(testSet.Shape)
 	if err == nil && testSet.Len() > 0 {
 		// The explained model's accuracy, from its predictions (cached):
 		// what a model that learned little is told by.

@@ -27,6 +27,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -190,6 +191,36 @@ func find(ms []Metric, name string) (Metric, bool) {
 	return Metric{}, false
 }
 
+// For is info worded for data of the given kind (data.Kind: "image",
+// "tabular"): a table's columns are features, so the axes that count
+// pixels removed count features on tabular data. Any other kind, or "",
+// leaves info as it is. The metrics are copied; info is left alone.
+func (info Info) For(kind string) Info {
+	if kind != "tabular" {
+		return info
+	}
+	reword := func(ms []Metric) []Metric {
+		ms = slices.Clone(ms)
+		for i := range ms {
+			m := &ms[i]
+			m.Value.Title = pixelWord.ReplaceAllString(m.Value.Title, "feature$1")
+			m.Doc = pixelWord.ReplaceAllString(m.Doc, "feature$1")
+			if m.Over != nil {
+				over := *m.Over
+				over.Title = pixelWord.ReplaceAllString(over.Title, "feature$1")
+				m.Over = &over
+			}
+		}
+		return ms
+	}
+	info.Metrics, info.Curves = reword(info.Metrics), reword(info.Curves)
+	return info
+}
+
+// pixelWord is "pixel" or "pixels" as a word of its own ("superpixels"
+// is not one).
+var pixelWord = regexp.MustCompile(`\bpixel(s?)\b`)
+
 // Headline is the protocol's headline score, if it has one.
 func (info Info) Headline() (Metric, bool) {
 	for _, m := range info.Metrics {
@@ -286,6 +317,10 @@ type Result struct {
 	// common class: the floor a retrained model's accuracy is read against
 	// (set by the campaign runner; 0 where unknown).
 	Chance float64 `json:"chance,omitempty"`
+	// Data is the kind of the inputs evaluated (data.Kind: "image",
+	// "tabular"), for the words figures use (Info.For); set by the
+	// campaign runner, "" where unknown (runs from before it was kept).
+	Data string `json:"data,omitempty"`
 	// Base is the explained model's accuracy on the same test set: what
 	// a model retrained on unperturbed inputs should come near, and what
 	// tells a model that learned little (set by the campaign runner; 0

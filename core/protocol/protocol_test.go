@@ -641,3 +641,36 @@ func TestChanceIsTheMostCommonClassShare(t *testing.T) {
 		t.Errorf("chance of no set %g", got)
 	}
 }
+
+// A table's columns are features: ROAR's and ROAD's removal axes say
+// "pixels" on images and "features" on tables, IROF keeps its
+// superpixels, and the description For rewords is left alone.
+func TestInfoForTablesCountsFeatures(t *testing.T) {
+	over := func(info Info, curve string) string {
+		m, ok := info.Curve(curve)
+		if !ok {
+			t.Fatalf("%s has no curve %s", info.Name, curve)
+		}
+		return m.Over.Title
+	}
+	for _, tc := range []struct {
+		p           Protocol
+		curve, kind string
+		want        string
+	}{
+		{ROAR{}, "accuracy", "image", "fraction of pixels removed"},
+		{ROAR{}, "accuracy", "", "fraction of pixels removed"},
+		{ROAR{}, "accuracy", "tabular", "fraction of features removed"},
+		{ROAD{}, "accuracy_morf", "tabular", "fraction of features removed"},
+		{ROAD{}, "mask_tv_lerf", "tabular", "fraction of features removed"},
+		{IROF{}, "relative_probability", "tabular", "fraction of superpixels removed"},
+	} {
+		info := tc.p.Info()
+		if got := over(info.For(tc.kind), tc.curve); got != tc.want {
+			t.Errorf("%s %s on %q data: x axis %q, want %q", info.Name, tc.curve, tc.kind, got, tc.want)
+		}
+		if got, was := over(info, tc.curve), over(tc.p.Info(), tc.curve); got != was {
+			t.Errorf("%s: For changed the description it was given (%q, was %q)", info.Name, got, was)
+		}
+	}
+}

@@ -61,18 +61,21 @@ func (c *campaign) besideFigure(g *group, m protocol.Metric) (Figure, bool, erro
 		}
 	}
 	key := left.Key
-	i := 0
+	var shown []string // the methods of the left panel's key, in order
+	var vs []float64   // their summaries, off then on
 	for _, label := range labels {
 		if pts, _, _ := meanCurve(by[label], m.Name); len(pts) == 0 {
 			continue // no entry in the left panel's key
 		}
-		if summary.Name != "" && i < len(key) {
-			l, _ := meanSD(scalars(by[label], summary.Name))
-			r, _ := meanSD(scalars(byOther[label], summary.Name))
-			head, rest, _ := strings.Cut(display(label), "\n")
-			key[i].Label = strings.TrimSuffix(fmt.Sprintf("%s (%s %s %s, %s %s)\n%s", head, summary.Label, number(l), off, number(r), on, rest), "\n")
+		l, _ := meanSD(scalars(by[label], summary.Name))
+		r, _ := meanSD(scalars(byOther[label], summary.Name))
+		shown, vs = append(shown, label), append(vs, l, r)
+	}
+	if summary.Name != "" {
+		written := numbers(vs...)
+		for i, label := range shown[:min(len(shown), len(key))] {
+			key[i].Label = keyLabel(label, fmt.Sprintf("%s %s %s, %s %s", summary.Label, written[2*i], off, written[2*i+1], on))
 		}
-		i++
 	}
 	return Figure{Name: c.name(fileName(g.dataset), g.file, m.Name, "beside", fileName(m.Beside)), Group: g.title, Kind: Curves, Plot: left.Plot,
 		Beside: []*plot.Plot{right.Plot}, Key: key}, true, nil

@@ -80,17 +80,28 @@ func (c *campaign) curveFigure(g *group, m protocol.Metric) (Figure, bool, error
 			bars.Color, bars.Width, bars.CapWidth = colour, vg.Points(0.6), vg.Points(3)
 			p.Add(bars)
 		}
-		name := display(label)
-		if v, _ := meanSD(scalars(by[label], summary.Name)); hasSummary && !math.IsNaN(v) {
-			head, rest, _ := strings.Cut(name, "\n")
-			name = strings.TrimSuffix(fmt.Sprintf("%s (%s %s)\n%s", head, summary.Label, number(v), rest), "\n")
-		}
-		key = append(key, KeyEntry{Label: name, Thumbs: thumbs})
+		key = append(key, KeyEntry{Label: label, Thumbs: thumbs})
 	}
 	if len(key) == 0 {
 		return Figure{}, false, nil
 	}
-	fitAxis(&p.X, *m.Over, xlo, xhi, false)
+	// The key: each method with the scalar that summarises its curve, all
+	// written alike.
+	vs := make([]float64, len(key))
+	for i, e := range key {
+		vs[i] = math.NaN()
+		if hasSummary {
+			vs[i], _ = meanSD(scalars(by[e.Label], summary.Name))
+		}
+	}
+	for i, v := range numbers(vs...) {
+		if math.IsNaN(vs[i]) {
+			key[i].Label = display(key[i].Label)
+		} else {
+			key[i].Label = keyLabel(key[i].Label, summary.Label+" "+v)
+		}
+	}
+	fitOver(&p.X, *m.Over, xlo, xhi)
 	fitAxis(&p.Y, m.Value, ylo, yhi, false)
 	p.Y.Label.Text = breakTitle(withDirection(p.Y.Label.Text, m.Better))
 	addReference(p, m.Value, false)
@@ -137,16 +148,43 @@ func bandOf(pts plotter.XYs, errs plotter.YErrors) plotter.XYs {
 
 // number writes a value for a key or a table: three significant digits,
 // but three decimals below 1 ("0.170", "8.98", "17.2", "250").
-func number(v float64) string {
+func number(v float64) string { return Decimals(v, numberDecimals(v)) }
+
+// numberDecimals is how many decimals number writes v with.
+func numberDecimals(v float64) int {
 	switch a := math.Abs(v); {
 	case a >= 100:
-		return fmt.Sprintf("%.0f", v)
+		return 0
 	case a >= 10:
-		return fmt.Sprintf("%.1f", v)
+		return 1
 	case a >= 1:
-		return fmt.Sprintf("%.2f", v)
+		return 2
 	}
-	return Decimals(v, 3)
+	return 3
+}
+
+// numbers writes values shown together, in one figure's key, with the
+// same decimals: as many as number gives the one that needs the most
+// ("1.000" beside "0.998", never "1.00"). Undefined values take none.
+func numbers(vs ...float64) []string {
+	d := 0
+	for _, v := range vs {
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			d = max(d, numberDecimals(v))
+		}
+	}
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = Decimals(v, d)
+	}
+	return out
+}
+
+// keyLabel is a method's label for a key (display) with what it scored
+// after it, on its last line: the method's name and parameters stay
+// together, then "(AUC 0.425)".
+func keyLabel(label, scored string) string {
+	return display(label) + " (" + scored + ")"
 }
 
 // Decimals writes v with n decimals, a negative value that rounds to zero

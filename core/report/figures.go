@@ -224,11 +224,37 @@ func fitAxis(a *plot.Axis, desc protocol.Axis, lo, hi float64, bars bool) {
 	a.Min, a.Max = lo, hi
 }
 
+// fitOver sets a to show the parameter a curve runs over, lo…hi the
+// data's extent: the data exactly, or the parameter's natural range where
+// it has one (a fraction removed, 0…1) and the data lie within it — not
+// rounded out to the next labelled tick, which would leave the axis
+// running past the last point (to 40 for strengths that stop at 32). A
+// log scale is fitted as fitAxis does.
+func fitOver(a *plot.Axis, desc protocol.Axis, lo, hi float64) {
+	fitAxis(a, desc, lo, hi, false)
+	if (desc.Log && lo > 0) || math.IsNaN(lo) || math.IsInf(lo, 0) || math.IsInf(hi, 0) || !(lo < hi) {
+		return
+	}
+	if len(desc.Range) == 2 {
+		lo, hi = min(lo, desc.Range[0]), max(hi, desc.Range[1])
+	}
+	a.Min, a.Max = lo, hi
+}
+
 // breakTitle puts a long axis title on two lines, broken at the space
 // nearest its middle, so that it stays within its side of the plot.
 func breakTitle(t string) string {
 	const long = 40
-	if len([]rune(t)) <= long || strings.Contains(t, "\n") {
+	if len([]rune(t)) <= long {
+		return t
+	}
+	return breakMiddle(t)
+}
+
+// breakMiddle puts t on two lines, broken at the space nearest its
+// middle; t with no space, or on several lines already, stays as it is.
+func breakMiddle(t string) string {
+	if strings.Contains(t, "\n") {
 		return t
 	}
 	mid, best := len(t)/2, -1
@@ -394,27 +420,46 @@ func drawKey(c draw.Canvas, key []KeyEntry) {
 // rightMargin is the room a plot leaves at its right edge.
 const rightMargin = 6 * vg.Length(1)
 
+// leftMargin is the room a figure leaves at its left edge, so that the
+// first letters of row labels and axis titles ("overlay", "GOAR (…") stand
+// clear of it rather than touching it, and look cut where the page ends.
+const leftMargin = 4 * vg.Length(1)
+
 // scaleWidth is the room a colour scale takes at a plot's right.
 const scaleWidth = 0.55 * vg.Inch
 
-// draw lays the figure out in c: the key under the plot, the colour scale
-// at its right.
+// draw lays the figure out in c (layout) and draws it.
 func (f Figure) draw(c draw.Canvas) {
+	key, scale, cols := f.layout(c)
+	if len(f.Key) > 0 {
+		drawKey(key, f.Key)
+	}
+	if f.Scale != nil {
+		f.Scale.draw(scale)
+	}
+	for i, p := range append([]*plot.Plot{f.Plot}, f.Beside...) {
+		p.Draw(cols[i])
+	}
+}
+
+// layout divides c among the figure's parts: the key under the plot, the
+// colour scale at its right, and a column for the plot and each plot
+// beside it, in order.
+func (f Figure) layout(c draw.Canvas) (key, scale draw.Canvas, cols []draw.Canvas) {
 	if len(f.Key) > 0 {
 		_, _, _, h := keyLayout(f.Key, c.Size().X)
-		k := c
-		k.Max.Y = c.Min.Y + h
-		drawKey(k, f.Key)
+		key = c
+		key.Max.Y = c.Min.Y + h
 		c.Min.Y += h
 	}
 	if f.Scale != nil {
-		s := c
-		s.Min.X = c.Max.X - scaleWidth
-		c.Max.X = s.Min.X
+		scale = c
+		scale.Min.X = c.Max.X - scaleWidth
+		c.Max.X = scale.Min.X
 		// Level with the picture: below the title, above the hidden x axis.
-		s.Max.Y -= f.Plot.Title.TextStyle.Height(f.Plot.Title.Text) + f.Plot.Title.Padding
-		f.Scale.draw(s)
+		scale.Max.Y -= f.Plot.Title.TextStyle.Height(f.Plot.Title.Text) + f.Plot.Title.Padding
 	}
+	c.Min.X += leftMargin
 	w := c.Size().X / vg.Length(1+len(f.Beside))
 	for i, p := range append([]*plot.Plot{f.Plot}, f.Beside...) {
 		col := c
@@ -426,8 +471,9 @@ func (f Figure) draw(c draw.Canvas) {
 			// edge, where a colour scale does not stand.
 			col.Max.X -= rightMargin
 		}
-		p.Draw(col)
+		cols = append(cols, col)
 	}
+	return key, scale, cols
 }
 
 // size is the figure's width and height: the plot's height and the key's.

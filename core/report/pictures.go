@@ -80,7 +80,7 @@ func picturePlot(title string, rows []pictureRow, h, w int) (*plot.Plot, float64
 // scale (or the right margin) leave it, with square pixels, under a title
 // of the given lines.
 func pictureHeight(aspect float64, scale bool, titleLines int) vg.Length {
-	w := Width - 0.75*vg.Inch - rightMargin
+	w := Width - leftMargin - 0.75*vg.Inch - rightMargin
 	if scale {
 		w += rightMargin - scaleWidth
 	}
@@ -211,6 +211,7 @@ type colourBar struct {
 	colour func(float64) color.Color
 	lo, hi float64
 	label  string
+	raise  vg.Length // room left under it, level with a plot's x axis
 }
 
 // draw draws the bar in c, its top and bottom inset by half a tick label;
@@ -221,7 +222,7 @@ func (b *colourBar) draw(c draw.Canvas) {
 	ts.Font.Size = vg.Points(6)
 	inset := ts.Height("0")
 	x0, x1 := c.Min.X+vg.Points(3), c.Min.X+vg.Points(10)
-	y0, y1 := c.Min.Y+inset, c.Max.Y-inset
+	y0, y1 := c.Min.Y+b.raise+inset, c.Max.Y-inset
 	const steps = 128
 	for i := range steps {
 		lo := y0 + (y1-y0)*vg.Length(i)/steps

@@ -5,9 +5,12 @@ import (
 	"image/color"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/palette/moreland"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
@@ -16,8 +19,8 @@ import (
 
 // confidenceFigures are a dataset's figures of how sure its rankings are:
 // a critical-difference diagram per protocol setting (Demšar 2006: the
-// methods by their mean rank over the inputs, the methods the setting
-// cannot tell apart joined by a bar), the chance that each method ranks
+// methods by their mean rank over the inputs, neighbours the paired tests
+// on the score cannot tell apart joined by a bar), the chance that each method ranks
 // first under each setting, and Kendall's τ between the settings'
 // rankings.
 func (c *campaign) confidenceFigures(ds string) []Figure {
@@ -66,15 +69,26 @@ func (c *campaign) confidenceFigures(ds string) []Figure {
 // cdHeight leaves room for the axis, the group bars and a row of labels
 // per two methods.
 func cdHeight(r Ranking) vg.Length {
-	return 0.6*vg.Inch + vg.Length((len(r.Methods)+1)/2)*vg.Points(10) + vg.Length(len(r.Methods))*vg.Points(4)
+	return 0.6*vg.Inch + vg.Length((len(r.Methods)+1)/2)*vg.Points(10) + vg.Length(max(len(r.Methods), len(cdBars(cdOrder(r)))))*vg.Points(4)
+}
+
+// cdOrder is the ranking's methods in the diagram's order, by mean rank.
+func cdOrder(r Ranking) []RankedMethod {
+	ms := slices.Clone(r.Methods)
+	slices.SortStableFunc(ms, func(a, b RankedMethod) int { return cmpFloat(a.MeanRank, b.MeanRank) })
+	return ms
 }
 
 // cdPlot draws a ranking's critical-difference diagram (Demšar 2006): the
 // rank axis on top, each method's mean rank marked on it with a line down
 // to its label — the better half at the left, the rest at the right — and
-// a bar under the axis joining each group of methods that share a letter.
+// bars under the axis joining methods the paired tests cannot tell apart
+// (cdBars). The letters come from the paired tests on the mean score, the
+// places from the mean rank, so a group's methods need not be neighbours:
+// a bar joins only neighbours that share a letter and never passes over a
+// method that does not.
 func cdPlot(r Ranking) *plot.Plot {
-	p := newPlot(fmt.Sprintf("%s — %s\nmean rank on %s over %s × %s\n(1: best); a bar joins methods not told apart", r.Protocol, r.Dataset, r.Metric, Count(r.Units, "input"), Count(r.Seeds, "seed")))
+	p := newPlot(fmt.Sprintf("%s — %s\nmean rank on %s over %s × %s\n(1: best); bars join methods the paired tests cannot tell apart", r.Protocol, r.Dataset, r.Metric, Count(r.Units, "input"), Count(r.Seeds, "seed")))
 	p.HideAxes()
 	p.Add(cdDiagram{r})
 	return p
@@ -86,8 +100,7 @@ type cdDiagram struct{ r Ranking }
 // Plot implements plot.Plotter.
 func (d cdDiagram) Plot(c draw.Canvas, _ *plot.Plot) {
 	k := len(d.r.Methods)
-	ms := slices.Clone(d.r.Methods)
-	slices.SortStableFunc(ms, func(a, b RankedMethod) int { return cmpFloat(a.MeanRank, b.MeanRank) })
+	ms := cdOrder(d.r)
 	ts := keyStyle()
 	labels := make([]string, len(ms))
 	var labelW vg.Length
@@ -109,27 +122,10 @@ func (d cdDiagram) Plot(c draw.Canvas, _ *plot.Plot) {
 		c.StrokeLine2(axis, x(v), top, x(v), top+vg.Points(3))
 		c.FillText(tick, vg.Point{X: x(v), Y: top + vg.Points(4)}, fmt.Sprint(v))
 	}
-	// The groups: one bar per letter, from its first to its last method.
-	spans := map[rune][2]float64{}
-	var order []rune
-	for _, m := range ms {
-		for _, l := range m.Letters {
-			span, ok := spans[l]
-			if !ok {
-				span = [2]float64{m.MeanRank, m.MeanRank}
-				order = append(order, l)
-			}
-			spans[l] = [2]float64{math.Min(span[0], m.MeanRank), math.Max(span[1], m.MeanRank)}
-		}
-	}
 	bar := draw.LineStyle{Color: color.Gray{Y: 20}, Width: vg.Points(2)}
 	y := top - vg.Points(5)
-	for _, l := range order {
-		span := spans[l]
-		if span[1] == span[0] {
-			continue // a method alone in its group: nothing to join
-		}
-		c.StrokeLine2(bar, x(span[0])-vg.Points(2), y, x(span[1])+vg.Points(2), y)
+	for _, b := range cdBars(ms) {
+		c.StrokeLine2(bar, x(ms[b.first].MeanRank)-vg.Points(2), y, x(ms[b.last].MeanRank)+vg.Points(2), y)
 		y -= vg.Points(4)
 	}
 	line := draw.LineStyle{Color: color.Gray{Y: 60}, Width: vg.Points(0.6)}
@@ -158,6 +154,50 @@ func (d cdDiagram) Plot(c draw.Canvas, _ *plot.Plot) {
 	}
 }
 
+// cdBar is a bar of a critical-difference diagram: it joins the methods
+// first to last (indices into the plotted order), which all share Letter.
+type cdBar struct {
+	letter      rune
+	first, last int
+}
+
+// cdBars are the bars joining methods the paired tests cannot tell apart,
+// ms in the plotted (mean-rank) order: per letter, one bar for each
+// maximal run of consecutive methods that all hold it, so that no bar
+// passes over a method without its letter. A run of one method gets no
+// bar, nor does a method without a mean rank. Bars come letter by letter,
+// in the order the letters first appear, then left to right.
+func cdBars(ms []RankedMethod) []cdBar {
+	var order []rune
+	for _, m := range ms {
+		for _, l := range m.Letters {
+			if !slices.Contains(order, l) {
+				order = append(order, l)
+			}
+		}
+	}
+	var bars []cdBar
+	for _, l := range order {
+		holds := func(i int) bool {
+			return i < len(ms) && !math.IsNaN(ms[i].MeanRank) && strings.ContainsRune(ms[i].Letters, l)
+		}
+		for i := 0; i < len(ms); i++ {
+			if !holds(i) {
+				continue
+			}
+			j := i
+			for holds(j + 1) {
+				j++
+			}
+			if j > i {
+				bars = append(bars, cdBar{letter: l, first: i, last: j})
+			}
+			i = j
+		}
+	}
+	return bars
+}
+
 // circle is a filled circle's path.
 func circle(x, y, r vg.Length) vg.Path {
 	var path vg.Path
@@ -183,7 +223,10 @@ func cmpFloat(a, b float64) int {
 
 // tauFigure draws Kendall's τ between every two protocol settings'
 // rankings of the methods they share, in a diverging scale from −1
-// (reversed) to +1 (the same), with W in the title.
+// (reversed) to +1 (the same), with W in the title. The rows carry the
+// settings' names, each with a number, and the columns those numbers
+// alone, so that long names neither overlap nor squeeze the cells; the
+// cells fill the width up to the colour scale and are about square.
 func tauFigure(c *campaign, a Agreement) Figure {
 	k := len(a.Protocols)
 	p := newPlot(fmt.Sprintf("Do the protocols agree? — %s\nKendall's W = %.2f (p %s) over %d methods", a.Dataset, a.W, pValue(a.P), len(a.Methods)))
@@ -202,20 +245,50 @@ func tauFigure(c *campaign, a Agreement) Figure {
 		return col
 	}
 	p.Add(tauCells{tau: a.Tau, colour: colour})
+	// A name goes on two lines where it would leave the cells less than
+	// about 24 pt each.
+	room := max(Width-scaleWidth-vg.Points(12)-vg.Length(k)*vg.Points(24), vg.Points(60))
+	rows, cols := tauLabels(a.Protocols, func(s string) bool { return p.Y.Tick.Label.Width(s) <= room })
 	var ticks, yticks []plot.Tick
-	for i, name := range a.Protocols {
-		ticks = append(ticks, plot.Tick{Value: float64(i), Label: breakTitle(name)})
-		yticks = append(yticks, plot.Tick{Value: float64(k - 1 - i), Label: name})
+	var labelW, labelH vg.Length
+	for i := range a.Protocols {
+		ticks = append(ticks, plot.Tick{Value: float64(i), Label: cols[i]})
+		yticks = append(yticks, plot.Tick{Value: float64(k - 1 - i), Label: rows[i]})
+		labelW = max(labelW, p.Y.Tick.Label.Width(rows[i]))
+		labelH = max(labelH, p.Y.Tick.Label.Height(rows[i]))
 	}
 	p.X.Tick.Marker, p.Y.Tick.Marker = plot.ConstantTicks(ticks), plot.ConstantTicks(yticks)
 	p.X.Tick.Length, p.Y.Tick.Length = 0, 0
 	p.X.Padding, p.Y.Padding = 0, 0
-	h := 1.0*vg.Inch + vg.Length(k)*vg.Points(22)
+	// Rows as tall as the cells are wide, within reason; the title and the
+	// columns' numbers above and below them.
+	cell := (Width - scaleWidth - labelW - vg.Points(12)) / vg.Length(k)
+	cell = max(min(max(cell, vg.Points(14)), vg.Points(28)), labelH+vg.Points(2))
+	title := p.Title.TextStyle.Height(p.Title.Text) + p.Title.Padding
+	numbers := p.X.Tick.Label.Height("0") + vg.Points(2)
+	h := title + numbers + vg.Length(k)*cell + vg.Points(4)
 	return Figure{Name: c.name(fileName(a.Dataset), "protocol_agreement"), Group: Compared, Kind: Ranks, Plot: p, Height: h,
-		Scale: &colourBar{colour: colour, lo: -1, hi: 1, label: "Kendall's τ"}}
+		Scale: &colourBar{colour: colour, lo: -1, hi: 1, label: "Kendall's τ", raise: numbers}}
 }
 
-// tauCells draws a τ matrix, a cell per pair with its value written in it.
+// tauLabels are the agreement figure's row labels — each setting's name,
+// on two lines where one does not fit, then its number — and its column
+// labels, the numbers alone.
+func tauLabels(protocols []string, fits func(string) bool) (rows, cols []string) {
+	for i, name := range protocols {
+		n := strconv.Itoa(i + 1)
+		row := name + "  " + n
+		if !fits(row) {
+			row = breakMiddle(name) + "  " + n
+		}
+		rows = append(rows, row)
+		cols = append(cols, n)
+	}
+	return rows, cols
+}
+
+// tauCells draws a τ matrix, a cell per pair with its value written in it,
+// in type small enough to fit the cell.
 type tauCells struct {
 	tau    [][]float64
 	colour func(float64) color.Color
@@ -225,8 +298,7 @@ type tauCells struct {
 func (t tauCells) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
 	k := len(t.tau)
-	ts := keyStyle()
-	ts.XAlign, ts.YAlign = draw.XCenter, draw.YCenter
+	ts := tauStyle(trX(1) - trX(0))
 	for i := range k {
 		for j := range k {
 			v := t.tau[i][j]
@@ -247,6 +319,17 @@ func (t tauCells) Plot(c draw.Canvas, p *plot.Plot) {
 			c.FillText(ts, vg.Point{X: (x0 + x1) / 2, Y: (y0 + y1) / 2}, label)
 		}
 	}
+}
+
+// tauStyle is the type of the values in cells of the given width: the
+// keys' size, or smaller where "+0.00" would not fit, down to 4 pt.
+func tauStyle(cell vg.Length) text.Style {
+	ts := keyStyle()
+	ts.XAlign, ts.YAlign = draw.XCenter, draw.YCenter
+	if w := ts.Width("+0.00"); w > cell-vg.Points(2) {
+		ts.Font.Size = max(vg.Points(4), ts.Font.Size*(cell-vg.Points(2))/w)
+	}
+	return ts
 }
 
 // cellDark and cellLight are text on a coloured cell: a near black that

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"faithlab/core/data"
 	"faithlab/core/protocol"
 	"faithlab/core/store"
 )
@@ -141,7 +142,8 @@ func settingDiff(first, cfg map[string]any) string {
 
 // describe returns the description of the record's protocol as it was
 // configured (its Result.Config), or with its defaults where this build no
-// longer takes that configuration; false for a protocol it does not know.
+// longer takes that configuration, worded for the record's data (a
+// table's features, not pixels); false for a protocol it does not know.
 func describe(r store.Record) (protocol.Info, bool) {
 	p, err := protocol.New(r.Protocol, r.Result.Config)
 	if err != nil {
@@ -149,7 +151,22 @@ func describe(r store.Record) (protocol.Info, bool) {
 			return protocol.Info{}, false
 		}
 	}
-	return p.Info(), true
+	return p.Info().For(dataKind(*r.Result)), true
+}
+
+// dataKind is the kind of data a result evaluated (data.Kind): as the
+// result says, or, in runs from before results said, as the shape of the
+// original inputs it shows; "" where neither tells.
+func dataKind(res protocol.Result) string {
+	if res.Data != "" {
+		return res.Data
+	}
+	for _, s := range res.Samples {
+		if s.Kind == protocol.Original && len(s.Shape) == 4 {
+			return data.Kind(s.Shape[1:])
+		}
+	}
+	return ""
 }
 
 // name returns a figure's file name, unique in the campaign: the parts
