@@ -435,7 +435,7 @@ func traceObjective(settings map[string]any, r trace.Result) string {
 	n := float64(len(r.Trajectory) + 1)
 	unit := "p(target)"
 	if logit, _ := settings["logit"].(bool); logit {
-		unit = "the target's logit"
+		unit = "logit of the target"
 	}
 	var out string
 	switch obj, _ := settings["objective"].(string); trace.Objective(obj) {

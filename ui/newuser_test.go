@@ -567,7 +567,7 @@ func TestTraceSaysItsObjectiveAndPlaysFromTheStart(t *testing.T) {
 		want     []string
 	}{
 		{map[string]any{"objective": "le", "algorithm": "greedy"}, 40.6456, []string{"TRACE-Le maximises LeRF", "mean p(target) 0.813", "least important patches go first (higher is better)", "greedily in 0.18 s"}},
-		{map[string]any{"objective": "mo", "algorithm": "greedy", "logit": true}, -3, []string{"TRACE-Mo minimises MoRF", "mean the target's logit 0.060", "(lower is better)"}},
+		{map[string]any{"objective": "mo", "algorithm": "greedy", "logit": true}, -3, []string{"TRACE-Mo minimises MoRF", "mean logit of the target 0.060", "(lower is better)"}},
 		{map[string]any{"objective": "lemo", "algorithm": "sa"}, 25, []string{"LeRF − MoRF", "0.500 higher", "49 annealing iterations"}},
 	} {
 		tr.Value = c.value
