@@ -257,7 +257,7 @@ func (s *State) OpenModel(path string) {
 		if err == nil {
 			s.SetModel(m, path)
 			if n := s.modelNotice(path); n != "" {
-				s.status.Info("warning: " + n)
+				s.status.Warn(n)
 			} else if n := model.ONNXNotice(m); n != "" {
 				s.status.Info("note: " + n)
 			}

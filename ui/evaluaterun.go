@@ -80,11 +80,14 @@ func (e *Evaluate) start(c *campaign.Campaign, trust campaign.Trust) {
 	follow := func() {
 		for ev := range child.Events() {
 			if ev.Kind == job.Repaired || ev.Kind == job.Warning {
-				msg := ev.Err
-				if ev.Kind == job.Warning {
-					msg = "warning: " + msg
-				}
-				e.s.cfg.Do(func() { e.s.status.Info(msg) })
+				msg, warn := ev.Err, ev.Kind == job.Warning
+				e.s.cfg.Do(func() {
+					if warn {
+						e.s.status.Warn(msg)
+					} else {
+						e.s.status.Info(msg)
+					}
+				})
 				continue
 			}
 			pending[ev.Key] = ev

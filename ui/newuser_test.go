@@ -202,6 +202,12 @@ func TestStatusMessageLeavesWithItsScreen(t *testing.T) {
 	if got := step(func() { st.Info("warning: a damaged record"); wb.Tabs.SelectIndex(TabExplain) }); got != "warning: a damaged record" {
 		t.Errorf("the message of the action that changed the screen left: %q", got)
 	}
+	step(func() { st.Warn("the model was trained on another dataset") }) // arrives in its own turn, as a model's notice does
+	for _, tab := range []int{TabData, TabModel} {
+		if got := step(func() { wb.Tabs.SelectIndex(tab) }); got != "warning: the model was trained on another dataset" {
+			t.Errorf("a warning left with the screen: %q", got)
+		}
+	}
 	step(func() { st.Error(fmt.Errorf("no such file")) })
 	if got := step(func() { wb.Tabs.SelectIndex(TabData) }); got != "no such file" {
 		t.Errorf("an error left with its screen: %q", got)

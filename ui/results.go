@@ -188,7 +188,7 @@ func (r *Results) Open(dir string, show bool) {
 		st := res.Status()
 		r.state.SetText(fmt.Sprintf("%s (run %s): %d tasks done, %d failed, %d to run. %s", res.Spec.Name, res.ID(), len(st.Done), len(st.Failed), len(st.Missing), res.State()))
 		if len(res.Notes) > 0 {
-			r.s.status.Info("warning: " + strings.Join(res.Notes, "\n"))
+			r.s.status.Warn(strings.Join(res.Notes, "\n"))
 		}
 		d := res.Diagnostics()
 		r.summary.SetText(report.Summary(st.Done, d))

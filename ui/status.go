@@ -26,6 +26,7 @@ type StatusBar struct {
 	running  []string
 	full     string
 	isError  bool
+	isWarn   bool         // a warning: kept, like an error, when the screen changes
 	cause    string       // what the error shown came from ("": unknown); Resolved clears it
 	fresh    bool         // the message was shown in the UI's current turn (ScreenChanged keeps it)
 	later    func(func()) // runs a function after the UI's current turn (fyne.Do; nil: never)
@@ -62,6 +63,14 @@ func (b *StatusBar) Content() fyne.CanvasObject { return b.content }
 
 // Info shows a message.
 func (b *StatusBar) Info(msg string) { b.show(msg, false) }
+
+// Warn shows a warning ("warning: msg"), which stays when the user goes to
+// another screen, as an error does, until the next message: what it warns
+// of (a model, a campaign, a run) matters on the screens that follow.
+func (b *StatusBar) Warn(msg string) {
+	b.show("warning: "+msg, false)
+	b.isWarn = true
+}
 
 // Error shows an error, saying what went wrong (the full text behind the
 // details button).
@@ -119,18 +128,18 @@ func (b *StatusBar) IsError() bool { return b.isError }
 
 // ScreenChanged clears a plain message when the user goes to another
 // screen: it spoke of the screen left ("maps of 7 methods…" under Results).
-// An error stays until resolved, a message with an offer until taken, and
-// one shown by the action that changed the screen (a run opened and shown)
-// belongs to the new screen.
+// An error stays until resolved, a warning until the next message, a
+// message with an offer until taken, and one shown by the action that
+// changed the screen (a run opened and shown) belongs to the new screen.
 func (b *StatusBar) ScreenChanged() {
-	if b.isError || b.action.Visible() || b.fresh {
+	if b.isError || b.isWarn || b.action.Visible() || b.fresh {
 		return
 	}
 	b.show("ready", false)
 }
 
 func (b *StatusBar) show(msg string, isErr bool) {
-	b.full, b.isError, b.cause = msg, isErr, ""
+	b.full, b.isError, b.isWarn, b.cause = msg, isErr, false, ""
 	b.fresh = true
 	if b.later != nil {
 		b.later(func() { b.fresh = false })

@@ -68,6 +68,18 @@ func TestMergeOfSomeShardsSaysWhichAreMissing(t *testing.T) {
 	if m := mustOpen(t, all).Manifest; len(m.Merged) != 3 || m.Merged[2].Shard != "2/3" || m.Merged[0].Host != host {
 		t.Errorf("the merged manifest does not keep its shards' manifests: %+v", m.Merged)
 	}
+	// A merge of a merge names the shards beneath, not the merge's empty host.
+	twice := filepath.Join(t.TempDir(), "twice")
+	part := filepath.Join(t.TempDir(), "part")
+	if _, err := Merge(part, shards[0], shards[1]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Merge(twice, part, shards[2]); err != nil {
+		t.Fatal(err)
+	}
+	if s := mustOpen(t, twice).State(); !strings.Contains(s, "from 3 runs, ") || strings.Contains(s, "(0 CPUs)") {
+		t.Errorf("state of a merge of a merge: %q", s)
+	}
 	if md, _ := os.ReadFile(filepath.Join(all, "REPORT.md")); strings.Contains(string(md), "Incomplete") {
 		t.Error("a complete merge's REPORT.md says it is incomplete")
 	}

@@ -344,9 +344,13 @@ func Merge(out string, dirs ...string) (Merged, error) {
 			}
 		}
 	}
-	var from []store.Manifest
+	var from []store.Manifest // flat: a merged run given stands for the runs it merged
 	for _, r := range runs {
-		from = append(from, r.Manifest)
+		if len(r.Manifest.Merged) > 0 {
+			from = append(from, r.Manifest.Merged...)
+		} else {
+			from = append(from, r.Manifest)
+		}
 	}
 	if err := run.SetManifest(store.Manifest{ID: first.ID(), Spec: hash(first.Raw), Faithlab: model.Version, Go: runtime.Version(),
 		Seeds: first.Spec.Seeds, Cache: cache, Tasks: len(ok) + len(failed) + len(missing), Failed: len(failed), Started: started, Ended: time.Now().UTC(),

@@ -19,10 +19,10 @@ import (
 
 // confidenceFigures are a dataset's figures of how sure its rankings are:
 // a critical-difference diagram per protocol setting (Demšar 2006: the
-// methods by their mean rank over the inputs, neighbours the paired tests
-// on the score cannot tell apart joined by a bar), the chance that each method ranks
-// first under each setting, and Kendall's τ between the settings'
-// rankings.
+// methods by their mean rank over the inputs, with the letters of the
+// paired tests on the score; neighbours sharing a letter joined by a
+// bar), the chance that each method ranks first under each setting, and
+// Kendall's τ between the settings' rankings.
 func (c *campaign) confidenceFigures(ds string) []Figure {
 	var figs []Figure
 	var rs []Ranking // the settings that rank at least two methods, and those alone, not all tied
@@ -88,7 +88,7 @@ func cdOrder(r Ranking) []RankedMethod {
 // a bar joins only neighbours that share a letter and never passes over a
 // method that does not.
 func cdPlot(r Ranking) *plot.Plot {
-	p := newPlot(fmt.Sprintf("%s — %s\nmean rank on %s over %s × %s\n(1: best); bars join methods the paired tests cannot tell apart", r.Protocol, r.Dataset, r.Metric, Count(r.Units, "input"), Count(r.Seeds, "seed")))
+	p := newPlot(fmt.Sprintf("%s — %s\nmean rank on %s over %s × %s\n(1: best); methods sharing a letter cannot be told apart\n(paired tests); bars join such neighbours", r.Protocol, r.Dataset, r.Metric, Count(r.Units, "input"), Count(r.Seeds, "seed")))
 	p.HideAxes()
 	p.Add(cdDiagram{r})
 	return p
