@@ -863,7 +863,7 @@ func TestExportFolderIsMadeWhenNew(t *testing.T) {
 	}
 
 	f := ask()
-	fresh := filepath.Join(dir, "figs", "today")
+	fresh := filepath.Join(dir, "figs")
 	f.SetText(fresh)
 	f.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
 	if st, err := os.Stat(fresh); err != nil || !st.IsDir() {
@@ -881,9 +881,24 @@ func TestExportFolderIsMadeWhenNew(t *testing.T) {
 	if len(got) != 1 || w.Canvas().Overlays().Top() == nil {
 		t.Fatalf("a folder under a file was taken (%q) or closed the dialog", got)
 	}
-	want := filepath.Join(file, "sub") + " does not exist and cannot be made: not a directory"
+	want := filepath.Join(file, "sub") + " does not exist, nor does the folder above it (" + file + ")"
 	if !strings.Contains(dialogText(w), want) {
 		t.Errorf("the dialog says %q, want %q", dialogText(w), want)
+	}
+	// One level only, and no variables taken for names: a typo or "$HOME"
+	// makes nothing.
+	for _, typed := range []string{filepath.Join(dir, "typo", "figs"), "$HOME/figs"} {
+		f.SetText(typed)
+		f.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+		if len(got) != 1 || w.Canvas().Overlays().Top() == nil {
+			t.Fatalf("%s was taken (%q) or closed the dialog", typed, got)
+		}
+	}
+	if !strings.Contains(dialogText(w), "variables ($…) are not expanded here") {
+		t.Errorf("the dialog says %q for $HOME/figs", dialogText(w))
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 { // figs and a-file
+		t.Errorf("folders made: %v", entries)
 	}
 	f.SetText(file)
 	f.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})

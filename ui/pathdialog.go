@@ -95,16 +95,24 @@ func checkPath(p string, mode pathMode) string {
 	return ""
 }
 
-// makeFolder makes the folder p and those above it that do not exist yet,
-// as the CLI's export does, and says why it cannot ("" when it is there).
+// makeFolder makes the folder p when the folder above it exists — one
+// level, so that a typo makes no tree of folders — and says why it cannot
+// ("" when it is there). A '$' is refused: variables are not expanded
+// here, and a folder named "$HOME" is not what was meant.
 func makeFolder(p string) string {
 	if st, err := os.Stat(p); err == nil && st.IsDir() {
 		return ""
 	}
-	if err := os.MkdirAll(p, 0o755); err != nil {
+	if strings.Contains(p, "$") {
+		return fmt.Sprintf("%s does not exist: variables ($…) are not expanded here, type the folder's path", p)
+	}
+	if st, err := os.Stat(filepath.Dir(p)); err != nil || !st.IsDir() {
+		return fmt.Sprintf("%s does not exist, nor does the folder above it (%s)", p, filepath.Dir(p))
+	}
+	if err := os.Mkdir(p, 0o755); err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
-			err = pe.Err // "permission denied", "not a directory": the path is said already
+			err = pe.Err // "permission denied": the path is said already
 		}
 		return fmt.Sprintf("%s does not exist and cannot be made: %v", p, err)
 	}
