@@ -420,17 +420,23 @@ func (e *Explain) drawTrace() {
 			}
 			e.traceImg.Image = img
 			e.traceImg.Refresh()
-			e.traceText.SetText(fmt.Sprintf("%d of %d patches deleted (%d×%d grid). %s", step, t, grid, grid, traceObjective(r.Settings, tr)))
+			e.traceText.SetText(traceCaption(step, grid, r.Settings, tr))
 			return
 		}
 	}
 }
 
+// traceCaption is what Explain and Inspect say under a TRACE trajectory
+// shown at step: how far it is, and what it optimises.
+func traceCaption(step, grid int, settings map[string]any, tr trace.Result) string {
+	return fmt.Sprintf("%d of %d patches deleted (%d×%d grid). %s", step, len(tr.Trajectory), grid, grid, traceObjective(settings, tr))
+}
+
 // traceObjective says what a TRACE trajectory optimises and how well it
 // does, in the deletion metric's terms: the core's objective is a sum of
 // the explained class's score over the trajectory's t+1 steps (TRACE
-// paper, Eq. 1 and 3), shown as the mean over the steps, the area under
-// the curve of the deletion test.
+// paper, Eq. 1 and 3), shown as the mean over the steps (near the
+// deletion test's area under the curve, which is trapezoidal).
 func traceObjective(settings map[string]any, r trace.Result) string {
 	n := float64(len(r.Trajectory) + 1)
 	unit := "p(target)"

@@ -325,7 +325,7 @@ func (v *Inspect) drawTrace() {
 	}
 	v.traceImg.Image = img
 	v.traceImg.Refresh()
-	v.traceText.SetText(fmt.Sprintf("%d of %d patches deleted (%d×%d grid). %s", step, len(tr.Trajectory), grid, grid, traceObjective(ex.Settings, tr)))
+	v.traceText.SetText(traceCaption(step, grid, ex.Settings, tr))
 }
 
 // ShowManifold switches GOAR's projection and FUD's in-painting on or off

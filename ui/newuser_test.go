@@ -2,10 +2,8 @@ package ui
 
 import (
 	"context"
-	"fmt"
 	"image"
 	"image/color"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +12,6 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
-	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/theme"
@@ -23,7 +20,6 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
-	"faithlab/core/attr/trace"
 	"faithlab/core/campaign"
 	"faithlab/core/engine/gemm"
 	"faithlab/core/job"
@@ -156,88 +152,6 @@ func TestShortcutsAreOnTheMainMenu(t *testing.T) {
 			}
 		}
 	})
-}
-
-// Escape closes the dialog on top (an error's details, a file dialog) and
-// nothing else.
-func TestEscapeClosesTheDialogOnTop(t *testing.T) {
-	wb, loop, _ := newTestWorkbench(t)
-	loop.run(func() {
-		w := test.NewTempWindow(t, widget.NewLabel(""))
-		w.Resize(fyne.NewSize(800, 600))
-		wb.Install(w)
-		dialog.ShowInformation("Error", "something", w)
-		if w.Canvas().Overlays().Top() == nil {
-			t.Fatal("no dialog shown")
-		}
-		w.Canvas().(test.WindowlessCanvas).OnTypedKey()(&fyne.KeyEvent{Name: fyne.KeyEscape})
-		if w.Canvas().Overlays().Top() != nil {
-			t.Error("Escape left the dialog open")
-		}
-		tab := wb.Tabs.SelectedIndex()
-		w.Canvas().(test.WindowlessCanvas).OnTypedKey()(&fyne.KeyEvent{Name: fyne.KeyEscape})
-		if wb.Tabs.SelectedIndex() != tab {
-			t.Error("Escape without a dialog changed the screen")
-		}
-	})
-}
-
-// A message about one screen leaves the status bar when the user goes to
-// another ("maps of 7 methods…" stayed under Results); an error, an offer
-// and a message of the action that changed the screen stay.
-func TestStatusMessageLeavesWithItsScreen(t *testing.T) {
-	wb, loop, _ := newTestWorkbench(t)
-	st := wb.Status()
-	step := func(do func()) string {
-		var got string
-		loop.run(do)
-		loop.run(func() { got = st.Text() })
-		return got
-	}
-	step(func() { wb.Tabs.SelectIndex(TabExplain) })
-	step(func() { st.Info("maps of 7 methods for 6 samples") })
-	if got := step(func() { wb.Tabs.SelectIndex(TabResults) }); got != "ready" {
-		t.Errorf("Explain's message stays on Results: %q", got)
-	}
-	if got := step(func() { st.Info("warning: a damaged record"); wb.Tabs.SelectIndex(TabExplain) }); got != "warning: a damaged record" {
-		t.Errorf("the message of the action that changed the screen left: %q", got)
-	}
-	step(func() { st.Warn("the model was trained on another dataset") }) // arrives in its own turn, as a model's notice does
-	for _, tab := range []int{TabData, TabModel} {
-		if got := step(func() { wb.Tabs.SelectIndex(tab) }); got != "warning: the model was trained on another dataset" {
-			t.Errorf("a warning left with the screen: %q", got)
-		}
-	}
-	step(func() { st.Error(fmt.Errorf("no such file")) })
-	if got := step(func() { wb.Tabs.SelectIndex(TabData) }); got != "no such file" {
-		t.Errorf("an error left with its screen: %q", got)
-	}
-	step(func() { st.Info("campaign done"); st.Offer("Open results", func() {}) })
-	if got := step(func() { wb.Tabs.SelectIndex(TabModel) }); got != "campaign done" || st.Offered() == "" {
-		t.Errorf("a message with an offer left: %q offering %q", got, st.Offered())
-	}
-}
-
-// An error of the campaign form leaves the status bar once the form is
-// fixed; the form says what is wrong in place of the size meanwhile.
-func TestFixedErrorLeavesTheStatusBar(t *testing.T) {
-	wb, loop, _ := newTestWorkbench(t)
-	trainMLP(t, wb, loop, 1)
-	loop.run(func() {
-		smallCampaign(wb.Evaluate, "fix")
-		wb.Evaluate.seeds.SetText("one")
-		wb.Evaluate.Launch()
-		if !wb.Status().IsError() || !strings.Contains(wb.Status().Text(), "seeds") {
-			t.Fatalf("status %q after launching with bad seeds", wb.Status().Text())
-		}
-	})
-	loop.waitFor(t, "the form's problem in place of its size", func() bool {
-		return strings.HasPrefix(wb.Evaluate.size.Text, "Not ready") && strings.Contains(wb.Evaluate.size.Text, "seeds")
-	})
-	loop.run(func() { wb.Evaluate.seeds.SetText("1") })
-	loop.waitFor(t, "the error to clear", func() bool { return !wb.Status().IsError() })
-	loop.waitFor(t, "the estimate", func() bool { return strings.Contains(wb.Evaluate.size.Text, "tasks") })
-	wb.State.Wait()
 }
 
 // Launch on a campaign whose run stopped says Resume; on another name,
@@ -455,32 +369,6 @@ func TestHintShowsWholeOnHover(t *testing.T) {
 	}
 }
 
-// File dialogs open where the user last was for their kind of file; an
-// export starts beside the run until the user exports elsewhere.
-func TestFileDialogsStartWhereTheUserWas(t *testing.T) {
-	a := test.NewTempApp(t)
-	root, run, elsewhere := t.TempDir(), t.TempDir(), t.TempDir()
-	s := newState(Config{Root: root, Prefs: a.Preferences()})
-	if got := s.startFolder(folderExport, run); got != run {
-		t.Errorf("first export starts in %q, want the run's folder %q", got, run)
-	}
-	s.usedFolder(folderExport, filepath.Join(elsewhere, "x-results.csv"))
-	if got := s.startFolder(folderExport, run); got != elsewhere {
-		t.Errorf("next export starts in %q, want %q where the last went", got, elsewhere)
-	}
-	if got := s.startFolder(folderModel, ""); got != "" {
-		t.Errorf("a model dialog starts in %q (no models folder, nothing used yet)", got)
-	}
-	os.MkdirAll(filepath.Join(root, "models"), 0o755)
-	if got := s.startFolder(folderModel, ""); got != filepath.Join(root, "models") {
-		t.Errorf("a model dialog starts in %q, want the workbench's models", got)
-	}
-	os.RemoveAll(elsewhere)
-	if got := s.startFolder(folderExport, run); got != run {
-		t.Errorf("with the last export folder gone, exports start in %q", got)
-	}
-}
-
 // The Diagnostics tab's numbers are tables: a row per check under its
 // columns, a fit that means nothing saying why.
 func TestDiagnosticsAreTables(t *testing.T) {
@@ -515,109 +403,6 @@ func TestDiagnosticsAreTables(t *testing.T) {
 	}
 	if len(diagnosticsTables(report.Diagnostics{})) != 0 {
 		t.Error("tables of no diagnostics")
-	}
-}
-
-// An enlarged picture says the pixel under the pointer and what it holds,
-// at any zoom.
-func TestEnlargedMapReadsThePixelUnderThePointer(t *testing.T) {
-	test.NewTempApp(t)
-	m := []float32{0, 1, 2, 3, 4, 5, 6, -7} // 2 rows of 4
-	value := func(x, y int) string { return fmt.Sprintf("%+.4g", m[y*4+x]) }
-	var read string
-	v := newPixelView(heatmap(m, 2, 4, 7), value, func(s string) { read = s })
-	for _, zoom := range []float32{10, 25} {
-		v.SetZoom(zoom)
-		v.Resize(v.MinSize())
-		if got := v.MinSize(); got != fyne.NewSize(4*zoom, 2*zoom) {
-			t.Fatalf("at zoom %g: %v", zoom, got)
-		}
-		v.MouseMoved(&desktop.MouseEvent{PointEvent: fyne.PointEvent{Position: fyne.NewPos(3.5*zoom, 1.5*zoom)}})
-		if read != "x 3, y 1: -7" {
-			t.Errorf("at zoom %g the pointer over the last pixel reads %q", zoom, read)
-		}
-		if got := v.Readout(fyne.NewPos(0.2*zoom, 0.9*zoom)); got != "x 0, y 0: +0" {
-			t.Errorf("at zoom %g: %q over the first pixel", zoom, got)
-		}
-		if got := v.Readout(fyne.NewPos(4.5*zoom, 0)); got != "" {
-			t.Errorf("outside the picture: %q", got)
-		}
-	}
-	w := test.NewTempWindow(t, widget.NewLabel(""))
-	w.Resize(fyne.NewSize(1280, 800))
-	for _, pic := range []struct{ rows, cols int }{{2, 4}, {28, 28}, {4, 2}} {
-		showEnlarged(w, "gradient on #0", heatmap(make([]float32, pic.rows*pic.cols), pic.rows, pic.cols, 7), nil)
-		top := w.Canvas().Overlays().Top()
-		if top == nil {
-			t.Fatal("no enlarged picture shown")
-		}
-		// At the smallest zoom the picture lies whole in its scroller.
-		v := find(top, func(o fyne.CanvasObject) bool { _, ok := o.(*pixelView); return ok }).(*pixelView)
-		area := find(top, func(o fyne.CanvasObject) bool { _, ok := o.(*container.Scroll); return ok })
-		if got, room := v.MinSize(), area.Size(); got.Width > room.Width+0.5 || got.Height > room.Height+0.5 || max(got.Width/room.Width, got.Height/room.Height) < 0.95 {
-			t.Errorf("a %d×%d picture enlarged to %v in a scroller of %v: not whole, or not as large as it fits", pic.cols, pic.rows, got, room)
-		}
-		top.Hide()
-		w.Canvas().Overlays().Remove(top)
-	}
-}
-
-// A TRACE trajectory says what it optimises in the deletion test's terms
-// (not "objective 40.6456"), and its playback opens at its start, the
-// whole sample, on Explain and on Inspect alike.
-func TestTraceSaysItsObjectiveAndPlaysFromTheStart(t *testing.T) {
-	tr := trace.Result{Trajectory: make([]int, 49), Value: 40.6456, Iterations: 49, Seconds: 0.18}
-	for _, c := range []struct {
-		settings map[string]any
-		value    float64
-		want     []string
-	}{
-		{map[string]any{"objective": "le", "algorithm": "greedy"}, 40.6456, []string{"TRACE-Le maximises LeRF", "mean p(target) 0.813", "least important patches go first (higher is better)", "greedily in 0.18 s"}},
-		{map[string]any{"objective": "mo", "algorithm": "greedy", "logit": true}, -3, []string{"TRACE-Mo minimises MoRF", "mean logit of the target 0.060", "(lower is better)"}},
-		{map[string]any{"objective": "lemo", "algorithm": "sa"}, 25, []string{"LeRF − MoRF", "0.500 higher", "49 annealing iterations"}},
-	} {
-		tr.Value = c.value
-		got := traceObjective(c.settings, tr)
-		for _, w := range c.want {
-			if !strings.Contains(got, w) {
-				t.Errorf("%v: %q lacks %q", c.settings, got, w)
-			}
-		}
-	}
-
-	test.NewTempApp(t)
-	s := newState(Config{Root: t.TempDir()})
-	ex := campaign.Explained{Settings: map[string]any{"grid": 7, "objective": "le", "algorithm": "greedy"}, Trace: []trace.Result{tr}}
-	v := newInspect(s)
-	v.explained = &ex
-	v.setupTrace()
-	e := newExplain(s)
-	e.traceStep.Max = 49
-	e.traceStep.SetValue(30) // a trajectory shown before, played halfway
-	e.results = []campaign.Explained{ex}
-	e.setupTrace()
-	if v.traceStep.Value != 0 || e.traceStep.Value != 0 {
-		t.Errorf("TRACE's playback opens at step %g on Inspect, %g on Explain; want 0, the whole sample", v.traceStep.Value, e.traceStep.Value)
-	}
-}
-
-// Every line under MPRT's maps fits its 150-pixel panel ("the original
-// map · SSIM …" was cut).
-func TestCascadeCaptionsFitTheirPanels(t *testing.T) {
-	test.NewTempApp(t)
-	fyne.CurrentApp().Settings().SetTheme(theme.DefaultTheme()) // the app's fonts
-	defer fyne.CurrentApp().Settings().SetTheme(test.Theme())
-	for _, st := range []campaign.CascadeStep{
-		{Spearman: 1, SSIM: 1, HOG: 1},
-		{Random: "f3–c1", Spearman: -0.32, SSIM: -0.03, HOG: 0.09},
-		{Random: "f4", Spearman: 0.5, SSIM: math.NaN(), HOG: math.NaN()},
-	} {
-		for _, line := range strings.Split(cascadeCaption(st), "\n") {
-			room := 150 - 2*theme.InnerPadding()
-			if w := fyne.MeasureText(line, theme.CaptionTextSize(), fyne.TextStyle{}).Width; w > room {
-				t.Errorf("%q is %g wide, panel's room %g", line, w, room)
-			}
-		}
 	}
 }
 
@@ -703,25 +488,6 @@ func TestSettingsSayWhereRunsLive(t *testing.T) {
 	}
 }
 
-// Inspect's enlarged panels read a sample's channels and a map's value at
-// the pixel under the pointer.
-func TestPixelReadouts(t *testing.T) {
-	// 2 channels of 2×3: channel k, row y, column x holds 100k + 10y + x.
-	x := []float32{0, 1, 2, 10, 11, 12, 100, 101, 102, 110, 111, 112}
-	if got := pixelValues(x, []int{2, 2, 3})(2, 1); got != "12, 112" {
-		t.Errorf("pixel (2, 1): %q", got)
-	}
-	if got := pixelValues(x, []int{2, 2, 3})(3, 0); got != "" {
-		t.Errorf("outside: %q", got)
-	}
-	if got := pixelValues([]float32{0.5, -2, 7}, []int{3, 1, 1})(1, 0); got != "-2" {
-		t.Errorf("tabular feature 1: %q", got)
-	}
-	if got := mapValue([]float32{0, 0.25, -1, 3}, 2)(0, 1); got != "-1" {
-		t.Errorf("map (0, 1): %q", got)
-	}
-}
-
 // A parameter whose help the form cuts shows it whole while the pointer
 // rests on its field, and its field still takes taps.
 func TestParameterHelpWholeOnHover(t *testing.T) {
@@ -790,133 +556,6 @@ func TestReplacedEstimateIsNoError(t *testing.T) {
 			t.Errorf("size %q", wb.Evaluate.size.Text)
 		}
 	})
-}
-
-// A file dialog takes a typed or pasted path — absolute, or relative to
-// the folder it shows — says why one will not do while staying open, and
-// closes on Escape with the focus in its path field.
-func TestFileDialogTakesATypedPathAndClosesOnEscape(t *testing.T) {
-	a := test.NewTempApp(t)
-	dir, elsewhere := t.TempDir(), t.TempDir()
-	w := test.NewTempWindow(t, widget.NewLabel(""))
-	w.Resize(fyne.NewSize(1000, 700))
-	s := newState(Config{Root: t.TempDir(), Prefs: a.Preferences(), Window: w})
-	var got []string
-	ask := func(mode pathMode) *escEntry {
-		s.askPath("t", mode, folderExport, dir, "x-results.csv", nil, func(p string) { got = append(got, p) })
-		f, ok := w.Canvas().Focused().(*escEntry)
-		if !ok {
-			t.Fatal("the path field does not have the focus")
-		}
-		return f
-	}
-
-	f := ask(saveFile)
-	if f.Text != filepath.Join(dir, "x-results.csv") || f.SelectedText() != f.Text {
-		t.Errorf("the field starts as %q (selected %q), want the whole suggested path selected", f.Text, f.SelectedText())
-	}
-	typed := filepath.Join(elsewhere, "typed.csv")
-	test.Type(f, typed) // replaces the selection, as typing does
-	f.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
-	if len(got) != 1 || got[0] != typed {
-		t.Fatalf("Enter on a typed absolute path gave %q, want %q", got, typed)
-	}
-	if s.startFolder(folderExport, dir) != elsewhere {
-		t.Error("the typed path's folder is not remembered for the next export")
-	}
-	if w.Canvas().Overlays().Top() != nil {
-		t.Error("the dialog stays open after saving")
-	}
-
-	f = ask(saveFile)
-	f.SetText("no-such-folder/y.csv")
-	f.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
-	if len(got) != 1 || w.Canvas().Overlays().Top() == nil {
-		t.Errorf("a path into a missing folder was taken (%q) or closed the dialog", got)
-	}
-	f.SetText("rel.csv") // relative: inside the folder shown
-	f.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
-	if len(got) != 2 || got[1] != filepath.Join(dir, "rel.csv") {
-		t.Errorf("a relative path gave %q, want it inside %s", got, dir)
-	}
-
-	f = ask(openFile)
-	f.TypedKey(&fyne.KeyEvent{Name: fyne.KeyEscape})
-	if w.Canvas().Overlays().Top() != nil || len(got) != 2 {
-		t.Error("Escape in the path field left the dialog open or opened something")
-	}
-}
-
-// A folder to export into that does not exist is made, as the CLI's
-// export --figures makes it; one that cannot be made is said so, plainly,
-// with the dialog left open.
-func TestExportFolderIsMadeWhenNew(t *testing.T) {
-	a := test.NewTempApp(t)
-	dir := t.TempDir()
-	w := test.NewTempWindow(t, widget.NewLabel(""))
-	w.Resize(fyne.NewSize(1000, 700))
-	s := newState(Config{Root: t.TempDir(), Prefs: a.Preferences(), Window: w})
-	var got []string
-	ask := func() *escEntry {
-		s.askPath("t", saveDir, folderExport, dir, "", nil, func(p string) { got = append(got, p) })
-		return w.Canvas().Focused().(*escEntry)
-	}
-
-	f := ask()
-	fresh := filepath.Join(dir, "figs")
-	f.SetText(fresh)
-	f.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
-	if st, err := os.Stat(fresh); err != nil || !st.IsDir() {
-		t.Fatalf("the new folder was not made: %v", err)
-	}
-	if len(got) != 1 || got[0] != fresh || w.Canvas().Overlays().Top() != nil {
-		t.Errorf("confirming a new folder gave %q (dialog open: %v)", got, w.Canvas().Overlays().Top() != nil)
-	}
-
-	file := filepath.Join(dir, "a-file")
-	os.WriteFile(file, nil, 0o644)
-	f = ask()
-	f.SetText(filepath.Join(file, "sub"))
-	f.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
-	if len(got) != 1 || w.Canvas().Overlays().Top() == nil {
-		t.Fatalf("a folder under a file was taken (%q) or closed the dialog", got)
-	}
-	want := filepath.Join(file, "sub") + " does not exist, nor does the folder above it (" + file + ")"
-	if !strings.Contains(dialogText(w), want) {
-		t.Errorf("the dialog says %q, want %q", dialogText(w), want)
-	}
-	// One level only, and no variables taken for names: a typo or "$HOME"
-	// makes nothing.
-	for _, typed := range []string{filepath.Join(dir, "typo", "figs"), "$HOME/figs"} {
-		f.SetText(typed)
-		f.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
-		if len(got) != 1 || w.Canvas().Overlays().Top() == nil {
-			t.Fatalf("%s was taken (%q) or closed the dialog", typed, got)
-		}
-	}
-	if !strings.Contains(dialogText(w), "variables ($…) are not expanded here") {
-		t.Errorf("the dialog says %q for $HOME/figs", dialogText(w))
-	}
-	if entries, _ := os.ReadDir(dir); len(entries) != 2 { // figs and a-file
-		t.Errorf("folders made: %v", entries)
-	}
-	f.SetText(file)
-	f.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
-	if want := file + " is a file, not a folder"; !strings.Contains(dialogText(w), want) {
-		t.Errorf("the dialog says %q, want %q", dialogText(w), want)
-	}
-}
-
-// dialogText is the texts of the labels in the window's top overlay.
-func dialogText(w fyne.Window) string {
-	var texts []string
-	find(w.Canvas().Overlays().Top(), func(o fyne.CanvasObject) bool {
-		if l, ok := o.(*widget.Label); ok && l.Visible() {
-			texts = append(texts, l.Text)
-		}
-		return false
-	})
-	return strings.Join(texts, "\n")
 }
 
 // The campaign's sizing measures this machine's speeds once the app's

@@ -106,7 +106,7 @@ func card(conf Confidence, d Diagnostics, recs []store.Record) []CardRow {
 		row.Post = postFinding(d, r)
 		row.Truth = truthFinding(d, r)
 		row.Complexity = complexityFinding(conf, r)
-		row.CanRank, row.Verdict = verdict(row, controlCount(r))
+		row.CanRank, row.Verdict = verdict(row, controlCount(r.rankedOnly()))
 		out = append(out, row)
 	}
 	return out

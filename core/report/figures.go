@@ -225,8 +225,8 @@ func fitAxis(a *plot.Axis, desc protocol.Axis, lo, hi float64, bars bool) {
 }
 
 // fitOver sets a to show the parameter a curve runs over, lo…hi the
-// data's extent: the data exactly, or the parameter's natural range where
-// it has one (a fraction removed, 0…1) and the data lie within it — not
+// data's extent: the data exactly, or, where the parameter has a natural
+// range (a fraction removed, 0…1), that range widened to the data — not
 // rounded out to the next labelled tick, which would leave the axis
 // running past the last point (to 40 for strengths that stop at 32). A
 // log scale is fitted as fitAxis does.

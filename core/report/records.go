@@ -33,6 +33,7 @@ type group struct {
 	dataset string
 	info    protocol.Info
 	known   bool   // this build describes the protocol
+	kind    string // the data's kind info was made for ("": not known yet)
 	title   string // the protocol's name, then what sets it apart where a dataset has several settings of it
 	file    string // the same for file names
 	recs    []store.Record
@@ -58,6 +59,7 @@ func newCampaign(recs []store.Record) *campaign {
 		if g == nil {
 			g = &group{dataset: r.Dataset, title: r.Protocol, file: fileName(strings.ToLower(r.Protocol))}
 			g.info, g.known = describe(r)
+			g.kind = dataKind(*r.Result)
 			dp := r.Dataset + "\x00" + r.Protocol
 			settings[dp]++
 			if n := settings[dp]; n > 1 {
@@ -71,6 +73,11 @@ func newCampaign(recs []store.Record) *campaign {
 			}
 			byKey[key] = g
 			c.groups = append(c.groups, g)
+		}
+		if g.kind == "" { // an old run's first record may show no samples: the next that does tells the kind
+			if g.kind = dataKind(*r.Result); g.kind != "" {
+				g.info, g.known = describe(r)
+			}
 		}
 		g.recs = append(g.recs, r)
 	}

@@ -170,9 +170,13 @@ func arrow(b protocol.Better) string {
 	return "↑"
 }
 
-// allEqual is whether every ranked method has the same score.
+// allEqual is whether every ranked method has the same score (true for
+// fewer than two).
 func (r Ranking) allEqual() bool {
 	ranked := r.rankedOnly().Methods
+	if len(ranked) < 2 {
+		return true
+	}
 	for _, m := range ranked[1:] {
 		if m.CI.Estimate != ranked[0].CI.Estimate {
 			return false

@@ -160,7 +160,11 @@ func Evaluate(claims []Claim, recs []store.Record, d report.Diagnostics) []Verdi
 			v.Result += " Checked: the setting's retrained models learned (not all stayed nearer chance than the explained model), so the verdict is not one of models that learned nothing."
 		}
 		if row, ok := cardRow(d.Confidence.Card, sel); ok && n == 0 && v.Outcome != NotEvaluated && !row.CanRank && ranksBy(c.Check) {
-			v.Result += " Caveat: the run's report card says " + row.Verdict + ", so this verdict rests on scores that setting cannot rank by."
+			if c.Check.Expect == "flat" {
+				v.Result += " The run's report card says " + row.Verdict + ": the flatness claimed is here that setting's inability to rank at all."
+			} else {
+				v.Result += " Caveat: the run's report card says " + row.Verdict + ", so this verdict rests on scores that setting cannot rank by."
+			}
 		}
 		out[i] = v
 	}

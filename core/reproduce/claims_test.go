@@ -365,10 +365,15 @@ func TestFlatOnTiedScoresSaysRhoUndefinedAndTheCardsCaveat(t *testing.T) {
 	if v.Outcome != Holds || v.Ours["rho"] != "undefined: every lambda scores the same" || strings.Contains(v.Result, "+0.00 [+0.00, +0.00]") {
 		t.Errorf("%s, ρ %q: %s", v.Outcome, v.Ours["rho"], v.Result)
 	}
-	if !strings.Contains(v.Result, "Caveat: the run's report card says ROAR cannot rank these methods here") {
-		t.Errorf("no caveat from the card: %s", v.Result)
+	if !strings.Contains(v.Result, "The run's report card says ROAR cannot rank these methods here") || !strings.Contains(v.Result, "the flatness claimed is here that setting's inability to rank") {
+		t.Errorf("no word from the card: %s", v.Result)
 	}
-	if v := decide(t, lambdaRun(180, 100, 20), c); strings.Contains(v.Result, "Caveat") || strings.Contains(v.Ours["rho"], "undefined") {
+	inc := c
+	inc.Expect = "increasing"
+	if v := decide(t, lambdaRun(150, 150, 150), inc); v.Outcome != DoesNotHold || !strings.Contains(v.Result, "Caveat: the run's report card says ROAR cannot rank") {
+		t.Errorf("an order claimed of a setting that cannot rank: %s, %s", v.Outcome, v.Result)
+	}
+	if v := decide(t, lambdaRun(180, 100, 20), c); strings.Contains(v.Result, "report card") || strings.Contains(v.Ours["rho"], "undefined") {
 		t.Errorf("a setting that ranks: ρ %q, %s", v.Ours["rho"], v.Result)
 	}
 }
