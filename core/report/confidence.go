@@ -457,7 +457,8 @@ func midRanks(v []float64) []float64 {
 // the methods they share (at least three): the methods each ranks (not
 // weak, with a score), a setting ranking fewer than three left out, and
 // one whose methods all score the same (no ranking to compare: saturated)
-// left out and named. A setting that tells none of its pairs apart stays
+// left out and named — where that leaves fewer than two settings, an
+// Agreement with no protocols says so. A setting that tells none of its pairs apart stays
 // in, named: its τ with the others is within its noise.
 func agreement(rankings []Ranking, seed uint64) []Agreement {
 	var out []Agreement
@@ -484,6 +485,10 @@ func agreement(rankings []Ranking, seed uint64) []Agreement {
 			}
 		}
 		if len(rs) < 2 {
+			if len(rs)+len(tied) >= 2 { // there was something to compare: say why it is not
+				out = append(out, Agreement{Dataset: ds, W: math.NaN(), P: math.NaN(),
+					Words: fmt.Sprintf("the protocols cannot be compared: %s left out, where every method scores the same", strings.Join(tied, ", "))})
+			}
 			continue
 		}
 		// The methods every setting ranks, in the first's order.

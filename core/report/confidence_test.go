@@ -407,6 +407,20 @@ func TestAgreementLeavesOutASaturatedSetting(t *testing.T) {
 	if len(cd) != 2 {
 		t.Errorf("critical-difference figures %v: want those of the two settings that rank", cd)
 	}
+
+	// Without ROAR, one setting ranks: nothing to compare, and the
+	// agreement says why, with no τ table or figure.
+	recs = slices.DeleteFunc(recs, func(r store.Record) bool { return r.Protocol == "ROAR" })
+	d = Diagnose(recs)
+	if len(d.Confidence.Agreement) != 1 || d.Confidence.Agreement[0].Words != "the protocols cannot be compared: Deletion (samples=7) left out, where every method scores the same" {
+		t.Errorf("agreement of one ranking and one saturated setting: %+v", d.Confidence.Agreement)
+	}
+	if _, err := json.Marshal(d); err != nil {
+		t.Errorf("diagnostics with no agreement to measure: %v", err)
+	}
+	if md := Markdown("t", recs, d, Left{}); !strings.Contains(md, "the protocols cannot be compared") || strings.Contains(md, "Kendall's τ between the rankings") {
+		t.Errorf("REPORT.md's agreement:\n%s", md)
+	}
 }
 
 // A setting that tells none of its pairs apart stays in the agreement,

@@ -94,7 +94,11 @@ func Markdown(title string, recs []store.Record, d Diagnostics, left Left) strin
 	if len(conf.Agreement) > 0 {
 		b.WriteString("## Do the protocols agree?\n\n")
 		for _, a := range conf.Agreement {
-			fmt.Fprintf(&b, "On %s, %s.\n\nKendall's τ between the rankings:\n\n| | %s |\n|---|%s\n", a.Dataset, a.Words, strings.Join(a.Protocols, " | "), strings.Repeat("---|", len(a.Protocols)))
+			fmt.Fprintf(&b, "On %s, %s.\n\n", a.Dataset, a.Words)
+			if len(a.Protocols) == 0 {
+				continue
+			}
+			fmt.Fprintf(&b, "Kendall's τ between the rankings:\n\n| | %s |\n|---|%s\n", strings.Join(a.Protocols, " | "), strings.Repeat("---|", len(a.Protocols)))
 			for i, p := range a.Protocols {
 				var cells []string
 				for _, v := range a.Tau[i] {

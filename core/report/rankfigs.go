@@ -59,7 +59,7 @@ func (c *campaign) confidenceFigures(ds string) []Figure {
 		}
 	}
 	for _, a := range c.conf.Agreement {
-		if a.Dataset == ds {
+		if a.Dataset == ds && len(a.Protocols) >= 2 {
 			figs = append(figs, tauFigure(c, a))
 		}
 	}
