@@ -159,11 +159,13 @@ func Evaluate(claims []Claim, recs []store.Record, d report.Diagnostics) []Verdi
 		case v.Outcome == DoesNotHold && retrains(sel):
 			v.Result += " Checked: the setting's retrained models learned (not all stayed nearer chance than the explained model), so the verdict is not one of models that learned nothing."
 		}
-		if row, ok := cardRow(d.Confidence.Card, sel); ok && n == 0 && v.Outcome != NotEvaluated && !row.CanRank && ranksBy(c.Check) {
+		if row, ok := cardRow(d.Confidence.Card, sel); ok && n == 0 && v.Outcome != NotEvaluated && ranksBy(c.Check) && row.Separation.Value == 0 {
+			// The setting tells no two methods apart (the card's separation,
+			// not its other checks: a claim may be that a protocol fails those).
 			if c.Check.Expect == "flat" {
-				v.Result += " The run's report card says " + row.Verdict + ": the flatness claimed is here that setting's inability to rank at all."
+				v.Result += " The run's report card finds " + row.Separation.Short + ": the flatness claimed is here that setting's inability to tell any methods apart."
 			} else {
-				v.Result += " Caveat: the run's report card says " + row.Verdict + ", so this verdict rests on scores that setting cannot rank by."
+				v.Result += " Caveat: the run's report card finds " + row.Separation.Short + ", so this verdict rests on scores that setting cannot tell apart."
 			}
 		}
 		out[i] = v

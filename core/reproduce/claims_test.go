@@ -358,19 +358,19 @@ func TestPaperNumbersOfOneMethodShowThatMethod(t *testing.T) {
 
 // Where every method scores the same, the order check says ρ is
 // undefined (not "+0.00 [+0.00, +0.00]"), and a verdict in a setting the
-// run's report card says cannot rank carries the card's words.
+// run's report card finds tells no two methods apart carries its words.
 func TestFlatOnTiedScoresSaysRhoUndefinedAndTheCardsCaveat(t *testing.T) {
 	c := Check{Kind: "order", Setting: map[string]any{"protocol": "roar"}, Param: "lambda", Expect: "flat"}
 	v := decide(t, lambdaRun(150, 150, 150), c)
 	if v.Outcome != Holds || v.Ours["rho"] != "undefined: every lambda scores the same" || strings.Contains(v.Result, "+0.00 [+0.00, +0.00]") {
 		t.Errorf("%s, ρ %q: %s", v.Outcome, v.Ours["rho"], v.Result)
 	}
-	if !strings.Contains(v.Result, "The run's report card says ROAR cannot rank these methods here") || !strings.Contains(v.Result, "the flatness claimed is here that setting's inability to rank") {
+	if !strings.Contains(v.Result, "The run's report card finds every method scores 0.750, so it cannot tell them apart: the flatness claimed is here that setting's inability to tell any methods apart") {
 		t.Errorf("no word from the card: %s", v.Result)
 	}
 	inc := c
 	inc.Expect = "increasing"
-	if v := decide(t, lambdaRun(150, 150, 150), inc); v.Outcome != DoesNotHold || !strings.Contains(v.Result, "Caveat: the run's report card says ROAR cannot rank") {
+	if v := decide(t, lambdaRun(150, 150, 150), inc); v.Outcome != DoesNotHold || !strings.Contains(v.Result, "Caveat: the run's report card finds every method scores 0.750") {
 		t.Errorf("an order claimed of a setting that cannot rank: %s, %s", v.Outcome, v.Result)
 	}
 	if v := decide(t, lambdaRun(180, 100, 20), c); strings.Contains(v.Result, "report card") || strings.Contains(v.Ours["rho"], "undefined") {
