@@ -19,9 +19,13 @@ import (
 // and its ranking — every method's score with its 95 % interval, the
 // letters of the methods it cannot tell apart and the chance of ranking
 // first; then whether the protocols agree.
-func reportCard(d report.Diagnostics) []fyne.CanvasObject {
+func reportCard(d report.Diagnostics, left report.Left, done int) []fyne.CanvasObject {
 	conf := d.Confidence
 	var out []fyne.CanvasObject
+	if head, rest := left.Incomplete(done); head != "" {
+		out = append(out, widget.NewLabelWithStyle(head+" "+rest+".", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}))
+		out[0].(*widget.Label).Wrapping = fyne.TextWrapWord
+	}
 	if len(conf.Missing) > 0 {
 		var names []string
 		for _, m := range conf.Missing {

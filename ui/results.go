@@ -41,6 +41,7 @@ type Results struct {
 	diag     *fyne.Container // the run's bias checks and warnings as tables (report.Diagnose)
 	diagTabs []diagTable     // what it shows
 	cards    *fyne.Container // the report card of each protocol setting
+	drawCard func()          // draws the open run's report card (nil: none open)
 	tabs     *container.AppTabs
 	table    *widget.Table
 	figSel   *selectWidget // the figures by protocol and kind (figureLabels)
@@ -195,8 +196,12 @@ func (r *Results) Open(dir string, show bool) {
 		r.diagTabs = diagnosticsTables(d)
 		r.diag.Objects = diagnosticsView(r.diagTabs)
 		r.diag.Refresh()
-		r.cards.Objects = reportCard(d)
-		r.cards.Refresh()
+		// Drawn again on a theme switch: its icons take the theme's colours when made.
+		r.drawCard = func() {
+			r.cards.Objects = reportCard(d, report.Left{Failed: len(st.Failed), NotRun: len(st.Missing)}, len(st.Done))
+			r.cards.Refresh()
+		}
+		r.drawCard()
 		r.tabs.Items[tabDiagnostics].Text = "Diagnostics"
 		if len(d.Weak)+len(d.WeakModels) > 0 {
 			r.tabs.Items[tabDiagnostics].Text = "Diagnostics (warnings)"

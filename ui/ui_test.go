@@ -289,7 +289,31 @@ func TestWorkflowOpenTrainLaunchCancelResumeExport(t *testing.T) {
 		if !slices.ContainsFunc(wb.Results.runs.Options, func(o string) bool { return samePlace(o) == samePlace(away) }) {
 			t.Errorf("runs offered %v: the one opened from %s is gone", wb.Results.runs.Options, away)
 		}
+		// The report card's verdict icons take the new theme's colours.
+		before := firstIcon(wb.Results.cards)
+		wb.Settings.SetTheme("light")
+		after := firstIcon(wb.Results.cards)
+		if before == nil || after == nil || before.Resource.Name() == after.Resource.Name() {
+			t.Errorf("the report card's icon after a theme switch: %v, then %v", before, after)
+		}
 	})
+}
+
+// firstIcon is the first icon in o's tree (nil: none).
+func firstIcon(o fyne.CanvasObject) *widget.Icon {
+	switch o := o.(type) {
+	case *widget.Icon:
+		return o
+	case *widget.Card:
+		return firstIcon(o.Content)
+	case *fyne.Container:
+		for _, c := range o.Objects {
+			if i := firstIcon(c); i != nil {
+				return i
+			}
+		}
+	}
+	return nil
 }
 
 // Maps of two methods for four samples make a gallery of a header and

@@ -110,6 +110,9 @@ func NewWorkbench(cfg Config) *Workbench {
 		}
 		w.Results.showFigure(w.Results.figIndex(w.Results.figSel.Selected))
 		w.Evaluate.list.Refresh() // its rows' icons (updateRow)
+		if w.Results.drawCard != nil {
+			w.Results.drawCard() // its verdicts' icons
+		}
 	}
 	w.Library.openPath = w.OpenPath
 	w.content = container.NewBorder(nil, container.NewVBox(widget.NewSeparator(), s.status.Content()), nil, nil, w.Tabs)

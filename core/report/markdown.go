@@ -19,9 +19,8 @@ func Markdown(title string, recs []store.Record, d Diagnostics, left Left) strin
 	conf := d.Confidence
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n", title)
-	if n := left.Failed + left.NotRun; n > 0 {
-		fmt.Fprintf(&b, "> **Incomplete: %d of %s are missing** (%d failed, %d not run). The rankings below rest on the %d done and may change when the rest run (`faithlab-cli status` lists them).\n\n",
-			n, Count(len(recs)+n, "task"), left.Failed, left.NotRun, len(recs))
+	if head, rest := left.Incomplete(len(recs)); head != "" {
+		fmt.Fprintf(&b, "> **%s** %s (`faithlab-cli status` lists them).\n\n", head, rest)
 	}
 	fmt.Fprintf(&b, "Every score is the mean over the test inputs (and over the seeds, where there are several) with its %.0f %% interval: a percentile bootstrap of %d resamples (seed %d) over the inputs, or over the seeds and then the inputs, so that retraining noise counts. Two methods are told apart when the paired bootstrap of their difference, Holm-corrected over the protocol's pairs, rejects no difference at %.0f %%; methods sharing a letter cannot be told apart. P(first) is the share of resamples in which a method ranks first.\n\n",
 		100*conf.Level, conf.Resamples, conf.Seed, 100*Alpha)
@@ -124,6 +123,18 @@ func Markdown(title string, recs []store.Record, d Diagnostics, left Left) strin
 
 // Left counts the planned tasks a report's results lack.
 type Left struct{ Failed, NotRun int }
+
+// Incomplete words, for a run of done tasks missing l's, that its report
+// is incomplete: "Incomplete: 4 of 6 tasks are missing" and what follows
+// ("(0 failed, 4 not run). The rankings rest on …"); "" when none are.
+func (l Left) Incomplete(done int) (head, rest string) {
+	n := l.Failed + l.NotRun
+	if n == 0 {
+		return "", ""
+	}
+	return fmt.Sprintf("Incomplete: %d of %s are missing", n, Count(done+n, "task")),
+		fmt.Sprintf("(%d failed, %d not run). The rankings rest on the %d done and may change when the rest run", l.Failed, l.NotRun, done)
+}
 
 // cellText keeps a table cell on its line.
 func cellText(s string) string { return strings.NewReplacer("|", "\\|", "\n", " ").Replace(s) }
