@@ -105,8 +105,11 @@ func decodeImage(r io.ReadSeeker) (image.Image, error) {
 		return nil, err
 	}
 	img, _, err := image.Decode(r)
+	if err != nil && !strings.HasPrefix(err.Error(), format+":") { // Go's PNG errors name it already
+		err = fmt.Errorf("%s: %w", format, err)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", format, err)
+		return nil, err
 	}
 	return img, nil
 }

@@ -575,3 +575,12 @@ func TestCSVHeaderNamesTheFeatures(t *testing.T) {
 		t.Errorf("features %v, values %v", d.Features, d.X)
 	}
 }
+
+// A PNG cut short after its header says so once: "png: …", not "png: png: …".
+func TestTruncatedPNGNamesItsFormatOnce(t *testing.T) {
+	b := pngBytes(t, 8, 8)
+	_, err := decodeImage(bytes.NewReader(b[:len(b)-20]))
+	if err == nil || !strings.HasPrefix(err.Error(), "png: ") || strings.Contains(err.Error(), "png: png:") {
+		t.Errorf("truncated PNG: %v", err)
+	}
+}
