@@ -115,7 +115,7 @@ func barChart(title, yLabel string, labels []string, values []float64, w, h int)
 		p.Add(bars)
 	}
 	p.NominalX(labels...)
-	p.Y.Tick.Marker = plainTicks{}
+	p.Y.Tick.Marker = countTicks{}
 	p.X.Tick.Label.Rotation = 0.6
 	p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
 	p.Y.Min = 0
@@ -154,6 +154,20 @@ func faintGrid() *plotter.Grid {
 // power of ten), labelled with as few digits as they need ("250", not
 // "250.00").
 type plainTicks struct{}
+
+// countTicks are plainTicks on whole numbers only: a count of 3 samples
+// has no tick at 0.5.
+type countTicks struct{}
+
+func (countTicks) Ticks(lo, hi float64) []plot.Tick {
+	var ts []plot.Tick
+	for _, t := range (plainTicks{}).Ticks(lo, hi) {
+		if t.Value == math.Trunc(t.Value) {
+			ts = append(ts, t)
+		}
+	}
+	return ts
+}
 
 func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
 	if !(hi > lo) {
