@@ -151,6 +151,23 @@ func TestShortcutsAreOnTheMainMenu(t *testing.T) {
 				t.Errorf("no menu shortcut Ctrl+%s", k)
 			}
 		}
+		// View checks the theme in use, and follows a switch.
+		checked := func() (out []string) {
+			for _, it := range menu.Items[1].Items {
+				if it.Checked {
+					out = append(out, it.Label)
+				}
+			}
+			return out
+		}
+		wb.Settings.SetTheme("light")
+		if got := checked(); len(got) != 1 || got[0] != "Light theme" {
+			t.Errorf("View checks %v under the light theme", got)
+		}
+		wb.Settings.SetTheme("dark")
+		if got := checked(); len(got) != 1 || got[0] != "Dark theme" {
+			t.Errorf("View checks %v under the dark theme", got)
+		}
 	})
 }
 

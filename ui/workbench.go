@@ -30,6 +30,8 @@ type Workbench struct {
 	content  fyne.CanvasObject
 	quitWin  func() // asks, then closes the window (Install)
 	showData string // a dataset opened from a menu or a drop, whose screen opens when it is open
+	mainMenu *fyne.MainMenu
+	themes   map[string]*fyne.MenuItem // View's theme items, the current one checked
 }
 
 // Screen names, in tab order.
@@ -113,6 +115,7 @@ func NewWorkbench(cfg Config) *Workbench {
 		if w.Results.drawCard != nil {
 			w.Results.drawCard() // its verdicts' icons
 		}
+		w.markTheme()
 	}
 	w.Library.openPath = w.OpenPath
 	w.content = container.NewBorder(nil, container.NewVBox(widget.NewSeparator(), s.status.Content()), nil, nil, w.Tabs)
@@ -259,14 +262,30 @@ func (w *Workbench) menu() *fyne.MainMenu {
 		tab := i
 		screens = append(screens, ctrl(item(t.Text, func() { w.Tabs.SelectIndex(tab) }), fyne.KeyName(string(rune('1'+tab)))))
 	}
-	view := fyne.NewMenu("View", append(screens, fyne.NewMenuItemSeparator(),
-		item("Light theme", func() { w.Settings.SetTheme("light") }),
-		item("Dark theme", func() { w.Settings.SetTheme("dark") }),
-		item("System theme", func() { w.Settings.SetTheme("system") }))...)
+	w.themes = map[string]*fyne.MenuItem{}
+	themes := []*fyne.MenuItem{fyne.NewMenuItemSeparator()}
+	for _, v := range []string{"light", "dark", "system"} {
+		it := item(strings.ToUpper(v[:1])+v[1:]+" theme", func() { w.Settings.SetTheme(v) })
+		w.themes[v] = it
+		themes = append(themes, it)
+	}
+	view := fyne.NewMenu("View", append(screens, themes...)...)
 	help := fyne.NewMenu("Help",
 		item("Keyboard shortcuts", w.showShortcuts),
 		item("About Faithlab", func() { w.Tabs.SelectIndex(TabSettings) }))
-	return fyne.NewMainMenu(file, view, help)
+	w.mainMenu = fyne.NewMainMenu(file, view, help)
+	w.markTheme()
+	return w.mainMenu
+}
+
+// markTheme checks the View menu's item of the theme in use.
+func (w *Workbench) markTheme() {
+	for v, it := range w.themes {
+		it.Checked = v == w.Settings.theme.Selected
+	}
+	if w.mainMenu != nil {
+		w.mainMenu.Refresh()
+	}
 }
 
 func (w *Workbench) showShortcuts() {
