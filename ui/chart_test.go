@@ -13,3 +13,4 @@ func TestCountTicksAreWholeNumbers(t *testing.T) {
 		t.Errorf("ticks of counts 0…2: %v", got)
 	}
 }
+

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -264,8 +265,8 @@ func describeModel(m *model.Model) string {
 		fmt.Fprintf(&b, "; test accuracy %.4f", m.Test.Accuracy)
 	}
 	if r := m.Training; r != nil {
-		fmt.Fprintf(&b, "; trained %d epochs (%s; weights of epoch %d), %s, lr %g, seed %d, %.0f s", len(r.History), stoppedWords(r.Stopped), r.BestEpoch,
-			r.Config.Optimizer, r.Config.LR, r.Config.Seed, r.Seconds)
+		fmt.Fprintf(&b, "; trained %d epochs (%s; weights of epoch %d), %s, lr %g, seed %d, %s s", len(r.History), stoppedWords(r.Stopped), r.BestEpoch,
+			r.Config.Optimizer, r.Config.LR, r.Config.Seed, secondsText(r.Seconds))
 	}
 	return b.String()
 }
@@ -344,4 +345,13 @@ func reselect(list *widget.List, items []string, sel *string, none func()) {
 	*sel = ""
 	list.UnselectAll()
 	none()
+}
+
+// secondsText writes a duration in seconds with a decimal below 10 s, so
+// that a short training is not "0 s".
+func secondsText(s float64) string {
+	if s < 10 {
+		return strconv.FormatFloat(s, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(s, 'f', 0, 64)
 }
