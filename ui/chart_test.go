@@ -13,4 +13,3 @@ func TestCountTicksAreWholeNumbers(t *testing.T) {
 		t.Errorf("ticks of counts 0…2: %v", got)
 	}
 }
-
