@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -48,6 +49,8 @@ type ModelView struct {
 	history   []train.Epoch
 	live      [][3]float64 // (epochs so far, running loss, running accuracy) within the epochs
 	cancel    context.CancelFunc
+	feed      *trainFeed // the training's progress, drawn coalesced
+	draws     int        // charts drawn (tests)
 	content   fyne.CanvasObject
 }
 
@@ -201,42 +204,16 @@ func (v *ModelView) Start() {
 	v.stop.Enable()
 	v.bar.SetValue(0)
 	v.bar.Show()
-	var last, lastPoint time.Time
 	var m *model.Model
+	feed := &trainFeed{}
+	v.feed = feed
 	v.cancel = v.s.Go("training "+arch, func(ctx context.Context) error {
 		var err error
-		m, err = fit.Run(ctx, func(p train.Progress) {
-			if !p.EpochDone && time.Since(last) < 33*time.Millisecond {
-				return // redraw at most ~30 times a second
-			}
-			last = time.Now()
-			frac := (float64(p.Epoch-1) + float64(p.Batch)/float64(p.Batches)) / float64(p.Epochs)
-			line := fmt.Sprintf("epoch %d/%d  batch %d/%d  loss %.4f  accuracy %.4f", p.Epoch, p.Epochs, p.Batch, p.Batches, p.Loss, p.Accuracy)
-			var e *train.Epoch
-			if p.EpochDone {
-				ep := *p.Last
-				e = &ep
-			}
-			point := time.Since(lastPoint) > 500*time.Millisecond
-			if point {
-				lastPoint = time.Now()
-			}
-			x := float64(p.Epoch-1) + float64(p.Batch)/float64(p.Batches)
-			v.s.cfg.Do(func() {
-				v.bar.SetValue(frac)
-				v.readout.SetText(line)
-				if point && e == nil {
-					v.live = append(v.live, [3]float64{x, p.Loss, p.Accuracy})
-					v.drawChart()
-				}
-				if e != nil {
-					v.history = append(v.history, *e)
-					v.drawChart()
-				}
-			})
-		})
+		m, err = fit.Run(ctx, func(p train.Progress) { v.progress(feed, p) })
 		return err
 	}, func(err error) {
+		v.flush(feed) // the epochs not drawn yet, before they are counted
+		feed.close()
 		v.cancel = nil
 		v.stop.Disable()
 		v.start.Enable()
@@ -266,6 +243,90 @@ func (v *ModelView) Start() {
 			}
 		}
 	})
+}
+
+// trainFeed carries a training's progress to the UI goroutine, coalesced:
+// the trainer records every event here, and at most one redraw is queued
+// at a time, at least 33 ms after the last, which draws the latest state
+// and every epoch finished since. (A redraw queued per finished epoch
+// backed the UI's queue up on a small table: the epoch counter trailed,
+// and a click on Cancel waited behind hundreds of charts.)
+type trainFeed struct {
+	mu     sync.Mutex
+	epochs []train.Epoch // finished since the last redraw
+	live   [][3]float64  // running means since the last redraw
+	frac   float64       // the progress bar's value
+	line   string        // the readout
+	fresh  bool          // frac and line not shown yet
+	queued bool          // a redraw is queued or waiting for its time
+	last   time.Time     // when the last redraw ran
+	point  time.Time     // when the last running mean was kept
+	done   bool          // the training ended: late redraws do nothing
+}
+
+// redrawEvery is the least time between two redraws of a training's
+// progress (about 30 a second).
+const redrawEvery = 33 * time.Millisecond
+
+// progress records a training event (on the trainer's goroutine) and
+// queues a redraw unless one is queued.
+func (v *ModelView) progress(f *trainFeed, p train.Progress) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	x := float64(p.Epoch-1) + float64(p.Batch)/float64(p.Batches)
+	f.frac = x / float64(p.Epochs)
+	f.line = fmt.Sprintf("epoch %d/%d  batch %d/%d  loss %.4f  accuracy %.4f", p.Epoch, p.Epochs, p.Batch, p.Batches, p.Loss, p.Accuracy)
+	f.fresh = true
+	switch {
+	case p.EpochDone:
+		f.epochs = append(f.epochs, *p.Last)
+	case time.Since(f.point) > 500*time.Millisecond:
+		f.point = time.Now()
+		f.live = append(f.live, [3]float64{x, p.Loss, p.Accuracy})
+	}
+	if f.queued || f.done {
+		return
+	}
+	f.queued = true
+	v.s.pending.Add(1) // State.Wait waits for the redraw too
+	queue := func() {
+		v.s.cfg.Do(func() {
+			defer v.s.pending.Add(-1)
+			v.flush(f)
+		})
+	}
+	if wait := redrawEvery - time.Since(f.last); wait > 0 {
+		time.AfterFunc(wait, queue)
+	} else {
+		queue()
+	}
+}
+
+// flush shows what the feed holds (on the UI goroutine).
+func (v *ModelView) flush(f *trainFeed) {
+	f.mu.Lock()
+	epochs, live, frac, line, fresh, done := f.epochs, f.live, f.frac, f.line, f.fresh, f.done
+	f.epochs, f.live, f.fresh, f.queued, f.last = nil, nil, false, false, time.Now()
+	f.mu.Unlock()
+	if done || v.feed != f {
+		return
+	}
+	if fresh {
+		v.bar.SetValue(frac)
+		v.readout.SetText(line)
+	}
+	if len(epochs) > 0 || len(live) > 0 {
+		v.history = append(v.history, epochs...)
+		v.live = append(v.live, live...)
+		v.drawChart()
+	}
+}
+
+// close ends the feed: a redraw still queued does nothing.
+func (f *trainFeed) close() {
+	f.mu.Lock()
+	f.done = true
+	f.mu.Unlock()
 }
 
 // Cancel stops training within a batch.
@@ -303,6 +364,7 @@ func (v *ModelView) drawChart() {
 	valX := ep[:len(vloss)]
 	lossS = append(lossS, series{Name: "epoch mean", X: ep, Y: loss, Colour: blue}, series{Name: "validation", X: valX, Y: vloss, Colour: orange, Dashed: true})
 	accS = append(accS, series{Name: "epoch mean", X: ep, Y: acc, Colour: blue}, series{Name: "validation", X: valX, Y: vacc, Colour: orange, Dashed: true})
+	v.draws++
 	v.chart.Draw(func(w, h int) image.Image {
 		// Loss above accuracy, each half the height, at most 1.6 times as wide as high.
 		h = min(h/2, w*5/8)
