@@ -111,7 +111,7 @@ func newModelView(s *State) *ModelView {
 	left := container.NewVBox(widget.NewLabelWithStyle("Train a model", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		form, container.NewHBox(v.start, v.stop), v.bar, v.readout, widget.NewSeparator(), open)
 	right := container.NewBorder(container.NewVBox(widget.NewLabelWithStyle("Model under explanation", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), v.info,
-		widget.NewLabel("Confusion matrix on the test split (rows: true class, columns: predicted)")), nil, nil, nil, v.confusion)
+		wrapped("Confusion matrix on the test split (rows: true class, columns: predicted)")), nil, nil, nil, v.confusion)
 	center := container.NewHSplit(container.NewBorder(nil, nil, nil, nil, v.chart), right)
 	center.Offset = 0.34
 	v.content = container.NewBorder(nil, nil, container.NewVScroll(container.NewGridWrap(fyne.NewSize(330, 520), left)), nil, center)
