@@ -86,9 +86,11 @@ func newModelView(s *State) *ModelView {
 	)
 	v.confusion = widget.NewTableWithHeaders(func() (int, int) { return len(v.matrix), len(v.matrix) },
 		func() fyne.CanvasObject {
-			l := widget.NewLabel("0000")
-			l.Alignment, l.SizeName = fyne.TextAlignCenter, theme.SizeNameCaptionText
-			return container.NewStack(canvas.NewRectangle(color.Transparent), l)
+			// The count's colour follows its cell's (countColour): a label's
+			// grey was unreadable on the light theme's saturated blue.
+			l := canvas.NewText("0000", theme.Color(theme.ColorNameForeground))
+			l.Alignment, l.TextSize = fyne.TextAlignCenter, theme.CaptionTextSize()
+			return container.NewStack(canvas.NewRectangle(color.Transparent), container.NewCenter(l))
 		},
 		v.confusionCell)
 	v.confusion.CreateHeader = func() fyne.CanvasObject {
@@ -432,7 +434,7 @@ func (v *ModelView) setMatrix(m [][]int) {
 // confusionCell shades a cell by its share of its row (the true class).
 func (v *ModelView) confusionCell(id widget.TableCellID, o fyne.CanvasObject) {
 	c := o.(*fyne.Container)
-	rect, l := c.Objects[0].(*canvas.Rectangle), c.Objects[1].(*widget.Label)
+	rect, l := c.Objects[0].(*canvas.Rectangle), c.Objects[1].(*fyne.Container).Objects[0].(*canvas.Text)
 	if id.Row >= len(v.matrix) || id.Col >= len(v.matrix) {
 		return
 	}
@@ -449,12 +451,41 @@ func (v *ModelView) confusionCell(id widget.TableCellID, o fyne.CanvasObject) {
 	if id.Row != id.Col {
 		base = color.RGBA{213, 94, 0, 255}
 	}
-	rect.FillColor = color.NRGBA{base.R, base.G, base.B, uint8(30 + 225*math.Sqrt(share))} // √ so that small shares still show
+	fill := color.NRGBA{base.R, base.G, base.B, uint8(30 + 225*math.Sqrt(share))} // √ so that small shares still show
+	rect.FillColor = fill
+	l.Color = countColour(fill, theme.Color(theme.ColorNameBackground))
 	if row[id.Col] == 0 {
 		rect.FillColor = color.Transparent
+		l.Color = theme.Color(theme.ColorNameForeground)
 	}
 	rect.Refresh()
-	l.SetText(strconv.Itoa(row[id.Col]))
+	l.Text = strconv.Itoa(row[id.Col])
+	l.TextSize = theme.CaptionTextSize()
+	l.Refresh()
+}
+
+// countColour is black or white, whichever stands out more on a cell
+// filled with fill over the background bg: by the relative luminance
+// (WCAG 2) of what shows.
+func countColour(fill, bg color.Color) color.Color {
+	f, b := color.NRGBAModel.Convert(fill).(color.NRGBA), color.NRGBAModel.Convert(bg).(color.NRGBA)
+	a := float64(f.A) / 255
+	over := func(x, y uint8) float64 { return (a*float64(x) + (1-a)*float64(y)) / 255 }
+	if relativeLuminance(over(f.R, b.R), over(f.G, b.G), over(f.B, b.B)) > 0.179 {
+		return color.Black // 0.179: where black's contrast and white's are equal
+	}
+	return color.White
+}
+
+// relativeLuminance is WCAG 2's of an sRGB colour with channels in [0, 1].
+func relativeLuminance(r, g, b float64) float64 {
+	lin := func(c float64) float64 {
+		if c <= 0.04045 {
+			return c / 12.92
+		}
+		return math.Pow((c+0.055)/1.055, 2.4)
+	}
+	return 0.2126*lin(r) + 0.7152*lin(g) + 0.0722*lin(b)
 }
 
 // modelClass names class c of the open model.

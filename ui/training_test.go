@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"image/color"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -11,6 +12,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
 
 	"faithlab/core/train"
 )
@@ -100,6 +107,44 @@ func TestCancelStopsTrainingWithinAFewEpochs(t *testing.T) {
 		done, _ := strconv.Atoi(m[1])
 		if done != len(wb.Model.history) || trained >= 0 && done-trained > 3 || done-shown > 30 {
 			t.Errorf("cancelled with %d epochs trained, %d on the chart: stopped after %d (chart %d)", trained, shown, done, len(wb.Model.history))
+		}
+	})
+}
+
+// The confusion matrix's counts stand out from their cells on either
+// theme: the light theme's diagonal once showed grey counts on saturated
+// blue.
+func TestConfusionCountsReadOnTheirCells(t *testing.T) {
+	wb, loop, _ := newTestWorkbench(t)
+	contrast := func(a, b color.Color) float64 {
+		lum := func(c color.Color) float64 {
+			n := color.NRGBAModel.Convert(c).(color.NRGBA)
+			return relativeLuminance(float64(n.R)/255, float64(n.G)/255, float64(n.B)/255)
+		}
+		x, y := lum(a), lum(b)
+		return (max(x, y) + 0.05) / (min(x, y) + 0.05)
+	}
+	loop.run(func() {
+		defer fyne.CurrentApp().Settings().SetTheme(test.Theme())
+		v := wb.Model
+		v.matrix = [][]int{{97, 3, 0}, {10, 60, 30}, {1, 0, 99}}
+		for _, variant := range []string{"light", "dark"} {
+			fyne.CurrentApp().Settings().SetTheme(variantTheme(variant))
+			bg := color.NRGBAModel.Convert(theme.Color(theme.ColorNameBackground)).(color.NRGBA)
+			for r := range v.matrix {
+				for c := range v.matrix {
+					cell := v.confusion.CreateCell()
+					v.confusionCell(widget.TableCellID{Row: r, Col: c}, cell)
+					text := find(cell, func(o fyne.CanvasObject) bool { t, ok := o.(*canvas.Text); return ok && t.Text != "" }).(*canvas.Text)
+					fill := color.NRGBAModel.Convert(find(cell, func(o fyne.CanvasObject) bool { _, ok := o.(*canvas.Rectangle); return ok }).(*canvas.Rectangle).FillColor).(color.NRGBA)
+					a := float64(fill.A) / 255
+					over := func(x, y uint8) uint8 { return uint8(a*float64(x) + (1-a)*float64(y) + 0.5) }
+					shown := color.NRGBA{over(fill.R, bg.R), over(fill.G, bg.G), over(fill.B, bg.B), 255}
+					if k := contrast(text.Color, shown); k < 4.5 {
+						t.Errorf("%s theme, cell %d,%d: %q in %v on %v, contrast %.2f", variant, r, c, text.Text, text.Color, shown, k)
+					}
+				}
+			}
 		}
 	})
 }
