@@ -270,6 +270,41 @@ func (s *State) Fits() bool {
 	return s.Model != nil && s.Data != nil && slices.Equal(s.Model.InputShape, s.Data.Train.Shape) && len(s.Model.Classes) == len(s.Data.Train.Classes)
 }
 
+// misfit says, for a screen in place of its results, why there are none:
+// no dataset, no model, or a model that does not take the dataset's
+// samples ("" when the model fits).
+func (s *State) misfit() string {
+	switch {
+	case s.Fits():
+		return ""
+	case s.Data == nil:
+		return "Open a dataset and a model, then pick a sample (or click one on the Data screen)."
+	case s.Model == nil:
+		return fmt.Sprintf("No model open: open or train a model for %s.", displayName(s.Data.Ref))
+	}
+	m, d := s.Model, s.Data.Train
+	name := displayName(s.Data.Ref)
+	if !slices.Equal(m.InputShape, d.Shape) {
+		return fmt.Sprintf("The open model (%s, %s) does not take %s's %s: open or train a model for this dataset.",
+			m.Arch, describeInput(m.InputShape, "inputs"), name, describeInput(d.Shape, "features"))
+	}
+	return fmt.Sprintf("The open model (%s, %d classes) does not take %s's %d classes: open or train a model for this dataset.",
+		m.Arch, len(m.Classes), name, len(d.Classes))
+}
+
+// describeInput names a sample shape: "6 inputs" (a row of a table, noun
+// as given) or "1×28×28 images".
+func describeInput(shape []int, noun string) string {
+	if len(shape) == 3 && shape[1] == 1 && shape[2] == 1 {
+		return fmt.Sprintf("%d %s", shape[0], noun)
+	}
+	var dims []string
+	for _, n := range shape {
+		dims = append(dims, strconv.Itoa(n))
+	}
+	return strings.Join(dims, "×") + " images"
+}
+
 // Predictions returns the open model's predicted class for every sample of
 // the split, or nil while they are being computed (or without a model that
 // fits the data); onModel listeners run again when they are ready.

@@ -176,6 +176,7 @@ func (v *Inspect) SetRate(r float64) {
 // method changed, then its removals.
 func (v *Inspect) refresh() {
 	if !v.s.Fits() {
+		v.clear()
 		return
 	}
 	if v.method.Selected == "file" && strings.TrimSpace(v.mapsFile.Text) == "" {
@@ -223,7 +224,11 @@ func (v *Inspect) refresh() {
 // panels.
 func (v *Inspect) remove() {
 	ex := v.explained
-	if ex == nil || !v.s.Fits() {
+	if !v.s.Fits() {
+		v.clear()
+		return
+	}
+	if ex == nil {
 		return // the map under way calls back when it is ready
 	}
 	v.removeGen++
@@ -244,6 +249,25 @@ func (v *Inspect) remove() {
 		v.show(ds.Shape, saliency, out, target)
 		v.manifold.update(ex, rate)
 	})
+}
+
+// clear empties the panels when no model fitting the open data is open,
+// drops the answers under way, and says why in place of the caption: the
+// panels of another dataset's sample must not stay beside this one's.
+func (v *Inspect) clear() {
+	if v.content == nil {
+		return // still being built
+	}
+	v.mapGen++
+	v.removeGen++
+	v.mapKey, v.explained = "", nil
+	v.panels.Objects = nil
+	v.panels.Refresh()
+	v.traceBox.Objects = nil
+	v.traceBox.Refresh()
+	v.manifold.update(nil, 0)
+	v.cascade.update(nil)
+	v.caption.SetText(v.s.misfit())
 }
 
 func (v *Inspect) show(shape []int, saliency []float32, r campaign.Removed, target int) {

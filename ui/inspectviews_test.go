@@ -138,3 +138,27 @@ func TestPixelReadouts(t *testing.T) {
 		t.Errorf("map (0, 1): %q", got)
 	}
 }
+
+// A model that does not take the open dataset's samples leaves no panels
+// on Inspect: not the last dataset's sample beside this one's number, but
+// a plain word of why and what to do.
+func TestInspectClearsAndSaysSoWhenTheModelDoesNotFitTheData(t *testing.T) {
+	wb, loop, _ := newTestWorkbench(t)
+	trainMLP(t, wb, loop, 1)
+	loop.run(func() { wb.State.Inspect("test", 0) })
+	loop.waitFor(t, "gmm's sample 0", func() bool { return len(wb.Inspect.panels.Objects) == 8 })
+	loop.run(func() { wb.State.OpenData("fashion-mnist") })
+	loop.waitFor(t, "Fashion-MNIST", func() bool { return wb.State.Data.Ref == "fashion-mnist" })
+	loop.run(func() { wb.State.Inspect("test", 5) })
+	loop.run(func() {
+		if n := len(wb.Inspect.panels.Objects); n != 0 {
+			t.Errorf("%d panels of another dataset's sample stay", n)
+		}
+		got := wb.Inspect.caption.Text
+		for _, want := range []string{"The open model (mlp, 20 inputs)", "does not take fashion-mnist's 1×28×28 images", "open or train a model"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("caption %q lacks %q", got, want)
+			}
+		}
+	})
+}

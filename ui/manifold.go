@@ -65,6 +65,7 @@ func pixelImage() *canvas.Image {
 // update recomputes GOAR's projection and FUD's in-painting of the sample
 // Inspect shows (its map, the removal rate), when the view is on.
 func (v *manifoldView) update(ex *campaign.Explained, rate float64) {
+	v.gen++ // an answer under way is for another sample, or none
 	if !v.on.Checked || ex == nil || !v.s.Fits() {
 		v.box.Objects = nil
 		v.box.Refresh()
@@ -75,7 +76,6 @@ func (v *manifoldView) update(ex *campaign.Explained, rate float64) {
 		v.message("GOAR and FUD on tabular data run in campaigns (a fitted mixture or the empirical denoiser); here they need an image prior.")
 		return
 	}
-	v.gen++
 	gen := v.gen
 	m := v.s.Model.Copy()
 	ds := l.Split(ex.Request.Split)

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -48,6 +49,8 @@ type ModelView struct {
 	history   []train.Epoch
 	live      [][3]float64 // (epochs so far, running loss, running accuracy) within the epochs
 	cancel    context.CancelFunc
+	feed      *trainFeed // the training's progress, drawn coalesced
+	draws     int        // charts drawn (tests)
 	content   fyne.CanvasObject
 }
 
@@ -83,9 +86,11 @@ func newModelView(s *State) *ModelView {
 	)
 	v.confusion = widget.NewTableWithHeaders(func() (int, int) { return len(v.matrix), len(v.matrix) },
 		func() fyne.CanvasObject {
-			l := widget.NewLabel("0000")
-			l.Alignment, l.SizeName = fyne.TextAlignCenter, theme.SizeNameCaptionText
-			return container.NewStack(canvas.NewRectangle(color.Transparent), l)
+			// The count's colour follows its cell's (countColour): a label's
+			// grey was unreadable on the light theme's saturated blue.
+			l := canvas.NewText("0000", theme.Color(theme.ColorNameForeground))
+			l.Alignment, l.TextSize = fyne.TextAlignCenter, theme.CaptionTextSize()
+			return container.NewStack(canvas.NewRectangle(color.Transparent), container.NewCenter(l))
 		},
 		v.confusionCell)
 	v.confusion.CreateHeader = func() fyne.CanvasObject {
@@ -108,7 +113,7 @@ func newModelView(s *State) *ModelView {
 	left := container.NewVBox(widget.NewLabelWithStyle("Train a model", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		form, container.NewHBox(v.start, v.stop), v.bar, v.readout, widget.NewSeparator(), open)
 	right := container.NewBorder(container.NewVBox(widget.NewLabelWithStyle("Model under explanation", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), v.info,
-		widget.NewLabel("Confusion matrix on the test split (rows: true class, columns: predicted)")), nil, nil, nil, v.confusion)
+		wrapped("Confusion matrix on the test split (rows: true class, columns: predicted)")), nil, nil, nil, v.confusion)
 	center := container.NewHSplit(container.NewBorder(nil, nil, nil, nil, v.chart), right)
 	center.Offset = 0.34
 	v.content = container.NewBorder(nil, nil, container.NewVScroll(container.NewGridWrap(fyne.NewSize(330, 520), left)), nil, center)
@@ -201,42 +206,16 @@ func (v *ModelView) Start() {
 	v.stop.Enable()
 	v.bar.SetValue(0)
 	v.bar.Show()
-	var last, lastPoint time.Time
 	var m *model.Model
+	feed := &trainFeed{}
+	v.feed = feed
 	v.cancel = v.s.Go("training "+arch, func(ctx context.Context) error {
 		var err error
-		m, err = fit.Run(ctx, func(p train.Progress) {
-			if !p.EpochDone && time.Since(last) < 33*time.Millisecond {
-				return // redraw at most ~30 times a second
-			}
-			last = time.Now()
-			frac := (float64(p.Epoch-1) + float64(p.Batch)/float64(p.Batches)) / float64(p.Epochs)
-			line := fmt.Sprintf("epoch %d/%d  batch %d/%d  loss %.4f  accuracy %.4f", p.Epoch, p.Epochs, p.Batch, p.Batches, p.Loss, p.Accuracy)
-			var e *train.Epoch
-			if p.EpochDone {
-				ep := *p.Last
-				e = &ep
-			}
-			point := time.Since(lastPoint) > 500*time.Millisecond
-			if point {
-				lastPoint = time.Now()
-			}
-			x := float64(p.Epoch-1) + float64(p.Batch)/float64(p.Batches)
-			v.s.cfg.Do(func() {
-				v.bar.SetValue(frac)
-				v.readout.SetText(line)
-				if point && e == nil {
-					v.live = append(v.live, [3]float64{x, p.Loss, p.Accuracy})
-					v.drawChart()
-				}
-				if e != nil {
-					v.history = append(v.history, *e)
-					v.drawChart()
-				}
-			})
-		})
+		m, err = fit.Run(ctx, func(p train.Progress) { v.progress(feed, p) })
 		return err
 	}, func(err error) {
+		v.flush(feed) // the epochs not drawn yet, before they are counted
+		feed.close()
 		v.cancel = nil
 		v.stop.Disable()
 		v.start.Enable()
@@ -266,6 +245,90 @@ func (v *ModelView) Start() {
 			}
 		}
 	})
+}
+
+// trainFeed carries a training's progress to the UI goroutine, coalesced:
+// the trainer records every event here, and at most one redraw is queued
+// at a time, at least 33 ms after the last, which draws the latest state
+// and every epoch finished since. (A redraw queued per finished epoch
+// backed the UI's queue up on a small table: the epoch counter trailed,
+// and a click on Cancel waited behind hundreds of charts.)
+type trainFeed struct {
+	mu     sync.Mutex
+	epochs []train.Epoch // finished since the last redraw
+	live   [][3]float64  // running means since the last redraw
+	frac   float64       // the progress bar's value
+	line   string        // the readout
+	fresh  bool          // frac and line not shown yet
+	queued bool          // a redraw is queued or waiting for its time
+	last   time.Time     // when the last redraw ran
+	point  time.Time     // when the last running mean was kept
+	done   bool          // the training ended: late redraws do nothing
+}
+
+// redrawEvery is the least time between two redraws of a training's
+// progress (about 30 a second).
+const redrawEvery = 33 * time.Millisecond
+
+// progress records a training event (on the trainer's goroutine) and
+// queues a redraw unless one is queued.
+func (v *ModelView) progress(f *trainFeed, p train.Progress) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	x := float64(p.Epoch-1) + float64(p.Batch)/float64(p.Batches)
+	f.frac = x / float64(p.Epochs)
+	f.line = fmt.Sprintf("epoch %d/%d  batch %d/%d  loss %.4f  accuracy %.4f", p.Epoch, p.Epochs, p.Batch, p.Batches, p.Loss, p.Accuracy)
+	f.fresh = true
+	switch {
+	case p.EpochDone:
+		f.epochs = append(f.epochs, *p.Last)
+	case time.Since(f.point) > 500*time.Millisecond:
+		f.point = time.Now()
+		f.live = append(f.live, [3]float64{x, p.Loss, p.Accuracy})
+	}
+	if f.queued || f.done {
+		return
+	}
+	f.queued = true
+	v.s.pending.Add(1) // State.Wait waits for the redraw too
+	queue := func() {
+		v.s.cfg.Do(func() {
+			defer v.s.pending.Add(-1)
+			v.flush(f)
+		})
+	}
+	if wait := redrawEvery - time.Since(f.last); wait > 0 {
+		time.AfterFunc(wait, queue)
+	} else {
+		queue()
+	}
+}
+
+// flush shows what the feed holds (on the UI goroutine).
+func (v *ModelView) flush(f *trainFeed) {
+	f.mu.Lock()
+	epochs, live, frac, line, fresh, done := f.epochs, f.live, f.frac, f.line, f.fresh, f.done
+	f.epochs, f.live, f.fresh, f.queued, f.last = nil, nil, false, false, time.Now()
+	f.mu.Unlock()
+	if done || v.feed != f {
+		return
+	}
+	if fresh {
+		v.bar.SetValue(frac)
+		v.readout.SetText(line)
+	}
+	if len(epochs) > 0 || len(live) > 0 {
+		v.history = append(v.history, epochs...)
+		v.live = append(v.live, live...)
+		v.drawChart()
+	}
+}
+
+// close ends the feed: a redraw still queued does nothing.
+func (f *trainFeed) close() {
+	f.mu.Lock()
+	f.done = true
+	f.mu.Unlock()
 }
 
 // Cancel stops training within a batch.
@@ -303,6 +366,7 @@ func (v *ModelView) drawChart() {
 	valX := ep[:len(vloss)]
 	lossS = append(lossS, series{Name: "epoch mean", X: ep, Y: loss, Colour: blue}, series{Name: "validation", X: valX, Y: vloss, Colour: orange, Dashed: true})
 	accS = append(accS, series{Name: "epoch mean", X: ep, Y: acc, Colour: blue}, series{Name: "validation", X: valX, Y: vacc, Colour: orange, Dashed: true})
+	v.draws++
 	v.chart.Draw(func(w, h int) image.Image {
 		// Loss above accuracy, each half the height, at most 1.6 times as wide as high.
 		h = min(h/2, w*5/8)
@@ -370,7 +434,7 @@ func (v *ModelView) setMatrix(m [][]int) {
 // confusionCell shades a cell by its share of its row (the true class).
 func (v *ModelView) confusionCell(id widget.TableCellID, o fyne.CanvasObject) {
 	c := o.(*fyne.Container)
-	rect, l := c.Objects[0].(*canvas.Rectangle), c.Objects[1].(*widget.Label)
+	rect, l := c.Objects[0].(*canvas.Rectangle), c.Objects[1].(*fyne.Container).Objects[0].(*canvas.Text)
 	if id.Row >= len(v.matrix) || id.Col >= len(v.matrix) {
 		return
 	}
@@ -387,12 +451,41 @@ func (v *ModelView) confusionCell(id widget.TableCellID, o fyne.CanvasObject) {
 	if id.Row != id.Col {
 		base = color.RGBA{213, 94, 0, 255}
 	}
-	rect.FillColor = color.NRGBA{base.R, base.G, base.B, uint8(30 + 225*math.Sqrt(share))} // √ so that small shares still show
+	fill := color.NRGBA{base.R, base.G, base.B, uint8(30 + 225*math.Sqrt(share))} // √ so that small shares still show
+	rect.FillColor = fill
+	l.Color = countColour(fill, theme.Color(theme.ColorNameBackground))
 	if row[id.Col] == 0 {
 		rect.FillColor = color.Transparent
+		l.Color = theme.Color(theme.ColorNameForeground)
 	}
 	rect.Refresh()
-	l.SetText(strconv.Itoa(row[id.Col]))
+	l.Text = strconv.Itoa(row[id.Col])
+	l.TextSize = theme.CaptionTextSize()
+	l.Refresh()
+}
+
+// countColour is black or white, whichever stands out more on a cell
+// filled with fill over the background bg: by the relative luminance
+// (WCAG 2) of what shows.
+func countColour(fill, bg color.Color) color.Color {
+	f, b := color.NRGBAModel.Convert(fill).(color.NRGBA), color.NRGBAModel.Convert(bg).(color.NRGBA)
+	a := float64(f.A) / 255
+	over := func(x, y uint8) float64 { return (a*float64(x) + (1-a)*float64(y)) / 255 }
+	if relativeLuminance(over(f.R, b.R), over(f.G, b.G), over(f.B, b.B)) > 0.179 {
+		return color.Black // 0.179: where black's contrast and white's are equal
+	}
+	return color.White
+}
+
+// relativeLuminance is WCAG 2's of an sRGB colour with channels in [0, 1].
+func relativeLuminance(r, g, b float64) float64 {
+	lin := func(c float64) float64 {
+		if c <= 0.04045 {
+			return c / 12.92
+		}
+		return math.Pow((c+0.055)/1.055, 2.4)
+	}
+	return 0.2126*lin(r) + 0.7152*lin(g) + 0.0722*lin(b)
 }
 
 // modelClass names class c of the open model.

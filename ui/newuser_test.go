@@ -83,8 +83,8 @@ func TestFinishedCampaignKeepsTheUserWhereTheyAre(t *testing.T) {
 	})
 }
 
-// Results never asks for more width than the window gives, whatever the
-// length of the run's labels: a method with parameters
+// Results never asks for more room than the window gives (1024×700 at
+// least), whatever the length of the run's labels: a method with parameters
 // ("smoothgrad{samples=5,noise_frac=0.15}") in the report card's columns
 // widened the window past a 1600-pixel screen.
 func TestResultsFitTheWindowWithLongMethodLabels(t *testing.T) {
@@ -112,6 +112,24 @@ func TestResultsFitTheWindowWithLongMethodLabels(t *testing.T) {
 		}
 		if w := wb.Results.Content().MinSize().Width; w > 1200 {
 			t.Errorf("Results needs %g pixels of width", w)
+		}
+		// In a window of 1024×700 (less its menu, the tabs and the status
+		// bar), Results with a run open fits: switching to it grew the
+		// window to 1172×761.
+		for _, w := range fyne.CurrentApp().Driver().AllWindows() {
+			if w.Content() == wb.Content() {
+				w.Resize(fyne.NewSize(1024, 700))
+			}
+		}
+		wb.Tabs.SelectIndex(TabResults)
+		for i, tab := range wb.Results.tabs.Items {
+			wb.Results.tabs.SelectIndex(i)
+			if sz := wb.Results.Content().MinSize(); sz.Width > 1024 || sz.Height > 560 {
+				t.Errorf("Results with its %s tab needs %g×%g", tab.Text, sz.Width, sz.Height)
+			}
+			if sz := wb.Content().MinSize(); sz.Width > 1024 || sz.Height > 660 {
+				t.Errorf("the window's content with Results' %s tab needs %g×%g", tab.Text, sz.Width, sz.Height)
+			}
 		}
 	})
 }

@@ -97,7 +97,7 @@ func newResults(s *State) *Results {
 	r.figFind.SetPlaceHolder("find, e.g. roar curves")
 	r.figFind.OnChanged = func(string) { r.listFigures() }
 	r.figure.FillMode = canvas.ImageFillContain
-	r.figure.SetMinSize(fyne.NewSize(420, 260))
+	r.figure.SetMinSize(fyne.NewSize(360, 180))
 	open := widget.NewButtonWithIcon("Open run…", theme.FolderOpenIcon(), func() {
 		s.askPath("Open a run folder", openDir, folderRun, s.startFolder(folderRun, ""), "", nil, func(p string) { r.Open(p, false) })
 	})
@@ -109,9 +109,9 @@ func newResults(s *State) *Results {
 		container.NewBorder(nil, nil, widget.NewLabel("Run"), open, r.runs),
 		container.NewBorder(nil, nil, widget.NewLabel("Compare with"), r.diffOnly, r.compare),
 		container.NewBorder(nil, nil, widget.NewLabel("Filter"), container.NewHBox(widget.NewLabel("Export"), exportCSV, exportFigs), r.filter),
-		// Ten lines of the summary, the rest by scrolling: the table and
-		// the figure below keep their room.
-		r.state, cappedScroll(r.summary, 10*line+2*theme.InnerPadding()))
+		// Six lines of the summary, the rest by scrolling: the table and
+		// the figure below keep their room, in a window of 1024×700.
+		r.state, cappedScroll(r.summary, 6*line+2*theme.InnerPadding()))
 	// A tap enlarges the figure, with a zoom.
 	enlargeFig := widget.NewButton("", func() {
 		if i := r.figIndex(r.figSel.Selected); i >= 0 && r.figure.Image != nil {

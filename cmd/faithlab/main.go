@@ -10,12 +10,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/app"
 
 	"faithlab/core/campaign"
+	"faithlab/core/data"
 	"faithlab/core/engine/gemm"
+	"faithlab/core/model"
 	_ "faithlab/internal/clocale" // before Fyne's init: no locale error under LANG=C.UTF-8
 	"faithlab/internal/display"
 	"faithlab/resources"
@@ -78,13 +81,18 @@ func main() {
 			return exec.Command(self, "-campaign-worker", spec, "-campaign-trust", string(b))
 		}})
 	wb.Install(w)
-	path, err := firstModel(*root, *modelPath)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "faithlab:", err)
-	}
-	if path != "" {
-		wb.State.OpenModel(path)
-	}
+	// The model is chosen in the background: describing a dataset named
+	// by path may mean opening it.
+	var path string
+	wb.State.Go("choosing a model", func(context.Context) error {
+		var err error
+		path, err = firstModel(*root, *modelPath, fitsDataset(*dataset))
+		return err
+	}, func(error) {
+		if path != "" {
+			wb.State.OpenModel(path)
+		}
+	})
 	wb.State.OpenData(*dataset)
 	if *shots != "" {
 		go func() {
@@ -97,10 +105,21 @@ func main() {
 	w.ShowAndRun()
 }
 
+// fitsDataset says whether a model takes the samples of the dataset ref
+// (its sample shape and number of classes); a dataset that cannot be
+// described fits none.
+func fitsDataset(ref string) func(model.Header) bool {
+	sum, err := data.Describe(ref)
+	return func(h model.Header) bool {
+		return err == nil && slices.Equal(h.InputShape, sum.Shape) && len(h.Classes) == len(sum.Classes)
+	}
+}
+
 // firstModel is the model the workbench opens: the one named, else the
-// newest trained here, else the shipped one (written into the models
-// folder on the first start, so that it has a file like any other).
-func firstModel(root, named string) (string, error) {
+// newest trained here that fits the dataset opened with it, else the
+// shipped one (written into the models folder on the first start, so that
+// it has a file like any other).
+func firstModel(root, named string, fits func(model.Header) bool) (string, error) {
 	if named != "" {
 		return named, nil
 	}
@@ -110,7 +129,11 @@ func firstModel(root, named string) (string, error) {
 	var newest string
 	var when int64
 	for _, f := range files {
-		if st, err := os.Stat(f); err == nil && f != shipped && st.ModTime().UnixNano() > when {
+		st, err := os.Stat(f)
+		if err != nil || f == shipped || st.ModTime().UnixNano() <= when {
+			continue
+		}
+		if h, err := model.ReadHeader(f); err == nil && fits(h) {
 			newest, when = f, st.ModTime().UnixNano()
 		}
 	}

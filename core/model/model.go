@@ -220,6 +220,30 @@ func ReadFile(path string) ([]byte, error) {
 	return b, nil
 }
 
+// ReadHeader reads a model file's header alone (its architecture, input
+// shape and classes), not its weights, and checks neither: enough to choose
+// among files, not to trust one. Load reads and checks the whole file.
+func ReadHeader(path string) (Header, error) {
+	f, _, err := data.OpenRegular(path, MaxFileBytes)
+	if err != nil {
+		return Header{}, fmt.Errorf("read model header %s: %w", path, err)
+	}
+	defer f.Close()
+	b := make([]byte, 16)
+	if _, err := io.ReadFull(f, b); err != nil || string(b[:8]) != magic {
+		return Header{}, fmt.Errorf("read model header %s: not a Faithlab model file (bad magic)", path)
+	}
+	hl := int64(binary.LittleEndian.Uint32(b[12:]))
+	if hl > maxHeaderSize {
+		return Header{}, fmt.Errorf("read model header %s: header of %d bytes", path, hl)
+	}
+	var h Header
+	if err := json.NewDecoder(io.LimitReader(f, hl)).Decode(&h); err != nil {
+		return Header{}, fmt.Errorf("read model header %s: %w", path, err)
+	}
+	return h, nil
+}
+
 // Decode parses a classifier's model file held in memory (DecodePrior a
 // diffusion prior's).
 func Decode(b []byte, kern gemm.Kernel) (*Model, error) {
