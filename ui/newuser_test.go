@@ -658,3 +658,40 @@ func TestFigureThumbnails(t *testing.T) {
 		}
 	})
 }
+
+// A finished campaign changed under its name does not say it is finished:
+// the estimate says what Launch says, that its folder holds another spec's
+// results.
+func TestChangedFinishedCampaignSaysLaunchRefusesIt(t *testing.T) {
+	wb, loop, _ := newTestWorkbench(t)
+	trainMLP(t, wb, loop, 1)
+	loop.run(func() {
+		smallCampaign(wb.Evaluate, "done")
+		wb.Evaluate.Launch()
+	})
+	loop.waitFor(t, "the campaign to end", func() bool { return !wb.Evaluate.Running() })
+	wb.State.Wait()
+	loop.run(func() { wb.Evaluate.name.SetText(""); wb.Evaluate.name.SetText("done") })
+	loop.waitFor(t, "the finished note", func() bool {
+		return strings.Contains(wb.Evaluate.size.Text, "all of the campaign")
+	})
+	wb.State.Wait()
+	loop.run(func() { wb.Evaluate.testCap.SetText("30") })
+	want := "campaign done has results from another spec in "
+	loop.waitFor(t, "the other spec's note", func() bool {
+		return strings.HasPrefix(wb.Evaluate.size.Text, want)
+	})
+	wb.State.Wait()
+	loop.run(func() {
+		if strings.Contains(wb.Evaluate.size.Text, "all of the campaign") {
+			t.Errorf("size %q says the changed campaign is finished", wb.Evaluate.size.Text)
+		}
+		wb.Evaluate.Launch()
+	})
+	wb.State.Wait()
+	loop.run(func() {
+		if st := wb.Status().Text(); !strings.Contains(st, want) {
+			t.Errorf("Launch says %q, want %q…", st, want)
+		}
+	})
+}
