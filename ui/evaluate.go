@@ -347,7 +347,11 @@ func (e *Evaluate) save() (*campaign.Campaign, error) {
 		return nil, err
 	}
 	e.specPath = path
-	e.s.status.Info("saved " + path + " — run it headless with: faithlab-cli run " + path)
+	if line, err := c.RunLine(); err == nil {
+		e.s.status.Info("saved " + path + " — run it headless with: " + line)
+	} else {
+		e.s.status.Info("saved " + path)
+	}
 	return c, nil
 }
 

@@ -695,3 +695,31 @@ func TestChangedFinishedCampaignSaysLaunchRefusesIt(t *testing.T) {
 		}
 	})
 }
+
+// Save spec suggests a command line that runs the campaign as given: the
+// run folder and the cache, in the workbench's folders outside the
+// spec's, granted on it (the CLI asks consent for them otherwise).
+func TestSavedSpecSuggestsARunnableCommandLine(t *testing.T) {
+	wb, loop, _ := newTestWorkbench(t)
+	trainMLP(t, wb, loop, 1)
+	var (
+		c   *campaign.Campaign
+		err error
+		st  string
+	)
+	loop.run(func() {
+		smallCampaign(wb.Evaluate, "line")
+		c, err = wb.Evaluate.save()
+		st = wb.Status().Text()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := c.RunLine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(st, "run it headless with: "+want) || !strings.Contains(want, " --out ") || !strings.Contains(want, " --cache ") {
+		t.Errorf("status %q, want it to end with %q granting --out and --cache", st, want)
+	}
+}
