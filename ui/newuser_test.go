@@ -723,3 +723,47 @@ func TestSavedSpecSuggestsARunnableCommandLine(t *testing.T) {
 		t.Errorf("status %q, want it to end with %q granting --out and --cache", st, want)
 	}
 }
+
+// A reproduction running shows its tasks done of all, says so in the
+// dialog opened again (and on another paper, why Run waits), and Cancel
+// stops it, the status bar saying so.
+func TestReproductionShowsProgressAndCancels(t *testing.T) {
+	wb, loop, _ := newTestWorkbench(t)
+	var r *Reproduce
+	loop.run(func() {
+		r = wb.Library.RunReproduction("goar-synthetic", "smoke")
+		wb.Library.CloseReproduce()
+	})
+	loop.waitWithin(t, 3*time.Minute, "the tasks counted", func() bool {
+		return strings.Contains(r.report.String(), " tasks done") || strings.Contains(r.report.String(), " task done")
+	})
+	loop.run(func() {
+		wb.Library.showReproduce()
+		if md := r.report.String(); !strings.Contains(md, "Running goar-synthetic at size smoke") || !strings.Contains(md, " done") {
+			t.Errorf("reopened: %q", md)
+		}
+		for _, o := range r.pick.Options {
+			if o != "goar-synthetic" {
+				r.pick.SetSelected(o)
+				break
+			}
+		}
+		if md := r.report.String(); !strings.Contains(md, "Run waits: goar-synthetic runs") || !r.run.Disabled() {
+			t.Errorf("another paper while one runs: %q (Run disabled: %v)", md, r.run.Disabled())
+		}
+		r.pick.SetSelected("goar-synthetic")
+		if r.stop.Disabled() {
+			t.Error("Cancel disabled while it runs")
+		}
+		test.Tap(r.stop)
+	})
+	loop.waitWithin(t, 3*time.Minute, "the reproduction to stop", func() bool { return !r.Running() })
+	loop.run(func() {
+		if st := wb.Status().Text(); !strings.Contains(st, "reproduction goar-synthetic at size smoke stopped") {
+			t.Errorf("status %q", st)
+		}
+		if !r.stop.Disabled() || r.run.Disabled() {
+			t.Error("after it stopped: Cancel enabled or Run disabled")
+		}
+	})
+}
