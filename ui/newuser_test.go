@@ -2,8 +2,10 @@ package ui
 
 import (
 	"context"
+	"fmt"
 	"image"
 	"image/color"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -764,6 +766,40 @@ func TestReproductionShowsProgressAndCancels(t *testing.T) {
 		}
 		if !r.stop.Disabled() || r.run.Disabled() {
 			t.Error("after it stopped: Cancel enabled or Run disabled")
+		}
+	})
+}
+
+// A standardised table says so over its values, and the statistics show
+// the file's own mean and std per feature (not 0 and 1).
+func TestDataTableSaysItsValuesAreStandardised(t *testing.T) {
+	wb, loop, root := newTestWorkbench(t)
+	csv := "a,b,label\n"
+	for i := range 40 {
+		csv += fmt.Sprintf("%d.5,%d,%d\n", 10+i, 100+3*i, i%2)
+	}
+	path := filepath.Join(root, "small.csv")
+	if err := os.WriteFile(path, []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	loop.run(func() { wb.State.OpenData(path) })
+	loop.waitFor(t, "the CSV to load", func() bool { return wb.State.Data.Train.Standardization != nil })
+	loop.run(func() {
+		st := wb.State.Data.Train.Standardization
+		if st == nil {
+			t.Error("gmm not standardised: the test checks nothing")
+			return
+		}
+		if !strings.Contains(wb.Data.scale.Text, "standardised per feature") || !strings.Contains(wb.Data.scale.Text, "the file's mean") {
+			t.Errorf("over the table: %q", wb.Data.scale.Text)
+		}
+		for j, f := range wb.Data.feature {
+			if math.Abs(f[0]-float64(st.Mean[j])) > 1e-6 || math.Abs(f[1]-float64(st.Std[j])) > 1e-6 {
+				t.Errorf("feature %d: mean %.3f std %.3f, want the file's %.3f and %.3f", j, f[0], f[1], st.Mean[j], st.Std[j])
+			}
+			if f[2] > f[0] || f[3] < f[0] {
+				t.Errorf("feature %d: min %.3f max %.3f around mean %.3f", j, f[2], f[3], f[0])
+			}
 		}
 	})
 }
