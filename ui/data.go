@@ -35,7 +35,9 @@ type DataView struct {
 	count    *widget.Label
 	grid     *widget.GridWrap
 	table    *widget.Table
+	scale    *widget.Label // over the table: how its values are scaled
 	stats    *widget.Table
+	statsFor *widget.Label // over the statistics: in what units
 	hist     *chartView
 	center   *fyne.Container
 	side     *fyne.Container
@@ -46,7 +48,9 @@ type DataView struct {
 }
 
 func newDataView(s *State) *DataView {
-	v := &DataView{s: s, count: widget.NewLabel("no dataset open"), hist: newChartView(fyne.NewSize(280, 240))}
+	v := &DataView{s: s, count: widget.NewLabel("no dataset open"), hist: newChartView(fyne.NewSize(280, 240)),
+		scale: widget.NewLabel(""), statsFor: widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})}
+	v.scale.Wrapping, v.statsFor.Wrapping = fyne.TextWrapWord, fyne.TextWrapWord
 	v.split = widget.NewRadioGroup([]string{"train", "test"}, func(string) { v.modelChanged() })
 	v.split.Horizontal = true
 	v.split.SetSelected("test")
@@ -135,11 +139,17 @@ func (v *DataView) reload() {
 	v.outcome.SetSelected(allOutcomes)
 	v.feature = nil
 	if l.Tabular() {
-		v.center.Objects = []fyne.CanvasObject{v.table}
+		v.center.Objects = []fyne.CanvasObject{container.NewBorder(v.scale, nil, nil, nil, v.table)}
 		v.feature = featureStats(l.Train)
+		if st := l.Train.Standardization; st != nil {
+			v.scale.SetText("Values standardised per feature, as models see them: (value − the file's mean) / the file's std, both of the training split (under Features).")
+			v.statsFor.SetText("Features (training split, in the file's own units)")
+		} else {
+			v.scale.SetText("Values as the file holds them.")
+			v.statsFor.SetText("Features (training split)")
+		}
 		v.side.Objects = []fyne.CanvasObject{widget.NewLabelWithStyle("Classes", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), v.hist,
-			widget.NewLabelWithStyle("Features (training split, standardised as models see them)", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
-			container.NewGridWrap(fyne.NewSize(300, 320), v.stats)}
+			v.statsFor, container.NewGridWrap(fyne.NewSize(300, 320), v.stats)}
 	} else {
 		v.center.Objects = []fyne.CanvasObject{v.grid}
 		v.side.Objects = []fyne.CanvasObject{widget.NewLabelWithStyle("Classes", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), v.hist}
@@ -248,21 +258,33 @@ func (v *DataView) featureName(j int) string {
 }
 
 // featureStats is each feature's mean, standard deviation, minimum and
-// maximum over a dataset.
+// maximum over a dataset, in the file's own units: a standardised set's
+// mean and std are those it was standardised with (0 and 1 as models see
+// it, which says nothing), its minimum and maximum scaled back.
 func featureStats(ds *data.Dataset) [][4]float64 {
 	dim := ds.Dim()
 	out := make([][4]float64, dim)
+	st := ds.Standardization
+	if st != nil && (len(st.Mean) != dim || len(st.Std) != dim) {
+		st = nil
+	}
 	for j := range dim {
 		lo, hi := math.Inf(1), math.Inf(-1)
 		var s, ss float64
 		for i := range ds.Len() {
 			x := float64(ds.X[i*dim+j])
+			if st != nil {
+				x = x*float64(st.Std[j]) + float64(st.Mean[j])
+			}
 			s, ss = s+x, ss+x*x
 			lo, hi = math.Min(lo, x), math.Max(hi, x)
 		}
 		n := float64(ds.Len())
 		mean := s / n
 		out[j] = [4]float64{mean, math.Sqrt(math.Max(ss/n-mean*mean, 0)), lo, hi}
+		if st != nil {
+			out[j][0], out[j][1] = float64(st.Mean[j]), float64(st.Std[j])
+		}
 	}
 	return out
 }

@@ -336,7 +336,7 @@ func (e *Evaluate) save() (*campaign.Campaign, error) {
 		// results, which belong to the spec that made them.
 		if r, err := campaign.Open(s.Output); err == nil && len(r.Records) > 0 {
 			if text, _ := spec.Format(s); string(text) != string(old) {
-				return nil, fmt.Errorf("campaign %s has results from another spec in %s: give this one another name", s.Name, s.Output)
+				return nil, otherSpecError(s)
 			}
 		} else {
 			os.Remove(filepath.Join(dir, "campaign.yaml"))
@@ -347,7 +347,11 @@ func (e *Evaluate) save() (*campaign.Campaign, error) {
 		return nil, err
 	}
 	e.specPath = path
-	e.s.status.Info("saved " + path + " — run it headless with: faithlab-cli run " + path)
+	if line, err := c.RunLine(); err == nil {
+		e.s.status.Info("saved " + path + " — run it headless with: " + line)
+	} else {
+		e.s.status.Info("saved " + path)
+	}
 	return c, nil
 }
 
@@ -446,6 +450,11 @@ func (e *Evaluate) Size() {
 	resumes, note := false, ""
 	e.checking = e.s.Go("looking for a stopped run", func(ctx context.Context) error {
 		if r, err := campaign.Open(s.Output); err == nil && len(r.Records) > 0 {
+			if !r.Ran(s) {
+				// Launch refuses it: say so before.
+				note = otherSpecError(s).Error() + ". "
+				return ctx.Err()
+			}
 			st := r.Status()
 			resumes = len(st.Missing) > 0
 			note = runNote(len(st.Done), len(st.Failed), len(st.Missing))
@@ -503,6 +512,12 @@ func (e *Evaluate) Size() {
 func (e *Evaluate) showSize(text string) {
 	e.sizeText = text
 	e.size.SetText(e.runNote + text)
+}
+
+// otherSpecError is why a campaign whose run folder holds another spec's
+// results does not launch.
+func otherSpecError(s *spec.Spec) error {
+	return fmt.Errorf("campaign %s has results from another spec in %s: give this one another name", s.Name, s.Output)
 }
 
 // runNote says what a campaign's run folder holds: tasks done, failed

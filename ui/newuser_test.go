@@ -2,8 +2,10 @@ package ui
 
 import (
 	"context"
+	"fmt"
 	"image"
 	"image/color"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -690,6 +692,149 @@ func TestFigureThumbnails(t *testing.T) {
 		}
 		if c := color.GrayModel.Convert(img.At(2, 2)).(color.Gray); c.Y < 200 {
 			t.Errorf("a light theme's thumbnail has a background of grey %d", c.Y)
+		}
+	})
+}
+
+// A finished campaign changed under its name does not say it is finished:
+// the estimate says what Launch says, that its folder holds another spec's
+// results.
+func TestChangedFinishedCampaignSaysLaunchRefusesIt(t *testing.T) {
+	wb, loop, _ := newTestWorkbench(t)
+	trainMLP(t, wb, loop, 1)
+	loop.run(func() {
+		smallCampaign(wb.Evaluate, "done")
+		wb.Evaluate.Launch()
+	})
+	loop.waitFor(t, "the campaign to end", func() bool { return !wb.Evaluate.Running() })
+	wb.State.Wait()
+	loop.run(func() { wb.Evaluate.name.SetText(""); wb.Evaluate.name.SetText("done") })
+	loop.waitFor(t, "the finished note", func() bool {
+		return strings.Contains(wb.Evaluate.size.Text, "all of the campaign")
+	})
+	wb.State.Wait()
+	loop.run(func() { wb.Evaluate.testCap.SetText("30") })
+	want := "campaign done has results from another spec in "
+	loop.waitFor(t, "the other spec's note", func() bool {
+		return strings.HasPrefix(wb.Evaluate.size.Text, want)
+	})
+	wb.State.Wait()
+	loop.run(func() {
+		if strings.Contains(wb.Evaluate.size.Text, "all of the campaign") {
+			t.Errorf("size %q says the changed campaign is finished", wb.Evaluate.size.Text)
+		}
+		wb.Evaluate.Launch()
+	})
+	wb.State.Wait()
+	loop.run(func() {
+		if st := wb.Status().Text(); !strings.Contains(st, want) {
+			t.Errorf("Launch says %q, want %q…", st, want)
+		}
+	})
+}
+
+// Save spec suggests a command line that runs the campaign as given: the
+// run folder and the cache, in the workbench's folders outside the
+// spec's, granted on it (the CLI asks consent for them otherwise).
+func TestSavedSpecSuggestsARunnableCommandLine(t *testing.T) {
+	wb, loop, _ := newTestWorkbench(t)
+	trainMLP(t, wb, loop, 1)
+	var (
+		c   *campaign.Campaign
+		err error
+		st  string
+	)
+	loop.run(func() {
+		smallCampaign(wb.Evaluate, "line")
+		c, err = wb.Evaluate.save()
+		st = wb.Status().Text()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := c.RunLine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(st, "run it headless with: "+want) || !strings.Contains(want, " --out ") || !strings.Contains(want, " --cache ") {
+		t.Errorf("status %q, want it to end with %q granting --out and --cache", st, want)
+	}
+}
+
+// A reproduction running shows its tasks done of all, says so in the
+// dialog opened again (and on another paper, why Run waits), and Cancel
+// stops it, the status bar saying so.
+func TestReproductionShowsProgressAndCancels(t *testing.T) {
+	wb, loop, _ := newTestWorkbench(t)
+	var r *Reproduce
+	loop.run(func() {
+		r = wb.Library.RunReproduction("goar-synthetic", "smoke")
+		wb.Library.CloseReproduce()
+	})
+	loop.waitWithin(t, 3*time.Minute, "the tasks counted", func() bool {
+		return strings.Contains(r.report.String(), " tasks done") || strings.Contains(r.report.String(), " task done")
+	})
+	loop.run(func() {
+		wb.Library.showReproduce()
+		if md := r.report.String(); !strings.Contains(md, "Running goar-synthetic at size smoke") || !strings.Contains(md, " done") {
+			t.Errorf("reopened: %q", md)
+		}
+		for _, o := range r.pick.Options {
+			if o != "goar-synthetic" {
+				r.pick.SetSelected(o)
+				break
+			}
+		}
+		if md := r.report.String(); !strings.Contains(md, "Run waits: goar-synthetic runs") || !r.run.Disabled() {
+			t.Errorf("another paper while one runs: %q (Run disabled: %v)", md, r.run.Disabled())
+		}
+		r.pick.SetSelected("goar-synthetic")
+		if r.stop.Disabled() {
+			t.Error("Cancel disabled while it runs")
+		}
+		test.Tap(r.stop)
+	})
+	loop.waitWithin(t, 3*time.Minute, "the reproduction to stop", func() bool { return !r.Running() })
+	loop.run(func() {
+		if st := wb.Status().Text(); !strings.Contains(st, "reproduction goar-synthetic at size smoke stopped") {
+			t.Errorf("status %q", st)
+		}
+		if !r.stop.Disabled() || r.run.Disabled() {
+			t.Error("after it stopped: Cancel enabled or Run disabled")
+		}
+	})
+}
+
+// A standardised table says so over its values, and the statistics show
+// the file's own mean and std per feature (not 0 and 1).
+func TestDataTableSaysItsValuesAreStandardised(t *testing.T) {
+	wb, loop, root := newTestWorkbench(t)
+	csv := "a,b,label\n"
+	for i := range 40 {
+		csv += fmt.Sprintf("%d.5,%d,%d\n", 10+i, 100+3*i, i%2)
+	}
+	path := filepath.Join(root, "small.csv")
+	if err := os.WriteFile(path, []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	loop.run(func() { wb.State.OpenData(path) })
+	loop.waitFor(t, "the CSV to load", func() bool { return wb.State.Data.Train.Standardization != nil })
+	loop.run(func() {
+		st := wb.State.Data.Train.Standardization
+		if st == nil {
+			t.Error("gmm not standardised: the test checks nothing")
+			return
+		}
+		if !strings.Contains(wb.Data.scale.Text, "standardised per feature") || !strings.Contains(wb.Data.scale.Text, "the file's mean") {
+			t.Errorf("over the table: %q", wb.Data.scale.Text)
+		}
+		for j, f := range wb.Data.feature {
+			if math.Abs(f[0]-float64(st.Mean[j])) > 1e-6 || math.Abs(f[1]-float64(st.Std[j])) > 1e-6 {
+				t.Errorf("feature %d: mean %.3f std %.3f, want the file's %.3f and %.3f", j, f[0], f[1], st.Mean[j], st.Std[j])
+			}
+			if f[2] > f[0] || f[3] < f[0] {
+				t.Errorf("feature %d: min %.3f max %.3f around mean %.3f", j, f[2], f[3], f[0])
+			}
 		}
 	})
 }

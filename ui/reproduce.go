@@ -2,9 +2,11 @@ package ui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -12,6 +14,8 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"faithlab/core/data"
+	"faithlab/core/job"
+	"faithlab/core/report"
 	"faithlab/core/reproduce"
 )
 
@@ -27,7 +31,17 @@ type Reproduce struct {
 	about   *widget.Label
 	report  *widget.RichText
 	run     *widget.Button
+	stop    *widget.Button
+	bar     *widget.ProgressBar
 	running bool
+	// While one runs: which (name at size, in its folder), how far it
+	// is, and what stops it.
+	ranName, ranSize, ranDir string
+	left                     countdown
+	cancel                   context.CancelFunc
+	// reopen shows the pane on the reproduction that ran (the status
+	// bar's "Open report" once it ends).
+	reopen  func(name, size string)
 	content fyne.CanvasObject
 }
 
@@ -48,7 +62,12 @@ func newReproduce(s *State) *Reproduce {
 	r.pick = newSelect(names, func(string) { r.show() })
 	r.run = widget.NewButton("Run", r.Run)
 	r.run.Importance = widget.HighImportance
-	top := container.NewVBox(container.NewBorder(nil, nil, widget.NewLabel("Paper"), nil, r.pick), r.size, r.about, container.NewHBox(r.run), widget.NewSeparator())
+	r.stop = widget.NewButton("Cancel", r.Cancel)
+	r.stop.Disable()
+	r.bar = widget.NewProgressBar()
+	r.bar.Hide()
+	top := container.NewVBox(container.NewBorder(nil, nil, widget.NewLabel("Paper"), nil, r.pick), r.size, r.about,
+		container.NewBorder(nil, nil, container.NewHBox(r.run, r.stop), nil, r.bar), widget.NewSeparator())
 	r.content = container.NewBorder(top, nil, nil, nil, container.NewVScroll(r.report))
 	if len(names) > 0 {
 		r.pick.SetSelected(names[0])
@@ -82,6 +101,14 @@ func (r *Reproduce) show() {
 		return
 	}
 	r.about.SetText(fmt.Sprintf("%s\n%s\n%s: %s", p.Title, p.Paper, r.size.Selected, p.Sizes[r.size.Selected].Scaled))
+	if r.running {
+		if p.Name == r.ranName && r.size.Selected == r.ranSize {
+			r.report.ParseMarkdown(r.runningText())
+			return
+		}
+		r.report.ParseMarkdown(fmt.Sprintf("No report yet (%s). Run waits: %s runs at size %s — Cancel stops it.", r.dir(p), r.ranName, r.ranSize))
+		return
+	}
 	b, err := data.ReadFileLimit(filepath.Join(r.dir(p), "REPORT.md"), 64<<20)
 	if err != nil {
 		r.report.ParseMarkdown("No report yet: Run writes it (" + r.dir(p) + ").")
@@ -121,25 +148,115 @@ func tablesAsLists(md string) string {
 	return strings.Join(out, "\n")
 }
 
-// Run runs (or resumes) the chosen reproduction in the background and
-// shows its report when it ends.
+// Run runs (or resumes) the chosen reproduction in the background, with
+// its tasks done of all and the time left, and shows its report when it
+// ends; the status bar says it ended, with the report a tap away.
 func (r *Reproduce) Run() {
 	p := r.chosen()
 	if p == nil || r.running {
 		return
 	}
 	size, dir := r.size.Selected, r.dir(p)
-	r.running = true
+	r.running, r.ranName, r.ranSize, r.ranDir, r.left = true, p.Name, size, dir, countdown{}
 	r.run.Disable()
-	r.report.ParseMarkdown(fmt.Sprintf("Running %s at size %s in %s …", p.Name, size, dir))
-	r.s.Go("reproduce "+p.Name, func(ctx context.Context) error {
-		_, err := reproduce.Run(ctx, p, reproduce.Options{Size: size, Out: dir, Kernel: r.s.cfg.Kernel, Figures: []string{"png"}})
+	r.stop.Enable()
+	r.bar.SetValue(0)
+	r.bar.Show()
+	r.report.ParseMarkdown(r.runningText())
+	events := make(chan job.Event, 64)
+	what := "reproduce " + p.Name
+	r.cancel = r.s.Go(what, func(ctx context.Context) error {
+		stopped := make(chan struct{})
+		defer close(stopped)
+		go r.follow(events, stopped)
+		_, err := reproduce.Run(ctx, p, reproduce.Options{Size: size, Out: dir, Kernel: r.s.cfg.Kernel, Figures: []string{"png"}, Events: events})
 		return err
 	}, func(err error) {
-		r.running = false
+		r.running, r.cancel = false, nil
 		r.run.Enable()
+		r.stop.Disable()
+		r.bar.Hide()
 		r.show()
+		name := p.Name + " at size " + size
+		switch {
+		case errors.Is(err, context.Canceled):
+			r.s.status.Info("reproduction " + name + " stopped; finished tasks are kept: Run goes on from them")
+		case err != nil: // Go said why
+		default:
+			r.s.status.Info("reproduction " + name + " done: report in " + filepath.Join(dir, "REPORT.md"))
+			if r.reopen != nil {
+				r.s.status.Offer("Open report", func() { r.reopen(p.Name, size) })
+			}
+		}
 	})
+}
+
+// follow counts the runner's events into the progress until the channel
+// closes, and counts the time left down every second until stopped.
+func (r *Reproduce) follow(events <-chan job.Event, stopped <-chan struct{}) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	var last time.Time
+	for {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			if ev.Total == 0 || (ev.Kind == job.Progress && time.Since(last) < 100*time.Millisecond) {
+				continue
+			}
+			last = time.Now()
+			r.s.cfg.Do(func() {
+				if r.running {
+					r.left.set(ev.Done, ev.Total, ev.ETA, time.Now())
+					r.showProgress()
+				}
+			})
+		case <-tick.C:
+			r.s.cfg.Do(func() {
+				if r.running {
+					r.showProgress()
+				}
+			})
+		case <-stopped:
+			return
+		}
+	}
+}
+
+// showProgress shows how far the running reproduction is (UI goroutine).
+func (r *Reproduce) showProgress() {
+	if r.left.total > 0 {
+		r.bar.SetValue(float64(r.left.done) / float64(r.left.total))
+	}
+	if p := r.chosen(); p != nil && p.Name == r.ranName && r.size.Selected == r.ranSize {
+		r.report.ParseMarkdown(r.runningText())
+	}
+}
+
+// runningText says which reproduction runs and how far it is.
+func (r *Reproduce) runningText() string {
+	t := fmt.Sprintf("Running %s at size %s in %s", r.ranName, r.ranSize, r.ranDir)
+	c := r.left
+	if c.total == 0 {
+		return t + " … (counting its tasks)"
+	}
+	t += fmt.Sprintf(": %d of %s done", c.done, report.Count(c.total, "task"))
+	if left := c.eta - time.Since(c.at); c.eta > 0 && left >= time.Second {
+		t += fmt.Sprintf(", about %s left", left.Round(time.Second))
+	}
+	return t + ". Cancel stops it (finished tasks are kept: Run goes on from them)."
+}
+
+// Cancel stops the running reproduction after the tasks under way;
+// finished ones are kept, and Run resumes it.
+func (r *Reproduce) Cancel() {
+	if r.cancel != nil {
+		r.cancel()
+		r.stop.Disable()
+	}
 }
 
 // Running says whether a reproduction runs.
@@ -149,7 +266,13 @@ func (r *Reproduce) Running() bool { return r.running }
 func (l *Library) showReproduce() {
 	if l.repro == nil {
 		l.repro = newReproduce(l.s)
+		l.repro.reopen = func(name, size string) {
+			l.showReproduce()
+			l.repro.pick.SetSelected(name)
+			l.repro.size.SetSelected(size)
+		}
 	}
+	l.repro.show() // a reproduction running says so
 	if w := l.s.cfg.Window; w != nil {
 		l.reproDialog = dialog.NewCustom("Reproduce a paper", "Close", l.repro.Content(), w)
 		l.reproDialog.Resize(fyne.NewSize(900, 700))

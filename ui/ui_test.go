@@ -769,6 +769,10 @@ func TestReproduceAPaperShowsItsReport(t *testing.T) {
 		if md := r.report.String(); !strings.Contains(md, "goar-orders-lambda") || !strings.Contains(md, "holds") {
 			t.Errorf("report shown: %.300q", md)
 		}
+		st := wb.Status()
+		if !strings.Contains(st.Text(), "reproduction goar-synthetic at size smoke done") || st.Offered() != "Open report" {
+			t.Errorf("status %q offering %q, want it done with Open report", st.Text(), st.Offered())
+		}
 	})
 	if _, err := os.Stat(filepath.Join(root, "reproduce", "goar-synthetic-smoke", "REPORT.md")); err != nil {
 		t.Error(err)

@@ -19,6 +19,40 @@ import (
 
 // runCampaign is `faithlab-cli run SPEC [--shard I/N]`.
 func runCampaign(ctx context.Context, args []string) error {
+	r, err := parseRun(args)
+	if err != nil {
+		return err
+	}
+	stopProfiles, err := profiles(r.cpuProfile, r.memProfile)
+	if err != nil {
+		return err
+	}
+	defer stopProfiles()
+	if r.estimate {
+		z, err := r.c.Measure(ctx, kernel())
+		if err != nil {
+			return err
+		}
+		fmt.Println(z)
+		return nil
+	}
+	return runLoaded(ctx, r.c, r.shard, r.quiet, r.engine, r.trust)
+}
+
+// runRequest is what `run`'s arguments ask for: the loaded campaign, put
+// where the user chose, and what the user allows it.
+type runRequest struct {
+	c                      *campaign.Campaign
+	trust                  campaign.Trust
+	engine                 string
+	shard                  job.Shard
+	quiet, estimate        bool
+	cpuProfile, memProfile string
+}
+
+// parseRun reads `run`'s arguments and loads the campaign; it runs and
+// writes nothing.
+func parseRun(args []string) (runRequest, error) {
 	fs := newFlags("run", "SPEC", "run (or resume) the campaign SPEC describes")
 	shardFlag := fs.String("shard", "", "run shard I of N (I/N, 0-based); \"/N\" takes I from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX")
 	quiet := fs.Bool("quiet", false, "print only task ends, not progress")
@@ -31,40 +65,30 @@ func runCampaign(ctx context.Context, args []string) error {
 	memProfile := fs.String("memprofile", "", "write a heap profile (pprof) at the end of the run to this file")
 	specPath, err := parseWithArg(fs, args)
 	if err != nil {
-		return err
+		return runRequest{}, err
 	}
-	stopProfiles, err := profiles(*cpuProfile, *memProfile)
-	if err != nil {
-		return err
-	}
-	defer stopProfiles()
 	c, err := campaign.Load(specPath)
 	if err != nil {
-		return err
+		return runRequest{}, err
 	}
 	trust, err := campaign.UserTrust()
 	if err != nil {
-		return err
+		return runRequest{}, err
 	}
 	if *allowEngine {
 		trust = trust.With([]string{c.Spec.Engine}, nil)
 	}
 	if trust, err = c.Relocate(trust, *outDir, *cacheDir); err != nil {
-		return err
+		return runRequest{}, err
 	}
-	if *estimate {
-		z, err := c.Measure(ctx, kernel())
-		if err != nil {
-			return err
+	var shard job.Shard
+	if !*estimate {
+		if shard, err = parseShard(*shardFlag); err != nil {
+			return runRequest{}, err
 		}
-		fmt.Println(z)
-		return nil
 	}
-	shard, err := parseShard(*shardFlag)
-	if err != nil {
-		return err
-	}
-	return runLoaded(ctx, c, shard, *quiet, *engineSetting, trust)
+	return runRequest{c: c, trust: trust, engine: *engineSetting, shard: shard, quiet: *quiet, estimate: *estimate,
+		cpuProfile: *cpuProfile, memProfile: *memProfile}, nil
 }
 
 // runLoaded runs a loaded campaign with progress on stderr, on engine

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"faithlab/core/campaign"
 )
 
 // markerProgram writes a program that leaves a file behind when it runs.
@@ -79,5 +81,46 @@ func TestRunAllowsWhatTheSpecAsksOnlyFromTheCommandLine(t *testing.T) {
 	}
 	if ran(marker) {
 		t.Error("evaluate's campaign.yaml ran its program without being allowed")
+	}
+}
+
+// The line the workbench suggests for running its campaign headless
+// (campaign.RunArgs) grants what the campaign asks for: its output and
+// cache lie in the workbench's folders, outside the spec's.
+func TestSuggestedRunLinePassesTheConsentCheck(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	root := filepath.Join(t.TempDir(), "work bench")
+	dir := filepath.Join(root, "campaigns", "mine")
+	os.MkdirAll(dir, 0o755)
+	path := filepath.Join(dir, "campaign.yaml")
+	os.WriteFile(path, []byte("name: mine\noutput: "+filepath.Join(root, "runs", "mine")+"\ncache: "+filepath.Join(root, "cache")+
+		"\ndatasets: [{id: gmm, train_samples: 100, test_samples: 20}]\nmodel: {arch: mlp, epochs: 1}\nmethods: [gradient]\nprotocols: [deletion]\n"), 0o644)
+	c, err := campaign.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args, err := c.RunArgs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := parseRun([]string{path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := plain.c.Check(plain.trust, plain.engine); err == nil {
+		t.Fatal("the spec alone passes the check: the test checks nothing")
+	}
+	r, err := parseRun(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.c.Check(r.trust, r.engine); err != nil {
+		t.Errorf("faithlab-cli run %q: %v", args, err)
+	}
+	if r.c.Spec.Output != c.Spec.Output || r.c.Spec.Cache != c.Spec.Cache {
+		t.Errorf("the line moves the run: output %s cache %s, want %s and %s", r.c.Spec.Output, r.c.Spec.Cache, c.Spec.Output, c.Spec.Cache)
+	}
+	if line, _ := c.RunLine(); !strings.Contains(line, "'"+path+"'") || !strings.Contains(line, "--out '") {
+		t.Errorf("line %s: want its paths quoted", line)
 	}
 }

@@ -90,6 +90,14 @@ func Open(dir string) (*Results, error) {
 	return &Results{Campaign: &Campaign{Spec: s, Raw: raw}, Dir: dir, Manifest: man, Records: recs, Notes: notes, shards: shardMans}, nil
 }
 
+// Ran says whether the run is one of spec s: whether its folder holds s as
+// Save writes it. A run folder holds one spec's results; another spec's
+// run there is refused.
+func (r *Results) Ran(s *spec.Spec) bool {
+	text, err := spec.Format(s)
+	return err == nil && bytes.Equal(text, r.Raw)
+}
+
 // Status is where a run stands.
 type Status struct {
 	Done    []store.Record // the latest successful record of each task, in plan order

@@ -190,6 +190,42 @@ func resolve(path string) (string, error) {
 	}
 }
 
+// RunArgs are the arguments of `faithlab-cli run` that run the campaign
+// from its spec file as it is, granting on the command line exactly what
+// it asks for beyond its spec's folder (Check with nothing else trusted):
+// --allow-engine for an engine that starts a program or reaches a host,
+// --out and --cache for an output or a cache outside the folder (the
+// spec's own, so the run is the one the spec describes).
+func (c *Campaign) RunArgs() ([]string, error) {
+	args := []string{c.Path}
+	var consent *ConsentError
+	if err := c.Check(Trust{}, ""); errors.As(err, &consent) {
+		for _, a := range consent.Asks {
+			switch a.Field {
+			case "engine":
+				args = append(args, "--allow-engine")
+			case "output":
+				args = append(args, "--out", a.What)
+			case "cache":
+				args = append(args, "--cache", a.What)
+			}
+		}
+	} else if err != nil {
+		return nil, err
+	}
+	return args, nil
+}
+
+// RunLine is the shell command line that runs the campaign headless:
+// `faithlab-cli run` with RunArgs, each word quoted.
+func (c *Campaign) RunLine() (string, error) {
+	args, err := c.RunArgs()
+	if err != nil {
+		return "", err
+	}
+	return quoteWords(append([]string{"faithlab-cli", "run"}, args...)), nil
+}
+
 // Relocate puts the run folder (and the artefact cache, when cache is not
 // "") where the user chose instead of where the spec says. Chosen by the
 // user, they need no consent: the returned Trust allows them.
