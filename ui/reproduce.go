@@ -115,6 +115,8 @@ func (r *Reproduce) show() {
 		return
 	}
 	r.report.ParseMarkdown(tablesAsLists(string(b)))
+	joinSplitWords(r.report.Segments)
+	r.report.Refresh()
 }
 
 // tablesAsLists rewrites REPORT.md's tables, which Fyne's markdown does
@@ -295,5 +297,24 @@ func (l *Library) RunReproduction(name, size string) *Reproduce {
 func (l *Library) CloseReproduce() {
 	if l.reproDialog != nil {
 		l.reproDialog.Hide()
+	}
+}
+
+// joinSplitWords takes out the spaces Fyne's markdown puts between the
+// pieces a word is parsed into at a '_' or a '[' ("lerf_ minus_ morf",
+// "[ 0.006, 0.035]" for lerf_minus_morf, [0.006, 0.035]): it ends every
+// text piece followed by another inline piece with a space.
+func joinSplitWords(segs []widget.RichTextSegment) {
+	for i, seg := range segs {
+		switch s := seg.(type) {
+		case *widget.ParagraphSegment:
+			joinSplitWords(s.Texts)
+		case *widget.ListSegment:
+			joinSplitWords(s.Items)
+		case *widget.TextSegment:
+			if i+1 < len(segs) && segs[i+1].Inline() && (strings.HasSuffix(s.Text, "_ ") || strings.HasSuffix(s.Text, "[ ")) {
+				s.Text = strings.TrimSuffix(s.Text, " ")
+			}
+		}
 	}
 }
