@@ -267,7 +267,7 @@ func (s *State) OpenModel(path string) {
 
 // Fits says whether the open model takes the open dataset's samples.
 func (s *State) Fits() bool {
-	return s.Model != nil && s.Data != nil && slices.Equal(s.Model.InputShape, s.Data.Train.Shape) && len(s.Model.Classes) == len(s.Data.Train.Classes)
+	return s.Model != nil && s.Data != nil && s.Model.Takes(s.Data.Train.Shape, len(s.Data.Train.Classes))
 }
 
 // misfit says, for a screen in place of its results, why there are none:

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/app"
@@ -111,7 +110,7 @@ func main() {
 func fitsDataset(ref string) func(model.Header) bool {
 	sum, err := data.Describe(ref)
 	return func(h model.Header) bool {
-		return err == nil && slices.Equal(h.InputShape, sum.Shape) && len(h.Classes) == len(sum.Classes)
+		return err == nil && h.Takes(sum.Shape, len(sum.Classes))
 	}
 }
 

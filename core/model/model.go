@@ -221,8 +221,9 @@ func ReadFile(path string) ([]byte, error) {
 }
 
 // ReadHeader reads a model file's header alone (its architecture, input
-// shape and classes), not its weights, and checks neither: enough to choose
-// among files, not to trust one. Load reads and checks the whole file.
+// shape and classes), not its weights, which it does not check: enough to
+// choose among files, not to trust one. Load reads and checks the whole
+// file.
 func ReadHeader(path string) (Header, error) {
 	f, _, err := data.OpenRegular(path, MaxFileBytes)
 	if err != nil {
@@ -230,18 +231,24 @@ func ReadHeader(path string) (Header, error) {
 	}
 	defer f.Close()
 	b := make([]byte, 16)
-	if _, err := io.ReadFull(f, b); err != nil || string(b[:8]) != magic {
-		return Header{}, fmt.Errorf("read model header %s: not a Faithlab model file (bad magic)", path)
+	if _, err := io.ReadFull(f, b); err != nil {
+		b = b[:0] // too short: preamble says so
 	}
-	hl := int64(binary.LittleEndian.Uint32(b[12:]))
-	if hl > maxHeaderSize {
-		return Header{}, fmt.Errorf("read model header %s: header of %d bytes", path, hl)
+	hl, err := preamble(b)
+	if err != nil {
+		return Header{}, fmt.Errorf("read model header %s: %w", path, err)
 	}
 	var h Header
-	if err := json.NewDecoder(io.LimitReader(f, hl)).Decode(&h); err != nil {
+	if err := json.NewDecoder(io.LimitReader(f, int64(hl))).Decode(&h); err != nil {
 		return Header{}, fmt.Errorf("read model header %s: %w", path, err)
 	}
 	return h, nil
+}
+
+// Takes says whether a model of this header takes samples of shape and
+// that many classes (check says which of the two it does not).
+func (h Header) Takes(shape []int, classes int) bool {
+	return slices.Equal(h.InputShape, shape) && len(h.Classes) == classes
 }
 
 // Decode parses a classifier's model file held in memory (DecodePrior a
@@ -254,15 +261,28 @@ func Decode(b []byte, kern gemm.Kernel) (*Model, error) {
 	return m, err
 }
 
-func decode(b []byte, kern gemm.Kernel) (*Model, error) {
+// preamble checks a model file's first 16 bytes (magic, format version,
+// header length) and returns the length of the JSON header after them.
+func preamble(b []byte) (int, error) {
 	if len(b) < 16 || string(b[:8]) != magic {
-		return nil, errors.New("not a Faithlab model file (bad magic)")
+		return 0, errors.New("not a Faithlab model file (bad magic)")
 	}
 	if v := binary.LittleEndian.Uint32(b[8:]); v != version {
-		return nil, fmt.Errorf("model format version %d, this Faithlab reads version %d", v, version)
+		return 0, fmt.Errorf("model format version %d, this Faithlab reads version %d", v, version)
 	}
 	hl := int(binary.LittleEndian.Uint32(b[12:]))
-	if hl > maxHeaderSize || hl > len(b)-16 {
+	if hl > maxHeaderSize {
+		return 0, fmt.Errorf("header of %d bytes, more than the %d a model file may have", hl, maxHeaderSize)
+	}
+	return hl, nil
+}
+
+func decode(b []byte, kern gemm.Kernel) (*Model, error) {
+	hl, err := preamble(b)
+	if err != nil {
+		return nil, err
+	}
+	if hl > len(b)-16 {
 		return nil, fmt.Errorf("header of %d bytes does not fit the %d-byte file (truncated?)", hl, len(b))
 	}
 	var h Header
