@@ -234,17 +234,28 @@ func (c *countdown) set(done, total int, eta time.Duration, now time.Time) {
 // text is "3/12 · about 40s left", "3/12 · finishing the tasks under way"
 // once the estimate has run out, or "3/12" before there is one.
 func (c countdown) text(now time.Time) string {
-	switch {
+	switch left, ok := c.left(now); {
 	case c.total == 0:
 		return ""
-	case c.eta <= 0:
+	case !ok:
 		return fmt.Sprintf("%d/%d", c.done, c.total)
-	}
-	left := c.eta - now.Sub(c.at)
-	if left < time.Second {
+	case left == 0:
 		return fmt.Sprintf("%d/%d · finishing the tasks under way", c.done, c.total)
+	default:
+		return fmt.Sprintf("%d/%d · about %s left", c.done, c.total, left)
 	}
-	return fmt.Sprintf("%d/%d · about %s left", c.done, c.total, left.Round(time.Second))
+}
+
+// left is the time left at now, to the second: 0 once the estimate has run
+// out (under a second), ok false before there is one.
+func (c countdown) left(now time.Time) (left time.Duration, ok bool) {
+	if c.eta <= 0 {
+		return 0, false
+	}
+	if left = c.eta - now.Sub(c.at); left < time.Second {
+		return 0, true
+	}
+	return left.Round(time.Second), true
 }
 
 // Cancel stops the campaign after the tasks under way; finished ones are kept.

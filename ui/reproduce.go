@@ -246,8 +246,8 @@ func (r *Reproduce) runningText() string {
 		return t + " … (counting its tasks)"
 	}
 	t += fmt.Sprintf(": %d of %s done", c.done, report.Count(c.total, "task"))
-	if left := c.eta - time.Since(c.at); c.eta > 0 && left >= time.Second {
-		t += fmt.Sprintf(", about %s left", left.Round(time.Second))
+	if left, _ := c.left(time.Now()); left > 0 {
+		t += fmt.Sprintf(", about %s left", left)
 	}
 	return t + ". Cancel stops it (finished tasks are kept: Run goes on from them)."
 }
