@@ -331,11 +331,12 @@ func (e *Evaluate) save() (*campaign.Campaign, error) {
 		return nil, err
 	}
 	dir := filepath.Join(e.s.cfg.dir("campaigns"), s.Name)
-	if old, err := data.ReadFileLimit(filepath.Join(dir, "campaign.yaml"), spec.MaxFileBytes); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, "campaign.yaml")); err == nil {
 		// A campaign of this name exists: replace its spec unless it has
-		// results, which belong to the spec that made them.
+		// results, which belong to the spec that made them (the check
+		// Size makes to warn before).
 		if r, err := campaign.Open(s.Output); err == nil && len(r.Records) > 0 {
-			if text, _ := spec.Format(s); string(text) != string(old) {
+			if !r.Ran(s) {
 				return nil, otherSpecError(s)
 			}
 		} else {
