@@ -166,7 +166,7 @@ func TestHostileONNXFilesAreRefusedWithTheProblem(t *testing.T) {
 		{"unknown operator", protoModel(13, opNode("Sin", "x", "y")), "operator Sin is not supported"},
 		{"huge declared tensor", protoModel(13, conv("x", "y", "w"), tensorInit("w", []int64{1 << 20, 1 << 20, 3, 3}, 4)), "declares more than"},
 		{"declared shape not held", protoModel(13, conv("x", "y", "w"), tensorInit("w", []int64{4, 1, 3, 3}, 7)), "declares 36 values, the file holds 7"},
-		{"branch", protoModel(13, relu("x", "a"), relu("a", "y"), relu("a", "z")), "feeds 2 nodes"},
+		{"dead branch", protoModel(13, relu("x", "a"), relu("a", "y"), relu("a", "z")), `node "Relu_z" (Relu) does not lead to the graph's output`},
 	}
 	for _, tc := range cases {
 		_, err := Parse(tc.b)
