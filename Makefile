@@ -3,7 +3,7 @@
 
 GO      ?= go
 BIN     := bin
-PKGS_APT := libopenblas0-pthread dataset-fashion-mnist python3-sklearn python3-torch python3-scipy \
+PKGS_APT := libopenblas0-pthread dataset-fashion-mnist python3-sklearn python3-torch python3-torchvision python3-scipy \
             xvfb xauth libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev libxinerama-dev libxi-dev \
             libxxf86vm-dev pkg-config gcc x11-apps netpbm xdotool
 # What make test-cluster needs besides: the daemons of a real cluster.

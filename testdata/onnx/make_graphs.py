@@ -10,9 +10,9 @@ Usage:
   /usr/bin/python3 testdata/onnx/make_graphs.py --full OUTDIR [NAME...]
       torchvision's full models (resnet18 resnet50 vgg16_bn mobilenet_v2 densenet121 efficientnet_b0 at
       3×224×224, and pytorch-cifar's ResNet-18 at 3×32×32), generated at test time, never committed; one
-      opset each, from 11 to 17.
-  /usr/bin/python3 testdata/onnx/make_graphs.py --opsets OUTDIR
-      every small model at every opset from 11 to 17, for the test that reads them all.
+      opset each, from 11 to 17; one input, its logits and input gradients.
+  /usr/bin/python3 testdata/onnx/make_graphs.py --opsets OUTDIR [NAME...]
+      the small models at the opsets between (12 to 16), generated at test time, with their expectations.
 
 Models (random weights, seeded; batch-norm statistics drawn as a trained model's would be):
 - resnet-basic: torchvision's ResNet layout with its BasicBlock (7×7 stem, batch norm, 3×3 max-pool of
@@ -29,11 +29,12 @@ Models (random weights, seeded; batch-norm statistics drawn as a trained model's
   HardSwish, a HardSigmoid gate, LeakyRelu, Clip with other bounds, ceil-mode max and average pools
   with and without counted padding, ReduceMean with keepdims both ways, arithmetic with per-channel
   constants, a three-way Concat.
+- tabular: a multilayer perceptron with a residual Add, for tables (gmm's 20 features, 2 classes).
 Exports alternate between constant folding (batch norm folded into the convolutions) and none
 (batch norm kept; shape chains left for Faithlab to fold).
 
 NAME.expected.npz holds x (2 inputs, NCHW), logits, grads (the gradient of each input's logit of class
-3 with respect to x) and ig8 (Integrated Gradients of class 3 from a zero baseline, the right Riemann
+3, or of the last class where there are fewer, with respect to x) and ig8 (Integrated Gradients of class 3 from a zero baseline, the right Riemann
 sum of 8 steps), computed in float64 from the float32 weights, so that a comparison measures
 Faithlab's float32 alone (logits stored in float64, the maps rounded to float32).
 """
@@ -200,6 +201,20 @@ class Zoo(nn.Module):
         return self.fc(torch.sigmoid(pooled) - 0.5)
 
 
+class TabularResidual(nn.Module):
+    """A multilayer perceptron with a residual connection, for tables (gmm's 20 features)."""
+
+    def __init__(self, features=20, classes=2):
+        super().__init__()
+        self.f1 = nn.Linear(features, 16)
+        self.f2 = nn.Linear(16, 16)
+        self.f3 = nn.Linear(16, classes)
+
+    def forward(self, x):
+        h = F.relu(self.f1(x))
+        return self.f3(F.relu(h + F.relu(self.f2(h))))
+
+
 SMALL = {
     "resnet-basic": lambda: ResNetSmall(resnet.BasicBlock, (8, 16)),
     "resnet-bottleneck": lambda: ResNetSmall(resnet.Bottleneck, (4, 8)),
@@ -209,6 +224,7 @@ SMALL = {
     "efficientnet": efficientnet_small,
     "densenet": densenet_small,
     "zoo": Zoo,
+    "tabular": TabularResidual,
 }
 
 FULL = {  # name: (builder, input size, opset)
@@ -235,37 +251,39 @@ def trained_statistics(m, gen):
     return m.eval()
 
 
-def export(m, size, path, opset, fold):
-    torch.onnx.export(m, torch.zeros(1, 3, size, size), path, opset_version=opset, input_names=["x"],
+def export(m, shape, path, opset, fold):
+    torch.onnx.export(m, torch.zeros((1,) + shape), path, opset_version=opset, input_names=["x"],
                       output_names=["logits"], dynamic_axes={"x": {0: "n"}, "logits": {0: "n"}},
                       do_constant_folding=fold, training=torch.onnx.TrainingMode.EVAL)
 
 
-def expected(m, x, path):
+def expected(m, x, path, ig=True):
     """Logits, input gradients and IG of the float32 model's weights, in float64."""
     m64 = m.double()
     xd = torch.tensor(x, dtype=torch.float64, requires_grad=True)
     logits = m64(xd)
-    logits[:, CLASS].sum().backward()
-    grads = xd.grad.numpy().copy()
-    total = np.zeros_like(x, dtype=np.float64)
-    for k in range(1, IG_STEPS + 1):
-        p = torch.tensor(x * (k / IG_STEPS), dtype=torch.float64, requires_grad=True)
-        m64(p)[:, CLASS].sum().backward()
-        total += p.grad.numpy()
-    ig = x.astype(np.float64) * total / IG_STEPS
-    np.savez(path, x=x, logits=logits.detach().numpy(), grads=grads.astype(np.float32), ig8=ig.astype(np.float32))
+    cls = min(CLASS, logits.shape[1] - 1)
+    logits[:, cls].sum().backward()
+    arrays = dict(x=x, logits=logits.detach().numpy(), grads=xd.grad.numpy().astype(np.float32))
+    if ig:
+        total = np.zeros_like(x, dtype=np.float64)
+        for k in range(1, IG_STEPS + 1):
+            p = torch.tensor(x * (k / IG_STEPS), dtype=torch.float64, requires_grad=True)
+            m64(p)[:, cls].sum().backward()
+            total += p.grad.numpy()
+        arrays["ig8"] = (x.astype(np.float64) * total / IG_STEPS).astype(np.float32)
+    np.savez(path, **arrays)
     m.float()
 
 
-def make(name, builder, size, opsets, out, seed, n=2):
+def make(name, builder, shape, opsets, out, seed, n=2, ig=True):
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
     m = trained_statistics(builder(), gen)
     for i, opset in enumerate(opsets):
-        export(m, size, os.path.join(out, "%s.op%d.onnx" % (name, opset)), opset, fold=(i + seed) % 2 == 0)
-    x = np.random.default_rng(seed).random((n, 3, size, size)).astype(np.float32)
-    expected(m, x, os.path.join(out, name + ".expected.npz"))
+        export(m, shape, os.path.join(out, "%s.op%d.onnx" % (name, opset)), opset, fold=(i + seed) % 2 == 0)
+    x = np.random.default_rng(seed).random((n,) + shape).astype(np.float32)
+    expected(m, x, os.path.join(out, name + ".expected.npz"), ig)
 
 
 def main():
@@ -275,15 +293,20 @@ def main():
         out = args[1]
         for i, name in enumerate(args[2:] or FULL):
             builder, size, opset = FULL[name]
-            make(name, builder, size, [opset], out, 100 + i)
+            make(name, builder, (3, size, size), [opset], out, 100 + i, n=1, ig=False)
         return
     if args and args[0] == "--opsets":
         for i, (name, builder) in enumerate(SMALL.items()):
-            make(name, builder, 32, range(11, 18), args[1], 7 + i)
+            if name in (args[2:] or SMALL):
+                make(name, builder, shape_of(name), range(12, 17), args[1], 7 + i)
         return
     out = args[0] if args else os.path.dirname(os.path.abspath(__file__))
     for i, (name, builder) in enumerate(SMALL.items()):
-        make(name, builder, 32, [11, 17], out, 7 + i)
+        make(name, builder, shape_of(name), [11, 17], out, 7 + i)
+
+
+def shape_of(name):
+    return (20,) if name == "tabular" else (3, 32, 32)
 
 
 if __name__ == "__main__":

@@ -99,15 +99,16 @@ type importer struct {
 	readers map[string]int // how many of the nodes read each tensor
 	taken   map[string]bool
 	count   map[string]int
-	index   map[string]int   // layers by name
-	silu    map[*node]string // Mul nodes that are x·σ(x), with x
-	skip    map[*node]bool   // Sigmoid nodes folded into those
+	index   map[string]int    // layers by name
+	naming  map[string]naming // how to name each layer, by provisional name
+	silu    map[*node]string  // Mul nodes that are x·σ(x), with x
+	skip    map[*node]bool    // Sigmoid nodes folded into those
 	out     string
 }
 
 func (g *Graph) read(gr *graph) error {
 	im := &importer{g: g, opset: g.Opset, vals: map[string]value{}, readers: map[string]int{}, taken: map[string]bool{},
-		count: map[string]int{}, index: map[string]int{}, silu: map[*node]string{}, skip: map[*node]bool{}}
+		count: map[string]int{}, index: map[string]int{}, naming: map[string]naming{}, silu: map[*node]string{}, skip: map[*node]bool{}}
 	for i := range gr.initializers {
 		t := &gr.initializers[i]
 		im.vals[t.name] = value{c: &constant{t: t, dims: t.dims}}
@@ -300,6 +301,7 @@ func (im *importer) finish(input string, declared []int) error {
 		return fmt.Errorf("the output %q is layer %s's, not the last layer's (%s)", im.out, out.a.layer, last)
 	}
 	g.Classes = s.c
+	im.rename()
 	switch {
 	case g.NHWC:
 		g.InputShape = []int{declared[2], declared[0], declared[1]}
@@ -342,18 +344,111 @@ func (im *importer) unique(base string) string {
 	return name
 }
 
-// name names node n's layer: PyTorch's module name where the node's
-// weight is stored under it ("layer1.0.conv1.weight"), else the node's
-// own name where PyTorch's exporter scoped it in a module
-// ("/layer4/layer4.1/relu_1/Relu", without the leading slash), else kind
-// and a count ("relu3").
+// naming is what a layer's name is made from: its node, its kind and its
+// weight's name.
+type naming struct {
+	n            *node
+	kind, weight string
+}
+
+// name returns a provisional name for node n's layer: the final ones
+// (see rename) depend on all the layers.
 func (im *importer) name(n *node, kind, weight string) string {
-	if p, ok := strings.CutSuffix(weight, ".weight"); ok && p != "" && !strings.ContainsAny(p, " \t\n") {
-		return im.unique(p)
+	name := fmt.Sprintf("#%d", len(im.naming))
+	im.naming[name] = naming{n, kind, weight}
+	return name
+}
+
+// scope splits a node name that PyTorch's exporter scoped in modules
+// ("/layer4/layer4.1/relu_1/Relu") into the module's name, as PyTorch
+// names it ("layer4.1.relu_1"), and the operator's part ("Relu"); "" for
+// other names and nodes outside any module ("/Flatten").
+func scope(name string) (module, op string) {
+	s, ok := strings.CutPrefix(name, "/")
+	parts := strings.Split(s, "/")
+	if !ok || len(parts) < 2 {
+		return "", ""
 	}
-	if s, ok := strings.CutPrefix(n.name, "/"); ok && strings.Contains(s, "/") {
-		return im.unique(s)
+	path, base, last := "", "", ""
+	join := func(a, b string) string {
+		if a == "" {
+			return b
+		}
+		return a + "." + b
 	}
+	for _, p := range parts[:len(parts)-1] {
+		// A module's segment repeats its parent's where the parent is a
+		// container: /features/features.1/features.1.0/block/block.1.
+		if last != "" && strings.HasPrefix(p, last+".") {
+			path = join(base, p)
+		} else {
+			base, path = path, join(path, p)
+		}
+		last = p
+	}
+	return path, parts[len(parts)-1]
+}
+
+// rename gives every layer its final name — PyTorch's module name where
+// the node's weight is stored under it ("layer1.0.conv1.weight"), or where
+// PyTorch's exporter scoped the node in a module that holds no other layer
+// and no module that does ("layer4.1.relu_1"), the module's name and the
+// operator otherwise ("layer4.1.add"), kind and count for the rest
+// ("relu3", "flatten") — and renames the layers' inputs and weights.
+func (im *importer) rename() {
+	g := im.g
+	layers, leaf := map[string]int{}, map[string]bool{}
+	for _, nm := range im.naming {
+		if m, _ := scope(nm.n.name); m != "" {
+			layers[m]++
+			leaf[m] = true
+		}
+	}
+	for m := range leaf {
+		for p := m; strings.Contains(p, "."); {
+			p = p[:strings.LastIndex(p, ".")]
+			if _, ok := leaf[p]; ok {
+				leaf[p] = false
+			}
+		}
+	}
+	final := map[string]string{}
+	for i := range g.Layers {
+		l := &g.Layers[i]
+		nm := im.naming[l.Name]
+		name := ""
+		if p, ok := strings.CutSuffix(nm.weight, ".weight"); ok && p != "" && !strings.ContainsAny(p, " \t\n") {
+			name = p
+		} else if m, op := scope(nm.n.name); m != "" && layers[m] == 1 && leaf[m] {
+			name = m
+		} else if m != "" {
+			name = m + "." + strings.ToLower(op)
+		}
+		if name == "" || im.taken[name] {
+			name = im.counted(nm.kind)
+		}
+		name = im.unique(name)
+		final[l.Name] = name
+		for _, suffix := range []string{".weight", ".bias", ".running_mean", ".running_var"} {
+			if w, ok := g.Weights[l.Name+suffix]; ok {
+				delete(g.Weights, l.Name+suffix)
+				g.Weights[name+suffix] = w
+			}
+		}
+		l.Name = name
+	}
+	for i := range g.Layers {
+		for k, x := range g.Layers[i].In {
+			if x != "" {
+				g.Layers[i].In[k] = final[x]
+			}
+		}
+	}
+}
+
+// counted is kind and the next count of that kind not taken ("relu3"; the
+// first flatten is "flatten").
+func (im *importer) counted(kind string) string {
 	for {
 		im.count[kind]++
 		name := fmt.Sprintf("%s%d", kind, im.count[kind])
@@ -361,7 +456,6 @@ func (im *importer) name(n *node, kind, weight string) string {
 			name = kind
 		}
 		if !im.taken[name] {
-			im.taken[name] = true
 			return name
 		}
 	}
