@@ -252,9 +252,12 @@ def trained_statistics(m, gen):
 
 
 def export(m, shape, path, opset, fold):
+    """Export m (in eval mode) with constant folding and batch norm folded into the convolutions before it, or
+    with neither (TrainingMode.PRESERVE skips the exporter's evaluation-mode fusions; the graph stays eval's)."""
+    mode = torch.onnx.TrainingMode.EVAL if fold else torch.onnx.TrainingMode.PRESERVE
     torch.onnx.export(m, torch.zeros((1,) + shape), path, opset_version=opset, input_names=["x"],
                       output_names=["logits"], dynamic_axes={"x": {0: "n"}, "logits": {0: "n"}},
-                      do_constant_folding=fold, training=torch.onnx.TrainingMode.EVAL)
+                      do_constant_folding=fold, training=mode)
 
 
 def expected(m, x, path, ig=True):

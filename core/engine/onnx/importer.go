@@ -145,8 +145,14 @@ func (g *Graph) read(gr *graph) error {
 		if slices.Contains(Supported, n.op) && n.domain != "" && n.domain != "ai.onnx" {
 			return fmt.Errorf("node %q: operator %s of domain %q is not supported (only the default ONNX domain)", n.name, n.op, n.domain)
 		}
+		layers := len(g.Layers)
 		if err := im.node(n, in.name); err != nil {
 			return err
+		}
+		if len(g.Layers) > layers {
+			if a := im.vals[n.outputs[0]].a; a != nil && a.s.size() > maxActivation {
+				return fmt.Errorf("node %q (%s) makes %d×%d×%d values for each input, more than Faithlab holds for one layer (%d)", n.name, n.op, a.s.c, a.s.h, a.s.w, maxActivation)
+			}
 		}
 	}
 	return im.finish(in.name, declared)
@@ -460,6 +466,11 @@ func (im *importer) counted(kind string) string {
 		}
 	}
 }
+
+// maxActivation bounds one layer's output for one input (in values):
+// 16 M, twenty times VGG's largest at 224×224. A file cannot make
+// Faithlab hold more for it than its layers honestly need.
+const maxActivation = 1 << 24
 
 // emit appends layer l reading the activations ins and makes it the
 // value of tensor out.

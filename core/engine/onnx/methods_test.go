@@ -4,6 +4,8 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"faithlab/core/attr"
@@ -140,5 +142,66 @@ func TestDeepLIFTIsCompleteThroughSumsAndConcatenations(t *testing.T) {
 	}
 	if gap < 1e-2 {
 		t.Errorf("the gradient's attributions add up to f(x) − f(x̄) within %g too: the test does not tell the rules apart", gap)
+	}
+}
+
+// An imported graph with batch norm retrains from fresh weights, as the
+// retraining protocols do: Init draws new weights (batch norm back to the
+// identity), and gradient descent in training mode (batch statistics)
+// fits a batch of random labels.
+func TestImportedGraphRetrainsFromFreshWeights(t *testing.T) {
+	g, net := load(t, "resnet-basic.op11.onnx") // exported with batch norm kept
+	if !slices.ContainsFunc(g.Layers, func(l native.Layer) bool { return l.Op == "batchnorm" }) {
+		t.Fatal("resnet-basic.op11.onnx holds no batch norm")
+	}
+	before := net.Clone().Params()
+	net.Init(9)
+	for i, p := range net.Params() {
+		if slices.Equal(p.Data, before[i].Data) && strings.HasSuffix(p.Name, ".weight") {
+			t.Errorf("Init left %s as the file has it", p.Name)
+		}
+	}
+	net.SetTraining(true)
+	rng := rand.New(rand.NewPCG(3, 3))
+	n, dim, k := 8, engine.Size(net.InputShape()), net.Classes()
+	x, y := make([]float32, n*dim), make([]int, n)
+	for i := range x {
+		x[i] = rng.Float32()
+	}
+	for i := range y {
+		y[i] = rng.IntN(k)
+	}
+	var first, last float64
+	for step := range 60 {
+		loss := 0.0
+		for _, p := range net.Params() {
+			clear(p.Grad)
+		}
+		_, err := engine.Differentiate(context.Background(), net, x, n, engine.ParamGrad, func(_ int, logits, d []float32) {
+			p := engine.Softmax(nil, logits, k)
+			for r := range len(logits) / k {
+				loss -= math.Log(float64(p[r*k+y[r]])) / float64(n)
+				for j := range k {
+					d[r*k+j] = p[r*k+j] / float32(n)
+				}
+				d[r*k+y[r]] -= 1 / float32(n)
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range net.Params() {
+			for i := range p.Grad {
+				p.Data[i] -= 0.1 * p.Grad[i]
+			}
+		}
+		if step == 0 {
+			first = loss
+		}
+		last = loss
+	}
+	t.Logf("cross-entropy on 8 random labels: %.3f at the first step, %.3f at the 60th", first, last)
+	if !(last < first/4) {
+		t.Errorf("training from fresh weights took the loss from %.3f to %.3f only", first, last)
 	}
 }

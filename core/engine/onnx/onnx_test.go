@@ -176,9 +176,14 @@ func TestHostileONNXFilesAreRefusedWithTheProblem(t *testing.T) {
 	}
 }
 
-// FuzzParse: no bytes make Parse panic, and a graph it accepts builds.
+// FuzzParse: no bytes make Parse panic, and a graph it accepts builds and
+// runs forward. The seeds hold residual sums, concatenations, gates, the
+// shape arithmetic folded at import and batch norm.
 func FuzzParse(f *testing.F) {
 	f.Add(fixture(f, "small.onnx"))
+	for _, name := range []string{"resnet-basic.op11.onnx", "densenet.op17.onnx", "efficientnet.op11.onnx", "zoo.op11.onnx", "zoo.op17.onnx", "cifar-resnet.op11.onnx", "tabular.op17.onnx"} {
+		f.Add(fixture(f, name))
+	}
 	f.Add(protoModel(13, relu("x", "a"), relu("a", "y")))
 	f.Add(protoModel(13, conv("x", "y", "w"), tensorInit("w", []int64{4, 1, 3, 3}, 36)))
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -189,7 +194,10 @@ func FuzzParse(f *testing.F) {
 		if engine.Size(g.InputShape) > 1<<16 {
 			return // a valid but large graph: building it is not the parser's business
 		}
-		_, _ = g.Build("fuzz", gemm.Gonum{})
+		net, err := g.Build("fuzz", gemm.Gonum{})
+		if err == nil {
+			_, _ = net.Forward(make([]float32, engine.Size(g.InputShape)), 1)
+		}
 	})
 }
 

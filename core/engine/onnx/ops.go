@@ -203,6 +203,9 @@ func (im *importer) conv(n *node) error {
 		return err
 	}
 	l.Op, l.Out, l.Groups = "conv", int(d[0]), int(g)
+	if cols := int64(oh*ow) * d[1] * d[2] * d[3] * g; cols > 4*maxActivation {
+		return fmt.Errorf("node %q: Conv of %d×%d windows of %d channels over a %d×%d map: more than Faithlab lays out for one layer", n.name, d[2], d[3], x.s.c, oh, ow)
+	}
 	l.Name = im.name(n, "conv", tensorName(wc))
 	im.g.Weights[l.Name+".weight"] = w
 	if len(n.inputs) > 2 && n.inputs[2] != "" {
