@@ -250,3 +250,30 @@ func TestJunctionsDifferentiate(t *testing.T) {
 	checkJunction(t, "product", newProduct("p", d, d), 2)
 	checkJunction(t, "gate", newProduct("g", d, dims{1, 1, 5}), 2)
 }
+
+// A padded 3×3 convolution run as Winograd's F(2×2, 3×3) from a zero
+// frame — an imported ResNet's — computes the definition and
+// differentiates as its forward pass says, on maps of even and odd sides.
+func TestPaddedWinogradLayerMatchesTheDefinition(t *testing.T) {
+	for _, in := range []dims{{8, 8, 16}, {7, 5, 8}} {
+		l := newConv("w", in, 16, 3, 1, 1, false, gemm.Gonum{})
+		if _, ok := l.(*winoLayer); !ok {
+			t.Fatalf("%v: a padded 3×3 convolution is a %T, not a winoLayer", in, l)
+		}
+		n := 2
+		rng := rand.New(rand.NewPCG(7, 8))
+		x := randn(rng, n*in.size())
+		ps := l.params()
+		copy(ps[0].Data, randn(rng, len(ps[0].Data)))
+		copy(ps[1].Data, randn(rng, len(ps[1].Data)))
+		got := l.forward(x, n, false)
+		w := window{kh: 3, kw: 3, sh: 1, sw: 1, dh: 1, dw: 1, pt: 1, pl: 1, pb: 1, pr: 1}
+		want := directConv(x, ps[0].Data, ps[1].Data, n, in, l.out(), w, 1)
+		for i := range want {
+			if math.Abs(float64(got[i])-want[i]) > 1e-4*math.Max(1, math.Abs(want[i])) {
+				t.Fatalf("%v: output %d is %g, want %g", in, i, got[i], want[i])
+			}
+		}
+		checkAdjoint(t, fmt.Sprint("winograd ", in), l, n, 1)
+	}
+}
