@@ -149,7 +149,8 @@ func TestExportersIdiomsReadIntoNativeLayers(t *testing.T) {
 
 // Hostile and unsupported files are refused with what is wrong, never a
 // panic: a cut file, a wrong opset, a cyclic graph, a tensor declaring
-// more values than it holds or than any model needs, an unknown operator.
+// more values than it holds or than any model needs, an unknown operator,
+// shape arithmetic or padding that would make more than a model needs.
 func TestHostileONNXFilesAreRefusedWithTheProblem(t *testing.T) {
 	whole := fixture(t, "goar-cnn.onnx")
 	var cases = []struct {
@@ -167,6 +168,11 @@ func TestHostileONNXFilesAreRefusedWithTheProblem(t *testing.T) {
 		{"huge declared tensor", protoModel(13, conv("x", "y", "w"), tensorInit("w", []int64{1 << 20, 1 << 20, 3, 3}, 4)), "declares more than"},
 		{"declared shape not held", protoModel(13, conv("x", "y", "w"), tensorInit("w", []int64{4, 1, 3, 3}, 7)), "declares 36 values, the file holds 7"},
 		{"dead branch", protoModel(13, relu("x", "a"), relu("a", "y"), relu("a", "z")), `node "Relu_z" (Relu) does not lead to the graph's output`},
+		{"tensor nobody makes", protoModel(13, opNode("Add", "x", "y", "ghost")), `reads tensor "ghost", which no node makes`},
+		{"constant of 2^40 values", protoModel(13, opNode("ConstantOfShape", "s", "c"), opNode("Add", "x", "y", "c"), intInit("s", 1<<20, 1<<20)), "too large"},
+		{"padding to 2^34 values", protoModel(13, opNode("Pad", "x", "y", "p"), intInit("p", 0, 0, 65536, 65536, 0, 0, 65536, 65536)), "more than Faithlab holds for one layer"},
+		{"reshape to another map", protoModel(13, opNode("Reshape", "x", "y", "s"), intInit("s", -1, 4, 16)), "only flattening to (N, 64) is supported"},
+		{"gather out of range", protoModel(13, opNode("Shape", "x", "s"), opNode("Gather", "s", "g", "i"), opNode("Reshape", "x", "y", "g"), intInit("i", 9)), "index 9 of 4"},
 	}
 	for _, tc := range cases {
 		_, err := Parse(tc.b)
@@ -234,6 +240,18 @@ func opNode(op, in, out string, extra ...string) part {
 
 func relu(in, out string) part    { return opNode("Relu", in, out) }
 func conv(in, out, w string) part { return opNode("Conv", in, out, w) }
+
+// intInit is an int64 initializer holding vals, of one dimension.
+func intInit(name string, vals ...int64) part {
+	var t []byte
+	t = varint(t, 1, uint64(len(vals)))
+	t = varint(t, 2, typeInt64)
+	t = str(t, 8, name)
+	for _, v := range vals {
+		t = varint(t, 7, uint64(v))
+	}
+	return part{5, t}
+}
 
 // tensorInit is an initializer declaring dims and holding held floats.
 func tensorInit(name string, dims []int64, held int) part {
@@ -310,6 +328,12 @@ func TestMemoryFollowsTheFileNotItsDeclarations(t *testing.T) {
 		t.Errorf("reading %d bytes allocated %d", len(whole), n)
 	} else {
 		t.Logf("goar-cnn.onnx, %d bytes: read with %d bytes allocated", len(whole), n)
+	}
+	graph := fixture(t, "cifar-resnet.op11.onnx") // shape arithmetic to fold, batch norm kept
+	if n := allocated(func() { Parse(graph) }); n > 4*uint64(len(graph)) {
+		t.Errorf("reading cifar-resnet.op11.onnx, %d bytes, allocated %d", len(graph), n)
+	} else {
+		t.Logf("cifar-resnet.op11.onnx, %d bytes: read with %d bytes allocated", len(graph), n)
 	}
 	cut := whole[:len(whole)-1000]
 	if n := allocated(func() { Parse(cut) }); n > 4*uint64(len(whole)) {
