@@ -1,6 +1,8 @@
 package native
 
 import (
+	"slices"
+
 	"faithlab/core/engine"
 	"faithlab/core/engine/gemm"
 )
@@ -310,6 +312,7 @@ type winoLayer struct {
 	*winoConv
 	scr        winoScratch
 	framed, dx []float32
+	prepared   []float32 // the weights the transformed ones were made from
 }
 
 func newWinoLayer(name string, in dims, cout, pad int, kern gemm.Kernel) *winoLayer {
@@ -328,7 +331,16 @@ func (l *winoLayer) clone(k gemm.Kernel) layer {
 	return c
 }
 
-func (l *winoLayer) layout() { l.prepare() }
+// layout makes the transformed weights, unless the weights are those they
+// were made from: comparing the weights costs a read of them, making the
+// transform (16 scattered planes, twice) several times more.
+func (l *winoLayer) layout() {
+	if l.u != nil && slices.Equal(l.wt.Data, l.prepared) {
+		return
+	}
+	l.prepare()
+	l.prepared = append(l.prepared[:0], l.wt.Data...)
+}
 
 func (l *winoLayer) borrow(from laidOut) {
 	f := from.(*winoLayer)
@@ -337,17 +349,22 @@ func (l *winoLayer) borrow(from laidOut) {
 
 func (l *winoLayer) forward(x []float32, n int, _ bool) []float32 {
 	if !l.borrowed {
-		l.prepare()
+		l.layout()
 	}
 	if l.pad == 1 {
 		p, row := l.padded(), l.i.w*l.i.c
 		xp := grow(&l.framed, n*p.size())
-		clear(xp)
 		parallel(n, func(lo, hi int) {
 			for s := lo; s < hi; s++ {
+				f := xp[s*p.size() : (s+1)*p.size()]
+				clear(f[:(p.w+1)*p.c]) // the top row and the first left edge
 				for r := range l.i.h {
-					copy(xp[s*p.size()+((r+1)*p.w+1)*p.c:][:row], x[s*l.i.size()+r*row:])
+					at := ((r+1)*p.w + 1) * p.c
+					copy(f[at:at+row], x[s*l.i.size()+r*row:])
+					// the right edge of this row and the left edge of the next
+					clear(f[at+row : at+row+(p.w-l.i.w)*p.c])
 				}
+				clear(f[((l.i.h+1)*p.w+1)*p.c:]) // the rows below
 			}
 		})
 		x = xp
