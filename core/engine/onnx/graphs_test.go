@@ -93,12 +93,12 @@ func TestTorchvisionModelsMatchPyTorch(t *testing.T) {
 }
 
 // generate runs make_graphs.py in mode into a temporary folder and returns
-// it; it skips the test in -short mode or where /usr/bin/python3 lacks
-// torch and torchvision.
+// it; it skips the test in -short mode, under the race detector or where
+// /usr/bin/python3 lacks torch and torchvision.
 func generate(t *testing.T, mode string) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("exports models with PyTorch")
+	if testing.Short() || raceEnabled {
+		t.Skip("exports models with PyTorch (not in -short mode or under the race detector)")
 	}
 	if err := exec.Command("/usr/bin/python3", "-c", "import torch, torchvision").Run(); err != nil {
 		t.Skipf("/usr/bin/python3 cannot import torch and torchvision (%v): apt-get install python3-torch python3-torchvision", err)
