@@ -342,3 +342,41 @@ func TestMemoryFollowsTheFileNotItsDeclarations(t *testing.T) {
 		t.Logf("goar-cnn.onnx cut short: refused after allocating %d bytes", n)
 	}
 }
+
+// A graph that reads its input twice gets an identity layer as its first,
+// which alone reads the input, so that a layer put before the graph (a
+// description's normalisation) comes before both readers.
+func TestInputReadTwiceGetsOneReader(t *testing.T) {
+	b := protoModel(13, relu("x", "a"), opNode("Sigmoid", "x", "b"), opNode("Concat", "a", "c", "b"),
+		opNode("GlobalAveragePool", "c", "d"), opNode("Flatten", "d", "y"))
+	g, err := Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := g.Layers[0]; l.Op != "identity" || l.In != nil {
+		t.Fatalf("first layer %+v, want an identity reading the input", l)
+	}
+	for _, l := range g.Layers[1:] {
+		if slices.Contains(l.In, "") {
+			t.Errorf("layer %s reads the graph's input itself", l.Name)
+		}
+	}
+	net, err := g.Build("twice", gemm.Gonum{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := make([]float32, 64)
+	var r, s float64
+	for i := range x {
+		x[i] = float32(i-32) / 16
+		r += math.Max(float64(x[i]), 0) / 64
+		s += 1 / (1 + math.Exp(-float64(x[i]))) / 64
+	}
+	y, err := net.Forward(x, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(float64(y[0])-r) > 1e-6 || math.Abs(float64(y[1])-s) > 1e-6 {
+		t.Errorf("logits %v, want [%g %g]", y, r, s)
+	}
+}
