@@ -12,11 +12,14 @@
 // Sigmoid and Mul, HardSigmoid, HardSwish, LeakyRelu, MaxPool and
 // AveragePool (any window, stride and padding, ceil mode), GlobalAveragePool
 // and ReduceMean over height and width, Add and Concat of activations, Mul
-// of an activation by a per-channel gate, arithmetic with per-channel
-// constants, zero Pad, Flatten and a flattening Reshape — its shape given
-// or computed by the Shape, Gather, Unsqueeze, Concat chains exporters
-// write, which are folded at import — Dropout and Identity, a leading
-// Transpose from channels-last input, a final Softmax (left out).
+// of an activation by a per-channel gate or by another of its shape,
+// arithmetic with per-channel constants, zero Pad, Flatten, Squeeze and
+// Unsqueeze between a 1×1 map and a vector, and a flattening Reshape — its
+// shape given or computed by the Shape, Gather, Unsqueeze, Concat, Slice,
+// ConstantOfShape, Cast chains exporters write, which are folded at import
+// (consts.go) — Dropout and Identity, a leading Transpose from
+// channels-last input, a final Softmax (left out). Layers are named as
+// PyTorch names the modules that make them (rename).
 //
 // Contract. Parse takes a whole file's bytes (callers bound them: MaxBytes)
 // and never panics; it returns the graph or an error naming the problem:
