@@ -54,7 +54,7 @@ func (c *Campaign) Memory() (MemoryPlan, error) {
 	var p MemoryPlan
 	p.Workers = workers(s.Workers, len(c.Tasks(job.Shard{})))
 	for _, d := range s.Datasets {
-		trainSet, testSet, err := samples(d)
+		trainSet, testSet, err := c.samples(d)
 		if err != nil {
 			return p, err
 		}

@@ -93,7 +93,7 @@ func TestMPRTFootprintCountsItsMapsAndModel(t *testing.T) {
 	}
 	with, without := alone("mprt"), alone("deletion")
 	c := loadSpec(t, t.TempDir(), memorySpec("gradient", "0.5", ""))
-	trainSet, _, err := samples(c.Spec.Datasets[0])
+	trainSet, _, err := c.samples(c.Spec.Datasets[0])
 	if err != nil {
 		t.Fatal(err)
 	}
