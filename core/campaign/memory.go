@@ -123,17 +123,26 @@ func workers(spec, tasks int) int {
 // weights and the buffers its passes keep) and one being trained.
 type netSize struct{ explained, training int64 }
 
-// netBytes sizes the campaign's networks on ds. The explained network's
-// pass buffers are measured (passBytes) on the native engine; on another
-// engine they are the worker's, in its own process. Training holds the
+// netBytes sizes the campaign's networks on ds. The explained network
+// holds its weights (and an ONNX or TorchScript file's bytes twice: the
+// file read and its graph's weights, or the copy the torch engine keeps to
+// build the module again) and its pass buffers, measured (passBytes) on the
+// native engine; on another engine they are the worker's, in its own
+// process (MemoryPlan.Worker). Training holds the
 // weights, their gradients and Adam's two moments, a gradient slot per
 // piece of a batch, and each core's activations for a piece.
 func netBytes(s *spec.Spec, ds *data.Dataset) (netSize, error) {
 	arch := s.Model.Arch
 	var m *model.Model
+	var file int64 // a TorchScript or ONNX file's bytes, held twice
 	if f := s.Model.File; f != "" {
+		if st, err := os.Stat(f); err == nil && (model.IsTorchScript(f) || model.IsONNX(f)) {
+			file = 2 * st.Size()
+		}
 		if model.IsTorchScript(f) {
-			return netSize{}, nil // in the PyTorch worker's process
+			// The module runs in the PyTorch worker's process; here, its
+			// bytes and the copy the engine keeps to build it again.
+			return netSize{explained: file}, nil
 		}
 		var err error
 		if m, err = model.Load(f, gemm.Gonum{}); err != nil {
@@ -152,7 +161,7 @@ func netBytes(s *spec.Spec, ds *data.Dataset) (netSize, error) {
 		params += int64(len(q.Data))
 	}
 	var size netSize
-	size.explained = 4 * params
+	size.explained = 4*params + file // an ONNX file's bytes and its graph's weights besides
 	if kind, _ := model.EngineKind(s.Engine); kind == "native" {
 		pass, err := passBytes(m.Net)
 		if err != nil {
