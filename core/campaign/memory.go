@@ -22,7 +22,7 @@ import (
 // A campaign's memory is the data, held once and shared by every task, and
 // what the tasks running at once hold beside it: their maps, ranks and
 // perturbed copies of the data (protocol.Footprint), the maps a task
-// computes, the inputs of one engine call (engine.Batch: 8 MiB of them
+// computes, the inputs of one engine call (engine.Batch: 2 MiB of them
 // whatever their size), the explained network with the buffers its passes
 // keep (measured on a copy: at 224×224 a ResNet-18-sized network's per-core
 // pieces hold most of a task), and the networks it trains with their

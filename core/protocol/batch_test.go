@@ -47,7 +47,7 @@ func imageNetEnv(n int) (*Env, *widestNet) {
 }
 
 // At ImageNet's size no protocol passes the network more inputs at once
-// than engine.Batch allows (8 MiB of them: 13), however many perturbed
+// than engine.Batch allows (2 MiB of them: 3), however many perturbed
 // copies it makes of an image: Deletion's 49 steps, ROAD's masks,
 // IROF's superpixels, Sensitivity-N's 900 subsets, Infidelity's 100 draws,
 // the robustness draws. Deletion sent 1 024 inputs (600 MiB) at a time.
@@ -86,7 +86,7 @@ func TestDeletionScoresDoNotDependOnTheBatch(t *testing.T) {
 	}
 	for i := range a.Curves {
 		if !slices.Equal(a.Curves[i].Y, b.Curves[i].Y) {
-			t.Errorf("curve %s: %v in batches of 13, %v one at a time", a.Curves[i].Name, a.Curves[i].Y, b.Curves[i].Y)
+			t.Errorf("curve %s: %v in batches of 3, %v one at a time", a.Curves[i].Name, a.Curves[i].Y, b.Curves[i].Y)
 		}
 	}
 }

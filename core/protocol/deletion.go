@@ -30,7 +30,7 @@ type Deletion struct {
 	Reference string `json:"reference" doc:"value of removed pixels: zero, mean, dataset-mean, blur[:σ], road[:noise]"`
 	Output    string `json:"output" doc:"score: probability or logit of the target class" choices:"probability|logit"`
 	Target    string `json:"target" doc:"class explained: predicted or label" choices:"predicted|label"`
-	Chunk     int    `json:"chunk" doc:"inputs per forward pass, at most: fewer where they would take more than 8 MiB (ImageNet-sized images: 13)" range:"[1,]"`
+	Chunk     int    `json:"chunk" doc:"inputs per forward pass, at most: fewer where they would take more than 2 MiB (ImageNet-sized images: 3)" range:"[1,]"`
 	Rank      string `json:"rank" doc:"how maps rank features: magnitude (|value|: what the removal literature does with signed maps) or signed (largest value first)" choices:"magnitude|signed"`
 
 	as named // the name the setting goes by, if the literature has one
