@@ -191,12 +191,18 @@ func (s *State) OpenData(ref string) {
 }
 
 // openData opens ref as the open model saw its data when the model was
-// trained on it, else as data.Open does.
+// trained on it, else as data.Open does with an image folder read as the
+// open model takes its inputs (its size and channels).
 func (s *State) openData(ref string) (*data.Dataset, *data.Dataset, error) {
-	if m := s.Model; m != nil && m.Source != nil && m.Source.Ref == ref {
+	m := s.Model
+	if m != nil && m.Source != nil && m.Source.Ref == ref {
 		return m.Data(ref, data.Options{})
 	}
-	return data.Open(ref, data.Options{})
+	var opt data.Options
+	if m != nil {
+		opt, _ = m.ImageOptions(opt) // asks for nothing, so cannot disagree
+	}
+	return data.Open(ref, opt)
 }
 
 // SetModel makes m (saved at path; "" when not saved) the model under

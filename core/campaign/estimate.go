@@ -1,6 +1,7 @@
 package campaign
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -80,7 +81,7 @@ func (c *Campaign) Estimate(ctx context.Context, sp Speeds, kernel gemm.Kernel) 
 	z.Tasks = len(c.Tasks(job.Shard{}))
 	base, retrain := train.Config{Epochs: s.Model.Epochs}, train.Config{Epochs: s.Retrain.Epochs}
 	for _, d := range s.Datasets {
-		trainSet, testSet, err := samples(d)
+		trainSet, testSet, err := c.samples(d)
 		if err != nil {
 			return z, err
 		}
@@ -198,7 +199,7 @@ func (c *Campaign) Speeds(ctx context.Context, kernel gemm.Kernel) (Speeds, erro
 	if len(s.Datasets) == 0 {
 		return Speeds{}, fmt.Errorf("campaign %s: no dataset", s.Name)
 	}
-	tr, te, err := samples(s.Datasets[0])
+	tr, te, err := c.samples(s.Datasets[0])
 	if err != nil {
 		return Speeds{}, err
 	}
@@ -300,10 +301,39 @@ func halfWidth(p protocol.Protocol, testN int) (HalfWidth, bool) {
 	return HalfWidth{Protocol: info.Name, Metric: h.Name, Inputs: n, Bound: stats.HalfWidthBound(n, h.Value.Range[0], h.Value.Range[1])}, true
 }
 
-// samples opens a dataset's training and test sets as a campaign uses
-// them (the spec's caps applied).
-func samples(d spec.Dataset) (train, test *data.Dataset, err error) {
-	return data.Open(d.Ref, d.OpenOptions())
+// samples opens a dataset's training and test sets as the campaign's
+// tasks see them (dataOptions), with the spec's caps applied.
+func (c *Campaign) samples(d spec.Dataset) (train, test *data.Dataset, err error) {
+	ref, opt, err := c.dataOptions(d)
+	if err != nil {
+		return nil, nil, err
+	}
+	return data.Open(ref, opt)
+}
+
+// dataOptions are the dataset and options the campaign's tasks open d with:
+// with a model file, its own dataset for an empty ref and an image folder
+// decoded as the model takes its inputs (model.Header.DataOptions: a size
+// or channel count the spec asks for that the model does not take is an
+// error naming both).
+func (c *Campaign) dataOptions(d spec.Dataset) (string, data.Options, error) {
+	opt := d.OpenOptions()
+	f := c.Spec.Model.File
+	if f == "" {
+		return d.Ref, opt, nil
+	}
+	h, err := model.HeaderOf(f)
+	if err != nil {
+		return "", opt, err
+	}
+	ref := d.Ref
+	if ref == "" && h.Source != nil {
+		ref = h.Source.Ref
+	}
+	if opt, err = h.DataOptions(opt); err != nil {
+		return "", opt, fmt.Errorf("dataset %s for model %s: %w", cmp.Or(ref, "(the model's own)"), f, err)
+	}
+	return ref, opt, nil
 }
 
 // MeasurePriorSpeed runs the prior's network on a batch for about a

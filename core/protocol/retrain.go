@@ -424,7 +424,8 @@ func removed(ctx context.Context, ds *data.Dataset, feats perturb.Features, orde
 	return &out, tv, err
 }
 
-// removeChunk is how many images' masks removeInto holds at once.
+// removeChunk is how many images' masks removeInto holds at once, at
+// most (engine.Batch bounds it by the images' bytes).
 const removeChunk = 1024
 
 // removeInto writes ds's images into dst with the features each one's
@@ -435,11 +436,12 @@ const removeChunk = 1024
 func removeInto(ctx context.Context, dst []float32, ds *data.Dataset, feats perturb.Features, keep func(mask []float32, i int), ref perturb.Reference, seed uint64) (float64, error) {
 	copy(dst, ds.X)
 	hw, dim, n := feats.H*feats.W, ds.Dim(), ds.Len()
-	keeps := make([]float32, min(n, removeChunk)*hw)
-	tvs := make([]float64, min(n, removeChunk))
+	chunk := engine.Batch(ds.Shape, removeChunk)
+	keeps := make([]float32, min(n, chunk)*hw)
+	tvs := make([]float64, min(n, chunk))
 	var tv float64
-	for lo := 0; lo < n; lo += removeChunk {
-		hi := min(lo+removeChunk, n)
+	for lo := 0; lo < n; lo += chunk {
+		hi := min(lo+chunk, n)
 		eachChunk(hi-lo, func(a, b int) {
 			for i := lo + a; i < lo+b; i++ {
 				m := keeps[(i-lo)*hw : (i-lo+1)*hw]
