@@ -73,6 +73,11 @@ func (p probe) featureScores(i int) []float32 {
 // perturbed copies of it: mask(i, j, keep) writes the H×W keep-mask of
 // copy j (1 kept, 0 filled from the reference). Copy j of input i draws
 // its randomness from the stream (seed, i·k + j) whatever the batching.
+// A copy equal to the one before it, value for value, gets its score:
+// the same input scored at another place in a batch can differ in the
+// last bits (the kernels' summation order), which would make a step that
+// changes nothing — restoring a pixel whose value is the baseline's —
+// count as a fall (Monotonicity) or a drop (IROF).
 func (p probe) perturbed(ctx context.Context, env *Env, stage string, k, chunk int, mask func(i, j int, keep []float32)) ([][]float64, error) {
 	dim, hw := engine.Size(p.shape), p.shape[1]*p.shape[2]
 	per := max(1, chunk/k) // inputs per batch
@@ -100,6 +105,12 @@ func (p probe) perturbed(ctx context.Context, env *Env, stage string, k, chunk i
 			return nil, err
 		}
 		for i := lo; i < hi; i++ {
+			for j := 1; j < k; j++ {
+				r := (i-lo)*k + j
+				if slices.Equal(batch[r*dim:(r+1)*dim], batch[(r-1)*dim:r*dim]) {
+					v[r] = v[r-1]
+				}
+			}
 			out[i] = v[(i-lo)*k : (i-lo+1)*k]
 		}
 	}
@@ -303,7 +314,7 @@ func (m Monotonicity) Run(ctx context.Context, env *Env) (Result, error) {
 	sd, nIn := spread(out)
 	res.Curves = []Curve{{Name: "score", XLabel: "fraction of features added back, least relevant first", YLabel: m.Output, X: frac, Y: avg, SD: sd, N: nIn}}
 	res.keep("monotonicity", mono)
-	res.keep("rising_steps", rising)
+	res.keepGrid("rising_steps", rising, k)
 	res.Scalars = []Scalar{{"monotonicity", mean(mono), Higher}, {"rising_steps", mean(rising), Higher}}
 	return res, nil
 }
