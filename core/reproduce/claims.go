@@ -386,9 +386,14 @@ func percentileCI(reps []float64) (lo, hi float64) {
 	return at(0.025), at(0.975)
 }
 
+// ciText writes an interval as the report does, flagged where its inputs
+// are too few for it (report.FewInputs).
 func ciText(iv stats.Interval) string {
 	if math.IsNaN(iv.Lo) {
 		return fmt.Sprintf("%.3f", iv.Estimate)
+	}
+	if iv.Few {
+		return fmt.Sprintf("%.3f [%.3f, %.3f] (%s)", iv.Estimate, iv.Lo, iv.Hi, report.FewInputs)
 	}
 	return fmt.Sprintf("%.3f [%.3f, %.3f]", iv.Estimate, iv.Lo, iv.Hi)
 }
