@@ -18,8 +18,9 @@ type Interval struct {
 	Groups   int     // groups (seeds) with at least one unit
 	Method   string  // how the ends were had: Method… ("" without ends)
 	// Few: too few units for how skewed they are (Cochran's rule, n ≤
-	// 25·g₁²; for 0/1 units, fewer than 15), where no interval is known to
-	// cover 95 %: the interval may be too narrow.
+	// 25·g₁²; for 0/1 units, fewer than 15; any others fewer than 10),
+	// where no interval is known to cover 95 %: the interval may be too
+	// narrow.
 	Few bool
 }
 
@@ -146,7 +147,7 @@ func (b Bootstrap) interval(data [][]float64, rng, ends []float64) Interval {
 	if len(s.groups) == 1 {
 		k := newCentred(s.groups[0])
 		iv.Lo, iv.Hi = oneLevel(k, resamples, level, b.Seed, rng)
-		iv.Method, iv.Few = MethodBootstrap, cochran(s.units, k.skew)
+		iv.Method, iv.Few = MethodBootstrap, s.units < minStudentized || cochran(s.units, k.skew)
 		return iv
 	}
 	means := make([]float64, resamples)

@@ -439,3 +439,14 @@ func TestHalfWidthBound(t *testing.T) {
 		t.Errorf("nearly half and half: %+v, half-width %v; want about the bound %v", iv, w, bound)
 	}
 }
+
+// Below 10 units Student's t interval stands in for the studentized
+// bootstrap's, and the interval is flagged: 1 2 3 4 5 have mean 3 and
+// standard error √(2.5/5), t₀.₉₇₅(4) = 2.776 (SciPy): [1.037, 4.963],
+// which holds BCa's (inside the data's range).
+func TestFewUnitsTakeStudentsT(t *testing.T) {
+	iv := Bootstrap{Seed: 1}.Mean([][]float64{{1, 2, 3, 4, 5}})
+	if !near(iv.Lo, 1.0367568385224723, 1e-9) || !near(iv.Hi, 4.963243161477528, 1e-9) || !iv.Few || iv.Method != MethodBootstrap {
+		t.Errorf("Mean of 1…5 = %+v; want Student's [1.037, 4.963], flagged", iv)
+	}
+}

@@ -44,7 +44,10 @@
 //     covers more than either (20 accuracies over five rates, Binomial(5,
 //     0.9)/5: BCa 0.94, studentized 0.96, the hull 0.98). A studentized end
 //     the resamples cannot bound (more than 2.5 % of them one repeated
-//     value, as where 2 of 200 inputs differ) is left to BCa;
+//     value, as where 2 of 200 inputs differ) is left to BCa. Below 10
+//     units, where resamples of a few values studentize badly (5 normal
+//     values: no better coverage than Student's t interval, at 1.7 times
+//     its width), the t interval stands in for it;
 //   - every interval inside the score's natural range (Bootstrap.Range).
 //
 // Several groups (seeds) get a two-level percentile bootstrap: seeds
@@ -65,7 +68,7 @@
 // 1956: none can, for every distribution with a mean). Interval.Few flags
 // where the units are too few for how skewed they are, by Cochran's rule
 // (Sampling Techniques, 1977, §2.15): n ≤ 25·g₁², g₁ their sample
-// skewness; 0/1 units below 15. The report prints "few inputs: interval
+// skewness; 0/1 units below 15; any others below 10. The report prints "few inputs: interval
 // may be too narrow" beside such an interval.
 //
 // Coverage of the 95 % interval of one group's mean, measured on 1 000
