@@ -153,7 +153,7 @@ func (e evaluator) versus(c Check, s selected, v *Verdict) {
 	v.Ours["pairs"] = fmt.Sprintf("%d of %d", expected, total)
 	v.Result = fmt.Sprintf("%s (%s, %s is better): %d of %d pairs told apart as claimed, %d the other way. %s",
 		s.title, metric, betterWord(better), expected, total, opposite, strings.Join(parts, "; "))
-	v.Rule = fmt.Sprintf("holds when every pair is told apart (paired bootstrap, Holm-corrected over the setting's pairs, 5 %%) with A %s B; in part when some are; not when none is", c.Expect)
+	v.Rule = fmt.Sprintf("holds when every pair is told apart (the report's paired test, Holm-corrected over the setting's pairs, 5 %%) with A %s B; in part when some are; not when none is", c.Expect)
 	if metric != r.Metric {
 		v.Rule = strings.Replace(v.Rule, "the setting's pairs", "the claim's pairs", 1)
 	}
@@ -184,7 +184,7 @@ func (e evaluator) near(c Check, s selected, metric string, better protocol.Bett
 	v.Ours["pairs"] = fmt.Sprintf("%d of %d", inside, len(pairs))
 	v.Result = fmt.Sprintf("%s (%s, %s is better): %d of %d pairs within ±%g. %s",
 		s.title, metric, betterWord(better), inside, len(pairs), c.Within, strings.Join(parts, "; "))
-	v.Rule = fmt.Sprintf("holds when every pair's 95 %% interval of A − B (paired bootstrap) lies inside ±%g; in part when every estimate does; not otherwise", c.Within)
+	v.Rule = fmt.Sprintf("holds when every pair's 95 %% interval of A − B (the report's, paired) lies inside ±%g; in part when every estimate does; not otherwise", c.Within)
 	if len(pairs) == 0 {
 		v.Outcome = NotEvaluated
 		return
