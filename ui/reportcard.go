@@ -16,9 +16,10 @@ import (
 
 // reportCard is the Report card tab: for each protocol setting of the run,
 // its verdict in words, the checks behind it (each flagged one marked),
-// and its ranking — every method's score with its 95 % interval, the
-// letters of the methods it cannot tell apart and the chance of ranking
-// first; then whether the protocols agree.
+// and its ranking — every method's score with its 95 % interval (‡ where
+// the inputs are too few for it), the letters of the methods it cannot
+// tell apart and the chance of ranking first; then whether the protocols
+// agree.
 func reportCard(d report.Diagnostics, left report.Left, done int) []fyne.CanvasObject {
 	conf := d.Confidence
 	var out []fyne.CanvasObject
@@ -80,17 +81,25 @@ func reportCard(d report.Diagnostics, left report.Left, done int) []fyne.CanvasO
 			l.Truncation = fyne.TextTruncateEllipsis
 			grid.Add(l)
 		}
+		few := false
 		for _, m := range r.Methods {
 			name := m.Method
 			if m.Weak {
 				name += " !"
 			}
+			ci := ciText(m.CI.Estimate, m.CI.Lo, m.CI.Hi)
+			if m.CI.Few && !math.IsNaN(m.CI.Lo) {
+				ci, few = ci+" ‡", true
+			}
 			grid.Add(newCut(name))
-			grid.Add(newCut(ciText(m.CI.Estimate, m.CI.Lo, m.CI.Hi)))
+			grid.Add(newCut(ci))
 			grid.Add(newCut(m.Letters))
 			grid.Add(newCut(report.Fixed2(m.PFirst)))
 		}
 		body = append(body, grid)
+		if few {
+			body = append(body, wrapped("‡ "+report.FewInputs))
+		}
 		sub := fmt.Sprintf("%s (%s) over %s × %s", r.Metric, strings.TrimSuffix(betterOf(r), " is better")+" is better", report.Count(r.Units, "input"), report.Count(r.Seeds, "seed"))
 		if v := r.Verdict(); v != "" {
 			sub += "; " + v

@@ -54,13 +54,15 @@ type Speeds struct {
 	Fill, Impute, Quality    float64
 }
 
-// HalfWidth is the widest a 95 % interval of a protocol's headline score
-// can be for one seed's run on Inputs test inputs, by the normal
-// approximation with the largest variance the score's range allows
-// (stats.HalfWidthBound): for an accuracy the worst-case binomial bound.
-// Real intervals are narrower wherever the inputs' values are not split
-// between the range's ends; several seeds narrow them further unless the
-// retraining noise between seeds is large.
+// HalfWidth is about the widest a 95 % interval of a protocol's headline
+// score gets for one seed's run on Inputs test inputs, as the report
+// computes its intervals (stats.HalfWidthBound): the studentized
+// interval's at the largest spread the score's range allows, above
+// Agresti–Coull's for an accuracy of 0/1 inputs. Real intervals are
+// narrower wherever the inputs' values are not split between the range's
+// ends — unless they are skewed and few, when the report flags them —;
+// several seeds narrow them further unless the retraining noise between
+// seeds is large.
 type HalfWidth struct {
 	Dataset, Protocol string
 	Metric            string
@@ -280,8 +282,8 @@ func (z Size) String() string {
 		for _, h := range z.HalfWidths {
 			parts = append(parts, fmt.Sprintf("%s ±%.3f (%d inputs)", h.Protocol, h.Bound, h.Inputs))
 		}
-		out += " 95% intervals of the headline scores per seed, at most: " + strings.Join(parts, ", ") +
-			" (the normal approximation's bound for the score's range; real ones are narrower)."
+		out += " 95% intervals of the headline scores per seed, at most about: " + strings.Join(parts, ", ") +
+			" (at the widest spread the score's range allows; real ones are narrower, unless the scores are skewed and the inputs few)."
 	}
 	return out
 }

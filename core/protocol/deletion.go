@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"faithlab/core/data"
 	"faithlab/core/engine"
@@ -329,7 +330,11 @@ func (c Curves) Run(ctx context.Context, x []float32, target []int, orders [][]i
 // inputs: the copies of as many whole inputs as fit, or, where one input's
 // copies alone are more (a hundred steps of an ImageNet-sized image), an
 // input's copies over several batches. done, if set, hears how many inputs
-// are finished before each batch.
+// are finished before each batch. A copy equal to the one before it, value
+// for value, gets that one's score: the same input scored at another row of
+// a batch can differ in its last bits (the kernels' summation order), which
+// would make a step that changes nothing — restoring a pixel whose value is
+// the baseline's — count as a fall (Monotonicity) or a drop (IROF).
 func perturbedScores(ctx context.Context, net engine.Network, x []float32, n, k int, shape []int, chunk int, ref perturb.Reference, seed uint64, target []int, prob bool, mask func(i, j int, keep []float32), done func(int)) ([][]float64, error) {
 	dim, hw := engine.Size(shape), shape[1]*shape[2]
 	per := engine.Batch(shape, chunk)
@@ -344,6 +349,7 @@ func perturbedScores(ctx context.Context, net engine.Network, x []float32, n, k 
 	for i := range out {
 		out[i] = make([]float64, k)
 	}
+	prev := make([]float32, 0, dim) // the copy before, perturbed
 	for lo := 0; lo < n*k; lo += per {
 		if done != nil {
 			done(lo / k)
@@ -364,7 +370,12 @@ func perturbedScores(ctx context.Context, net engine.Network, x []float32, n, k 
 			return nil, err
 		}
 		for r := lo; r < hi; r++ {
+			row := batch[(r-lo)*dim : (r-lo+1)*dim]
+			if r%k != 0 && slices.Equal(row, prev) {
+				v[r-lo] = out[r/k][r%k-1]
+			}
 			out[r/k][r%k] = v[r-lo]
+			prev = append(prev[:0], row...)
 		}
 	}
 	if done != nil {

@@ -73,6 +73,7 @@ func (p probe) featureScores(i int) []float32 {
 // perturbed copies of it: mask(i, j, keep) writes the H×W keep-mask of
 // copy j (1 kept, 0 filled from the reference). Copy j of input i draws
 // its randomness from the stream (seed, i·k + j) whatever the batching.
+// A copy equal to the one before it gets that one's score (perturbedScores).
 func (p probe) perturbed(ctx context.Context, env *Env, stage string, k, chunk int, mask func(i, j int, keep []float32)) ([][]float64, error) {
 	return perturbedScores(ctx, env.Net, p.x, p.n, k, p.shape, chunk, p.ref, env.Seed, p.target, p.prob, mask,
 		func(done int) { env.report(Progress{Stage: stage, Done: done, Total: p.n}) })
@@ -274,7 +275,7 @@ func (m Monotonicity) Run(ctx context.Context, env *Env) (Result, error) {
 	sd, nIn := spread(out)
 	res.Curves = []Curve{{Name: "score", XLabel: "fraction of features added back, least relevant first", YLabel: m.Output, X: frac, Y: avg, SD: sd, N: nIn}}
 	res.keep("monotonicity", mono)
-	res.keep("rising_steps", rising)
+	res.keepGrid("rising_steps", rising, k)
 	res.Scalars = []Scalar{{"monotonicity", mean(mono), Higher}, {"rising_steps", mean(rising), Higher}}
 	return res, nil
 }

@@ -84,7 +84,7 @@ func (r ROAR) Run(ctx context.Context, env *Env) (Result, error) {
 		rm.accuracy("accuracy", "test accuracy", r.Rates),
 		{Name: "mask_tv", XLabel: "fraction removed", YLabel: "mean total variation of the training masks", X: r.Rates, Y: tv},
 	}
-	res.keep("mean_accuracy", rm.meanCorrect())
+	res.keepGrid("mean_accuracy", rm.meanCorrect(), len(rm.correct))
 	res.Scalars = []Scalar{{"mean_accuracy", mean(acc), better}}
 	cs, ss := rm.shiftCurves(r.Rates, "")
 	res.Curves, res.Scalars = append(res.Curves, cs...), append(res.Scalars, ss...)
@@ -147,7 +147,7 @@ func (r ROAD) Run(ctx context.Context, env *Env) (Result, error) {
 		}
 		res.Samples = append(res.Samples, rm.samples...)
 		means[o], per[o] = mean(rm.acc), rm.meanCorrect()
-		res.keep("mean_accuracy_"+name, per[o])
+		res.keepGrid("mean_accuracy_"+name, per[o], len(r.Rates))
 		res.Curves = append(res.Curves,
 			rm.accuracy("accuracy_"+name, "test accuracy", r.Rates),
 			Curve{Name: "mask_tv_" + name, XLabel: "fraction removed", YLabel: "mean total variation of the masks", X: r.Rates, Y: rm.tv})
@@ -158,7 +158,7 @@ func (r ROAD) Run(ctx context.Context, env *Env) (Result, error) {
 	for i := range diff {
 		diff[i] = per[1][i] - per[0][i]
 	}
-	res.keep("lerf_minus_morf", diff)
+	res.keepGrid("lerf_minus_morf", diff, len(r.Rates))
 	res.Scalars = append([]Scalar{{"mean_accuracy_morf", means[0], Lower}, {"mean_accuracy_lerf", means[1], Higher},
 		{"lerf_minus_morf", means[1] - means[0], Higher}}, shifts...)
 	return res, nil
@@ -216,7 +216,7 @@ func (e EvalX) Run(ctx context.Context, env *Env) (Result, error) {
 		rm.accuracy("accuracy", "proxy test accuracy", e.Rates),
 		{Name: "mask_tv", XLabel: "fraction removed", YLabel: "mean total variation of the masks", X: e.Rates, Y: tv},
 	}
-	res.keep("mean_accuracy", rm.meanCorrect())
+	res.keepGrid("mean_accuracy", rm.meanCorrect(), len(rm.correct))
 	res.Scalars = []Scalar{{"mean_accuracy", mean(acc), Lower}}
 	cs, ss := rm.shiftCurves(e.Rates, "")
 	res.Curves, res.Scalars = append(res.Curves, cs...), append(res.Scalars, ss...)
