@@ -78,7 +78,13 @@ type State struct {
 	preds           map[string][]int // predictions of the model on the open dataset, by split
 	pending         atomic.Int64     // background work under way (tests, screenshots)
 	noticed         map[string]bool  // what modelNotice has said
+	showing         func(tab int) bool
 }
+
+// isShown says whether the screen (a Tab… index) is the one shown: a
+// screen's own work (sizing a campaign, removing features) waits for the
+// user to open it. Without a workbench every screen counts as shown.
+func (s *State) isShown(tab int) bool { return s.showing == nil || s.showing(tab) }
 
 func newState(cfg Config) *State {
 	s := &State{cfg: cfg, status: newStatusBar(cfg.Window)}
@@ -247,7 +253,11 @@ func describeWhich(m *model.Model, path string) string {
 }
 
 // OpenModel loads a model file in the background and makes it current.
-func (s *State) OpenModel(path string) {
+func (s *State) OpenModel(path string) { s.openModel(path, nil) }
+
+// openModel is OpenModel; say, when given, speaks on the status bar once
+// the model is open unless a notice of the file does.
+func (s *State) openModel(path string, say func()) {
 	var m *model.Model
 	s.Go("opening "+filepath.Base(path), func(context.Context) error {
 		var err error
@@ -260,6 +270,8 @@ func (s *State) OpenModel(path string) {
 				s.status.Warn(n)
 			} else if n := model.ONNXNotice(m); n != "" {
 				s.status.Info("note: " + n)
+			} else if say != nil {
+				say()
 			}
 		}
 	})
@@ -477,9 +489,13 @@ func cappedScroll(content fyne.CanvasObject, max float32) fyne.CanvasObject {
 	return container.New(cappedHeight{content, max}, container.NewScroll(content))
 }
 
-// sidePanel is a panel of the given width that scrolls vertically.
-func sidePanel(width float32, content fyne.CanvasObject) fyne.CanvasObject {
-	return container.NewVScroll(container.New(fixedWidth(width), content))
+// sidePanel is a panel of the given width that scrolls vertically, by
+// the mouse wheel wherever the pointer is (over a form's entries too:
+// wheelScroll).
+func sidePanel(width float32, content fyne.CanvasObject) *container.Scroll {
+	sc := wheelScroll(container.New(fixedWidth(width), content))
+	sc.Direction = container.ScrollVerticalOnly
+	return sc
 }
 
 // engine is the engine setting of the campaigns launched here (Settings;

@@ -50,9 +50,10 @@ type Explain struct {
 	gallery  *fyne.Container
 	trace    *fyne.Container
 	results  []campaign.Explained
-	which    *widget.Label // the model under explanation
-	mapsOf   *model.Model  // the model the maps shown come from
-	mapsPath string        // its file
+	which    *widget.Label     // the model under explanation
+	form     *container.Scroll // the side panel: methods, parameters, samples
+	mapsOf   *model.Model      // the model the maps shown come from
+	mapsPath string            // its file
 	cancel   context.CancelFunc
 	// trajectory playback
 	traceSel  *selectWidget
@@ -140,7 +141,9 @@ func newExplain(s *State) *Explain {
 		widget.NewFormItem("Seed", e.seed),
 		widget.NewFormItem("Post-processing", e.post),
 	)
-	left := container.NewVBox(e.which, container.NewHBox(e.compute, e.stop), e.progress,
+	// The buttons first: the model's name below them wraps to as many
+	// lines as it needs, and moves nothing the user aims at.
+	left := container.NewVBox(container.NewHBox(e.compute, e.stop), e.progress, e.which,
 		widget.NewLabelWithStyle("Methods", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), e.methods,
 		widget.NewLabelWithStyle("Parameters", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), e.params,
 		widget.NewLabelWithStyle("Samples", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), samples)
@@ -151,7 +154,8 @@ func newExplain(s *State) *Explain {
 		container.NewHBox(e.overlayC, widget.NewLabel("opacity"), container.NewGridWrap(fyne.NewSize(140, 36), e.opacity), e.shared),
 		container.NewHBox(widget.NewLabel("−"), container.NewCenter(bar), widget.NewLabel("+"), e.legend))
 	center := container.NewBorder(controls, e.trace, nil, nil, container.NewScroll(e.gallery))
-	e.content = container.NewBorder(nil, nil, sidePanel(360, left), nil, center)
+	e.form = sidePanel(360, left)
+	e.content = container.NewBorder(nil, nil, e.form, nil, center)
 	e.showForms(titles)
 	e.gallery.Add(widget.NewLabel("Pick methods and samples, then Compute maps."))
 	return e

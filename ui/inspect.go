@@ -44,8 +44,9 @@ type Inspect struct {
 	cur       int
 	explained *campaign.Explained // the map of the current sample and method
 	mapKey    string
-	mapGen    int // counts map requests, so that a stale answer is dropped
-	removeGen int // and removal requests
+	mapGen    int  // counts map requests, so that a stale answer is dropped
+	removeGen int  // and removal requests
+	stale     bool // asked for while hidden: computed when shown
 	content   fyne.CanvasObject
 }
 
@@ -139,6 +140,13 @@ func (v *Inspect) Show(split string, i int) {
 	v.refresh()
 }
 
+// shown computes what was asked for while the screen was hidden.
+func (v *Inspect) shown() {
+	if v.stale {
+		v.refresh()
+	}
+}
+
 // Step moves to the next (+1) or previous (−1) sample.
 func (v *Inspect) Step(d int) {
 	if v.s.Data == nil {
@@ -174,11 +182,19 @@ func (v *Inspect) SetRate(r float64) {
 
 // refresh computes the current sample's map when the sample or the
 // method changed, then its removals.
+//
+// Nothing is computed while the screen is hidden: the work waits for the
+// user to open it (shown).
 func (v *Inspect) refresh() {
 	if !v.s.Fits() {
 		v.clear()
 		return
 	}
+	if !v.s.isShown(TabInspect) {
+		v.stale = true
+		return
+	}
+	v.stale = false
 	if v.method.Selected == "file" && strings.TrimSpace(v.mapsFile.Text) == "" {
 		v.caption.SetText("Name the maps file (.npy in dataset order, or .npz with an index) and press Enter.")
 		return
@@ -230,6 +246,10 @@ func (v *Inspect) remove() {
 	}
 	if ex == nil {
 		return // the map under way calls back when it is ready
+	}
+	if !v.s.isShown(TabInspect) {
+		v.stale = true
+		return
 	}
 	v.removeGen++
 	gen := v.removeGen

@@ -18,7 +18,8 @@ import (
 // its verdict in words, the checks behind it (each flagged one marked),
 // and its ranking — every method's score with its 95 % interval, the
 // letters of the methods it cannot tell apart and the chance of ranking
-// first; then whether the protocols agree.
+// first; above them, whether the protocols agree and every two that order
+// two methods oppositely (report.Contradiction).
 func reportCard(d report.Diagnostics, left report.Left, done int) []fyne.CanvasObject {
 	conf := d.Confidence
 	var out []fyne.CanvasObject
@@ -42,6 +43,14 @@ func reportCard(d report.Diagnostics, left report.Left, done int) []fyne.CanvasO
 	for _, a := range conf.Agreement {
 		out = append(out, widget.NewLabelWithStyle("Do the protocols agree? On "+a.Dataset+", "+a.Words+".", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}))
 		out[len(out)-1].(*widget.Label).Wrapping = fyne.TextWrapWord
+	}
+	// Two protocols that order two methods oppositely, each order told
+	// apart (report.Contradiction): said as the report says it.
+	for _, c := range conf.Contradictions {
+		l := wrapped("⚠ The protocols contradict each other on " + c.Dataset + ": " + c.Words + ".")
+		l.Importance = widget.WarningImportance
+		l.TextStyle.Bold = true
+		out = append(out, l)
 	}
 	for _, r := range conf.Rankings {
 		var row *report.CardRow

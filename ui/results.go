@@ -47,6 +47,8 @@ type Results struct {
 	figSel   *selectWidget // the figures by protocol and kind (figureLabels)
 	figFind  *entryWidget  // words the figures listed hold
 	figure   *canvas.Image
+	figNone  *widget.Label // in the figure's place while none is shown: why
+	opening  string        // the run folder being read (Open), "" when none
 	run      *campaign.Results
 	other    *campaign.Results
 	header   []string
@@ -64,7 +66,7 @@ type Results struct {
 func newResults(s *State) *Results {
 	r := &Results{s: s, filter: newEntry(), summary: widget.NewLabel(""), diag: container.NewVBox(), sortCol: -1,
 		state:  widget.NewLabel("No run open: launch a campaign on Evaluate, or open a run folder."),
-		figure: canvas.NewImageFromImage(image.NewRGBA(image.Rect(0, 0, 1, 1)))}
+		figure: canvas.NewImageFromImage(nil), figNone: widget.NewLabel("No run open: no figures.")}
 	r.summary.TextStyle = fyne.TextStyle{Monospace: true}
 	r.state.Wrapping = fyne.TextWrapWord
 	r.runs = newSelect(nil, func(dir string) {
@@ -124,7 +126,7 @@ func newResults(s *State) *Results {
 		// At fixed widths: the entries' labels (protocol · kind · name)
 		// would widen the window past the screen.
 		container.NewGridWithColumns(2, container.New(fixedWidth(150), r.figFind), container.New(fixedWidth(150), r.figSel))),
-		nil, nil, nil, container.NewStack(enlargeFig, r.figure))
+		nil, nil, nil, container.NewStack(enlargeFig, r.figure, container.NewCenter(r.figNone)))
 	r.cards = container.NewVBox(wrapped("Open a run to see how far to believe each protocol's ranking."))
 	r.tabs = container.NewAppTabs(container.NewTabItem("Table", r.table), container.NewTabItem("Report card", container.NewVScroll(r.cards)),
 		container.NewTabItem("Diagnostics", container.NewVScroll(r.diag)))
@@ -162,8 +164,14 @@ func (r *Results) listRuns() {
 }
 
 // Open reads a run folder in the background into the screen; with show,
-// the workbench switches to it (a finished campaign's results).
+// the workbench switches to it (a finished campaign's results). Another
+// run than the one shown clears the screen at once, saying it is being
+// read: nothing of one run stays under another's name.
 func (r *Results) Open(dir string, show bool) {
+	if r.run == nil || samePlace(r.run.Dir) != samePlace(dir) {
+		r.clear("Reading run " + dir + "…")
+	}
+	r.opening = dir
 	var res *campaign.Results
 	var figs []report.Figure
 	r.s.Go("reading run "+filepath.Base(dir), func(context.Context) error {
@@ -174,7 +182,14 @@ func (r *Results) Open(dir string, show bool) {
 		figs, _, err = res.FigureList()
 		return err
 	}, func(err error) {
+		if r.opening != dir {
+			return // a later Open replaced this one
+		}
+		r.opening = ""
 		if err != nil {
+			if r.run == nil {
+				r.state.SetText("Cannot read run " + dir + ": " + oneLine(err.Error()))
+			}
 			return
 		}
 		r.run, r.figs = res, figs
@@ -187,7 +202,11 @@ func (r *Results) Open(dir string, show bool) {
 			}
 		}
 		st := res.Status()
-		r.state.SetText(fmt.Sprintf("%s (run %s): %d tasks done, %d failed, %d to run. %s", res.Spec.Name, res.ID(), len(st.Done), len(st.Failed), len(st.Missing), res.State()))
+		state := res.State()
+		if holder, ok := campaign.Running(dir); ok {
+			state = "running now in " + holder + "; " + state
+		}
+		r.state.SetText(fmt.Sprintf("%s (run %s): %d tasks done, %d failed, %d to run. %s", res.Spec.Name, res.ID(), len(st.Done), len(st.Failed), len(st.Missing), state))
 		if len(res.Notes) > 0 {
 			r.s.status.Warn(strings.Join(res.Notes, "\n"))
 		}
@@ -216,6 +235,29 @@ func (r *Results) Open(dir string, show bool) {
 			r.onShow()
 		}
 	})
+}
+
+// clear empties the screen of the run shown, saying why in its place.
+func (r *Results) clear(why string) {
+	r.run, r.figs, r.all, r.header, r.rows, r.drawCard = nil, nil, nil, nil, nil, nil
+	r.state.SetText(why)
+	r.summary.SetText("")
+	r.diagTabs = nil
+	r.diag.Objects = nil
+	r.diag.Refresh()
+	r.cards.Objects = []fyne.CanvasObject{wrapped(why)}
+	r.cards.Refresh()
+	r.table.Refresh()
+	r.figSel.ClearSelected()
+	r.listFigures()
+}
+
+// Shown is the run folder the screen shows ("": none; tests).
+func (r *Results) Shown() string {
+	if r.run == nil {
+		return ""
+	}
+	return r.run.Dir
 }
 
 // ShowDiagnostics shows the run's bias checks in place of the table.
@@ -467,6 +509,24 @@ func (r *Results) listFigures() {
 	if len(r.figSel.Options) > 0 && !slices.Contains(r.figSel.Options, r.figSel.Selected) {
 		r.figSel.SetSelected(r.figSel.Options[0])
 	}
+	if len(r.figSel.Options) == 0 {
+		// No figure of another run, or of another search, under this
+		// run's name: say why there is none.
+		r.figSel.ClearSelected()
+		r.figure.Image = nil
+		r.figure.Refresh()
+		switch {
+		case r.run == nil && r.opening != "":
+			r.figNone.SetText("Reading the run…")
+		case r.run == nil:
+			r.figNone.SetText("No run open: no figures.")
+		case len(r.figs) > 0:
+			r.figNone.SetText("No figure holds these words.")
+		default:
+			r.figNone.SetText("No figures yet: the run has no finished task to draw.")
+		}
+		r.figNone.Show()
+	}
 }
 
 // figIndex is the figure of a list entry (−1: none).
@@ -491,6 +551,7 @@ func (r *Results) showFigure(id int) {
 	}
 	r.figure.Image = img
 	r.figure.Refresh()
+	r.figNone.Hide()
 }
 
 // WriteCSV writes the run's CSV to path (tests; the dialog's path).
