@@ -15,6 +15,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
 
 	"faithlab/core/campaign"
 	"faithlab/core/data"
@@ -464,6 +465,21 @@ func (w fixedWidth) MinSize(objs []fyne.CanvasObject) fyne.Size {
 func (w fixedWidth) Layout(objs []fyne.CanvasObject, size fyne.Size) {
 	objs[0].Move(fyne.NewPos(0, 0))
 	objs[0].Resize(fyne.NewSize(size.Width, objs[0].MinSize().Height))
+}
+
+// linesHigh lays out one object (a wrapping label) in the height of that
+// many lines of text, whatever its own: a line whose text changes length
+// as it is updated never moves what lies below it.
+type linesHigh int
+
+func (n linesHigh) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	line := fyne.MeasureText("M", theme.TextSize(), fyne.TextStyle{}).Height + theme.LineSpacing()
+	return fyne.NewSize(objs[0].MinSize().Width, float32(n)*line+2*theme.InnerPadding())
+}
+
+func (n linesHigh) Layout(objs []fyne.CanvasObject, size fyne.Size) {
+	objs[0].Move(fyne.NewPos(0, 0))
+	objs[0].Resize(size)
 }
 
 // cappedHeight lays out one object, a scroll over content, at content's

@@ -147,6 +147,7 @@ func newEvaluate(s *State) *Evaluate {
 	form.Items[3].HintText = "the first n (empty: all); a protocol's samples are among these"
 	form.Items[5].HintText = "when training one"
 	form.Items[8].HintText = "comma-separated; one campaign per seed"
+	wrapHints(form)
 	left := container.NewVBox(form,
 		widget.NewLabelWithStyle("Methods", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), e.methods.content,
 		widget.NewLabelWithStyle("Protocols", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), e.protocols.content)

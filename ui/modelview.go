@@ -71,7 +71,7 @@ func newModelView(s *State) *ModelView {
 	v.optimizer.SetSelected(d.Optimizer)
 	v.patience.SetText(strconv.Itoa(d.Patience))
 	v.seed.SetText("0")
-	v.readout.Truncation = fyne.TextTruncateEllipsis
+	v.readout.Wrapping = fyne.TextWrapWord // in three lines' room (linesHigh): nothing below moves
 	v.info.Wrapping = fyne.TextWrapWord
 	v.bar.Hide() // until training runs: Fyne's empty track reads as a full bar
 
@@ -116,7 +116,7 @@ func newModelView(s *State) *ModelView {
 	}
 	open := widget.NewButton("Open a model file…", func() { v.s.PickFile(v.s.OpenModel, ".flm", ".onnx") })
 	left := container.NewVBox(widget.NewLabelWithStyle("Train a model", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
-		form, container.NewHBox(v.start, v.stop), v.bar, v.readout, widget.NewSeparator(), open)
+		form, container.NewHBox(v.start, v.stop), v.bar, container.New(linesHigh(3), v.readout), widget.NewSeparator(), open)
 	right := container.NewBorder(container.NewVBox(widget.NewLabelWithStyle("Model under explanation", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), v.info,
 		v.matrixOf), nil, nil, nil, v.confusion)
 	center := container.NewHSplit(container.NewBorder(nil, nil, nil, nil, v.chart), right)
@@ -282,7 +282,7 @@ func (v *ModelView) progress(f *trainFeed, p train.Progress) {
 	defer f.mu.Unlock()
 	x := float64(p.Epoch-1) + float64(p.Batch)/float64(p.Batches)
 	f.frac = x / float64(p.Epochs)
-	f.line = fmt.Sprintf("epoch %d/%d  batch %d/%d  loss %.4f  accuracy %.4f", p.Epoch, p.Epochs, p.Batch, p.Batches, p.Loss, p.Accuracy)
+	f.line = fmt.Sprintf("epoch %d/%d, batch %d/%d\nloss %.4f, accuracy %.4f", p.Epoch, p.Epochs, p.Batch, p.Batches, p.Loss, p.Accuracy)
 	f.fresh = true
 	switch {
 	case p.EpochDone:

@@ -538,30 +538,6 @@ func TestSettingsSayWhereRunsLive(t *testing.T) {
 	}
 }
 
-// A parameter whose help the form cuts shows it whole while the pointer
-// rests on its field, and its field still takes taps.
-func TestParameterHelpWholeOnHover(t *testing.T) {
-	test.NewTempApp(t)
-	long := strings.Repeat("a parameter's long help ", 6)
-	tapped := 0
-	tp := newTipped(widget.NewButton("field", func() { tapped++ }), long)
-	w := test.NewTempWindow(t, container.NewGridWrap(fyne.NewSize(200, 40), tp))
-	w.Resize(fyne.NewSize(600, 300))
-	pos := fyne.CurrentApp().Driver().AbsolutePositionForObject(tp).AddXY(20, 20)
-	test.MoveMouse(w.Canvas(), pos)
-	if tp.tip.text != long || w.Canvas().Overlays().Top() == nil {
-		t.Errorf("hovering the field shows %q", tp.tip.text)
-	}
-	test.MoveMouse(w.Canvas(), fyne.NewPos(590, 290))
-	if tp.tip.text != "" {
-		t.Error("the help stays after the pointer left")
-	}
-	test.TapCanvas(w.Canvas(), pos)
-	if tapped != 1 {
-		t.Error("a tap on the field under the help's layer did not reach it")
-	}
-}
-
 // The light and dark themes hand a drop-down's arrow as different
 // resources (with different names), so that the arrow is redrawn in the
 // new theme's colour after a switch; the light theme's input borders show

@@ -80,26 +80,18 @@ func reportCard(d report.Diagnostics, left report.Left, done int) []fyne.CanvasO
 			}
 			body = append(body, checks)
 		}
-		// Cells cut to the panel's width, whole under the pointer: a
-		// method's name with its parameters would widen every column
-		// (equal in a grid), and the window past the screen.
-		grid := container.NewGridWithColumns(4)
-		for _, h := range []string{"method", "score [95% interval]", "group", "P(ranks first)"} {
-			l := bold(h)
-			l.Truncation = fyne.TextTruncateEllipsis
-			grid.Add(l)
-		}
+		// Every cell whole, the table scrolling sideways where a method's
+		// name with its parameters makes it wider than the panel (it must
+		// not widen the window past the screen).
+		var rows [][]string
 		for _, m := range r.Methods {
 			name := m.Method
 			if m.Weak {
 				name += " !"
 			}
-			grid.Add(newCut(name))
-			grid.Add(newCut(ciText(m.CI.Estimate, m.CI.Lo, m.CI.Hi)))
-			grid.Add(newCut(m.Letters))
-			grid.Add(newCut(report.Fixed2(m.PFirst)))
+			rows = append(rows, []string{name, ciText(m.CI.Estimate, m.CI.Lo, m.CI.Hi), m.Letters, report.Fixed2(m.PFirst)})
 		}
-		body = append(body, grid)
+		body = append(body, textTable([]string{"method", "score [95% interval]", "group", "P(ranks first)"}, rows))
 		sub := fmt.Sprintf("%s (%s) over %s × %s", r.Metric, strings.TrimSuffix(betterOf(r), " is better")+" is better", report.Count(r.Units, "input"), report.Count(r.Seeds, "seed"))
 		if v := r.Verdict(); v != "" {
 			sub += "; " + v

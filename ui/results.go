@@ -23,6 +23,7 @@ import (
 
 	"faithlab/core/campaign"
 	"faithlab/core/report"
+	"faithlab/core/store"
 )
 
 // Results shows a run's tidy results as a table — sorted by a tap on a
@@ -210,22 +211,7 @@ func (r *Results) Open(dir string, show bool) {
 		if len(res.Notes) > 0 {
 			r.s.status.Warn(strings.Join(res.Notes, "\n"))
 		}
-		d := res.Diagnostics()
-		r.summary.SetText(report.Summary(st.Done, d))
-		r.diagTabs = diagnosticsTables(d)
-		r.diag.Objects = diagnosticsView(r.diagTabs)
-		r.diag.Refresh()
-		// Drawn again on a theme switch: its icons take the theme's colours when made.
-		r.drawCard = func() {
-			r.cards.Objects = reportCard(d, report.Left{Failed: len(st.Failed), NotRun: len(st.Missing)}, len(st.Done))
-			r.cards.Refresh()
-		}
-		r.drawCard()
-		r.tabs.Items[tabDiagnostics].Text = "Diagnostics"
-		if len(d.Weak)+len(d.WeakModels) > 0 {
-			r.tabs.Items[tabDiagnostics].Text = "Diagnostics (warnings)"
-		}
-		r.tabs.Refresh()
+		r.showAnalysis(st.Done, res.Diagnostics(), report.Left{Failed: len(st.Failed), NotRun: len(st.Missing)})
 		r.listRuns()
 		r.runs.SetSelected(dir)
 		r.refilter()
@@ -235,6 +221,26 @@ func (r *Results) Open(dir string, show bool) {
 			r.onShow()
 		}
 	})
+}
+
+// showAnalysis shows what a run's finished tasks say: the summary, the
+// report card and the diagnostics.
+func (r *Results) showAnalysis(done []store.Record, d report.Diagnostics, left report.Left) {
+	r.summary.SetText(report.Summary(done, d))
+	r.diagTabs = diagnosticsTables(d)
+	r.diag.Objects = diagnosticsView(r.diagTabs)
+	r.diag.Refresh()
+	// Drawn again on a theme switch: its icons take the theme's colours when made.
+	r.drawCard = func() {
+		r.cards.Objects = reportCard(d, left, len(done))
+		r.cards.Refresh()
+	}
+	r.drawCard()
+	r.tabs.Items[tabDiagnostics].Text = "Diagnostics"
+	if len(d.Weak)+len(d.WeakModels) > 0 {
+		r.tabs.Items[tabDiagnostics].Text = "Diagnostics (warnings)"
+	}
+	r.tabs.Refresh()
 }
 
 // clear empties the screen of the run shown, saying why in its place.

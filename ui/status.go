@@ -14,12 +14,12 @@ import (
 // StatusBar is the window's bottom line: what runs in the background (with
 // an activity indicator), and the last message or error. Messages are cut
 // to one line with an ellipsis, so that a long error never widens the
-// window; the whole text is one click away.
+// window; the whole text shows under the pointer and is one click away.
 type StatusBar struct {
 	window   fyne.Window
 	activity *widget.Activity
 	working  *widget.Label
-	message  *widget.Label
+	message  *hint // one line, whole under the pointer and behind details
 	icon     *widget.Icon
 	details  *widget.Button
 	action   *widget.Button // what the message offers to do ("Open results")
@@ -43,9 +43,9 @@ const (
 )
 
 func newStatusBar(w fyne.Window) *StatusBar {
-	b := &StatusBar{window: w, activity: widget.NewActivity(), working: widget.NewLabel(""), message: widget.NewLabel("ready"),
+	b := &StatusBar{window: w, activity: widget.NewActivity(), working: widget.NewLabel(""), message: newHint("ready"),
 		icon: widget.NewIcon(theme.InfoIcon())}
-	b.message.Truncation = fyne.TextTruncateEllipsis
+	b.message.SizeName = theme.SizeNameText
 	b.working.Truncation = fyne.TextTruncateEllipsis
 	b.details = widget.NewButtonWithIcon("", theme.MoreHorizontalIcon(), b.showDetails)
 	b.details.Importance = widget.LowImportance
@@ -154,7 +154,9 @@ func (b *StatusBar) show(msg string, isErr bool) {
 		b.message.Importance = widget.MediumImportance
 	}
 	b.message.Refresh()
-	if isErr || strings.Contains(msg, "\n") || len(msg) > 120 {
+	// The whole text is one click away wherever the line cuts it.
+	cut := fyne.MeasureText(msg, theme.TextSize(), fyne.TextStyle{}).Width+2*theme.InnerPadding() > b.message.Size().Width
+	if isErr || strings.Contains(msg, "\n") || len(msg) > 120 || cut {
 		b.details.Show()
 	} else {
 		b.details.Hide()
