@@ -80,6 +80,7 @@ type State struct {
 	pending         atomic.Int64     // background work under way (tests, screenshots)
 	noticed         map[string]bool  // what modelNotice has said
 	showing         func(tab int) bool
+	marks           map[string]landmark // the widgets a driver aims at, by name (Landmarks)
 }
 
 // isShown says whether the screen (a Tab… index) is the one shown: a
@@ -90,6 +91,8 @@ func (s *State) isShown(tab int) bool { return s.showing == nil || s.showing(tab
 func newState(cfg Config) *State {
 	s := &State{cfg: cfg, status: newStatusBar(cfg.Window)}
 	s.status.later = cfg.Do
+	s.mark("status.offer", s.status.action, "")
+	s.mark("status.message", s.status.message, "")
 	return s
 }
 
@@ -465,6 +468,19 @@ func (w fixedWidth) MinSize(objs []fyne.CanvasObject) fyne.Size {
 func (w fixedWidth) Layout(objs []fyne.CanvasObject, size fyne.Size) {
 	objs[0].Move(fyne.NewPos(0, 0))
 	objs[0].Resize(fyne.NewSize(size.Width, objs[0].MinSize().Height))
+}
+
+// narrow lays out one object in whatever width it is given, asking for
+// none of its own: a list of long entries that must not widen the window.
+type narrow struct{}
+
+func (narrow) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	return fyne.NewSize(0, objs[0].MinSize().Height)
+}
+
+func (narrow) Layout(objs []fyne.CanvasObject, size fyne.Size) {
+	objs[0].Move(fyne.NewPos(0, 0))
+	objs[0].Resize(size)
 }
 
 // linesHigh lays out one object (a wrapping label) in the height of that

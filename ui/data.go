@@ -75,6 +75,12 @@ func newDataView(s *State) *DataView {
 			}
 			ds, i := v.dataset(), v.shown[id]
 			c := o.(*fyne.Container)
+			if name := fmt.Sprintf("data.sample.%d", id); id < 8 {
+				v.s.unmark(o, name)
+				v.s.markIn(name, o, fmt.Sprintf("%s %d", v.split.Selected, i), v.grid)
+			} else {
+				v.s.unmark(o, "")
+			}
 			img := c.Objects[0].(*canvas.Image)
 			img.Image = Thumbnail(ds, i)
 			img.Refresh()

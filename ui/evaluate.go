@@ -57,6 +57,7 @@ type Evaluate struct {
 	sizing      context.CancelFunc       // stops the estimate under way, which a newer edit replaces
 	checking    context.CancelFunc       // stops the look for a stopped run under way
 	stale       bool                     // edited while hidden: sized when shown
+	form        *container.Scroll        // the form, scrolling
 	launch      *widget.Button
 	stop        *widget.Button
 	overall     *widget.ProgressBar
@@ -156,7 +157,11 @@ func newEvaluate(s *State) *Evaluate {
 	e.list = widget.NewList(func() int { return len(e.rows) }, e.newRow, e.updateRow)
 	right := container.NewBorder(container.NewVBox(e.resume, widget.NewLabelWithStyle("Tasks", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		container.NewBorder(nil, nil, nil, e.eta, e.overall)), nil, nil, nil, e.list)
-	split := container.NewHSplit(container.NewBorder(nil, actions, nil, nil, wheelScroll(left)), right)
+	e.form = wheelScroll(left)
+	s.markIn("evaluate.testcap", e.testCap, "", e.form)
+	s.mark("evaluate.launch", e.launch, "")
+	s.mark("evaluate.size", e.size, "")
+	split := container.NewHSplit(container.NewBorder(nil, actions, nil, nil, e.form), right)
 	split.Offset = 0.5
 	e.content = split
 	s.OnData(func() {

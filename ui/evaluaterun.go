@@ -325,7 +325,13 @@ func (e *Evaluate) updateRow(id widget.ListItemID, o fyne.CanvasObject) {
 		stage.Importance = widget.MediumImportance
 	}
 	stage.Refresh()
-	line.Objects[1].(*widget.ProgressBar).SetValue(r.frac)
+	bar := line.Objects[1].(*widget.ProgressBar)
+	bar.SetValue(r.frac)
+	if r.state == "running" || r.state == "done" {
+		bar.Show()
+	} else {
+		bar.Hide() // Fyne's empty track reads as a full bar
+	}
 	if ic := theme.CancelIcon(); cancel.Icon == nil || cancel.Icon.Name() != ic.Name() {
 		cancel.SetIcon(ic) // after a theme switch: the icon in the theme's colours
 	}

@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"bytes"
+	"encoding/csv"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -74,6 +76,17 @@ func cutTexts(root fyne.CanvasObject, width float32) []string {
 			}
 			if need := measure(v.Text, size, v.TextStyle) + 2*pad; need > have()+1 {
 				report(v.Text, need, have())
+			}
+			return
+		case *selectWidget:
+			text := v.Selected
+			if text == "" {
+				text = v.PlaceHolder
+			}
+			// The text, its padding and the drop-down icon.
+			need := fyne.MeasureText(text, theme.TextSize(), fyne.TextStyle{}).Width + 2*pad + theme.IconInlineSize() + theme.Padding()
+			if need > have()+1 {
+				report(text, need, have())
 			}
 			return
 		case *canvas.Text:
@@ -210,9 +223,26 @@ func TestNoTextCutAt1280By800(t *testing.T) {
 		d.TVFits = append(d.TVFits, report.TVDiagnostic{Dataset: "fashion-mnist", Protocol: "ROAD", Curve: c, Fit: &protocol.Fit{R2: 0.61, N: 12, Slope: -0.52, Intercept: 0.93}})
 	}
 	d.Weak = append(d.Weak, report.Weak{Dataset: "fashion-mnist", Protocol: "ROAR", Curve: "accuracy", Method: "smoothgrad{samples=5,noise_frac=0.15}", Best: 0.12, Chance: 0.1, Base: 0.89})
+	var csvText bytes.Buffer
+	if err := report.WriteCSV(&csvText, "222c898df796", recs, d.Confidence); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&csvText).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	figs, err := report.Figures(recs, d.Confidence)
+	if err != nil || len(figs) == 0 {
+		t.Fatalf("%d figures: %v", len(figs), err)
+	}
 	loop.run(func() {
 		wb.Tabs.SelectIndex(TabResults)
-		wb.Results.showAnalysis(recs, d, report.Left{})
+		r := wb.Results
+		r.header, r.all = rows[0], rows[1:]
+		r.refilter()
+		r.showAnalysis(recs, d, report.Left{})
+		r.figs = figs
+		r.listFigures()
 	})
 	for _, sub := range []int{tabTable, tabReportCard, tabDiagnostics} {
 		loop.run(func() { wb.Results.tabs.SelectIndex(sub) })

@@ -88,8 +88,9 @@ func helpedItem(label string, field fyne.CanvasObject, help string) *widget.Form
 	if help == "" {
 		return widget.NewFormItem(label, field)
 	}
-	h := widget.NewLabel(help)
-	h.Wrapping, h.SizeName, h.Importance = fyne.TextWrapWord, theme.SizeNameCaptionText, widget.LowImportance
+	h := widget.NewRichText(&widget.TextSegment{Text: help,
+		Style: widget.RichTextStyle{ColorName: theme.ColorNamePlaceHolder, SizeName: theme.SizeNameCaptionText, Inline: true}})
+	h.Wrapping = fyne.TextWrapWord
 	return widget.NewFormItem(label, container.NewVBox(field, h))
 }
 

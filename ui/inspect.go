@@ -300,7 +300,7 @@ func (v *Inspect) show(shape []int, saliency []float32, r campaign.Removed, targ
 	win := v.s.cfg.Window
 	// A click on a panel enlarges it, with the values under the pointer.
 	add := func(img image.Image, title, caption string, value func(x, y int) string) {
-		v.panels.Add(zoomable(panel(img, title, caption), func() { showEnlarged(win, title, img, value) }))
+		v.panels.Add(zoomable(panel(img, title, caption), func() { v.s.mark("zoom.picture", showEnlarged(win, title, img, value), title) }))
 	}
 	orig := r.Removals[0]
 	add(sampleImage(orig.Image, shape), "original", v.predText(orig), pixelValues(orig.Image, shape))

@@ -121,7 +121,10 @@ func newModelView(s *State) *ModelView {
 		v.matrixOf), nil, nil, nil, v.confusion)
 	center := container.NewHSplit(container.NewBorder(nil, nil, nil, nil, v.chart), right)
 	center.Offset = 0.34
-	v.content = container.NewBorder(nil, nil, container.NewVScroll(container.NewGridWrap(fyne.NewSize(330, 520), left)), nil, center)
+	panel := container.NewVScroll(container.NewGridWrap(fyne.NewSize(330, 520), left))
+	s.markIn("model.epochs", v.epochs, "", panel)
+	s.markIn("model.train", v.start, "", panel)
+	v.content = container.NewBorder(nil, nil, panel, nil, center)
 	s.OnData(v.dataChanged)
 	s.OnModel(v.modelChanged)
 	return v

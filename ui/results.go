@@ -118,15 +118,20 @@ func newResults(s *State) *Results {
 	// A tap enlarges the figure, with a zoom.
 	enlargeFig := widget.NewButton("", func() {
 		if i := r.figIndex(r.figSel.Selected); i >= 0 && r.figure.Image != nil {
-			showEnlarged(s.cfg.Window, r.figs[i].Name, r.figure.Image, nil)
+			s.mark("zoom.picture", showEnlarged(s.cfg.Window, r.figs[i].Name, r.figure.Image, nil), r.figs[i].Name)
 		}
 	})
 	enlargeFig.Importance = widget.LowImportance
 	browse := widget.NewButtonWithIcon("", theme.GridIcon(), r.BrowseFigures)
-	figs := container.NewBorder(container.NewBorder(nil, nil, widget.NewLabelWithStyle("Figures", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), container.NewHBox(browse, saveFig),
-		// At fixed widths: the entries' labels (protocol · kind · name)
-		// would widen the window past the screen.
-		container.NewGridWithColumns(2, container.New(fixedWidth(150), r.figFind), container.New(fixedWidth(150), r.figSel))),
+	s.mark("results.browse", browse, "figures as thumbnails")
+	s.mark("results.savefig", saveFig, "")
+	// The list of figures on a line of its own, the panel's width: its
+	// entries (protocol · kind · name) are long. It asks for no more
+	// width than its neighbours leave it (narrow), never widening the
+	// window past the screen.
+	figs := container.NewBorder(container.NewVBox(
+		container.NewBorder(nil, nil, widget.NewLabelWithStyle("Figures", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), container.NewHBox(browse, saveFig), r.figFind),
+		container.New(narrow{}, r.figSel)),
 		nil, nil, nil, container.NewStack(enlargeFig, r.figure, container.NewCenter(r.figNone)))
 	r.cards = container.NewVBox(wrapped("Open a run to see how far to believe each protocol's ranking."))
 	r.tabs = container.NewAppTabs(container.NewTabItem("Table", r.table), container.NewTabItem("Report card", container.NewVScroll(r.cards)),
@@ -389,32 +394,23 @@ func (r *Results) refilter() {
 			return less
 		})
 	}
-	// The method column as wide as its longest name (with its
-	// parameters), up to twice its usual width: longer ones are cut, whole
-	// in the summary above.
-	methodW := float32(160)
-	if m := slices.Index(r.header, "method"); m >= 0 {
-		seen := map[string]bool{}
-		for _, row := range r.all {
-			if !seen[row[m]] {
-				seen[row[m]] = true
-				methodW = max(methodW, fyne.MeasureText(row[m], theme.TextSize(), fyne.TextStyle{}).Width+2*theme.InnerPadding())
-			}
-		}
-	}
+	// Each column as wide as its widest cell, its header's included (the
+	// table scrolls sideways): no value is cut, "fashion-mnist" no more
+	// than a method's name with its parameters.
 	for c, col := range r.shown() {
-		w := float32(100)
+		name := map[bool]string{true: "compared", false: "difference"}[col == len(r.header)]
 		if col < len(r.header) {
-			switch r.header[col] {
-			case "method":
-				w = min(methodW, 320)
-			case "metric":
-				w = 160
-			case "parameter", "seed":
-				w = 80
+			name = r.header[col]
+		}
+		w := fyne.MeasureText(name+" ▲", theme.TextSize(), fyne.TextStyle{}).Width
+		seen := map[string]bool{}
+		for _, row := range r.rows {
+			if col < len(row) && !seen[row[col]] {
+				seen[row[col]] = true
+				w = max(w, fyne.MeasureText(shortNumber(row[col]), theme.TextSize(), fyne.TextStyle{}).Width)
 			}
 		}
-		r.table.SetColumnWidth(c, w)
+		r.table.SetColumnWidth(c, w+2*theme.InnerPadding()+theme.Padding())
 	}
 	r.table.Refresh()
 }

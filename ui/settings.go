@@ -63,6 +63,7 @@ func newSettings(s *State) *Settings {
 	st.cache.OnChanged, st.workers.OnChanged, st.memory.OnChanged, st.engine.OnChanged = save(prefCache), save(prefWorkers), save(prefMemory), save(prefEngine)
 	st.theme = widget.NewRadioGroup([]string{"light", "dark", "system"}, func(v string) { st.SetTheme(v) })
 	st.theme.Horizontal = true
+	s.mark("settings.theme", st.theme, "")
 	st.theme.SetSelected(get(prefTheme, "system"))
 	root := widget.NewLabel(s.cfg.Root)
 	root.Wrapping = fyne.TextWrapBreak

@@ -18,7 +18,7 @@ import (
 type StatusBar struct {
 	window   fyne.Window
 	activity *widget.Activity
-	working  *widget.Label
+	working  *hint // what runs, cut to its room and whole under the pointer
 	message  *hint // one line, whole under the pointer and behind details
 	icon     *widget.Icon
 	details  *widget.Button
@@ -43,17 +43,17 @@ const (
 )
 
 func newStatusBar(w fyne.Window) *StatusBar {
-	b := &StatusBar{window: w, activity: widget.NewActivity(), working: widget.NewLabel(""), message: newHint("ready"),
+	b := &StatusBar{window: w, activity: widget.NewActivity(), working: newHint(""), message: newHint("ready"),
 		icon: widget.NewIcon(theme.InfoIcon())}
 	b.message.SizeName = theme.SizeNameText
-	b.working.Truncation = fyne.TextTruncateEllipsis
+	b.working.SizeName = theme.SizeNameText
 	b.details = widget.NewButtonWithIcon("", theme.MoreHorizontalIcon(), b.showDetails)
 	b.details.Importance = widget.LowImportance
 	b.details.Hide()
 	b.action = widget.NewButton("", nil)
 	b.action.Hide()
 	b.activity.Hide()
-	left := container.NewHBox(b.activity, container.NewGridWrap(fyne.NewSize(260, b.working.MinSize().Height), b.working))
+	left := container.NewHBox(b.activity, container.NewGridWrap(fyne.NewSize(320, b.working.MinSize().Height), b.working))
 	b.content = container.NewBorder(nil, nil, left, container.NewHBox(b.action, b.details), container.NewBorder(nil, nil, b.icon, nil, b.message))
 	return b
 }

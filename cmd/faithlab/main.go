@@ -83,6 +83,9 @@ func main() {
 	// last, said on the status bar.
 	wb.OpenFirstModel(*modelPath, func() func(model.Header) bool { return fitsDataset(*dataset) }, resources.ModelName, resources.Model())
 	wb.State.OpenData(*dataset)
+	if path := os.Getenv("FAITHLAB_TOUR_MAP"); path != "" {
+		go writeLandmarks(path, wb) // scripts/tour finds what it clicks here
+	}
 	if *shots != "" {
 		go func() {
 			if err := tour(w, wb, *shots); err != nil {

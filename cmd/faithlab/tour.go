@@ -245,3 +245,27 @@ func capture(w fyne.Window, path string) error {
 	})
 	return err
 }
+
+// writeLandmarks writes the workbench's landmarks (ui.Workbench.Landmarks)
+// to path every quarter of a second, a line each — NAME, X, Y, W, H (the
+// window's pixels) and TEXT, tab-separated — replacing the file whole, so
+// that a reader never sees half of one: what scripts/tour clicks and
+// checks, under FAITHLAB_TOUR_MAP.
+func writeLandmarks(path string, wb *ui.Workbench) {
+	for range time.Tick(250 * time.Millisecond) {
+		var marks []ui.Landmark
+		fyne.DoAndWait(func() { marks = wb.Landmarks() })
+		var b strings.Builder
+		for _, m := range marks {
+			fmt.Fprintf(&b, "%s\t%d\t%d\t%d\t%d\t%s\n", m.Name, m.X, m.Y, m.W, m.H, strings.ReplaceAll(m.Text, "\t", " "))
+		}
+		tmp := path + ".tmp"
+		err := os.WriteFile(tmp, []byte(b.String()), 0o644)
+		if err == nil {
+			err = os.Rename(tmp, path)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "landmarks:", err)
+		}
+	}
+}
