@@ -266,6 +266,7 @@ func TestNoTextCutAt1280By800(t *testing.T) {
 	loop.waitFor(t, "Fashion-MNIST and its model", func() bool {
 		return wb.State.Data.Ref == "fashion-mnist" && wb.State.ModelPath == shipped && wb.State.Predictions("test") != nil
 	})
+	loop.run(func() { wb.Data.SetFilter("all classes", "misclassified") }) // each caption names the class predicted too
 	check("Data, Fashion-MNIST")
 	loop.run(func() {
 		wb.Tabs.SelectIndex(TabExplain)

@@ -415,3 +415,27 @@ func TestEstimateReusesTheMeasuredSpeeds(t *testing.T) {
 		return wb.Evaluate.size.Text != first && strings.Contains(wb.Evaluate.size.Text, "ROAD ±") && strings.Contains(wb.Evaluate.size.Text, "(60 inputs)")
 	})
 }
+
+// Inspect never shows one model's panels under another's name: a model
+// opened while it shows a sample clears them at once and says the new
+// ones are being computed.
+func TestInspectClearsAnotherModelsPanels(t *testing.T) {
+	wb, loop, _ := newTestWorkbench(t)
+	trainMLP(t, wb, loop, 1)
+	loop.run(func() { wb.State.Inspect("test", 2) })
+	loop.waitFor(t, "the sample's panels", func() bool { return len(wb.Inspect.panels.Objects) > 0 })
+	loop.run(func() {
+		other, err := model.New("mlp", wb.State.Data.Train, gemm.Gonum{}, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wb.State.SetModel(other, "")
+		if n := len(wb.Inspect.panels.Objects); n != 0 {
+			t.Errorf("%d panels of the model before under the new one's name", n)
+		}
+		if c := wb.Inspect.caption.Text; !strings.HasPrefix(c, "Computing the gradient map of sample 2 under mlp (not saved)") {
+			t.Errorf("caption while the new panels come: %q", c)
+		}
+	})
+	loop.waitFor(t, "the new model's panels", func() bool { return len(wb.Inspect.panels.Objects) > 0 })
+}

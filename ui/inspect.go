@@ -15,6 +15,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"faithlab/core/campaign"
+	"faithlab/core/model"
 )
 
 // Inspect shows one sample at a time: the image, a method's map, the mask
@@ -47,7 +48,10 @@ type Inspect struct {
 	mapGen    int  // counts map requests, so that a stale answer is dropped
 	removeGen int  // and removal requests
 	stale     bool // asked for while hidden: computed when shown
-	content   fyne.CanvasObject
+	// The model and dataset of the panels shown.
+	panelsOf   *model.Model
+	panelsData *Loaded
+	content    fyne.CanvasObject
 }
 
 func newInspect(s *State) *Inspect {
@@ -215,6 +219,13 @@ func (v *Inspect) refresh() {
 	v.mapGen++
 	gen := v.mapGen
 	v.mapKey, v.explained = key, nil
+	if v.panelsOf != v.s.Model || v.panelsData != v.s.Data {
+		// The panels shown are another model's or dataset's: gone at
+		// once, the caption saying what comes.
+		v.panels.Objects = nil
+		v.panels.Refresh()
+		v.caption.SetText(fmt.Sprintf("Computing the %s map of sample %d under %s…", v.method.Selected, i, v.s.modelName()))
+	}
 	m, l := v.s.Model.Copy(), v.s.Data
 	q := campaign.Request{Method: v.method.Selected, Split: v.split.Selected, Offset: i, Count: 1, Reduce: "sum"}
 	if q.Method == "file" { // one file serves the split shown
@@ -311,12 +322,13 @@ func (v *Inspect) show(shape []int, saliency []float32, r campaign.Removed, targ
 		add(sampleImage(rm.Image, shape), rm.Reference, v.predText(rm), pixelValues(rm.Image, shape))
 	}
 	v.panels.Refresh()
+	v.panelsOf, v.panelsData = v.s.Model, v.s.Data
 	v.caption.SetText(fmt.Sprintf("Sample %d of the %s split: %s. Explaining %s; the model's probability of it on each version is p(target).",
 		v.cur, v.split.Selected, ds.Classes[ds.Y[v.cur]], v.s.modelClass(target)))
 }
 
 func (v *Inspect) predText(r campaign.Removal) string {
-	return fmt.Sprintf("→ %s %.2f\np(target) %.2f", abbrev(v.s.modelClass(r.Predicted), 12), r.Confidence, r.TargetProb)
+	return fmt.Sprintf("→ %s %.2f\np(target) %.2f", v.s.modelClass(r.Predicted), r.Confidence, r.TargetProb)
 }
 
 // panel is an image with a title and a caption.

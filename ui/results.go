@@ -274,6 +274,10 @@ func (r *Results) Shown() string {
 // ShowDiagnostics shows the run's bias checks in place of the table.
 func (r *Results) ShowDiagnostics() { r.tabs.SelectIndex(tabDiagnostics) }
 
+// ShowTable shows the results' table (after the report card or the
+// diagnostics).
+func (r *Results) ShowTable() { r.tabs.SelectIndex(tabTable) }
+
 // ShowReportCard shows each protocol's report card in place of the table.
 func (r *Results) ShowReportCard() { r.tabs.SelectIndex(tabReportCard) }
 

@@ -164,6 +164,13 @@ func tour(w fyne.Window, wb *ui.Workbench, dir string) error {
 		{"results-report-card-light", func() { on(func() { wb.Results.ShowReportCard() }) }},
 		{"results-thumbnails-light", func() { on(wb.Results.BrowseFigures); settle() }},
 		{"results-export-dialog-light", func() { on(closeTop); on(wb.Results.AskExportCSV) }},
+		// Every other screen in the light theme too.
+		{"results-light", func() { on(closeTop); on(func() { wb.Results.ShowTable() }) }},
+		{"library-light", func() { tab(ui.TabLibrary) }},
+		{"data-light", func() { tab(ui.TabData) }},
+		{"model-light", func() { tab(ui.TabModel) }},
+		{"explain-light", func() { tab(ui.TabExplain) }},
+		{"settings-light", func() { tab(ui.TabSettings) }},
 		{"data-tabular", func() {
 			on(closeTop)
 			on(func() { wb.Settings.SetTheme("dark"); wb.State.OpenData("breast-cancer") })
