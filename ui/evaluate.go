@@ -301,7 +301,8 @@ func (e *Evaluate) build() (*spec.Spec, error) {
 		}
 	default:
 		s.Model.Arch, s.Model.Epochs = e.arch.Selected, whole(e.epochs, "epochs")
-		if fit := e.s.Data.Fit; open && !containsString(fit, s.Model.Arch) {
+		if open && !containsString(e.s.Data.Fit, s.Model.Arch) {
+			fit := e.s.Data.Fit
 			choose := "no built-in architecture fits it: open a model file instead"
 			if len(fit) > 0 {
 				choose = "choose one of " + strings.Join(fit, ", ")

@@ -104,7 +104,7 @@ func TestModelScreenClearsAnotherModelsMatrix(t *testing.T) {
 	mk := func(recorded [][]int) *model.Model {
 		m, err := model.New("mlp", wb.State.Data.Train, gemm.Gonum{}, 1)
 		if err != nil {
-			t.Fatal(err)
+			t.Error(err) // not t.Fatal: it would end the UI loop's goroutine, and the test would hang
 		}
 		if recorded != nil {
 			m.Test = &train.Evaluation{Accuracy: 0.5, Confusion: recorded}
@@ -117,7 +117,8 @@ func TestModelScreenClearsAnotherModelsMatrix(t *testing.T) {
 	loop.run(func() {
 		wb.State.SetModel(first, "first.flm")
 		if got := wb.Model.matrix; len(got) != 2 || got[0][0] != 7 {
-			t.Fatalf("the first model's recorded matrix: %v", got)
+			t.Errorf("the first model's recorded matrix: %v", got)
+			return // not t.Fatal: it would end the UI loop's goroutine, and the test would hang
 		}
 		wb.State.SetModel(second, "second.flm")
 		if wb.Model.matrix != nil {
@@ -222,7 +223,8 @@ func TestQueuedTaskCanBeCancelled(t *testing.T) {
 		e.updateRow(last, row)
 		cancel := row.(*fyne.Container).Objects[1].(*widget.Button)
 		if cancel.Disabled() {
-			t.Fatal("a queued task's cancel button is greyed")
+			t.Error("a queued task's cancel button is greyed")
+			return // not t.Fatal: it would end the UI loop's goroutine, and the test would hang
 		}
 		test.Tap(cancel)
 		if e.rows[last].state != "cancelling" {
@@ -376,7 +378,8 @@ func TestWheelScrollsExplainOverAnEntry(t *testing.T) {
 		}
 		before := e.form.Offset.Y
 		if before == 0 {
-			t.Fatal("the panel is at its top: the wheel up cannot move it")
+			t.Error("the panel is at its top: the wheel up cannot move it")
+			return // not t.Fatal: it would end the UI loop's goroutine, and the test would hang
 		}
 		test.Scroll(c, at, 0, 60)
 		if e.form.Offset.Y >= before {
@@ -405,7 +408,8 @@ func TestEstimateReusesTheMeasuredSpeeds(t *testing.T) {
 		e.protocols.Set("road", nil) // on every test input: the size names 60
 		s, err := e.build()
 		if err != nil {
-			t.Fatal(err)
+			t.Error(err)
+			return // not t.Fatal: it would end the UI loop's goroutine, and the test would hang
 		}
 		if !e.speeds.Known(&campaign.Campaign{Spec: s}) {
 			t.Error("another test cap measures the speeds again")
@@ -427,7 +431,8 @@ func TestInspectClearsAnotherModelsPanels(t *testing.T) {
 	loop.run(func() {
 		other, err := model.New("mlp", wb.State.Data.Train, gemm.Gonum{}, 7)
 		if err != nil {
-			t.Fatal(err)
+			t.Error(err)
+			return // not t.Fatal: it would end the UI loop's goroutine, and the test would hang
 		}
 		wb.State.SetModel(other, "")
 		if n := len(wb.Inspect.panels.Objects); n != 0 {

@@ -35,7 +35,8 @@ func TestLandmarksAreWhereTheWidgetsAre(t *testing.T) {
 		for _, theme := range []string{"light", "dark"} {
 			l, ok := landmarkOf(ls, "settings.theme."+theme)
 			if !ok {
-				t.Fatalf("no settings.theme.%s in %v", theme, ls)
+				t.Errorf("no settings.theme.%s in %v", theme, ls)
+				return // not t.Fatal: it would end the UI loop's goroutine, and the test would hang
 			}
 			test.TapCanvas(c, fyne.NewPos(float32(l.X+l.W/2), float32(l.Y+l.H/2)))
 			if got := wb.Settings.theme.Selected; got != theme {
@@ -45,7 +46,8 @@ func TestLandmarksAreWhereTheWidgetsAre(t *testing.T) {
 		wb.Tabs.SelectIndex(TabModel)
 		l, ok := landmarkOf(wb.Landmarks(), "model.train")
 		if !ok {
-			t.Fatal("no model.train on the Model screen")
+			t.Error("no model.train on the Model screen")
+			return // not t.Fatal: it would end the UI loop's goroutine, and the test would hang
 		}
 		test.TapCanvas(c, fyne.NewPos(float32(l.X+l.W/2), float32(l.Y+l.H/2)))
 		if !wb.Model.Training() {
