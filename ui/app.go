@@ -498,6 +498,16 @@ func (n linesHigh) Layout(objs []fyne.CanvasObject, size fyne.Size) {
 	objs[0].Resize(size)
 }
 
+// captionLines is linesHigh at the caption's size.
+type captionLines int
+
+func (n captionLines) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	line := fyne.MeasureText("M", theme.CaptionTextSize(), fyne.TextStyle{}).Height + theme.LineSpacing()
+	return fyne.NewSize(objs[0].MinSize().Width, float32(n)*line+2*theme.InnerPadding())
+}
+
+func (n captionLines) Layout(objs []fyne.CanvasObject, size fyne.Size) { linesHigh(n).Layout(objs, size) }
+
 // cappedHeight lays out one object, a scroll over content, at content's
 // height up to max.
 type cappedHeight struct {

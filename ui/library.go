@@ -283,18 +283,21 @@ func displayName(ref string) string {
 }
 
 // twoLines is a list row: a bold name over a one-line description.
-// twoLines is a list row: a name, and a description cut to the row's
-// width, whole under the pointer (and below the list for the row picked).
+// twoLines is a list row: a name, and its description wrapped in two
+// lines' room (whole under the pointer, and below the list for the row
+// picked, should it need more).
 func twoLines() fyne.CanvasObject {
 	name := widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	name.Truncation = fyne.TextTruncateEllipsis
-	return container.NewVBox(name, newHint(""))
+	desc := newHint("")
+	desc.Truncation, desc.Wrapping = fyne.TextTruncateOff, fyne.TextWrapWord
+	return container.NewVBox(name, container.New(captionLines(2), desc))
 }
 
 func setTwoLines(o fyne.CanvasObject, name, desc string) {
 	c := o.(*fyne.Container)
 	c.Objects[0].(*widget.Label).SetText(name)
-	c.Objects[1].(*hint).SetText(desc)
+	c.Objects[1].(*fyne.Container).Objects[0].(*hint).SetText(desc)
 }
 
 // stoppedWords says why a training run ended (train.Record.Stopped).
