@@ -13,8 +13,9 @@ import (
 
 // StatusBar is the window's bottom line: what runs in the background (with
 // an activity indicator), and the last message or error. Messages are cut
-// to two lines, so that a long error never widens the window nor moves the
-// screen; the whole text shows under the pointer and is one click away.
+// to one line with an ellipsis, so that a long error never widens the
+// window nor moves the screen; the whole text shows under the pointer and
+// is one click away.
 type StatusBar struct {
 	window   fyne.Window
 	activity *widget.Activity
@@ -45,9 +46,7 @@ const (
 func newStatusBar(w fyne.Window) *StatusBar {
 	b := &StatusBar{window: w, activity: widget.NewActivity(), working: newHint(""), message: newHint("ready"),
 		icon: widget.NewIcon(theme.InfoIcon())}
-	// Two lines, wrapped, in a room of their own height whatever the
-	// text: a message rarely needs more, and never moves the screen.
-	b.message.SizeName, b.message.Truncation, b.message.Wrapping = theme.SizeNameText, fyne.TextTruncateOff, fyne.TextWrapWord
+	b.message.SizeName = theme.SizeNameText
 	b.working.SizeName = theme.SizeNameText
 	b.details = widget.NewButtonWithIcon("", theme.MoreHorizontalIcon(), b.showDetails)
 	b.details.Importance = widget.LowImportance
@@ -56,7 +55,7 @@ func newStatusBar(w fyne.Window) *StatusBar {
 	b.action.Hide()
 	b.activity.Hide()
 	left := container.NewHBox(b.activity, container.NewGridWrap(fyne.NewSize(320, b.working.MinSize().Height), b.working))
-	b.content = container.NewBorder(nil, nil, left, container.NewHBox(b.action, b.details), container.NewBorder(nil, nil, b.icon, nil, container.New(linesHigh(2), b.message)))
+	b.content = container.NewBorder(nil, nil, left, container.NewHBox(b.action, b.details), container.NewBorder(nil, nil, b.icon, nil, b.message))
 	return b
 }
 
@@ -156,10 +155,8 @@ func (b *StatusBar) show(msg string, isErr bool) {
 		b.message.Importance = widget.MediumImportance
 	}
 	b.message.Refresh()
-	// The whole text is one click away wherever two lines do not hold it
-	// (words wrap short of the edge: nine tenths of two lines' width).
-	room := 2 * 0.9 * (b.message.Size().Width - 2*theme.InnerPadding())
-	cut := fyne.MeasureText(msg, theme.TextSize(), fyne.TextStyle{}).Width > room
+	// The whole text is one click away wherever the line cuts it.
+	cut := fyne.MeasureText(msg, theme.TextSize(), fyne.TextStyle{}).Width+2*theme.InnerPadding() > b.message.Size().Width
 	if isErr || strings.Contains(msg, "\n") || cut {
 		b.details.Show()
 	} else {
