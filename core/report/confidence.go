@@ -35,16 +35,19 @@ const Alpha = 0.05
 
 // Confidence is what a run's per-input values say of its verdicts.
 type Confidence struct {
-	Resamples int            `json:"resamples"`
-	Level     float64        `json:"level"`
-	Seed      uint64         `json:"seed"`
-	Intervals []ScoreCI      `json:"intervals"`
-	Rankings  []Ranking      `json:"rankings"`
-	Agreement []Agreement    `json:"agreement,omitempty"`
-	Card      []CardRow      `json:"report_card,omitempty"`
-	Missing   []MissingUnits `json:"missing_units,omitempty"`
-	byKey     map[string]int // Intervals by ciKey
-	cache     map[string]stats.Interval
+	Resamples int         `json:"resamples"`
+	Level     float64     `json:"level"`
+	Seed      uint64      `json:"seed"`
+	Intervals []ScoreCI   `json:"intervals"`
+	Rankings  []Ranking   `json:"rankings"`
+	Agreement []Agreement `json:"agreement,omitempty"`
+	// Contradictions are the pairs of methods two settings order
+	// oppositely, each order told apart (for any number of methods).
+	Contradictions []Contradiction `json:"contradictions,omitempty"`
+	Card           []CardRow       `json:"report_card,omitempty"`
+	Missing        []MissingUnits  `json:"missing_units,omitempty"`
+	byKey          map[string]int  // Intervals by ciKey
+	cache          map[string]stats.Interval
 }
 
 // ScoreCI is one score of one method under one protocol setting with its
@@ -184,6 +187,7 @@ func Confident(recs []store.Record, o ConfidenceOptions) Confidence {
 		}
 	}
 	conf.Agreement = agreement(conf.Rankings, o.Seed)
+	conf.Contradictions = contradictions(conf.Rankings)
 	return conf
 }
 
@@ -572,11 +576,13 @@ func midRanks(v []float64) []float64 {
 
 // agreement compares the rankings of each dataset's protocol settings over
 // the methods they share (at least three): the methods each ranks (not
-// weak, with a score), a setting ranking fewer than three left out, and
-// one whose methods all score the same (no ranking to compare: saturated)
-// left out and named — where that leaves fewer than two settings, an
-// Agreement with no protocols says so. A setting that tells none of its pairs apart stays
-// in, named: its τ with the others is within its noise.
+// weak, with a score), a setting ranking two left out and named, and one
+// whose methods all score the same (no ranking to compare: saturated)
+// left out and named — where that leaves no τ to compute (fewer than two
+// settings, or fewer than three methods shared), an Agreement with no
+// protocols says why. A setting that tells none of its pairs apart stays
+// in, named: its τ with the others is within its noise. The orders two
+// settings flip are Contradictions, whatever the number of methods.
 func agreement(rankings []Ranking, seed uint64) []Agreement {
 	var out []Agreement
 	var datasets []string
@@ -586,14 +592,16 @@ func agreement(rankings []Ranking, seed uint64) []Agreement {
 		}
 	}
 	for _, ds := range datasets {
-		var rs []Ranking
+		var rs, two []Ranking // settings ranking three methods or more, and two
 		var tied, noisy []string
 		for _, r := range rankings {
 			r = r.rankedOnly()
 			switch {
-			case r.Dataset != ds || len(r.Methods) < 3:
+			case r.Dataset != ds || len(r.Methods) < 2:
 			case r.allEqual():
 				tied = append(tied, r.Protocol)
+			case len(r.Methods) == 2:
+				two = append(two, r)
 			default:
 				rs = append(rs, r)
 				if !slices.ContainsFunc(r.Pairs, func(p Pair) bool { return p.Differ }) {
@@ -601,25 +609,23 @@ func agreement(rankings []Ranking, seed uint64) []Agreement {
 				}
 			}
 		}
-		if len(rs) < 2 {
-			if len(rs)+len(tied) >= 2 { // there was something to compare: say why it is not
+		// The methods every setting ranks, in the first's order.
+		var methods []string
+		if len(rs) >= 2 {
+			methods = shared(rs)
+		}
+		if len(methods) < 3 {
+			// Nothing for τ: say why where there were settings to compare
+			// (the orders they flip are Contradictions, for any number).
+			switch all := append(slices.Clone(rs), two...); {
+			case len(all) >= 2:
+				out = append(out, Agreement{Dataset: ds, W: math.NaN(), P: math.NaN(),
+					Words: fmt.Sprintf("Kendall's τ between the protocols is not computed: the %d protocols share %s, and a rank correlation needs three or more%s",
+						len(all), Count(len(shared(all)), "method"), leftOut(tied))})
+			case len(all)+len(tied) >= 2:
 				out = append(out, Agreement{Dataset: ds, W: math.NaN(), P: math.NaN(),
 					Words: fmt.Sprintf("the protocols cannot be compared: %s left out, where every method scores the same", strings.Join(tied, ", "))})
 			}
-			continue
-		}
-		// The methods every setting ranks, in the first's order.
-		var methods []string
-		for _, m := range rs[0].Methods {
-			all := true
-			for _, r := range rs[1:] {
-				all = all && slices.ContainsFunc(r.Methods, func(x RankedMethod) bool { return x.Method == m.Method })
-			}
-			if all {
-				methods = append(methods, m.Method)
-			}
-		}
-		if len(methods) < 3 {
 			continue
 		}
 		a := Agreement{Dataset: ds, Methods: methods}
@@ -650,12 +656,41 @@ func agreement(rankings []Ranking, seed uint64) []Agreement {
 			a.Words += fmt.Sprintf("; %s %s none of %s pairs apart, so %s τ with the others is within the noise",
 				strings.Join(noisy, ", "), pickWord(len(noisy) > 1, "tell", "tells"), pickWord(len(noisy) > 1, "their", "its"), pickWord(len(noisy) > 1, "their", "its"))
 		}
-		if len(tied) > 0 {
-			a.Words += fmt.Sprintf("; left out: %s, where every method scores the same", strings.Join(tied, ", "))
+		a.Words += leftOut(tied)
+		if len(two) > 0 {
+			var names []string
+			for _, r := range two {
+				names = append(names, r.Protocol)
+			}
+			a.Words += fmt.Sprintf("; left out of τ: %s, which %s only two methods", strings.Join(names, ", "), pickWord(len(two) > 1, "rank", "ranks"))
 		}
 		out = append(out, a)
 	}
 	return out
+}
+
+// shared lists the methods every ranking ranks, in the first's order.
+func shared(rs []Ranking) []string {
+	var methods []string
+	for _, m := range rs[0].Methods {
+		all := true
+		for _, r := range rs[1:] {
+			all = all && slices.ContainsFunc(r.Methods, func(x RankedMethod) bool { return x.Method == m.Method })
+		}
+		if all {
+			methods = append(methods, m.Method)
+		}
+	}
+	return methods
+}
+
+// leftOut words the settings the agreement leaves out because every
+// method scores the same ("" for none).
+func leftOut(tied []string) string {
+	if len(tied) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; left out: %s, where every method scores the same", strings.Join(tied, ", "))
 }
 
 // concordance words Kendall's W (Schmidt 1997's reading: 0.1 very weak,

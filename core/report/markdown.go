@@ -91,8 +91,11 @@ func Markdown(title string, recs []store.Record, d Diagnostics, left Left) strin
 			b.WriteString("\n")
 		}
 	}
-	if len(conf.Agreement) > 0 {
+	if len(conf.Agreement)+len(conf.Contradictions) > 0 {
 		b.WriteString("## Do the protocols agree?\n\n")
+		for _, c := range conf.Contradictions {
+			fmt.Fprintf(&b, "**They contradict each other on %s**: %s.\n\n", c.Dataset, c.Words)
+		}
 		for _, a := range conf.Agreement {
 			fmt.Fprintf(&b, "On %s, %s.\n\n", a.Dataset, a.Words)
 			if len(a.Protocols) == 0 {
@@ -173,6 +176,8 @@ func findingValue(check string, v float64) string {
 		return fmt.Sprintf("%.0f %%", 100*v)
 	case check == "Ground truth":
 		return fmt.Sprintf("r %+.2f", v)
+	case check == "Other protocols":
+		return Count(int(v), "pair") + " flipped"
 	}
 	return fmt.Sprintf("%.2f", v)
 }

@@ -21,8 +21,9 @@ import (
 // goes to a column's best method only where it is told apart from the
 // runner-up. Without per-input values (a run from before they were kept),
 // the mean over seeds ± its standard deviation, and a note that intervals
-// need a re-run. Below: what each column is, and whether the protocols
-// agree. Empty when no record has a headline score.
+// need a re-run. Below: what each column is, whether the protocols
+// agree, and every two that order two methods oppositely, each order told
+// apart (Contradiction). Empty when no record has a headline score.
 func Summary(recs []store.Record, d Diagnostics) string {
 	c := newCampaign(recs)
 	var b strings.Builder
@@ -136,6 +137,11 @@ func Summary(recs []store.Record, d Diagnostics) string {
 		for _, a := range d.Confidence.Agreement {
 			if a.Dataset == ds {
 				writeNote(&b, a.Words)
+			}
+		}
+		for _, c := range d.Confidence.Contradictions {
+			if c.Dataset == ds {
+				writeNote(&b, "Contradiction! "+c.Words)
 			}
 		}
 	}
