@@ -75,7 +75,7 @@ func runReproduce(ctx context.Context, args []string) error {
 		return err
 	}
 	for _, v := range ran.Verdicts {
-		fmt.Printf("%s: %s\n", v.Claim.ID, v.Outcome)
+		fmt.Println(v.Line())
 	}
 	fmt.Fprintf(os.Stderr, "reproduction %s (%s): %.0f s; report in %s\n", name, *size, ran.Elapsed.Seconds(), ran.Report)
 	if ran.Failed > 0 {

@@ -3,6 +3,8 @@ package reproduce
 import (
 	"fmt"
 	"strings"
+
+	"faithlab/core/report"
 )
 
 // RunInfo is what the report says of the run behind its verdicts.
@@ -27,14 +29,20 @@ func Markdown(r *Reproduction, run RunInfo, vs []Verdict) string {
 	fmt.Fprintf(&b, "Size **%s**: %s\n\n", run.Size, oneLine(r.Sizes[run.Size].Scaled))
 	fmt.Fprintf(&b, "Run %s in `%s`: %d tasks done (%.0f s of task time), %d failed, %d not run; %.0f s in this call. %s.\n\n",
 		run.ID, run.Dir, run.Done, run.TaskSeconds, run.Failed, run.Missing, run.Seconds, run.Manifest)
-	b.WriteString("## Verdicts\n\n| claim | source | verdict | ours |\n|---|---|---|---|\n")
-	for _, v := range vs {
-		fmt.Fprintf(&b, "| %s | %s | **%s** | %s |\n", v.Claim.ID, cell(v.Claim.Source), v.Outcome, cell(headline(v)))
+	paper, ours := splitExtensions(vs)
+	b.WriteString("## Verdicts\n\n")
+	fmt.Fprintf(&b, "The paper's claims: %s.\n\n", tally(paper))
+	verdictTable(&b, paper)
+	if len(ours) > 0 {
+		fmt.Fprintf(&b, "Our extensions — the paper's words asked of a setting the paper did not run them on, kept out of the count above: %s.\n\n", tally(ours))
+		verdictTable(&b, ours)
 	}
-	b.WriteString("\n")
-	for _, v := range vs {
+	for _, v := range append(paper, ours...) {
 		c := v.Claim
-		fmt.Fprintf(&b, "## %s — %s\n\n", c.ID, v.Outcome)
+		fmt.Fprintf(&b, "## %s — %s\n\n", c.ID, outcomeWords(v))
+		if c.Extension != "" {
+			fmt.Fprintf(&b, "Our extension, not the paper's claim: %s\n\n", oneLine(c.Extension))
+		}
 		fmt.Fprintf(&b, "> %s\n\n(%s)\n\n", oneLine(c.Quote), oneLine(c.Source))
 		if len(c.Paper) > 0 {
 			b.WriteString("| | paper | ours |\n|---|---|---|\n")
@@ -54,11 +62,81 @@ func Markdown(r *Reproduction, run RunInfo, vs []Verdict) string {
 		if v.Rule != "" {
 			fmt.Fprintf(&b, "Rule: %s.\n\n", v.Rule)
 		}
+		if v.Provisional != "" {
+			fmt.Fprintf(&b, "Provisional: %s.\n\n", v.Provisional)
+		}
 	}
 	if r.Data != "" {
 		fmt.Fprintf(&b, "## Data this machine lacks\n\n%s\n", strings.TrimSpace(r.Data))
 	}
 	return b.String()
+}
+
+// splitExtensions parts the paper's claims from our extensions, each in
+// the file's order.
+func splitExtensions(vs []Verdict) (paper, ours []Verdict) {
+	for _, v := range vs {
+		if v.Claim.Extension != "" {
+			ours = append(ours, v)
+		} else {
+			paper = append(paper, v)
+		}
+	}
+	return paper, ours
+}
+
+// tally counts verdicts by outcome ("3 hold, 1 in part, 1 not evaluated;
+// 2 provisional").
+func tally(vs []Verdict) string {
+	var parts []string
+	for _, o := range []Outcome{Holds, InPart, DoesNotHold, NotEvaluated} {
+		n := 0
+		for _, v := range vs {
+			if v.Outcome == o {
+				n++
+			}
+		}
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, o))
+		}
+	}
+	s := fmt.Sprintf("%d, of which %s", len(vs), strings.Join(parts, ", "))
+	var prov, weak int
+	for _, v := range vs {
+		if v.Provisional != "" {
+			prov++
+		}
+		if v.Power != "" {
+			weak++
+		}
+	}
+	if prov > 0 {
+		s += fmt.Sprintf("; %d provisional (fewer than %d retraining seeds)", prov, MinSeeds)
+	}
+	if weak > 0 {
+		s += fmt.Sprintf("; %d flat without the power to see a difference", weak)
+	}
+	return s
+}
+
+func verdictTable(b *strings.Builder, vs []Verdict) {
+	b.WriteString("| claim | source | verdict | ours |\n|---|---|---|---|\n")
+	for _, v := range vs {
+		fmt.Fprintf(b, "| %s | %s | **%s** | %s |\n", v.Claim.ID, cell(v.Claim.Source), outcomeWords(v), cell(headline(v)))
+	}
+	b.WriteString("\n")
+}
+
+// outcomeWords is the outcome with its qualifiers (provisional, no power).
+func outcomeWords(v Verdict) string {
+	s := string(v.Outcome)
+	if v.Provisional != "" {
+		s += " (provisional: " + report.Count(seedsOf(v), "seed") + ")"
+	}
+	if v.Power != "" {
+		s += " (no power)"
+	}
+	return s
 }
 
 // headline is the verdict's figure for the table: its check's main one.
@@ -71,6 +149,9 @@ func headline(v Verdict) string {
 	case "order":
 		return "ρ " + o["rho"] + "; " + o["apart"] + " pairs told apart"
 	case "versus":
+		if v.Claim.Check.Expect == "flat" {
+			return o["apart"] + " pairs told apart"
+		}
 		if v.Claim.Check.Expect == "near" {
 			return o["pairs"] + " pairs within ±" + fmt.Sprint(v.Claim.Check.Within)
 		}

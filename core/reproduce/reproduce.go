@@ -56,10 +56,26 @@ type Size struct {
 // Claim is one claim of the paper and how it is checked.
 type Claim struct {
 	ID     string   `yaml:"id"`
-	Quote  string   `yaml:"quote"`  // the paper's words
+	Quote  string   `yaml:"quote"`  // the paper's words, verbatim
 	Source string   `yaml:"source"` // table or figure, section, page
 	Paper  []Number `yaml:"paper"`  // the paper's numbers, transcribed
 	Check  Check    `yaml:"check"`
+	// Variant is the paper's own protocol variant: the parameters its
+	// setting had (ROAD retrained, say), and where the paper says so. A
+	// run whose setting lacks them tested something else: its verdict is
+	// not evaluated (variant differs), never "does not hold".
+	Variant *Variant `yaml:"variant"`
+	// Extension, where set, says why the claim is ours and not the
+	// paper's — the paper's words asked of a setting it did not run them
+	// on. Its verdict is reported apart from the paper's claims and left
+	// out of their count.
+	Extension string `yaml:"extension"`
+}
+
+// Variant is the protocol variant a paper ran for a claim.
+type Variant struct {
+	Params map[string]any `yaml:"params"` // what the claim's setting's configuration must hold
+	Why    string         `yaml:"why"`    // the paper's words or section for it
 }
 
 // Number is one of the paper's numbers with what stands beside it from
@@ -147,6 +163,9 @@ func load(path string) (*Reproduction, error) {
 		}
 		if err := c.Check.validate(); err != nil {
 			return nil, fmt.Errorf("%s: claim %s: %w", path, c.ID, err)
+		}
+		if c.Variant != nil && (len(c.Variant.Params) == 0 || c.Variant.Why == "") {
+			return nil, fmt.Errorf("%s: claim %s: a variant needs params and why", path, c.ID)
 		}
 	}
 	return &r, nil

@@ -61,12 +61,12 @@ func TestReportGolden(t *testing.T) {
 	golden(t, "hand-made.REPORT.md", md)
 }
 
-// verdictLines are a report's verdict table rows without the figures:
-// claim and verdict.
+// verdictLines are a report's verdicts without the figures, as
+// `reproduce` prints them (Verdict.Line).
 func verdictLines(vs []Verdict) string {
 	var b strings.Builder
 	for _, v := range vs {
-		b.WriteString(v.Claim.ID + ": " + string(v.Outcome) + "\n")
+		b.WriteString(v.Line() + "\n")
 	}
 	return b.String()
 }
