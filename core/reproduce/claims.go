@@ -79,6 +79,19 @@ const (
 //     difference over the methods both ran, with a bootstrap interval over
 //     the methods: expect below or above; holds when the interval lies
 //     on that side of 0, in part when only the mean does.
+//   - across: method A[i] under the Setting against B[i] (A[i] itself
+//     where B is empty) under Others[0] — the same method in two
+//     settings, say pixels against patches (TRACE §5.2) — by Metric in
+//     the setting and MetricB (default Metric) in the other, paired over
+//     the inputs both evaluated (the same first test inputs): a paired
+//     bootstrap a pair, Holm over the claim's pairs. Expect above or
+//     below: holds when every pair is told apart that way, in part when
+//     some are; expect near: as versus near.
+//   - reorders: whether the Setting ranks the methods it shares with
+//     Others[0] in another order (FUD Table 7: "FUD not only reorders
+//     existing attribution methods"): holds when some pair of methods is
+//     told apart by both rankings in opposite orders, in part when the
+//     orders differ only within the noise of one, not when they agree.
 type Check struct {
 	Kind    string           `yaml:"kind"`
 	Setting map[string]any   `yaml:"setting"` // protocol: NAME, and the parameters its configuration must have
@@ -101,27 +114,34 @@ func (c Check) validate() error {
 	if _, ok := c.Setting["protocol"].(string); !ok {
 		return fmt.Errorf("check needs setting: {protocol: NAME, …}")
 	}
-	want := map[string][]string{"order": {"increasing", "flat"}, "versus": {"above", "below", "near", "flat"}, "post": {""}, "tv": {""}, "truth": {""}, "scores": {"above", "below"}}
+	want := map[string][]string{"order": {"increasing", "flat"}, "versus": {"above", "below", "near", "flat"}, "post": {"", "lower"}, "tv": {""}, "truth": {"", "low"},
+		"scores": {"above", "below"}, "across": {"above", "below", "near"}, "reorders": {""}}
 	exp, ok := want[c.Kind]
 	switch {
 	case !ok:
-		return fmt.Errorf("unknown check %q (order, versus, post, tv, truth, scores)", c.Kind)
+		return fmt.Errorf("unknown check %q (order, versus, post, tv, truth, scores, across, reorders)", c.Kind)
 	case !slices.Contains(exp, c.Expect):
 		return fmt.Errorf("check %s: expect %q: want one of %q", c.Kind, c.Expect, exp)
 	case c.Kind == "order" && c.Param == "":
 		return fmt.Errorf("check order needs param")
 	case c.Kind == "versus" && (len(c.A) == 0 || (len(c.B) == 0) != (c.Expect == "flat")):
 		return fmt.Errorf("check versus needs a and b (expect flat: a alone, its methods against each other)")
-	case (c.Expect == "near" || c.Expect == "flat") != (c.Within > 0):
-		return fmt.Errorf("check %s: within (> 0) goes with expect near or flat, and only with them", c.Kind)
+	case (c.Expect == "near" || c.Expect == "flat" || c.Expect == "low") != (c.Within > 0):
+		return fmt.Errorf("check %s: within (> 0) goes with expect near, flat or low, and only with them", c.Kind)
 	case c.Kind == "post" && (len(c.Posts) == 0 || c.Curve == ""):
 		return fmt.Errorf("check post needs posts and curve")
 	case c.Kind == "tv" && (c.Curve == "" || !(c.MinR2 > 0 && c.MinR2 < 1)):
 		return fmt.Errorf("check tv needs curve and min_r2 in (0, 1)")
 	case c.Kind == "scores" && (len(c.Others) != 1 || c.Metric == "" || c.MetricB == ""):
 		return fmt.Errorf("check scores needs metric, one of others and metric_b")
-	case c.Kind == "truth" && (len(c.Others) == 0 || len(c.Truths) == 0):
-		return fmt.Errorf("check truth needs others and truths")
+	case c.Kind == "truth" && (len(c.Truths) == 0 || (len(c.Others) == 0) != (c.Expect == "low")):
+		return fmt.Errorf("check truth needs truths, and others unless it expects low")
+	case c.Kind == "truth" && c.Expect == "low" && !(c.Within > 0 && c.Within < 1):
+		return fmt.Errorf("check truth expect low needs within in (0, 1): the correlation that counts as low")
+	case c.Kind == "across" && (len(c.Others) != 1 || c.Metric == "" || len(c.A) == 0 || (len(c.B) != 0 && len(c.B) != len(c.A))):
+		return fmt.Errorf("check across needs one of others, metric and a (and b as long as a, or none)")
+	case c.Kind == "reorders" && len(c.Others) != 1:
+		return fmt.Errorf("check reorders needs one of others")
 	}
 	return nil
 }
@@ -193,6 +213,10 @@ func Evaluate(claims []Claim, recs []store.Record, d report.Diagnostics) []Verdi
 				e.truth(c.Check, sel, &v)
 			case "scores":
 				e.scores(c.Check, sel, &v)
+			case "across":
+				e.across(c.Check, sel, &v)
+			case "reorders":
+				e.reorders(c.Check, sel, &v)
 			}
 		}
 		e.numbers(c, sel, &v)

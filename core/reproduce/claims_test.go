@@ -72,7 +72,7 @@ func decide(t *testing.T, recs []store.Record, c Check) Verdict {
 func TestOrderVerdicts(t *testing.T) {
 	inc := Check{Kind: "order", Setting: map[string]any{"protocol": "roar"}, Param: "lambda", Expect: "increasing"}
 	flat := inc
-	flat.Expect = "flat"
+	flat.Expect, flat.Within = "flat", 0.02
 	for _, tc := range []struct {
 		name string
 		ks   []int
@@ -389,7 +389,7 @@ func TestPaperNumbersOfOneMethodShowThatMethod(t *testing.T) {
 // undefined (not "+0.00 [+0.00, +0.00]"), and a verdict in a setting the
 // run's report card finds tells no two methods apart carries its words.
 func TestFlatOnTiedScoresSaysRhoUndefinedAndTheCardsCaveat(t *testing.T) {
-	c := Check{Kind: "order", Setting: map[string]any{"protocol": "roar"}, Param: "lambda", Expect: "flat"}
+	c := Check{Kind: "order", Setting: map[string]any{"protocol": "roar"}, Param: "lambda", Expect: "flat", Within: 0.02}
 	v := decide(t, lambdaRun(150, 150, 150), c)
 	if v.Outcome != Holds || v.Ours["rho"] != "undefined: every lambda scores the same" || strings.Contains(v.Result, "+0.00 [+0.00, +0.00]") {
 		t.Errorf("%s, ρ %q: %s", v.Outcome, v.Ours["rho"], v.Result)
@@ -398,7 +398,7 @@ func TestFlatOnTiedScoresSaysRhoUndefinedAndTheCardsCaveat(t *testing.T) {
 		t.Errorf("no word from the card: %s", v.Result)
 	}
 	inc := c
-	inc.Expect = "increasing"
+	inc.Expect, inc.Within = "increasing", 0
 	if v := decide(t, lambdaRun(150, 150, 150), inc); v.Outcome != DoesNotHold || !strings.Contains(v.Result, "Caveat: the run's report card finds every method scores 0.750") {
 		t.Errorf("an order claimed of a setting that cannot rank: %s, %s", v.Outcome, v.Result)
 	}
@@ -513,5 +513,141 @@ func TestExtensionsAreCountedApartFromThePapersClaims(t *testing.T) {
 	}
 	if vs[1].Line() != "our-claim: does not hold (provisional) [our extension]" {
 		t.Errorf("line %q", vs[1].Line())
+	}
+}
+
+// truthRun is TestTruthVerdicts' run: per method, its agreement with the
+// truth and GOAR's and Eval-X's scores, each input spread around them.
+func truthRun(agree, goar, evalx map[string]float64) []store.Record {
+	noisy := func(base float64, seed uint64) []float64 {
+		rng := rand.New(rand.NewPCG(seed, 1))
+		v := make([]float64, 60)
+		for i := 0; i < 60; i += 2 {
+			d := 0.5 * rng.Float64()
+			v[i], v[i+1] = base+d, base-d
+		}
+		return v
+	}
+	var recs []store.Record
+	for k, m := range slices.Sorted(maps.Keys(agree)) {
+		k := uint64(k)
+		if strings.HasSuffix(m, "-twin") { // the same attribution as its namesake: the same values everywhere
+			k = uint64(slices.Index(slices.Sorted(maps.Keys(agree)), strings.TrimSuffix(m, "-twin")))
+		}
+		recs = append(recs,
+			unitRec("GroundTruth", m, "fa", protocol.Higher, noisy(agree[m], k)),
+			unitRec("GOAR", m, "area", protocol.Higher, noisy(goar[m], 10+k)),
+			unitRec("EvalX", m, "mean_accuracy", protocol.Lower, noisy(evalx[m], 20+k)))
+	}
+	return recs
+}
+
+// Two methods with the same values in every setting and truth measure
+// are one attribution: a correlation across methods counts it once, and
+// the verdict names them.
+func TestTruthCountsEachAttributionOnce(t *testing.T) {
+	agree := map[string]float64{"a": 0.9, "a-twin": 0.9, "b": 0.6, "c": 0.4, "d": 0.1}
+	recs := truthRun(agree, agree, map[string]float64{"a": 0.9, "a-twin": 0.9, "b": 0.6, "c": 0.4, "d": 0.1})
+	v := decide(t, recs, Check{Kind: "truth", Setting: map[string]any{"protocol": "goar"}, Others: []map[string]any{{"protocol": "evalx"}}, Truths: []string{"fa"}})
+	if v.Ours["distinct"] != "4" || !strings.Contains(v.Result, "across 4 distinct attributions (the same attribution: a = a-twin)") {
+		t.Errorf("distinct %q: %s", v.Ours["distinct"], v.Result)
+	}
+	// Three distinct attributions among four methods, two of them one.
+	delete(agree, "c")
+	recs = truthRun(agree, agree, agree)
+	v = decide(t, recs, Check{Kind: "truth", Setting: map[string]any{"protocol": "goar"}, Others: []map[string]any{{"protocol": "evalx"}}, Truths: []string{"fa"}})
+	if v.Ours["distinct"] != "3" {
+		t.Errorf("distinct %q: %s", v.Ours["distinct"], v.Result)
+	}
+}
+
+// GOAR Table 1's other half: the pixel-perturbation benchmarks' weak or
+// negative correlations with the truth.
+func TestTruthLowCorrelation(t *testing.T) {
+	agree := map[string]float64{"a": 0.9, "b": 0.6, "c": 0.4, "d": 0.1}
+	low := Check{Kind: "truth", Setting: map[string]any{"protocol": "evalx"}, Truths: []string{"fa"}, Expect: "low", Within: 0.5}
+	// Eval-X's accuracy, lower is better, high where agreement is high:
+	// its "performance drop" runs against the truth, r = −1.
+	v := decide(t, truthRun(agree, agree, agree), low)
+	if v.Outcome != Holds || v.Ours["negative"] != "1" || v.Ours["r:evalx:fa"] != "-1.00" {
+		t.Errorf("against the truth: %s (%v): %s", v.Outcome, v.Ours, v.Result)
+	}
+	// Eval-X following the truth: not low.
+	v = decide(t, truthRun(agree, agree, map[string]float64{"a": 0.1, "b": 0.4, "c": 0.6, "d": 0.9}), low)
+	if v.Outcome != DoesNotHold {
+		t.Errorf("following the truth: %s: %s", v.Outcome, v.Result)
+	}
+}
+
+// settingRec is roarRec under another fill: another setting of ROAR.
+func settingRec(method, reference string, correctOf []float64) store.Record {
+	r := roarRec(method, "", correctOf, []float64{0.5}, []float64{0.5}, []float64{10})
+	r.Result.Config["reference"] = reference
+	r.Task += reference
+	return r
+}
+
+// across compares a method with itself (or another) in two settings
+// input by input: Random under the zero fill loses accuracy that the
+// mean fill keeps.
+func TestAcrossComparesSettingsInputByInput(t *testing.T) {
+	recs := []store.Record{
+		settingRec("random", "zero", correct(300, 90)), settingRec("random", "mean", correct(300, 210)),
+		settingRec("gradient", "zero", correct(300, 150)), settingRec("gradient", "mean", correct(300, 152)),
+	}
+	c := Check{Kind: "across", Setting: map[string]any{"protocol": "roar", "reference": "zero"}, Others: []map[string]any{{"protocol": "roar", "reference": "mean"}},
+		Metric: "mean_accuracy", A: []string{"random"}, Expect: "below"}
+	if v := decide(t, recs, c); v.Outcome != Holds || v.Ours["pairs"] != "1 of 1" || !strings.Contains(v.Result, "random under ROAR − random under ROAR (reference=mean): -0.400") {
+		t.Errorf("%s: %s", v.Outcome, v.Result)
+	}
+	c.A = []string{"random", "gradient"}
+	if v := decide(t, recs, c); v.Outcome != InPart {
+		t.Errorf("one pair of two: %s: %s", v.Outcome, v.Result)
+	}
+	c.A, c.Expect, c.Within = []string{"gradient"}, "near", 0.05
+	if v := decide(t, recs, c); v.Outcome != Holds {
+		t.Errorf("near: %s: %s", v.Outcome, v.Result)
+	}
+}
+
+// reorders: two settings rank two methods in opposite orders, each beyond
+// its noise — or only within it, or alike.
+func TestReordersNamesPairsInOppositeOrders(t *testing.T) {
+	run := func(zeroA, zeroB, meanA, meanB int) []store.Record {
+		return []store.Record{
+			settingRec("a", "zero", correct(400, zeroA)), settingRec("b", "zero", correct(400, zeroB)),
+			settingRec("a", "mean", correct(400, meanA)), settingRec("b", "mean", correct(400, meanB)),
+		}
+	}
+	c := Check{Kind: "reorders", Setting: map[string]any{"protocol": "roar", "reference": "zero"}, Others: []map[string]any{{"protocol": "roar", "reference": "mean"}}}
+	for _, tc := range []struct {
+		name string
+		recs []store.Record
+		want Outcome
+	}{
+		{"flipped beyond the noise", run(100, 300, 300, 100), Holds},
+		{"flipped within the noise", run(100, 300, 201, 200), InPart},
+		{"alike", run(100, 300, 100, 300), DoesNotHold},
+	} {
+		if v := decide(t, tc.recs, c); v.Outcome != tc.want {
+			t.Errorf("%s: %s, want %s: %s", tc.name, v.Outcome, tc.want, v.Result)
+		}
+	}
+}
+
+// DPI Fig. 6: the filtered maps' masks are smoother — lower total
+// variation — than the plain ones'.
+func TestPostLowerCountsTheMasksTotalVariation(t *testing.T) {
+	rates := []float64{0.1, 0.3}
+	var recs []store.Record
+	for _, m := range []string{"a", "b"} {
+		recs = append(recs,
+			roarRec(m, "square", correct(10, 5), rates, []float64{0.5, 0.5}, []float64{30, 30}),
+			roarRec(m, "square,gaussian:1", correct(10, 5), rates, []float64{0.6, 0.6}, []float64{10, 40}))
+	}
+	c := Check{Kind: "post", Setting: map[string]any{"protocol": "roar"}, Plain: "square", Posts: []string{"square,gaussian:1"}, Curve: "accuracy", Expect: "lower"}
+	v := decide(t, recs, c)
+	if v.Ours["count"] != "2/4" || v.Outcome != DoesNotHold || !strings.Contains(v.Result, "lower total variation than the plain ones' in 2 of 4") {
+		t.Errorf("%s %s: %s", v.Outcome, v.Ours["count"], v.Result)
 	}
 }

@@ -79,11 +79,23 @@ func (e evaluator) post(c Check, s selected, v *Verdict) {
 		v.Outcome, v.Result = NotEvaluated, fmt.Sprintf("%s: no %s curve with its masks' TV and a direction", s.title, c.Curve)
 		return
 	}
-	plain := points(s, m, c.Plain)
+	quantity, better := c.Curve, m.Better
+	pts := func(post string) []protocol.TVPoint { return points(s, m, post) }
+	if c.Expect == "lower" { // the masks' TV itself (DPI Fig. 6: the filters smooth the masks)
+		quantity, better = m.MaskTV, protocol.Lower
+		pts = func(post string) []protocol.TVPoint {
+			p := points(s, m, post)
+			for i := range p {
+				p[i].Accuracy = p[i].TV
+			}
+			return p
+		}
+	}
+	plain := pts(c.Plain)
 	wins, total := 0, 0
 	var parts []string
 	for _, post := range c.Posts {
-		w, t := protocol.PostCount(plain, points(s, m, post), m.Better)
+		w, t := protocol.PostCount(plain, pts(post), better)
 		wins, total = wins+w, total+t
 		v.Ours["count:"+post] = fmt.Sprintf("%d/%d", w, t)
 		parts = append(parts, fmt.Sprintf("%s %d/%d", post, w, t))
@@ -96,7 +108,11 @@ func (e evaluator) post(c Check, s selected, v *Verdict) {
 	lo, hi := wilson(wins, total)
 	v.Ours["count"] = fmt.Sprintf("%d/%d", wins, total)
 	v.Result = fmt.Sprintf("%s %s (%s is better): the post-processed maps score better than the plain ones in %d of %d comparisons (%s), %.0f %% [%.0f, %.0f] (95 %% Wilson)",
-		s.title, c.Curve, betterWord(m.Better), wins, total, strings.Join(parts, ", "), 100*share, 100*lo, 100*hi)
+		s.title, quantity, betterWord(better), wins, total, strings.Join(parts, ", "), 100*share, 100*lo, 100*hi)
+	if c.Expect == "lower" {
+		v.Result = fmt.Sprintf("%s %s: the post-processed maps' masks have a lower total variation than the plain ones' in %d of %d comparisons (%s), %.0f %% [%.0f, %.0f] (95 %% Wilson)",
+			s.title, quantity, wins, total, strings.Join(parts, ", "), 100*share, 100*lo, 100*hi)
+	}
 	v.Rule = "holds when the share's 95 % Wilson interval lies above one half; in part when only the share does"
 	v.Outcome = pick(lo > 0.5, share > 0.5)
 }
