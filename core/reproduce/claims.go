@@ -221,7 +221,7 @@ func Evaluate(claims []Claim, recs []store.Record, d report.Diagnostics) []Verdi
 		}
 		e.numbers(c, sel, &v)
 		if err == nil && v.Outcome != NotEvaluated {
-			variant(c, sel, &v)
+			e.variant(c, sel, &v)
 		}
 		if err == nil && v.Outcome != NotEvaluated {
 			v.Provisional, v.seeds = provisional(sel)
@@ -247,19 +247,31 @@ func Evaluate(claims []Claim, recs []store.Record, d report.Diagnostics) []Verdi
 	return out
 }
 
-// variant makes a verdict on a setting that lacks the paper's protocol
-// variant not evaluated, keeping what the run found for information.
-func variant(c Claim, s selected, v *Verdict) {
-	if c.Variant == nil {
-		return
-	}
-	for _, r := range s.recs {
-		if !configHas(r.Result.Config, c.Variant.Params) {
-			v.Outcome = NotEvaluated
-			v.Result = fmt.Sprintf("variant differs: the paper's setting has %s (%s); this run's is %s, so it tests something the paper did not. What it found, for information only: %s",
-				describeParams(c.Variant.Params), oneLine(c.Variant.Why), s.title, v.Result)
-			v.Rule = "a verdict needs the paper's own protocol variant"
-			return
+// variant makes a verdict on a setting that lacks one of the paper's
+// protocol variants not evaluated, keeping what the run found for
+// information.
+func (e evaluator) variant(c Claim, s selected, v *Verdict) {
+	for _, va := range c.Variants {
+		in := s
+		if va.Setting != nil {
+			sel := maps.Clone(va.Setting)
+			if _, ok := sel["dataset"]; !ok {
+				sel["dataset"] = s.dataset
+			}
+			var err error
+			if in, err = e.selectSetting(sel); err != nil {
+				v.Outcome, v.Result = NotEvaluated, err.Error()
+				return
+			}
+		}
+		for _, r := range in.recs {
+			if !configHas(r.Result.Config, va.Params) {
+				v.Outcome = NotEvaluated
+				v.Result = fmt.Sprintf("variant differs: the paper's setting has %s (%s); this run's is %s, so it tests something the paper did not. What it found, for information only: %s",
+					describeParams(va.Params), oneLine(va.Why), in.title, v.Result)
+				v.Rule = "a verdict needs the paper's own protocol variant"
+				return
+			}
 		}
 	}
 }

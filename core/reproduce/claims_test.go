@@ -413,14 +413,14 @@ func TestFlatOnTiedScoresSaysRhoUndefinedAndTheCardsCaveat(t *testing.T) {
 func TestVariantDiffersIsNotEvaluated(t *testing.T) {
 	recs := lambdaRun(20, 100, 180) // "reference": "zero"
 	c := Claim{ID: "c", Quote: "q", Source: "s",
-		Check:   Check{Kind: "order", Setting: map[string]any{"protocol": "roar"}, Param: "lambda", Expect: "increasing"},
-		Variant: &Variant{Params: map[string]any{"reference": "mean"}, Why: "§9: a mean fill"}}
+		Check:    Check{Kind: "order", Setting: map[string]any{"protocol": "roar"}, Param: "lambda", Expect: "increasing"},
+		Variants: []Variant{{Params: map[string]any{"reference": "mean"}, Why: "§9: a mean fill"}}}
 	v := Evaluate([]Claim{c}, recs, report.Diagnose(recs))[0]
 	if v.Outcome != NotEvaluated || !strings.HasPrefix(v.Result, "variant differs: the paper's setting has reference=mean (§9: a mean fill)") ||
 		!strings.Contains(v.Result, "for information only: Spearman") {
 		t.Errorf("%s: %s", v.Outcome, v.Result)
 	}
-	c.Variant.Params = map[string]any{"reference": "zero"}
+	c.Variants[0].Params = map[string]any{"reference": "zero"}
 	if v := Evaluate([]Claim{c}, recs, report.Diagnose(recs))[0]; v.Outcome != DoesNotHold {
 		t.Errorf("the paper's variant: %s, want does not hold: %s", v.Outcome, v.Result)
 	}

@@ -60,11 +60,11 @@ type Claim struct {
 	Source string   `yaml:"source"` // table or figure, section, page
 	Paper  []Number `yaml:"paper"`  // the paper's numbers, transcribed
 	Check  Check    `yaml:"check"`
-	// Variant is the paper's own protocol variant: the parameters its
-	// setting had (ROAD retrained, say), and where the paper says so. A
+	// Variants are the paper's own protocol variants: the parameters its
+	// settings had (ROAD retrained, say), and where the paper says so. A
 	// run whose setting lacks them tested something else: its verdict is
 	// not evaluated (variant differs), never "does not hold".
-	Variant *Variant `yaml:"variant"`
+	Variants []Variant `yaml:"variants"`
 	// Extension, where set, says why the claim is ours and not the
 	// paper's — the paper's words asked of a setting it did not run them
 	// on. Its verdict is reported apart from the paper's claims and left
@@ -74,8 +74,11 @@ type Claim struct {
 
 // Variant is the protocol variant a paper ran for a claim.
 type Variant struct {
-	Params map[string]any `yaml:"params"` // what the claim's setting's configuration must hold
+	Params map[string]any `yaml:"params"` // what the setting's configuration must hold
 	Why    string         `yaml:"why"`    // the paper's words or section for it
+	// Setting is the setting the variant is of, where not the claim's
+	// own (one of its others: {protocol: infidelity}).
+	Setting map[string]any `yaml:"setting"`
 }
 
 // Number is one of the paper's numbers with what stands beside it from
@@ -164,8 +167,10 @@ func load(path string) (*Reproduction, error) {
 		if err := c.Check.validate(); err != nil {
 			return nil, fmt.Errorf("%s: claim %s: %w", path, c.ID, err)
 		}
-		if c.Variant != nil && (len(c.Variant.Params) == 0 || c.Variant.Why == "") {
-			return nil, fmt.Errorf("%s: claim %s: a variant needs params and why", path, c.ID)
+		for _, v := range c.Variants {
+			if _, ok := v.Setting["protocol"]; (v.Setting != nil && !ok) || len(v.Params) == 0 || v.Why == "" {
+				return nil, fmt.Errorf("%s: claim %s: a variant needs params and why (and its setting a protocol)", path, c.ID)
+			}
 		}
 	}
 	return &r, nil
