@@ -97,7 +97,7 @@ func tally(vs []Verdict) string {
 			}
 		}
 		if n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, o))
+			parts = append(parts, fmt.Sprintf("%d %s", n, plural(o, n)))
 		}
 	}
 	s := fmt.Sprintf("%d, of which %s", len(vs), strings.Join(parts, ", "))
@@ -117,6 +117,14 @@ func tally(vs []Verdict) string {
 		s += fmt.Sprintf("; %d flat without the power to see a difference", weak)
 	}
 	return s
+}
+
+// plural is an outcome said of n claims ("3 hold", "1 holds").
+func plural(o Outcome, n int) string {
+	if n == 1 {
+		return string(o)
+	}
+	return strings.NewReplacer("holds", "hold", "does not", "do not").Replace(string(o))
 }
 
 func verdictTable(b *strings.Builder, vs []Verdict) {
@@ -170,6 +178,13 @@ func headline(v Verdict) string {
 		return "r higher in " + o["lead"] + " comparisons, " + o["apart"] + " beyond the noise"
 	case "scores":
 		return o["a"] + " against " + o["b"] + ", difference " + o["diff"]
+	case "across":
+		if v.Claim.Check.Expect == "near" {
+			return o["pairs"] + " pairs within ±" + fmt.Sprint(v.Claim.Check.Within)
+		}
+		return o["pairs"] + " pairs as claimed"
+	case "reorders":
+		return "Kendall's τ " + o["tau"] + "; " + o["flips"] + " pairs in opposite orders beyond the noise"
 	}
 	return ""
 }
