@@ -2,6 +2,8 @@ package reproduce
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"faithlab/core/report"
@@ -10,6 +12,7 @@ import (
 // RunInfo is what the report says of the run behind its verdicts.
 type RunInfo struct {
 	Size                  string
+	Data                  map[string]string // the user's datasets, by name → path (Options.Data)
 	Dir                   string  // the run folder
 	ID                    string  // the campaign's run id
 	Done, Failed, Missing int     // tasks
@@ -27,6 +30,10 @@ func Markdown(r *Reproduction, run RunInfo, vs []Verdict) string {
 	fmt.Fprintf(&b, "# Reproduction %s: %s\n\n", r.Name, r.Title)
 	fmt.Fprintf(&b, "Paper: %s.\n\n", oneLine(r.Paper))
 	fmt.Fprintf(&b, "Size **%s**: %s\n\n", run.Size, oneLine(r.Sizes[run.Size].Scaled))
+	for _, name := range slices.Sorted(maps.Keys(run.Data)) {
+		alt := r.Alternatives[name]
+		fmt.Fprintf(&b, "Data: %s from `%s`, read in place of %s, with the paper's model trained on it (the size's other settings as above).\n\n", alt.Name, run.Data[name], alt.Replaces)
+	}
 	fmt.Fprintf(&b, "Run %s in `%s`: %d tasks done (%.0f s of task time), %d failed, %d not run; %.0f s in this call. %s.\n\n",
 		run.ID, run.Dir, run.Done, run.TaskSeconds, run.Failed, run.Missing, run.Seconds, run.Manifest)
 	paper, ours := splitExtensions(vs)

@@ -42,9 +42,12 @@ type Reproduction struct {
 	Paper string `yaml:"paper"` // authors, title, venue
 	// Data names what the paper ran on that this experiment does not, and
 	// how to run it there.
-	Data   string          `yaml:"data"`
-	Sizes  map[string]Size `yaml:"sizes"`
-	Claims []Claim         `yaml:"claims"`
+	Data string `yaml:"data"`
+	// Alternatives are the paper's datasets a user may supply, by the name
+	// `reproduce --data NAME=PATH` gives them.
+	Alternatives map[string]Alternative `yaml:"alternatives"`
+	Sizes        map[string]Size        `yaml:"sizes"`
+	Claims       []Claim                `yaml:"claims"`
 }
 
 // Size is one scale of a reproduction's campaign.

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"faithlab/core/campaign"
@@ -27,6 +26,12 @@ type Options struct {
 	// Figures, when set, draws the run's figures into OUT/figures in
 	// these formats (png, svg, pdf).
 	Figures []string
+	// Data are the paper's datasets the user supplies, by name (one of
+	// the reproduction's Alternatives) → path, read in place of those
+	// they stand for; Prior is a diffusion prior trained on them, where
+	// the reproduction's GOAR or FUD needs one (Reproduction.SpecFor).
+	Data  map[string]string
+	Prior string
 }
 
 // Ran is what Run did.
@@ -56,9 +61,9 @@ func Run(ctx context.Context, r *Reproduction, o Options) (Ran, error) {
 	if size == "" {
 		size = "quick"
 	}
-	sz, ok := r.Sizes[size]
-	if !ok {
-		return Ran{}, fmt.Errorf("reproduction %s has no size %q (%s)", r.Name, size, strings.Join(Sizes, ", "))
+	text, err := r.SpecFor(size, o.Data, o.Prior)
+	if err != nil {
+		return Ran{}, err
 	}
 	out := Ran{Dir: o.Out, Report: filepath.Join(o.Out, "REPORT.md")}
 	if o.Out == "" {
@@ -68,7 +73,6 @@ func Run(ctx context.Context, r *Reproduction, o Options) (Ran, error) {
 		return out, err
 	}
 	path := filepath.Join(o.Out, specFile)
-	text := []byte(sz.Spec)
 	if old, err := data.ReadFileLimit(path, 1<<20); err == nil && !bytes.Equal(old, text) {
 		return out, fmt.Errorf("%s holds another campaign than %s at size %s: give this one its own folder", o.Out, r.Name, size)
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -119,7 +123,7 @@ func Run(ctx context.Context, r *Reproduction, o Options) (Ran, error) {
 			return out, err
 		}
 	}
-	info := RunInfo{Size: size, Dir: ran.Dir, ID: res.ID(), Done: len(st.Done), Failed: len(st.Failed), Missing: len(st.Missing),
+	info := RunInfo{Size: size, Data: o.Data, Dir: ran.Dir, ID: res.ID(), Done: len(st.Done), Failed: len(st.Failed), Missing: len(st.Missing),
 		Manifest: res.State(), Seconds: ran.Elapsed.Seconds()}
 	for _, rec := range st.Done {
 		info.TaskSeconds += rec.Seconds
