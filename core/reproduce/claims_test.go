@@ -651,3 +651,26 @@ func TestPostLowerCountsTheMasksTotalVariation(t *testing.T) {
 		t.Errorf("%s %s: %s", v.Outcome, v.Ours["count"], v.Result)
 	}
 }
+
+// The positive control of a flat verdict: a setting whose removals never
+// moved its models' accuracy from the explained model's has no power,
+// however finely its paired tests resolve; one that moved it has.
+func TestFlatWithoutResponseToRemovalHasNoPower(t *testing.T) {
+	flat := Check{Kind: "order", Setting: map[string]any{"protocol": "roar"}, Param: "lambda", Expect: "flat", Within: 0.02}
+	var recs []store.Record
+	for _, l := range []string{"0", "0.5", "1"} {
+		r := roarRec("vlambda{lambda="+l+"}", "", correct(20000, 19990), []float64{0.5, 0.9}, []float64{0.9995, 0.9995}, []float64{10, 10})
+		r.Result.Base = 1
+		recs = append(recs, r)
+	}
+	v := decide(t, recs, flat)
+	if v.Outcome != Holds || !strings.HasPrefix(v.Power, "no power: removing up to the largest rate of the features moved no retrained model's accuracy further than 0.0005 from the explained model's 1.000") {
+		t.Errorf("no response: %q: %s", v.Line(), v.Power)
+	}
+	for _, r := range recs {
+		r.Result.Base = 0.9
+	}
+	if v := decide(t, recs, flat); v.Power != "" {
+		t.Errorf("a response of 0.1: %q: %s", v.Line(), v.Power)
+	}
+}

@@ -102,7 +102,7 @@ func (e evaluator) order(c Check, s selected, v *Verdict) {
 		for _, p := range pts {
 			vals = append(vals, r.Values[p.label])
 		}
-		flatPower(c, cs, vals, v)
+		flatPower(c, s, cs, vals, v)
 	}
 }
 
@@ -113,8 +113,14 @@ func (e evaluator) order(c Check, s selected, v *Verdict) {
 // z₀.₈) times the interval's standard error, its width over 2·1.96. A
 // setting whose methods all score the same on every input (every
 // interval of zero width) has shown it can tell nothing apart: no power,
-// whatever the arithmetic says. values are the methods' per-input values.
-func flatPower(c Check, pairs []comparison, values [][]float64, v *Verdict) {
+// whatever the arithmetic says; so has one whose removals never moved
+// the accuracy of its models further than Within from the explained
+// model's — the positive control: a setting that does not respond to
+// removing up to its largest rate of the features cannot separate
+// anything (ROAR on a mixture whose class survives in any few of its
+// coordinates), however small the differences its tests could find.
+// values are the methods' per-input values.
+func flatPower(c Check, s selected, pairs []comparison, values [][]float64, v *Verdict) {
 	if len(pairs) == 0 || v.Outcome != Holds {
 		return // a difference found needs no power to have been found
 	}
@@ -141,7 +147,10 @@ func flatPower(c Check, pairs []comparison, values [][]float64, v *Verdict) {
 		}
 	}
 	v.Ours["mde"] = fmt.Sprintf("%.3g", mde)
+	moved, base, known := response(s)
 	switch {
+	case known && moved <= c.Within:
+		v.Power = fmt.Sprintf("no power: removing up to the largest rate of the features moved no retrained model's accuracy further than %.3g from the explained model's %.3f, within the %g that counts as none, so this setting showed no response to removal at all — it could not have separated these methods, nor any others, whatever its paired tests could resolve", moved, base, c.Within)
 	case saturated:
 		v.Power = fmt.Sprintf("no power: every input scores %.3g under every method, so this setting tells nothing apart here — not these methods, nor any other; the flatness is the protocol's saturation, not a finding that it weighs the methods alike", at)
 	case mde > c.Within:
@@ -231,6 +240,29 @@ func (e evaluator) versus(c Check, s selected, v *Verdict) {
 	v.Outcome = pick(expected == total, expected > 0)
 }
 
+// response is how far the setting's accuracy curves (those whose names
+// begin with accuracy: ROAR's, ROAD's MoRF and LeRF) ever moved from the
+// explained model's accuracy, over every record, rate and order; known is
+// false where the records have no such curve or no base accuracy.
+func response(s selected) (moved, base float64, known bool) {
+	for _, r := range s.recs {
+		if r.Result.Base <= 0 {
+			continue
+		}
+		for _, cv := range r.Result.Curves {
+			if !strings.HasPrefix(cv.Name, "accuracy") {
+				continue
+			}
+			for _, y := range cv.Y {
+				if d := math.Abs(y - r.Result.Base); !math.IsNaN(d) {
+					moved, base, known = max(moved, d), r.Result.Base, true
+				}
+			}
+		}
+	}
+	return moved, base, known
+}
+
 // flat decides a versus claim that the methods as score alike: GOAR
 // §6.2's "minimal differences in performance within attribution methods".
 func (e evaluator) flat(c Check, s selected, r report.Ranking, as []string, v *Verdict) {
@@ -263,7 +295,7 @@ func (e evaluator) flat(c Check, s selected, r report.Ranking, as []string, v *V
 		s.title, r.Metric, betterWord(r.Better), apart, len(pairs), strings.Join(as, ", "), strings.Join(parts, "; "))
 	v.Rule = "holds when no pair of the methods is told apart (paired bootstrap, Holm-corrected over the setting's pairs, 5 %); in part when some are; not when all are"
 	v.Outcome = pick(apart == 0, apart < len(pairs))
-	flatPower(c, pairs, vals, v)
+	flatPower(c, s, pairs, vals, v)
 }
 
 // near decides a versus claim that A scores within c.Within of B.
