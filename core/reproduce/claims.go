@@ -48,14 +48,6 @@ const (
 //     does, not otherwise. Expect flat, with A alone: A's methods against
 //     each other (GOAR §6.2's "minimal differences"): holds when no pair
 //     is told apart, in part when some are, not when all are.
-//
-// A flat expectation (order or versus) also asks whether the run could
-// have seen a difference: the smallest difference its paired tests would
-// find with 80 % power at the Holm-corrected level, from the pairs'
-// intervals, against Within, the largest difference that counts as none.
-// Where that smallest difference exceeds Within — or every method scores
-// the same on every input, so the setting has shown it can tell nothing
-// apart — the verdict says it has no power (Verdict.Power).
 //   - post: the DPI paper's Table 2 — over the (method, rate) points of
 //     the Plain maps and of each of Posts, how often the post-processed
 //     maps reach the better Curve value; the share's 95 % Wilson interval
@@ -92,6 +84,15 @@ const (
 //     existing attribution methods"): holds when some pair of methods is
 //     told apart by both rankings in opposite orders, in part when the
 //     orders differ only within the noise of one, not when they agree.
+//
+// A flat verdict that holds (order or versus) also says whether the run
+// could have seen a difference: the smallest difference its paired tests
+// would find with 80 % power at the Holm-corrected level, from the pairs'
+// intervals, against Within, the largest difference that counts as none;
+// and, as a positive control, whether removing features moved the
+// setting's accuracy from the explained model's at all. Where the one
+// exceeds Within, the other does not, or every method scores the same on
+// every input, the verdict says it has no power (Verdict.Power).
 type Check struct {
 	Kind    string           `yaml:"kind"`
 	Setting map[string]any   `yaml:"setting"` // protocol: NAME, and the parameters its configuration must have
@@ -162,10 +163,8 @@ type Verdict struct {
 	// retraining seed: a retrained model's accuracy moves with its seed
 	// by about what these claims turn on); "" for none.
 	Provisional string
-	seeds       int // the setting's seeds, where Provisional is set
+	Seeds       int // the setting's seeds, for a retraining protocol's
 }
-
-func seedsOf(v Verdict) int { return v.seeds }
 
 // MinSeeds is how many retraining seeds a verdict on a retraining
 // protocol's setting rests on before it is more than provisional.
@@ -224,7 +223,7 @@ func Evaluate(claims []Claim, recs []store.Record, d report.Diagnostics) []Verdi
 			e.variant(c, sel, &v)
 		}
 		if err == nil && v.Outcome != NotEvaluated {
-			v.Provisional, v.seeds = provisional(sel)
+			v.Provisional, v.Seeds = provisional(sel)
 		}
 		n := weakRuns(d.Weak, sel)
 		switch {

@@ -13,12 +13,12 @@ import (
 type RunInfo struct {
 	Size                  string
 	Data                  map[string]string // the user's datasets, by name → path (Options.Data)
-	Dir                   string  // the run folder
-	ID                    string  // the campaign's run id
-	Done, Failed, Missing int     // tasks
-	Manifest              string  // versions, machine, start and end (campaign.Results.State)
-	Seconds               float64 // this call's wall time
-	TaskSeconds           float64 // the finished tasks' time, over every call that ran them
+	Dir                   string            // the run folder
+	ID                    string            // the campaign's run id
+	Done, Failed, Missing int               // tasks
+	Manifest              string            // versions, machine, start and end (campaign.Results.State)
+	Seconds               float64           // this call's wall time
+	TaskSeconds           float64           // the finished tasks' time, over every call that ran them
 }
 
 // Markdown is a reproduction's REPORT.md: the verdicts in a table, then
@@ -146,7 +146,7 @@ func verdictTable(b *strings.Builder, vs []Verdict) {
 func outcomeWords(v Verdict) string {
 	s := string(v.Outcome)
 	if v.Provisional != "" {
-		s += " (provisional: " + report.Count(seedsOf(v), "seed") + ")"
+		s += " (provisional: " + report.Count(v.Seeds, "seed") + ")"
 	}
 	if v.Power != "" {
 		s += " (no power)"
