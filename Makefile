@@ -108,6 +108,7 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz FuzzParseTarget -fuzztime 30s ./core/engine/torch
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./core/engine/onnx
 	$(GO) test -run '^$$' -fuzz FuzzMapsFile -fuzztime 30s ./core/attr
+	$(GO) test -run '^$$' -fuzz FuzzRunFolder -fuzztime 30s ./core/store
 
 # screenshots tours every screen of the real app under Xvfb, after a small
 # real campaign, into screenshots/; its settings and files go to a temporary

@@ -45,7 +45,11 @@ func (e *Evaluate) Launch() {
 // stays responsive; the task list follows its events, redrawn at most ~30
 // times a second.
 func (e *Evaluate) run(c *campaign.Campaign) {
-	e.s.withConsent(c, func(trust campaign.Trust) { e.start(c, trust) })
+	var byHand []string // a TorchScript file opened from the Library or the File menu (UseTorchScript)
+	if e.script != "" && c.Spec.Model.File == e.script {
+		byHand = append(byHand, e.script)
+	}
+	e.s.withConsent(c, byHand, func(trust campaign.Trust) { e.start(c, trust) })
 }
 
 // start runs the campaign with what the user allowed it.

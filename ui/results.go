@@ -599,7 +599,7 @@ func (r *Results) ExportFigures(dir string, formats ...string) {
 	var ex campaign.Exported
 	r.s.Go("exporting figures", func(context.Context) error {
 		var err error
-		ex, err = run.Figures(dir, formats...)
+		ex, err = run.Figures(dir, "", formats...)
 		return err
 	}, func(err error) {
 		if err == nil {

@@ -32,13 +32,17 @@ func (s *State) trust() (campaign.Trust, error) {
 // withConsent calls launch with what the user allows the campaign: at
 // once when its file asks for nothing more than the workbench's own
 // settings allow, else after a dialog that shows in full each program,
-// host or folder it asks for and the user allows them (for this launch).
-func (s *State) withConsent(c *campaign.Campaign, launch func(campaign.Trust)) {
+// host, TorchScript model or folder it asks for and the user allows them
+// (for this launch). scripts are TorchScript files the user opened by
+// hand: allowed, as a model opened by hand is (with its one-time
+// warning, modelNotice).
+func (s *State) withConsent(c *campaign.Campaign, scripts []string, launch func(campaign.Trust)) {
 	t, err := s.trust()
 	if err != nil {
 		s.status.Error(err)
 		return
 	}
+	t = t.WithScripts(scripts...)
 	err = c.Check(t, "")
 	var consent *campaign.ConsentError
 	switch {

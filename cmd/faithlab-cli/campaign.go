@@ -36,7 +36,7 @@ func runCampaign(ctx context.Context, args []string) error {
 		fmt.Println(z)
 		return nil
 	}
-	return runLoaded(ctx, r.c, r.shard, r.quiet, r.engine, r.trust)
+	return runLoaded(ctx, r.c, r.shard, r.quiet, r.engine, r.trust, r.accept)
 }
 
 // runRequest is what `run`'s arguments ask for: the loaded campaign, put
@@ -47,6 +47,7 @@ type runRequest struct {
 	engine                 string
 	shard                  job.Shard
 	quiet, estimate        bool
+	accept                 bool // --accept-unchecked
 	cpuProfile, memProfile string
 }
 
@@ -58,6 +59,10 @@ func parseRun(args []string) (runRequest, error) {
 	quiet := fs.Bool("quiet", false, "print only task ends, not progress")
 	engineSetting := fs.String("engine", "", "run on this engine instead of the spec's, of the same kind (e.g. torch@ssh://gpu1 for a spec's torch): "+engineUsage)
 	allowEngine := fs.Bool("allow-engine", false, "allow the spec's engine to run the program or reach the host it names (a spec from elsewhere may not, unless you allow it here or in your configuration file)")
+	allowScript := fs.Bool("allow-torchscript", false, "allow the spec's TorchScript model to load: loading one runs code from its file (a spec from elsewhere may not, unless you allow it here or in your configuration file)")
+	var allowFolders multiFlag
+	fs.Var(&allowFolders, "allow-folder", "a folder outside the spec's own that the spec may read maps files from and write in (repeatable)")
+	accept := fs.Bool("accept-unchecked", false, "make the run folder's records read without a checksum your own: written again with checksums and no longer marked unchecked (only if you trust them)")
 	outDir := fs.String("out", "", "run folder to write, instead of the spec's output (which must lie in the spec's folder unless you choose it here)")
 	cacheDir := fs.String("cache", "", "artefact cache to use, instead of the spec's cache (which must lie in the spec's folder unless you choose it here)")
 	estimate := fs.Bool("estimate", false, "print what the campaign does and about how long it takes on this machine (its speeds measured for a few seconds), and run nothing")
@@ -78,6 +83,20 @@ func parseRun(args []string) (runRequest, error) {
 	if *allowEngine {
 		trust = trust.With([]string{c.Spec.Engine}, nil)
 	}
+	if *allowScript && c.Spec.Model.File != "" {
+		abs, err := filepath.Abs(c.Spec.Model.File)
+		if err != nil {
+			return runRequest{}, err
+		}
+		trust = trust.WithScripts(abs)
+	}
+	for _, d := range allowFolders {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return runRequest{}, err
+		}
+		trust = trust.With(nil, []string{abs})
+	}
 	if trust, err = c.Relocate(trust, *outDir, *cacheDir); err != nil {
 		return runRequest{}, err
 	}
@@ -87,20 +106,21 @@ func parseRun(args []string) (runRequest, error) {
 			return runRequest{}, err
 		}
 	}
-	return runRequest{c: c, trust: trust, engine: *engineSetting, shard: shard, quiet: *quiet, estimate: *estimate,
+	return runRequest{c: c, trust: trust, engine: *engineSetting, shard: shard, quiet: *quiet, estimate: *estimate, accept: *accept,
 		cpuProfile: *cpuProfile, memProfile: *memProfile}, nil
 }
 
 // runLoaded runs a loaded campaign with progress on stderr, on engine
-// ("": the spec's), with what the user allows it.
-func runLoaded(ctx context.Context, c *campaign.Campaign, shard job.Shard, quiet bool, engine string, trust campaign.Trust) error {
+// ("": the spec's), with what the user allows it; accept makes the
+// records read unchecked the user's own.
+func runLoaded(ctx context.Context, c *campaign.Campaign, shard job.Shard, quiet bool, engine string, trust campaign.Trust, accept bool) error {
 	events := make(chan job.Event)
 	printed := make(chan struct{})
 	go func() {
 		newProgress(os.Stderr, quiet).show(events)
 		close(printed)
 	}()
-	out, err := c.Run(ctx, campaign.Options{Shard: shard, Kernel: kernel(), Events: events, Engine: engine, Trust: trust})
+	out, err := c.Run(ctx, campaign.Options{Shard: shard, Kernel: kernel(), Events: events, Engine: engine, Trust: trust, AcceptUnchecked: accept})
 	<-printed
 	stopped := err != nil && ctx.Err() != nil
 	if out.Summary != "" {
@@ -214,7 +234,7 @@ func runExportResults(_ context.Context, args []string) error {
 		fmt.Fprintf(os.Stderr, "note: %s keep no per-input values (a run from before Faithlab kept them): their scores have no intervals until the campaign runs again\n", report.Count(len(m), "protocol setting"))
 	}
 	if *figDir != "" {
-		ex, err := r.Figures(*figDir, strings.Split(*formats, ",")...)
+		ex, err := r.Figures(*figDir, "", strings.Split(*formats, ",")...)
 		if err != nil {
 			return err
 		}
@@ -267,20 +287,31 @@ func openRun(dir string) (*campaign.Results, error) {
 func runMerge(_ context.Context, args []string) error {
 	fs := newFlags("merge", "RUN…", "join the run folders of a campaign's shards (or any runs of one spec) into one")
 	out := fs.String("out", "", "run folder to write (required; new)")
-	if err := fs.Parse(args); err != nil {
-		return err
+	var caches multiFlag
+	fs.Var(&caches, "cache", "a cache to copy perturbed samples from besides the runs' own (a spec's shared cache; repeatable): a cache a run's manifest names elsewhere is read only when given here")
+	var dirs []string
+	for rest := args; len(rest) > 0; {
+		if err := fs.Parse(rest); err != nil {
+			return err
+		}
+		if rest = fs.Args(); len(rest) > 0 {
+			dirs, rest = append(dirs, rest[0]), rest[1:]
+		}
 	}
-	if *out == "" || fs.NArg() == 0 {
+	if *out == "" || len(dirs) == 0 {
 		return usageError(fs, "merge needs --out DIR and at least one RUN")
 	}
-	m, err := campaign.Merge(*out, fs.Args()...)
+	m, err := campaign.Merge(*out, caches, dirs...)
+	for _, n := range m.Notes {
+		fmt.Fprintln(os.Stderr, "warning:", n)
+	}
 	if err != nil {
 		return err
 	}
 	if m.LostSamples > 0 {
 		fmt.Fprintf(os.Stderr, "note: %s in none of the runs' caches\n", report.Count(m.LostSamples, "perturbed sample"))
 	}
-	fmt.Fprintf(os.Stderr, "merged %d runs into %s: %d tasks done, %d failed, %d not run\n", fs.NArg(), *out, m.Done, m.Failed, m.Missing)
+	fmt.Fprintf(os.Stderr, "merged %d runs into %s: %d tasks done, %d failed, %d not run\n", len(dirs), *out, m.Done, m.Failed, m.Missing)
 	if m.Missing > 0 {
 		where := "not in any of the runs given"
 		if m.Shards != "" {

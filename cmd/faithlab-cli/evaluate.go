@@ -112,8 +112,9 @@ func runEvaluate(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	// The engine and the folder are the user's own, from this command line.
-	return runLoaded(ctx, c, job.Shard{}, false, "", campaign.Trust{Engines: []string{s.Engine}})
+	// The engine, the model and the folder are the user's own, from this
+	// command line.
+	return runLoaded(ctx, c, job.Shard{}, false, "", campaign.Trust{Engines: []string{s.Engine}}.WithScripts(s.Model.File), false)
 }
 
 func protocolNames() string {

@@ -183,7 +183,9 @@ func loadMaps(path string, shape []int) (*storedMaps, error) {
 			return nil, fmt.Errorf("maps file %s: %w", path, err)
 		}
 	default:
-		return nil, fmt.Errorf("maps file %s: neither .npy nor .npz (it starts with %q)", path, magic)
+		// Its bytes are not quoted: a file of someone else's is never
+		// echoed into an error that lands in a results file.
+		return nil, fmt.Errorf("maps file %s: neither .npy nor .npz (it starts with neither the .npy magic \\x93NUMPY nor a zip archive's PK)", path)
 	}
 	st, err := checkMaps(maps, index, shape)
 	if err != nil {

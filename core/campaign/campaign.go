@@ -73,21 +73,23 @@ func Load(path string) (*Campaign, error) {
 }
 
 // Save writes s as dir/campaign.yaml (through spec.Format, so that the CLI
-// and the GUI write the same file) and loads it back. A folder that holds
-// another campaign's spec is refused: a campaign gets its own folder.
+// and the GUI write the same file) and loads it back. dir must be new,
+// empty or hold this very campaign.yaml (store.Claim): a folder that
+// holds another campaign's spec, or other files, is refused with nothing
+// written.
 func Save(dir string, s *spec.Spec) (*Campaign, string, error) {
 	text, err := spec.Format(s)
 	if err != nil {
+		return nil, "", err
+	}
+	if err := store.Claim(dir, "campaign.yaml", text); err != nil {
 		return nil, "", err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, "", err
 	}
 	path := filepath.Join(dir, "campaign.yaml")
-	if old, err := data.ReadFileLimit(path, spec.MaxFileBytes); err == nil && !bytes.Equal(old, text) {
-		return nil, "", fmt.Errorf("%s holds another campaign (%s): give this one its own folder", dir, path)
-	}
-	if err := data.WriteFileAtomic(path, text); err != nil {
+	if err := data.WriteFileIn(dir, "campaign.yaml", text); err != nil {
 		return nil, "", err
 	}
 	c, err := Load(path)
@@ -159,6 +161,11 @@ type Options struct {
 	// Trust is what the user allows the campaign's file to ask for
 	// (Check): a campaign asking for more is refused before any work.
 	Trust Trust
+	// AcceptUnchecked makes the run folder's records read without a
+	// checksum the user's own (store.Log.Accept): they are written again
+	// with checksums and without their marks. Only the user's explicit
+	// word sets it (run --accept-unchecked).
+	AcceptUnchecked bool
 }
 
 // Run runs (or resumes) a shard of the campaign. It holds the run folder's
@@ -180,8 +187,16 @@ func (c *Campaign) Run(ctx context.Context, o Options) (Outcome, error) {
 		return out, err
 	}
 	if dir != s.Output {
-		// The campaign's own folder holds the spec too, for status and merge.
+		// The campaign's own folder holds the spec too, for status and
+		// merge; the shard's folder is made inside it, through no link.
 		if _, err := store.Open(s.Output, c.Raw); err != nil {
+			return out, err
+		}
+		rel, err := filepath.Rel(s.Output, dir)
+		if err == nil {
+			err = data.MkdirIn(s.Output, rel)
+		}
+		if err != nil {
 			return out, err
 		}
 	}
@@ -194,7 +209,7 @@ func (c *Campaign) Run(ctx context.Context, o Options) (Outcome, error) {
 		return out, err
 	}
 	defer unlock()
-	notes, err := c.prepare(run)
+	notes, err := c.prepare(run, o.AcceptUnchecked)
 	if err != nil {
 		return out, err
 	}
@@ -275,10 +290,11 @@ type note struct {
 }
 
 // prepare readies the locked run folder and says what the user should
-// know: damaged records set aside (their tasks run again), records and
+// know: damaged records set aside (their tasks run again), records read
+// unchecked (kept marked so, unless accept: then made the user's own),
 // model files without checksums, and a TorchScript model, which runs code
 // from its file.
-func (c *Campaign) prepare(run *store.Run) ([]note, error) {
+func (c *Campaign) prepare(run *store.Run, accept bool) ([]note, error) {
 	log, err := run.Read()
 	if err != nil {
 		return nil, err
@@ -287,8 +303,12 @@ func (c *Campaign) prepare(run *store.Run) ([]note, error) {
 	for _, d := range log.Damaged {
 		notes = append(notes, note{job.Repaired, fmt.Sprintf("%s line %d: %v; set aside in %s.damaged, its task runs again", log.Path, d.Line, d.Err, log.Path)})
 	}
-	if log.Unchecked > 0 {
-		notes = append(notes, note{job.Warning, fmt.Sprintf("%s: %s without a checksum (written before Faithlab checked its records) used unchecked; they are written again with checksums", log.Path, report.Count(log.Unchecked, "record"))})
+	switch n := log.Unchecked; {
+	case n > 0 && accept:
+		log.Accept()
+		notes = append(notes, note{job.Warning, fmt.Sprintf("%s: %s read without a checksum accepted as yours (--accept-unchecked): written again with checksums", log.Path, report.Count(n, "record"))})
+	case n > 0:
+		notes = append(notes, note{job.Warning, log.UncheckedNote()})
 	}
 	if err := run.Repair(log); err != nil {
 		return nil, err
@@ -365,17 +385,17 @@ func (c *Campaign) writeResults(dir string, ok []store.Record, left report.Left,
 	if err := report.WriteCSV(&buf, c.ID(), ok, out.Diagnostics.Confidence); err != nil {
 		return err
 	}
-	if err := data.WriteFileAtomic(filepath.Join(dir, "results.csv"), buf.Bytes()); err != nil {
+	if err := data.WriteFileIn(dir, "results.csv", buf.Bytes()); err != nil {
 		return err
 	}
 	b, err := json.MarshalIndent(out.Diagnostics, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := data.WriteFileAtomic(filepath.Join(dir, "diagnostics.json"), append(b, '\n')); err != nil {
+	if err := data.WriteFileIn(dir, "diagnostics.json", append(b, '\n')); err != nil {
 		return err
 	}
-	return data.WriteFileAtomic(filepath.Join(dir, "REPORT.md"), []byte(report.Markdown(c.title(), ok, out.Diagnostics, left)))
+	return data.WriteFileIn(dir, "REPORT.md", []byte(report.Markdown(c.title(), ok, out.Diagnostics, left)))
 }
 
 // title names the campaign's report.

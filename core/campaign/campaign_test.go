@@ -82,7 +82,7 @@ func loadSpec(t *testing.T, dir, spec string) *Campaign {
 
 func run(t *testing.T, c *Campaign, sh job.Shard) Outcome {
 	t.Helper()
-	out, err := c.Run(context.Background(), Options{Shard: sh, Kernel: best(), Trust: Trust{Engines: []string{c.Spec.Engine}}}) // the test is the user
+	out, err := c.Run(context.Background(), Options{Shard: sh, Kernel: best(), Trust: Trust{Engines: []string{c.Spec.Engine}}.WithScripts(c.Spec.Model.File)}) // the test is the user
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func testShardsMergeToOneRun(t *testing.T, spec string, tasks int) {
 		t.Errorf("status of shard 0's campaign folder: %d done, %d missing; want %d and %d", len(st.Done), len(st.Missing), tasks/2, tasks/2)
 	}
 	merged := filepath.Join(t.TempDir(), "merged")
-	m, err := Merge(merged, shardDirs...)
+	m, err := Merge(merged, nil, shardDirs...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func testShardsMergeToOneRun(t *testing.T, spec string, tasks int) {
 	if !bytes.Equal(readCSV(t, merged), readCSV(t, one.Dir)) {
 		t.Error("merged shards' CSV differs from the single run's")
 	}
-	if _, err := Merge(merged, shardDirs...); err == nil {
+	if _, err := Merge(merged, nil, shardDirs...); err == nil {
 		t.Error("a merge into a folder that holds results was accepted")
 	}
 	for _, d := range shardDirs {
@@ -262,7 +262,7 @@ func TestRunStateSaysStoppedOrEnded(t *testing.T) {
 			}
 		}
 	}()
-	if _, err := c.Run(ctx, Options{Kernel: best(), Events: events, Trust: Trust{Engines: []string{c.Spec.Engine}}}); err == nil {
+	if _, err := c.Run(ctx, Options{Kernel: best(), Events: events, Trust: Trust{Engines: []string{c.Spec.Engine}}.WithScripts(c.Spec.Model.File)}); err == nil {
 		t.Fatal("a run cancelled after its first task ended without an error")
 	}
 	if s := mustOpen(t, filepath.Join(dir, "run")).State(); !strings.Contains(s, "stopped ") || !regexp.MustCompile(`with [0-9]+ tasks? to run`).MatchString(s) {

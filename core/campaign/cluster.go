@@ -44,6 +44,20 @@ func (c *Campaign) shardDirs(n int) []string {
 // mergeDir is where the cluster scripts merge the shards.
 func (c *Campaign) mergeDir() string { return filepath.Join(c.Spec.Output, "merged") }
 
+// mergeArgs are the arguments of the cluster scripts' merge of the
+// shards: with the spec's own cache, when it names one (the shards'
+// manifests name it too, but a merge reads a cache outside the runs only
+// where its user names it).
+func (c *Campaign) mergeArgs(cli string, shards int) []string {
+	args := []string{cli, "merge", "--out", c.mergeDir()}
+	if c.Spec.Cache != "" {
+		if cache, err := c.CacheDir(); err == nil {
+			args = append(args, "--cache", cache)
+		}
+	}
+	return append(args, c.shardDirs(shards)...)
+}
+
 // jobName is the scheduler's name for the campaign's jobs: "faithlab-"
 // and the campaign's name, in letters, digits, '.', '_' and '-' only.
 func (c *Campaign) jobName() string {
@@ -73,7 +87,7 @@ func (c *Campaign) Slurm(o ClusterOptions) ([]byte, error) {
 		return nil, err
 	}
 	name := c.jobName()
-	merge := append([]string{"exec", o.CLI, "merge", "--out", c.mergeDir()}, c.shardDirs(o.Shards)...)
+	merge := append([]string{"exec"}, c.mergeArgs(o.CLI, o.Shards)...)
 	q := shellQuote
 	var b strings.Builder
 	fmt.Fprintf(&b, `#!/bin/bash
@@ -230,7 +244,7 @@ func (c *Campaign) K8s(o ClusterOptions) ([]byte, error) {
 		return nil, err
 	}
 	var b strings.Builder
-	merge := append([]string{o.CLI, "merge", "--out", c.mergeDir()}, c.shardDirs(o.Shards)...)
+	merge := c.mergeArgs(o.CLI, o.Shards)
 	fmt.Fprintf(&b, `# Faithlab campaign %[1]q: %[2]d tasks in %[3]d shards (written by faithlab-cli k8s).
 # Pod i runs shard i (its index from JOB_COMPLETION_INDEX); the claim %[6]s
 # holds the campaign's folder, mounted where it is here.

@@ -60,7 +60,7 @@ func TestMemoryPlanGrowsWithWorkersNotTasks(t *testing.T) {
 func TestMemoryCapRefusesBeforeAnyWork(t *testing.T) {
 	dir := t.TempDir()
 	c := loadSpec(t, dir, memorySpec("gradient", "0.5", "memory_gb: 0.01\n"))
-	_, err := c.Run(context.Background(), Options{Kernel: best(), Trust: Trust{Engines: []string{c.Spec.Engine}}})
+	_, err := c.Run(context.Background(), Options{Kernel: best(), Trust: Trust{Engines: []string{c.Spec.Engine}}.WithScripts(c.Spec.Model.File)})
 	if err == nil || !strings.Contains(err.Error(), "memory_gb caps it at") || !strings.Contains(err.Error(), "needs about") {
 		t.Fatalf("Run under a 10 MiB cap: %v, want a refusal naming what it needs", err)
 	}

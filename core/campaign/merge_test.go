@@ -39,7 +39,7 @@ func runShards(t *testing.T) []string {
 func TestMergeOfSomeShardsSaysWhichAreMissing(t *testing.T) {
 	shards := runShards(t)
 	out := filepath.Join(t.TempDir(), "merged")
-	m, err := Merge(out, shards[0])
+	m, err := Merge(out, nil, shards[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestMergeOfSomeShardsSaysWhichAreMissing(t *testing.T) {
 	}
 
 	all := filepath.Join(t.TempDir(), "all")
-	if m, err := Merge(all, shards...); err != nil || m.Missing != 0 || m.Shards != "" {
+	if m, err := Merge(all, nil, shards...); err != nil || m.Missing != 0 || m.Shards != "" {
 		t.Errorf("merge of every shard: %+v, %v", m, err)
 	}
 	if s := mustOpen(t, all).State(); !strings.HasPrefix(s, "merged ") || !strings.Contains(s, "from 3 runs, ") || strings.Contains(s, "to run") {
@@ -71,10 +71,10 @@ func TestMergeOfSomeShardsSaysWhichAreMissing(t *testing.T) {
 	// A merge of a merge names the shards beneath, not the merge's empty host.
 	twice := filepath.Join(t.TempDir(), "twice")
 	part := filepath.Join(t.TempDir(), "part")
-	if _, err := Merge(part, shards[0], shards[1]); err != nil {
+	if _, err := Merge(part, nil, shards[0], shards[1]); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Merge(twice, part, shards[2]); err != nil {
+	if _, err := Merge(twice, nil, part, shards[2]); err != nil {
 		t.Fatal(err)
 	}
 	if s := mustOpen(t, twice).State(); !strings.Contains(s, "from 3 runs, ") || strings.Contains(s, "(0 CPUs)") {
@@ -101,7 +101,7 @@ func TestMergeRefusesAShardGivenTwice(t *testing.T) {
 		{"the same folder", []string{shards[0], shards[1], shards[0] + "/"}, "given twice"},
 		{"a copy of a shard", []string{shards[1], copied}, "both shard 1/3"},
 	} {
-		_, err := Merge(filepath.Join(t.TempDir(), "merged"), tc.dirs...)
+		_, err := Merge(filepath.Join(t.TempDir(), "merged"), nil, tc.dirs...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), filepath.Base(tc.dirs[len(tc.dirs)-1])) {
 			t.Errorf("%s: %v, want an error saying %q and naming the folder", tc.name, err, tc.want)
 		}

@@ -2,7 +2,9 @@ package campaign
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -27,10 +29,12 @@ type Results struct {
 	Manifest store.Manifest // the folder's own (zero when it has none yet)
 	Records  []store.Record
 	// Notes say what is wrong with the results files, a line each:
-	// damaged records (left out) and records without checksums.
+	// damaged records (left out) and records read without checksums.
 	Notes []string
 	// shards are the manifests of the folder's shards (RUN/shards/I-of-N).
 	shards []store.Manifest
+	// damaged counts the damaged lines of the results files (left out).
+	damaged int
 
 	diagOnce sync.Once
 	diag     report.Diagnostics
@@ -67,7 +71,7 @@ func Open(dir string) (*Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	recs, notes := log.Records, log.Notes()
+	recs, notes, damaged := log.Records, log.Notes(), len(log.Damaged)
 	var shardMans []store.Manifest
 	shards, _ := filepath.Glob(filepath.Join(dir, "shards", "*"))
 	for _, sd := range shards {
@@ -82,12 +86,12 @@ func Open(dir string) (*Results, error) {
 		if err != nil {
 			return nil, err
 		}
-		recs, notes = append(recs, more.Records...), append(notes, more.Notes()...)
+		recs, notes, damaged = append(recs, more.Records...), append(notes, more.Notes()...), damaged+len(more.Damaged)
 		if sm, err := sr.Manifest(); err == nil && !sm.Started.IsZero() {
 			shardMans = append(shardMans, sm)
 		}
 	}
-	return &Results{Campaign: &Campaign{Spec: s, Raw: raw}, Dir: dir, Manifest: man, Records: recs, Notes: notes, shards: shardMans}, nil
+	return &Results{Campaign: &Campaign{Spec: s, Raw: raw}, Dir: dir, Manifest: man, Records: recs, Notes: notes, shards: shardMans, damaged: damaged}, nil
 }
 
 // Ran says whether the run is one of spec s: whether its folder holds s as
@@ -205,30 +209,64 @@ func (r *Results) CSV() ([]byte, error) {
 	return buf.Bytes(), err
 }
 
-// Caches lists the caches the run's artefacts may be in: the one its
-// manifest names, its shards' ones, and its own cache subfolder (the
-// default).
+// Caches lists the caches the run's artefacts may be in, for reading
+// only (a reader of a run never moves an entry, even a damaged one): its
+// own (ownCaches), then those its manifests name elsewhere.
 func (r *Results) Caches() []*store.Cache {
-	var caches []*store.Cache
+	own, elsewhere := r.ownCaches()
+	for _, d := range elsewhere {
+		own = append(own, &store.Cache{Dir: d, ReadOnly: true})
+	}
+	return own
+}
+
+// ownCaches are the caches that belong to the run folder, read-only: its
+// cache/ subfolder and, for a shard's folder (CAMPAIGN/shards/I-of-N),
+// its campaign folder's, where a campaign keeps its cache unless its spec
+// names one; and the folders its manifests (its own, its shards') name
+// that lie inside those folders. elsewhere are the folders its manifests
+// name outside them: a manifest is the run's word, not the user's, so a
+// merge reads them only where the user names them too.
+func (r *Results) ownCaches() (own []*store.Cache, elsewhere []string) {
+	var roots []string
 	seen := map[string]bool{}
 	add := func(d string) {
-		if d != "" && !seen[d] {
-			seen[d] = true
-			caches = append(caches, &store.Cache{Dir: d})
+		if d == "" || seen[d] {
+			return
+		}
+		seen[d] = true
+		own = append(own, &store.Cache{Dir: d, ReadOnly: true})
+	}
+	dir, err := filepath.Abs(r.Dir)
+	if err != nil {
+		return nil, nil
+	}
+	roots = append(roots, dir)
+	add(filepath.Join(dir, "cache"))
+	if sh, ok := job.ParseShard(r.Manifest.Shard); ok && filepath.Base(dir) == fmt.Sprintf("%d-of-%d", sh.I, sh.Of) && filepath.Base(filepath.Dir(dir)) == "shards" {
+		campaign := filepath.Dir(filepath.Dir(dir))
+		if _, raw, err := store.OpenExisting(campaign); err == nil && bytes.Equal(raw, r.Raw) {
+			roots = append(roots, campaign)
+			add(filepath.Join(campaign, "cache"))
 		}
 	}
-	shards, _ := filepath.Glob(filepath.Join(r.Dir, "shards", "*"))
-	for _, d := range append([]string{r.Dir}, shards...) {
-		if run, _, err := store.OpenExisting(d); err == nil {
-			if m, err := run.Manifest(); err == nil {
-				add(m.Cache)
-			}
+	shards, _ := filepath.Glob(filepath.Join(dir, "shards", "*"))
+	for _, d := range append([]string{dir}, shards...) {
+		run, _, err := store.OpenExisting(d)
+		if err != nil {
+			continue
+		}
+		m, err := run.Manifest()
+		if err != nil || m.Cache == "" || seen[m.Cache] || slices.Contains(elsewhere, m.Cache) {
+			continue
+		}
+		if ok, err := inside(m.Cache, roots); err == nil && ok {
+			add(m.Cache)
+		} else {
+			elsewhere = append(elsewhere, m.Cache)
 		}
 	}
-	if d, err := filepath.Abs(filepath.Join(r.Dir, "cache")); err == nil {
-		add(d)
-	}
-	return caches
+	return own, elsewhere
 }
 
 // Exported is what Figures wrote.
@@ -251,14 +289,15 @@ func (r *Results) FigureList() (figs []report.Figure, missing int, err error) {
 	return append(figs, grids...), missing, nil
 }
 
-// Figures draws the run's figures into dir in the given formats (png,
-// svg, pdf).
-func (r *Results) Figures(dir string, formats ...string) (Exported, error) {
+// Figures draws the run's figures into root/dir (dir relative to root,
+// "" for root itself; no write follows a link out of root) in the given
+// formats (png, svg, pdf).
+func (r *Results) Figures(root, dir string, formats ...string) (Exported, error) {
 	figs, missing, err := r.FigureList()
 	if err != nil {
 		return Exported{}, err
 	}
-	files, err := report.Save(dir, figs, formats...)
+	files, err := report.Save(root, dir, figs, formats...)
 	if err != nil {
 		return Exported{}, err
 	}
@@ -268,11 +307,15 @@ func (r *Results) Figures(dir string, formats ...string) (Exported, error) {
 // Merged is what Merge did.
 type Merged struct {
 	Done, Failed, Missing int
-	LostSamples           int // perturbed samples in none of the runs' caches
+	LostSamples           int // perturbed samples in none of the caches read
 	// Shards says, when tasks were not run and the runs are shards of one
 	// split, which shards they belong to: "shard 2/3 not given (2 tasks),
 	// shard 0/3 incomplete (1 task not run)".
 	Shards string
+	// Notes say what the user should know of the runs merged, a line
+	// each: damaged records (left out), records read without checksums
+	// (merged, still marked unchecked), caches not read.
+	Notes []string
 }
 
 // Merge joins run folders of one spec (a campaign's shards, or any runs of
@@ -282,7 +325,16 @@ type Merged struct {
 // folders of the same shard, are refused. Tasks missing from every run are
 // counted (and their shards named) in the result, and the merged run's
 // REPORT.md and state say they are missing.
-func Merge(out string, dirs ...string) (Merged, error) {
+//
+// The runs are data: a record read without a checksum is merged with its
+// mark (store.Record.Unchecked), never signed as checked; a damaged one is
+// left out and named. Samples are read, never moved, from the runs' own
+// caches (Results.ownCaches) and from caches, the folders the user names;
+// a cache elsewhere that a run's manifest names is not read, and a note
+// says so. out is written whole or not at all: the merge is made in a
+// temporary folder beside it and renamed into place, so that a merge that
+// fails leaves nothing that blocks the next.
+func Merge(out string, caches []string, dirs ...string) (Merged, error) {
 	var m Merged
 	if len(dirs) == 0 {
 		return m, fmt.Errorf("nothing to merge")
@@ -290,8 +342,11 @@ func Merge(out string, dirs ...string) (Merged, error) {
 	var runs []*Results
 	var seen []os.FileInfo
 	var all []store.Record
-	var caches []*store.Cache
+	var read []*store.Cache
 	var started time.Time
+	for _, d := range caches {
+		read = append(read, &store.Cache{Dir: d, ReadOnly: true})
+	}
 	for i, d := range dirs {
 		r, err := Open(d)
 		if err != nil {
@@ -317,15 +372,34 @@ func Merge(out string, dirs ...string) (Merged, error) {
 		}
 		runs, seen = append(runs, r), append(seen, st)
 		all = append(all, r.Records...)
-		caches = append(caches, r.Caches()...)
+		own, elsewhere := r.ownCaches()
+		read = append(read, own...)
+		for _, e := range elsewhere {
+			if !slices.ContainsFunc(read, func(c *store.Cache) bool { return sameDir(c.Dir, e) }) {
+				m.Notes = append(m.Notes, fmt.Sprintf("%s's manifest names the cache %s, outside the runs given: not read (give it with --cache to copy its samples)", d, e))
+			}
+		}
+		m.Notes = append(m.Notes, r.Notes...)
 	}
 	first := runs[0]
-	run, err := store.Open(out, first.Raw)
+	abs, err := filepath.Abs(out)
 	if err != nil {
 		return m, err
 	}
-	if old, err := run.Read(); err != nil || len(old.Records)+len(old.Damaged) > 0 {
-		return m, fmt.Errorf("%s already holds results: merge into a new folder", out)
+	if err := newFolder(abs); err != nil {
+		return m, err
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return m, err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(abs), "."+filepath.Base(abs)+".merging-")
+	if err != nil {
+		return m, err
+	}
+	defer os.RemoveAll(tmp) // gone after the rename; what a failure left otherwise
+	run, err := store.Open(tmp, first.Raw)
+	if err != nil {
+		return m, err
 	}
 	ok, failed, missing := first.sort(all, job.Shard{})
 	m.Done, m.Failed, m.Missing = len(ok), len(failed), len(missing)
@@ -333,21 +407,15 @@ func Merge(out string, dirs ...string) (Merged, error) {
 	if err := store.AppendRecords(run.ResultsPath(), append(ok, failed...)...); err != nil {
 		return m, err
 	}
-	cache, err := filepath.Abs(filepath.Join(out, "cache"))
-	if err != nil {
-		return m, err
-	}
+	cache := &store.Cache{Dir: filepath.Join(tmp, "cache")}
 	for _, rec := range ok {
 		for _, sm := range rec.Result.Samples {
-			b, _, err := report.Fetch(sm.Key, ".npy", caches)
-			if err != nil {
-				return m, err
-			}
+			b := fetch(sm.Key, ".npy", read)
 			if b == nil {
 				m.LostSamples++
 				continue
 			}
-			if err := (&store.Cache{Dir: cache}).Put(sm.Key, ".npy", b); err != nil {
+			if err := cache.Put(sm.Key, ".npy", b); err != nil {
 				return m, err
 			}
 		}
@@ -361,12 +429,61 @@ func Merge(out string, dirs ...string) (Merged, error) {
 		}
 	}
 	if err := run.SetManifest(store.Manifest{ID: first.ID(), Spec: hash(first.Raw), Faithlab: model.Version, Go: runtime.Version(),
-		Seeds: first.Spec.Seeds, Cache: cache, Tasks: len(ok) + len(failed) + len(missing), Failed: len(failed), Started: started, Ended: time.Now().UTC(),
+		Seeds: first.Spec.Seeds, Cache: filepath.Join(abs, "cache"), Tasks: len(ok) + len(failed) + len(missing), Failed: len(failed), Started: started, Ended: time.Now().UTC(),
 		Merged: from}); err != nil {
 		return m, err
 	}
 	var o Outcome
-	return m, first.writeResults(out, ok, report.Left{Failed: len(failed), NotRun: len(missing)}, &o)
+	if err := first.writeResults(tmp, ok, report.Left{Failed: len(failed), NotRun: len(missing)}, &o); err != nil {
+		return m, err
+	}
+	if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) { // an empty folder (newFolder)
+		return m, err
+	}
+	return m, os.Rename(tmp, abs)
+}
+
+// newFolder refuses dir unless it does not exist or is an empty folder
+// (not a link to one): where a merge may put a new run.
+func newFolder(dir string) error {
+	st, err := os.Lstat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case !st.IsDir():
+		return fmt.Errorf("%s exists and is not a folder: merge into a new folder", dir)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	if len(entries) > 0 {
+		return fmt.Errorf("%s already holds files (%s): merge into a new folder", dir, entries[0].Name())
+	}
+	return nil
+}
+
+// fetch is the artefact under key from the first cache that holds it
+// whole (nil: none does); a damaged entry counts as absent.
+func fetch(key, ext string, caches []*store.Cache) []byte {
+	for _, c := range caches {
+		if b, ok, err := c.Get(key, ext); err == nil && ok {
+			return b
+		}
+	}
+	return nil
+}
+
+// sameDir reports whether a and b name one folder.
+func sameDir(a, b string) bool {
+	sa, err := os.Stat(a)
+	if err != nil {
+		return filepath.Clean(a) == filepath.Clean(b)
+	}
+	sb, err := os.Stat(b)
+	return err == nil && os.SameFile(sa, sb)
 }
 
 // missingShards words which shards the missing tasks belong to when runs
@@ -386,12 +503,19 @@ func missingShards(runs []*Results, missing []job.Task) string {
 	for _, t := range missing {
 		left[t.Index%of]++
 	}
+	damaged := map[int]int{}
+	for _, r := range runs {
+		sh, _ := job.ParseShard(r.Manifest.Shard)
+		damaged[sh.I] += r.damaged
+	}
 	var parts []string
 	for i, n := range left {
 		switch {
 		case n == 0:
 		case !given[i]:
 			parts = append(parts, fmt.Sprintf("shard %d/%d not given (%s)", i, of, report.Count(n, "task")))
+		case damaged[i] > 0:
+			parts = append(parts, fmt.Sprintf("shard %d/%d damaged (%s of its results damaged and left out, %s not run: run the shard again to redo them)", i, of, report.Count(damaged[i], "line"), report.Count(n, "task")))
 		default:
 			parts = append(parts, fmt.Sprintf("shard %d/%d incomplete (%s not run)", i, of, report.Count(n, "task")))
 		}
@@ -400,7 +524,7 @@ func missingShards(runs []*Results, missing []job.Task) string {
 }
 
 // WriteCSV writes the run's CSV to path ("": DIR/results.csv) and its
-// REPORT.md beside it.
+// REPORT.md beside it, neither through a link.
 func (r *Results) WriteCSV(path string) error {
 	b, err := r.CSV()
 	if err != nil {
@@ -409,14 +533,15 @@ func (r *Results) WriteCSV(path string) error {
 	if path == "" {
 		path = filepath.Join(r.Dir, "results.csv")
 	}
-	if err := data.WriteFileAtomic(path, b); err != nil {
+	dir := filepath.Dir(path)
+	if err := data.WriteFileIn(dir, filepath.Base(path), b); err != nil {
 		return err
 	}
-	md := filepath.Join(filepath.Dir(path), "REPORT.md")
+	md := filepath.Join(dir, "REPORT.md")
 	if old, err := data.ReadFileLimit(md, 64<<20); err == nil && !bytes.HasPrefix(old, []byte("# Campaign ")) {
 		return fmt.Errorf("%s exists and is not a Faithlab report: the CSV is written, the report is not (export into another folder to have it)", md)
 	}
-	return data.WriteFileAtomic(md, []byte(r.Report()))
+	return data.WriteFileIn(dir, "REPORT.md", []byte(r.Report()))
 }
 
 // Report is the run's REPORT.md (report.Markdown).

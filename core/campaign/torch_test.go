@@ -62,7 +62,7 @@ func loadTorch(t *testing.T, dir string) *Campaign {
 // never interrupted.
 func TestCampaignOnTheTorchEngineEvaluatesATorchScriptModelAndSurvivesItsWorker(t *testing.T) {
 	c := loadTorch(t, t.TempDir())
-	out, err := c.Run(context.Background(), Options{Kernel: best(), Trust: Trust{Engines: []string{c.Spec.Engine}}})
+	out, err := c.Run(context.Background(), Options{Kernel: best(), Trust: Trust{Engines: []string{c.Spec.Engine}}.WithScripts(c.Spec.Model.File)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestCampaignOnTheTorchEngineEvaluatesATorchScriptModelAndSurvivesItsWorker(
 			}
 		}
 	}()
-	out, err = c.Run(context.Background(), Options{Kernel: best(), Events: events, Trust: Trust{Engines: []string{c.Spec.Engine}}})
+	out, err = c.Run(context.Background(), Options{Kernel: best(), Events: events, Trust: Trust{Engines: []string{c.Spec.Engine}}.WithScripts(c.Spec.Model.File)})
 	if err != nil {
 		t.Fatal(err)
 	}

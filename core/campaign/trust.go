@@ -18,10 +18,12 @@ import (
 
 // A spec, a run folder's stored spec and the campaign.yaml that evaluate
 // writes are files someone may have sent: data, never a command. What a
-// campaign may do beyond computing — start a program, reach a host, write
-// outside its spec's folder — comes from its user, not from its file:
-// Trust holds what the user allowed, and Run refuses a campaign that asks
-// for more (a *ConsentError) before it runs or writes anything.
+// campaign may do beyond computing — start a program, reach a host, load
+// a TorchScript model (which runs code from its file), write outside its
+// spec's folder or read maps from outside it — comes from its user, not
+// from its file: Trust holds what the user allowed, and Run refuses a
+// campaign that asks for more (a *ConsentError) before it runs or writes
+// anything.
 
 // Trust is what the user has allowed campaigns.
 type Trust struct {
@@ -31,15 +33,34 @@ type Trust struct {
 	// configuration file (UserTrust). A spec whose engine names a program
 	// or a host (model.EngineReach) runs only on one of these.
 	Engines []string `json:"engines,omitempty"`
-	// Folders are folders the user chose (--out, --cache, the
-	// workbench's own folder, the configuration file): a spec's output
-	// and cache lie inside the spec's own folder or inside one of these.
+	// Folders are folders the user chose (--out, --cache,
+	// --allow-folder, the workbench's own folders, the configuration
+	// file): a spec's output and cache, and the maps files its `file`
+	// methods read, lie inside the spec's own folder or inside one of
+	// these.
 	Folders []string `json:"folders,omitempty"`
+	// Scripts are TorchScript model files (or folders holding them) the
+	// user allowed campaigns to load (--allow-torchscript, the model the
+	// user named or opened by hand, the workbench's dialog, the
+	// configuration file): loading one runs code from the file.
+	Scripts []string `json:"scripts,omitempty"`
 }
 
 // With returns t with more engines or folders allowed.
 func (t Trust) With(engines, folders []string) Trust {
-	return Trust{Engines: append(slices.Clone(t.Engines), engines...), Folders: append(slices.Clone(t.Folders), folders...)}
+	return Trust{Engines: append(slices.Clone(t.Engines), engines...), Folders: append(slices.Clone(t.Folders), folders...), Scripts: slices.Clone(t.Scripts)}
+}
+
+// WithScripts returns t with more TorchScript files allowed ("" allows
+// none).
+func (t Trust) WithScripts(files ...string) Trust {
+	u := t.With(nil, nil)
+	for _, f := range files {
+		if f != "" {
+			u.Scripts = append(u.Scripts, f)
+		}
+	}
+	return u
 }
 
 func (t Trust) allowsEngine(setting string) bool {
@@ -48,7 +69,7 @@ func (t Trust) allowsEngine(setting string) bool {
 
 // Ask is one thing a campaign asks for that only its user may allow.
 type Ask struct {
-	Field string // the spec's key: engine, output or cache
+	Field string // the spec's key: engine, model, maps, output or cache
 	What  string // in full: the program, the host, the folder
 	Why   string // in words, e.g. "runs the program /x/y"
 	Allow string // how to allow it from the command line
@@ -77,15 +98,18 @@ func (e *ConsentError) Error() string {
 // Allow returns t with what the error's campaign asked for allowed: for a
 // front end whose user said yes when shown the asks in full.
 func (e *ConsentError) Allow(t Trust) Trust {
-	var engines, folders []string
+	var engines, folders, scripts []string
 	for _, a := range e.Asks {
-		if a.Field == "engine" {
+		switch a.Field {
+		case "engine":
 			engines = append(engines, a.What)
-		} else {
+		case "model":
+			scripts = append(scripts, a.What)
+		default:
 			folders = append(folders, a.What)
 		}
 	}
-	return t.With(engines, folders)
+	return t.With(engines, folders).WithScripts(scripts...)
 }
 
 // Check says what the campaign asks for that trust does not allow, as a
@@ -110,9 +134,34 @@ func (c *Campaign) Check(t Trust, engine string) error {
 				Allow: "--allow-engine, or --engine SETTING, or list it under engines: in " + userConfigName()})
 		}
 	}
+	if f := c.Spec.Model.File; f != "" && model.IsTorchScript(f) {
+		ok, err := inside(f, t.Scripts)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			abs, _ := filepath.Abs(f)
+			asks = append(asks, Ask{Field: "model", What: abs, Why: "loads the TorchScript model " + abs + ", which runs code from the file with your rights (PyTorch's own warning)",
+				Allow: "--allow-torchscript, or list it under torchscript: in " + userConfigName()})
+		}
+	}
 	roots := slices.Clone(t.Folders)
 	if c.Path != "" {
 		roots = append(roots, filepath.Dir(c.Path))
+	}
+	where := "outside the spec's folder"
+	if c.Path == "" {
+		where = "outside the folders you chose"
+	}
+	for _, f := range c.mapsFiles() {
+		ok, err := inside(f, roots)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			asks = append(asks, Ask{Field: "maps", What: f, Why: "reads the maps file " + f + ", " + where,
+				Allow: "--allow-folder DIR for a folder holding it, or list that folder under folders: in " + userConfigName()})
+		}
 	}
 	folders := []struct{ field, dir, flag string }{{"output", c.Spec.Output, "--out DIR"}}
 	if c.Spec.Cache != "" { // the default cache lies in the output
@@ -124,10 +173,6 @@ func (c *Campaign) Check(t Trust, engine string) error {
 			return err
 		}
 		if !ok {
-			where := "outside the spec's folder"
-			if c.Path == "" {
-				where = "outside the folders you chose"
-			}
 			asks = append(asks, Ask{Field: f.field, What: f.dir, Why: "writes to " + f.dir + ", " + where,
 				Allow: f.flag + " to choose the folder yourself, or list a folder holding it under folders: in " + userConfigName()})
 		}
@@ -136,6 +181,30 @@ func (c *Campaign) Check(t Trust, engine string) error {
 		return &ConsentError{Spec: c.Path, Asks: asks}
 	}
 	return nil
+}
+
+// mapsFiles are the maps files the spec's `file` methods read, each as
+// the method resolves it (a relative path from the spec's folder).
+func (c *Campaign) mapsFiles() []string {
+	var files []string
+	for _, m := range c.Spec.Methods {
+		if m.Name != "file" {
+			continue
+		}
+		for _, split := range []string{"test", "train"} {
+			p, _ := m.Params[split].(string)
+			if p == "" {
+				continue
+			}
+			if !filepath.IsAbs(p) && m.Dir != "" {
+				p = filepath.Join(m.Dir, p)
+			}
+			if !slices.Contains(files, p) {
+				files = append(files, p)
+			}
+		}
+	}
+	return files
 }
 
 // inside reports whether dir, once every symbolic link on its way is
@@ -194,8 +263,10 @@ func resolve(path string) (string, error) {
 // from its spec file as it is, granting on the command line exactly what
 // it asks for beyond its spec's folder (Check with nothing else trusted):
 // --allow-engine for an engine that starts a program or reaches a host,
-// --out and --cache for an output or a cache outside the folder (the
-// spec's own, so the run is the one the spec describes).
+// --allow-torchscript for a TorchScript model, --allow-folder for the
+// folder of a maps file outside the spec's, --out and --cache for an
+// output or a cache outside the folder (the spec's own, so the run is the
+// one the spec describes).
 func (c *Campaign) RunArgs() ([]string, error) {
 	args := []string{c.Path}
 	var consent *ConsentError
@@ -204,6 +275,10 @@ func (c *Campaign) RunArgs() ([]string, error) {
 			switch a.Field {
 			case "engine":
 				args = append(args, "--allow-engine")
+			case "model":
+				args = append(args, "--allow-torchscript")
+			case "maps":
+				args = append(args, "--allow-folder", filepath.Dir(a.What))
 			case "output":
 				args = append(args, "--out", a.What)
 			case "cache":
@@ -250,8 +325,9 @@ func (c *Campaign) Relocate(t Trust, out, cache string) (Trust, error) {
 
 // userConfig is the user's own configuration file.
 type userConfig struct {
-	Engines []string `yaml:"engines"`
-	Folders []string `yaml:"folders"`
+	Engines     []string `yaml:"engines"`
+	Folders     []string `yaml:"folders"`
+	TorchScript []string `yaml:"torchscript"`
 }
 
 // userConfigName is where the user's configuration file lives, for messages.
@@ -273,12 +349,16 @@ func UserConfigPath() (string, error) {
 }
 
 // UserTrust reads what the user's configuration file allows: engine
-// settings campaigns may name and folders they may write in,
+// settings campaigns may name, folders they may write in and read maps
+// from, and TorchScript models (files, or folders holding them) they may
+// load,
 //
 //	engines:
 //	  - torch@ssh://gpu1?python=/opt/conda/bin/python
 //	folders:
 //	  - /data/faithlab
+//	torchscript:
+//	  - /data/models/resnet18.pt
 //
 // A missing file allows nothing; a malformed one is an error naming it.
 func UserTrust() (Trust, error) {
@@ -304,11 +384,13 @@ func UserTrust() (Trust, error) {
 			return Trust{}, fmt.Errorf("%s: engines: %w", path, err)
 		}
 	}
-	for i, f := range cfg.Folders {
-		if !filepath.IsAbs(f) {
-			return Trust{}, fmt.Errorf("%s: folders: %q is not an absolute path", path, f)
+	for key, list := range map[string][]string{"folders": cfg.Folders, "torchscript": cfg.TorchScript} {
+		for i, f := range list {
+			if !filepath.IsAbs(f) {
+				return Trust{}, fmt.Errorf("%s: %s: %q is not an absolute path", path, key, f)
+			}
+			list[i] = filepath.Clean(f)
 		}
-		cfg.Folders[i] = filepath.Clean(f)
 	}
-	return Trust{Engines: cfg.Engines, Folders: cfg.Folders}, nil
+	return Trust{Engines: cfg.Engines, Folders: cfg.Folders, Scripts: cfg.TorchScript}, nil
 }

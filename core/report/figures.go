@@ -522,12 +522,18 @@ func Render(w io.Writer, f Figure, format string, dpi int) error {
 	return err
 }
 
-// Save writes every figure to dir in each format, PNG at 300 dpi.
-func Save(dir string, figs []Figure, formats ...string) ([]string, error) {
+// Save writes every figure to root/dir (dir relative to root, "" for root
+// itself) in each format, PNG at 300 dpi, with data.WriteFileIn: no write
+// follows a symbolic link out of root (a run or report folder someone
+// sent may hold one where its figures folder should be).
+func Save(root, dir string, figs []Figure, formats ...string) ([]string, error) {
 	if err := CheckFormats(formats...); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return nil, err
+	}
+	if err := data.MkdirIn(root, dir); err != nil {
 		return nil, err
 	}
 	var files []string
@@ -537,11 +543,11 @@ func Save(dir string, figs []Figure, formats ...string) ([]string, error) {
 			if err := Render(&buf, f, fm, 300); err != nil {
 				return files, fmt.Errorf("figure %s: %w", f.Name, err)
 			}
-			path := filepath.Join(dir, f.Name+"."+fm)
-			if err := data.WriteFileAtomic(path, buf.Bytes()); err != nil {
+			name := filepath.Join(dir, f.Name+"."+fm)
+			if err := data.WriteFileIn(root, name, buf.Bytes()); err != nil {
 				return files, err
 			}
-			files = append(files, path)
+			files = append(files, filepath.Join(root, name))
 		}
 	}
 	return files, nil

@@ -549,7 +549,7 @@ func TestUnknownFigureFormatRefusedBeforeAnyFile(t *testing.T) {
 		t.Errorf("png, svg, pdf: %v", err)
 	}
 	dir := filepath.Join(t.TempDir(), "figs")
-	files, err := Save(dir, []Figure{{Name: "f", Plot: newPlot("f")}}, "png", "jpg")
+	files, err := Save(dir, "", []Figure{{Name: "f", Plot: newPlot("f")}}, "png", "jpg")
 	if err == nil || !strings.Contains(err.Error(), `"jpg"`) || len(files) != 0 {
 		t.Errorf("png and jpg: %v, files %v", err, files)
 	}

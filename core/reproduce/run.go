@@ -3,17 +3,21 @@ package reproduce
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"faithlab/core/campaign"
 	"faithlab/core/data"
 	"faithlab/core/engine/gemm"
 	"faithlab/core/job"
+	"faithlab/core/report"
+	"faithlab/core/store"
 	"faithlab/resources"
 )
 
@@ -69,25 +73,20 @@ func Run(ctx context.Context, r *Reproduction, o Options) (Ran, error) {
 	if o.Out == "" {
 		return out, errors.New("a reproduction needs a folder to write (--out)")
 	}
+	if err := checkFolder(o.Out, text); err != nil {
+		return out, fmt.Errorf("reproduction %s (%s): %w", r.Name, size, err)
+	}
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
 		return out, err
 	}
 	path := filepath.Join(o.Out, specFile)
-	if old, err := data.ReadFileLimit(path, 1<<20); err == nil && !bytes.Equal(old, text) {
-		return out, fmt.Errorf("%s holds another campaign than %s at size %s: give this one its own folder", o.Out, r.Name, size)
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return out, err
-	}
-	if err := data.WriteFileAtomic(path, text); err != nil {
+	if err := data.WriteFileIn(o.Out, specFile, text); err != nil {
 		return out, err
 	}
 	// The shipped model, where the spec names it, beside the spec.
 	if bytes.Contains(text, []byte(resources.ModelName)) {
-		mp := filepath.Join(o.Out, resources.ModelName)
-		if _, err := os.Stat(mp); errors.Is(err, fs.ErrNotExist) {
-			if err := data.WriteFileAtomic(mp, resources.Model()); err != nil {
-				return out, err
-			}
+		if err := data.WriteFileIn(o.Out, resources.ModelName, resources.Model()); err != nil {
+			return out, err
 		}
 	}
 	c, err := campaign.Load(path)
@@ -115,11 +114,11 @@ func Run(ctx context.Context, r *Reproduction, o Options) (Ran, error) {
 	if err != nil {
 		return out, err
 	}
-	if err := data.WriteFileAtomic(filepath.Join(o.Out, "results.csv"), csv); err != nil {
+	if err := data.WriteFileIn(o.Out, "results.csv", csv); err != nil {
 		return out, err
 	}
 	if len(o.Figures) > 0 {
-		if _, err := res.Figures(filepath.Join(o.Out, "figures"), o.Figures...); err != nil {
+		if _, err := res.Figures(o.Out, "figures", o.Figures...); err != nil {
 			return out, err
 		}
 	}
@@ -129,5 +128,54 @@ func Run(ctx context.Context, r *Reproduction, o Options) (Ran, error) {
 		info.TaskSeconds += rec.Seconds
 	}
 	md := Markdown(r, info, out.Verdicts)
-	return out, data.WriteFileAtomic(out.Report, []byte(md))
+	return out, data.WriteFileIn(o.Out, "REPORT.md", []byte(md))
+}
+
+// checkFolder makes, writing nothing, the checks that may refuse the
+// report folder dir for the size's spec: the run-folder rules every
+// command follows (store.Claim: new, empty, or this very reproduction's
+// folder; no symbolic link where it writes), then, in a folder of this
+// reproduction, that what it would write over is its own: the shipped model (checked against the bytes
+// Faithlab embeds, so that a model changed under its name is never
+// reported as the shipped one), and the report and CSV it wrote.
+func checkFolder(dir string, spec []byte) error {
+	if err := store.Claim(dir, specFile, spec); err != nil {
+		return err
+	}
+	for _, name := range []string{specFile, resources.ModelName, "run", "figures", "results.csv", "REPORT.md"} {
+		if st, err := os.Lstat(filepath.Join(dir, name)); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%s is a symbolic link: nothing under %s is written through a link (remove it if the folder is yours)", filepath.Join(dir, name), dir)
+		}
+	}
+	if bytes.Contains(spec, []byte(resources.ModelName)) {
+		mp := filepath.Join(dir, resources.ModelName)
+		if st, err := os.Lstat(mp); err == nil {
+			b, err := data.ReadFileLimit(mp, int64(len(resources.Model())))
+			if st.Mode()&fs.ModeSymlink != 0 || err != nil || sha256.Sum256(b) != sha256.Sum256(resources.Model()) {
+				return fmt.Errorf("%s is not the model Faithlab ships (SHA-256 %s): a reproduction runs the shipped model and its report says so; remove the file, or reproduce into another folder", mp, digest(mp))
+			}
+		}
+	}
+	for _, f := range []struct{ name, head string }{{"REPORT.md", "# Reproduction "}, {"results.csv", strings.Join(report.CSVHeader, ",") + "\n"}} {
+		p := filepath.Join(dir, f.name)
+		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if b, err := data.ReadFileLimit(p, 64<<20); err != nil || !bytes.HasPrefix(b, []byte(f.head)) {
+			return fmt.Errorf("%s is not one a reproduction wrote: it is left alone; reproduce into another folder", p)
+		}
+	}
+	return nil
+}
+
+// digest words the SHA-256 of the file at path, or why there is none.
+func digest(path string) string {
+	if st, err := os.Lstat(path); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+		return "none: it is a symbolic link"
+	}
+	b, err := data.ReadFileLimit(path, 1<<30)
+	if err != nil {
+		return "unreadable: " + err.Error()
+	}
+	return fmt.Sprintf("%x, the shipped one's %x", sha256.Sum256(b), sha256.Sum256(resources.Model()))
 }

@@ -32,6 +32,10 @@ import (
 // their key, are moved aside and rebuilt the same way.
 type Cache struct {
 	Dir string
+	// ReadOnly makes Get and GetNPY leave a damaged entry where it is
+	// (reported, not moved aside): for a cache that a reader of a run
+	// (export, merge) reads but does not own.
+	ReadOnly bool
 }
 
 const (
@@ -45,12 +49,16 @@ const (
 // entry has been moved aside to Moved (Path + ".damaged", kept for
 // inspection), so that the cache now misses it and it can be rebuilt.
 type DamagedError struct {
-	Path  string
-	Moved string // "" when moving it aside failed too
-	Err   error  // what is wrong with it
+	Path     string
+	Moved    string // "" when moving it aside failed too, or was not tried
+	Err      error  // what is wrong with it
+	ReadOnly bool   // left where it is: the cache is read, not owned (Cache.ReadOnly)
 }
 
 func (e *DamagedError) Error() string {
+	if e.ReadOnly {
+		return fmt.Sprintf("cache entry %s is damaged (%v); left as it is", e.Path, e.Err)
+	}
 	if e.Moved == "" {
 		return fmt.Sprintf("cache entry %s is damaged (%v) and could not be moved aside", e.Path, e.Err)
 	}
@@ -95,23 +103,19 @@ func (c *Cache) Get(key, ext string) (b []byte, ok bool, err error) {
 		return nil, false, fmt.Errorf("cache key %q: want the 64 hex digits of a SHA-256", key)
 	}
 	p := c.Path(key, ext)
-	b, err = data.ReadFileLimit(p, MaxEntryBytes)
+	b, err = readEntry(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
+	}
+	var bad *badEntry
+	if errors.As(err, &bad) {
+		return nil, false, c.MoveAside(key, ext, bad.err)
 	}
 	if err != nil {
 		if st, serr := os.Stat(p); serr == nil && !st.Mode().IsRegular() {
 			return nil, false, c.MoveAside(key, ext, err) // a folder or a device where an entry should be
 		}
 		return nil, false, fmt.Errorf("cache entry %s: %w", p, err)
-	}
-	switch {
-	case len(b) == 0:
-		return nil, false, c.MoveAside(key, ext, errors.New("empty"))
-	case !bytes.HasPrefix(b, []byte(entryMagic)):
-		return nil, false, c.MoveAside(key, ext, errors.New("written by an older Faithlab without the key it answers"))
-	case len(b) < entryHead:
-		return nil, false, c.MoveAside(key, ext, fmt.Errorf("%d bytes, cut short in its header", len(b)))
 	}
 	stored, body := b[len(entryMagic):len(entryMagic)+sha256.Size], b[entryHead:]
 	if sum := entrySum(stored, ext, body); !bytes.Equal(sum[:], b[len(entryMagic)+sha256.Size:entryHead]) {
@@ -123,15 +127,64 @@ func (c *Cache) Get(key, ext string) (b []byte, ok bool, err error) {
 	return body, true, nil
 }
 
+// badEntry is a cache file that is not the entry asked for.
+type badEntry struct{ err error }
+
+func (b *badEntry) Error() string { return b.err.Error() }
+
+// readEntry reads the entry at p: its header first, so that a file that
+// is no entry is refused before its body is read (a large file of
+// something else is never held in memory).
+func readEntry(p string) ([]byte, error) {
+	f, size, err := data.OpenRegular(p, MaxEntryBytes)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, min(size, int64(entryHead)))
+	if _, err := io.ReadFull(f, b); err != nil {
+		return nil, err
+	}
+	switch {
+	case len(b) == 0:
+		return nil, &badEntry{errors.New("empty")}
+	case !bytes.HasPrefix(b, []byte(entryMagic)):
+		return nil, &badEntry{errors.New("written by an older Faithlab without the key it answers")}
+	case len(b) < entryHead:
+		return nil, &badEntry{fmt.Errorf("%d bytes, cut short in its header", len(b))}
+	}
+	all := make([]byte, size)
+	copy(all, b)
+	if _, err := io.ReadFull(f, all[entryHead:]); err != nil {
+		return nil, fmt.Errorf("reading %d bytes: %w", size, err)
+	}
+	return all, nil
+}
+
 // MoveAside moves a damaged entry out of the way (to its path with
-// ".damaged" added, replacing an older one) and returns the error that
-// reports it; cause says what is wrong. A caller that finds an entry's
-// content unusable calls it itself.
+// ".damaged" added, replacing an older one), inside the cache's folder
+// (no link out of it is followed), and returns the error that reports
+// it; cause says what is wrong. A caller that finds an entry's content
+// unusable calls it itself. A read-only cache's entry stays where it is.
 func (c *Cache) MoveAside(key, ext string, cause error) *DamagedError {
 	p := c.Path(key, ext)
+	if c.ReadOnly {
+		return &DamagedError{Path: p, Err: cause, ReadOnly: true}
+	}
 	e := &DamagedError{Path: p, Moved: p + ".damaged", Err: cause}
-	os.RemoveAll(e.Moved)
-	if err := os.Rename(p, e.Moved); err != nil {
+	rel := filepath.Join(key[:2], key+ext)
+	r, err := os.OpenRoot(c.Dir)
+	if err != nil {
+		e.Moved = ""
+		return e
+	}
+	defer r.Close()
+	if st, err := r.Lstat(key[:2]); err != nil || !st.IsDir() {
+		e.Moved = "" // a link or a file where the entries' folder should be
+		return e
+	}
+	r.RemoveAll(rel + ".damaged")
+	if err := r.Rename(rel, rel+".damaged"); err != nil {
 		e.Moved = ""
 	}
 	return e
@@ -143,12 +196,11 @@ func (c *Cache) Put(key, ext string, b []byte) error {
 	if err != nil || len(raw) != sha256.Size {
 		return fmt.Errorf("cache key %q: want the 64 hex digits of a SHA-256", key)
 	}
-	p := c.Path(key, ext)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
 		return err
 	}
 	sum := entrySum(raw, ext, b)
-	return data.WriteFileAtomic(p, []byte(entryMagic), raw, sum[:], b)
+	return data.WriteFileIn(c.Dir, filepath.Join(key[:2], key+ext), []byte(entryMagic), raw, sum[:], b)
 }
 
 // GetNPY reads the .npy artefact under key into an array as it streams
@@ -219,11 +271,10 @@ func (c *Cache) PutNPY(key string, shape []int, values []float32) error {
 		return fmt.Errorf("cache key %q: want the 64 hex digits of a SHA-256", key)
 	}
 	const ext = ".npy"
-	p := c.Path(key, ext)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
 		return err
 	}
-	return data.WriteAtomic(p, func(f *os.File) error {
+	return data.WriteIn(c.Dir, filepath.Join(key[:2], key+ext), func(f *os.File) error {
 		h := sha256.New()
 		h.Write(raw)
 		h.Write([]byte(ext))

@@ -5,11 +5,32 @@ package store
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 )
+
+// lockText is what a lock holds: nothing (its holder ended), or the line
+// naming its holder that Lock writes.
+var lockText = regexp.MustCompile(`^(process [0-9]+ on [^\n]*\n)?$`)
+
+// ownLock refuses a file named lock that is not a lock (a file of the
+// user's in the spec's folder, for a spec whose output is "."): the lock
+// is emptied and rewritten, and only a lock may be.
+func ownLock(f *os.File, path string) error {
+	b := make([]byte, 512)
+	n, err := f.ReadAt(b, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("locking %s: %w", path, err)
+	}
+	if n == len(b) || !lockText.Match(b[:n]) {
+		return fmt.Errorf("%s is not a Faithlab lock (it holds other text): a run folder's lock is written over, so a file of that name is left alone — move it, or give the run its own folder", path)
+	}
+	return nil
+}
 
 // noFollow makes open fail on a symbolic link instead of following it.
 const noFollow = syscall.O_NOFOLLOW
@@ -56,6 +77,11 @@ func (r *Run) Lock() (unlock func(), err error) {
 			return nil, fmt.Errorf("%s is being run by %s: wait for it to end, or stop it first", r.Dir, who)
 		}
 		return nil, fmt.Errorf("locking %s: %w", path, err)
+	}
+	if err := ownLock(f, path); err != nil {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+		return nil, err
 	}
 	host, _ := os.Hostname()
 	if err := f.Truncate(0); err == nil {

@@ -29,7 +29,13 @@
 // makes every check that can refuse a folder before its first write, and
 // writes only into a folder that is empty or already a run of the same
 // spec. A damaged record (its checksum does not match) is reported by line
-// and its task runs again, as a record cut short by a kill does.
+// and its task runs again, as a record cut short by a kill does; the
+// results file is read as a stream, a line at most maxLineBytes held, so
+// that a damaged tail of gigabytes (a sparse file) costs neither memory
+// nor a copy. A record without a checksum is read unchecked and stays
+// marked so (Record.Unchecked) in every copy, until its user accepts it
+// (Log.Accept). No write under the folder follows a link out of it
+// (data.WriteFileIn).
 package store
 
 import (
@@ -67,6 +73,13 @@ type Record struct {
 	Seconds  float64           `json:"seconds"`
 	Finished time.Time         `json:"finished"`
 	Faithlab string            `json:"faithlab_version"`
+	// Unchecked says where the record was read without a checksum ("" for
+	// a checked one): "RUN/results.jsonl line 3", a line from before
+	// checksums or with its checksum removed. The mark stays with the
+	// record through every copy (a resumed run, a merge), under the
+	// copy's own checksum, so that a record nobody could check is never
+	// passed off as checked; only the user's word drops it (Log.Accept).
+	Unchecked string `json:"unchecked,omitempty"`
 }
 
 // Manifest describes a run: what made it, where and when.
@@ -140,7 +153,7 @@ func Open(dir string, spec []byte) (*Run, error) {
 		return nil, err
 	}
 	if fresh {
-		if err := data.WriteFileAtomic(r.specPath(), spec); err != nil {
+		if err := data.WriteFileIn(dir, "spec.yaml", spec); err != nil {
 			return nil, err
 		}
 	}
@@ -190,6 +203,47 @@ func (r *Run) check(spec []byte) (fresh bool, err error) {
 		return false, fmt.Errorf("run folder %s: %w", r.Dir, err)
 	}
 	return false, nil
+}
+
+// Claim checks, writing nothing, that dir may become the folder of a
+// campaign whose spec file there, name, holds spec: dir does not exist,
+// is empty (but for the shards/ folder a cluster script makes), or
+// already holds that very file (a folder of this campaign, which then
+// resumes). It is the check a front end makes before it writes a spec
+// file into a folder it was given (evaluate's campaign.yaml, a
+// reproduction's), so that nothing is written into a folder of the
+// user's that another check would refuse.
+func Claim(dir, name string, spec []byte) error {
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case !st.IsDir():
+		return fmt.Errorf("%s is not a folder", dir)
+	}
+	p := filepath.Join(dir, name)
+	b, err := readOwn(p, maxSmallFile)
+	switch {
+	case err == nil && bytes.Equal(b, spec):
+		return nil
+	case err == nil:
+		return fmt.Errorf("%s holds another campaign (%s): give this one its own folder", dir, p)
+	case !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.Name() == "shards" && e.IsDir() {
+			continue
+		}
+		return fmt.Errorf("%s is not empty (it holds %s) and holds no campaign of its own (no %s): a campaign is written only into a new or empty folder, or one of the same campaign", dir, e.Name(), name)
+	}
+	return nil
 }
 
 // checkFiles refuses a link, a foreign file or a file of the wrong kind
@@ -248,7 +302,7 @@ func (r *Run) SetManifest(m Manifest) error {
 	if err != nil {
 		return err
 	}
-	return data.WriteFileAtomic(r.manifestPath(), append(b, '\n'))
+	return data.WriteFileIn(r.Dir, "manifest.json", append(b, '\n'))
 }
 
 // openOwn opens one of the folder's own files without following a link,
@@ -291,6 +345,18 @@ func openNoFollow(path string, flag int) (*os.File, error) {
 		}
 	}
 	return f, nil
+}
+
+// regular checks that the open file is a regular file.
+func regular(f *os.File, path string) error {
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file", path)
+	}
+	return nil
 }
 
 // ownFile checks that the open file is a regular file with one name.

@@ -92,21 +92,42 @@ func TestEveryBitFlipInTheResultsIsCaught(t *testing.T) {
 	}
 }
 
-// Records from before checksums are read with a note saying so, and a
-// repair writes them again with their sums.
-func TestRecordsWithoutChecksumsReadWithANoteAndGainThem(t *testing.T) {
+// Records from before checksums (or with theirs removed) are read with a
+// note saying so; a repair writes them again with sums but keeps them
+// marked unchecked, and only Accept (the user's word) drops the mark.
+func TestRecordsWithoutChecksumsStayUncheckedUntilAccepted(t *testing.T) {
 	dir := t.TempDir()
 	r, _ := Open(dir, []byte("spec"))
 	os.WriteFile(r.ResultsPath(), []byte(`{"task":"a","label":"x","seed":1,"seconds":2,"faithlab_version":"0.1.0"}`+"\n"), 0o644)
 	l, err := r.Read()
-	if err != nil || len(l.Records) != 1 || l.Unchecked != 1 || !strings.Contains(strings.Join(l.Notes(), ""), "without a checksum") {
+	if err != nil || len(l.Records) != 1 || l.Unchecked != 1 || !strings.Contains(strings.Join(l.Notes(), ""), "without a checksum (the first: "+r.ResultsPath()+" line 1)") {
 		t.Fatalf("%+v %v", l, err)
 	}
 	if err := r.Repair(l); err != nil {
 		t.Fatal(err)
 	}
-	if l, err := r.Read(); err != nil || len(l.Records) != 1 || l.Unchecked != 0 || l.Records[0].Task != "a" {
-		t.Errorf("after the repair: %+v %v", l, err)
+	b, _ := os.ReadFile(r.ResultsPath())
+	if !bytes.Contains(b, []byte(`"unchecked":"`+r.ResultsPath()+` line 1","sum":"`)) {
+		t.Errorf("after the repair the line is %s, want its mark under a checksum", b)
+	}
+	l, err = r.Read()
+	if err != nil || len(l.Records) != 1 || l.Unchecked != 1 || len(l.Notes()) != 1 || l.Records[0].Task != "a" {
+		t.Fatalf("after the repair: %+v %v", l, err)
+	}
+	// The mark cannot be dropped by hand: the line's checksum covers it.
+	os.WriteFile(r.ResultsPath(), bytes.Replace(b, []byte(`,"unchecked":"`+r.ResultsPath()+` line 1"`), nil, 1), 0o644)
+	if l, _ := r.Read(); len(l.Damaged) != 1 || len(l.Records) != 0 {
+		t.Errorf("a mark cut out by hand: %+v", l)
+	}
+	os.WriteFile(r.ResultsPath(), b, 0o644)
+	if n := l.Accept(); n != 1 {
+		t.Errorf("accepted %d", n)
+	}
+	if err := r.Repair(l); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := r.Read(); err != nil || len(l.Records) != 1 || l.Unchecked != 0 || len(l.Notes()) != 0 {
+		t.Errorf("after Accept: %+v %v", l, err)
 	}
 }
 

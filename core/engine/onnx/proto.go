@@ -62,6 +62,18 @@ type dim struct {
 	known bool
 }
 
+// String is the dimension as a shape prints it: its value, or its
+// symbolic name ("?" for neither).
+func (d dim) String() string {
+	switch {
+	case d.known:
+		return fmt.Sprint(d.value)
+	case d.param != "":
+		return d.param
+	}
+	return "?"
+}
+
 type tensor struct {
 	name     string
 	dims     []int64
