@@ -3,14 +3,14 @@
 
 GO      ?= go
 BIN     := bin
-PKGS_APT := libopenblas0-pthread dataset-fashion-mnist python3-sklearn python3-torch python3-scipy \
+PKGS_APT := libopenblas0-pthread dataset-fashion-mnist python3-sklearn python3-torch python3-torchvision python3-scipy \
             xvfb xauth libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev libxinerama-dev libxi-dev \
             libxxf86vm-dev pkg-config gcc x11-apps netpbm xdotool
 # What make test-cluster needs besides: the daemons of a real cluster.
 PKGS_CLUSTER := slurm-wlm munge openssh-server
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps deps-cluster build run test test-cluster reproduce bench bench-compare bench-campaigns screenshots tour shipped-model package fuzz lint clean prior
+.PHONY: deps deps-cluster build run test test-cluster reproduce bench bench-compare bench-resnet bench-campaigns screenshots tour shipped-model package fuzz lint clean prior
 
 # deps installs the Debian packages the build and the tests need; it does
 # nothing when they are all present.
@@ -88,6 +88,11 @@ bench-campaigns: build
 
 bench-compare: build
 	$(BIN)/faithlab-cli bench-compare --peer ../shared/bench/torch_peer.py --only cnn,unet,road --rounds 2
+
+# bench-resnet compares ResNet-18 and ResNet-50 at 224×224 (ONNX, native engine) with PyTorch on
+# the same weights, three alternating rounds, every round printed.
+bench-resnet: build
+	$(BIN)/faithlab-cli bench-compare --peer testdata/onnx/resnet_peer.py --only resnet --rounds 3
 
 # prior trains the Fashion-MNIST unet-s diffusion prior that resources/priors
 # embeds (about 1.9 MB; its header holds the training record). A killed run

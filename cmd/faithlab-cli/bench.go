@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 
@@ -20,8 +22,9 @@ import (
 func runBench(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print one JSON object per line, as the peer script does")
-	only := fs.String("only", "cnn,unet,road,gemm", "figure groups to run (gemm: the GEMM kernel alone, the ceiling the others are judged against)")
+	only := fs.String("only", "cnn,unet,road,gemm", "figure groups to run (gemm: the GEMM kernel alone, the ceiling the others are judged against; resnet: ResNet-18 and -50 at 224×224 from --onnx-dir)")
 	quick := fs.Bool("quick", false, "shorter timing windows")
+	onnxDir := fs.String("onnx-dir", "", "the resnet group's models: resnet18.onnx and resnet50.onnx, as testdata/onnx/resnet_peer.py --export DIR writes them")
 	engineSetting := engineFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -31,7 +34,7 @@ func runBench(ctx context.Context, args []string) error {
 		return err
 	}
 	defer eng.Close()
-	return benchRun(ctx, *only, *quick, eng, func(r bench.Result) {
+	return benchRun(ctx, *only, *quick, *onnxDir, eng, func(r bench.Result) {
 		if *asJSON {
 			json.NewEncoder(os.Stdout).Encode(r)
 			return
@@ -40,7 +43,7 @@ func runBench(ctx context.Context, args []string) error {
 	})
 }
 
-func benchRun(ctx context.Context, only string, quick bool, eng *model.Engine, emit func(bench.Result)) error {
+func benchRun(ctx context.Context, only string, quick bool, onnxDir string, eng *model.Engine, emit func(bench.Result)) error {
 	opt := bench.Options{MinSeconds: 3, Kernel: kernel(), Engine: eng}
 	if quick {
 		opt.MinSeconds = 1
@@ -51,6 +54,14 @@ func benchRun(ctx context.Context, only string, quick bool, eng *model.Engine, e
 	}
 	if groups["gemm"] {
 		if err := bench.GEMM(ctx, opt, emit); err != nil {
+			return err
+		}
+	}
+	if groups["resnet"] {
+		if onnxDir == "" {
+			return errors.New("the resnet group reads its models from --onnx-dir (write them with testdata/onnx/resnet_peer.py --export DIR)")
+		}
+		if err := bench.ResNet(ctx, onnxDir, opt, emit); err != nil {
 			return err
 		}
 	}
@@ -98,7 +109,7 @@ func runBenchCompare(ctx context.Context, args []string) error {
 	peer := fs.String("peer", "../shared/bench/torch_peer.py", "the PyTorch peer script")
 	python := fs.String("python", "/usr/bin/python3", "Python with torch (Debian's python3-torch)")
 	only := fs.String("only", "cnn", "figure groups to run")
-	rounds := fs.Int("rounds", 2, "alternating rounds; the best of each side is compared")
+	rounds := fs.Int("rounds", 2, "alternating rounds; the best of each side is compared, and every round's figures are printed")
 	quick := fs.Bool("quick", false, "shorter timing windows")
 	engineSetting := engineFlag(fs)
 	if err := fs.Parse(args); err != nil {
@@ -114,10 +125,24 @@ func runBenchCompare(ctx context.Context, args []string) error {
 		return err
 	}
 	defer eng.Close()
+	onnxDir := ""
+	if slices.Contains(strings.Split(*only, ","), "resnet") {
+		// The peer writes the models it times; Faithlab reads them.
+		if onnxDir, err = os.MkdirTemp("", "faithlab-resnet-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(onnxDir)
+		cmd := exec.CommandContext(ctx, *python, *peer, "--export", onnxDir)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("peer %s --export: %w", *peer, err)
+		}
+	}
 	ours, theirs := map[string]float64{}, map[string]float64{}
 	kern := ""
 	for r := 0; r < *rounds; r++ {
-		err := benchRun(ctx, *only, *quick, eng, func(b bench.Result) {
+		err := benchRun(ctx, *only, *quick, onnxDir, eng, func(b bench.Result) {
+			fmt.Printf("round %d faithlab %-24s %10.1f %s\n", r+1, b.Key(), b.Value, b.Unit)
 			ours[b.Key()] = max(ours[b.Key()], b.Value)
 			if kern == "" {
 				kern = b.Kernel // the first figure's: the network's, GEMM and elementwise kernels
@@ -144,6 +169,7 @@ func runBenchCompare(ctx context.Context, args []string) error {
 		for sc.Scan() {
 			var b bench.Result
 			if json.Unmarshal(sc.Bytes(), &b) == nil && b.Bench != "" {
+				fmt.Printf("round %d torch    %-24s %10.1f %s\n", r+1, b.Key(), b.Value, b.Unit)
 				theirs[b.Key()] = max(theirs[b.Key()], b.Value)
 			}
 		}

@@ -43,6 +43,7 @@ func (l *batchNorm) params() []*engine.Param {
 }
 func (l *batchNorm) clone(gemm.Kernel) layer {
 	c := newBatchNorm(l.nm, l.d)
+	c.eps, c.momentum = l.eps, l.momentum
 	for i, p := range l.params() {
 		copy(c.params()[i].Data, p.Data)
 	}

@@ -1,7 +1,12 @@
 // Package native is Faithlab's fast CPU engine for its built-in
-// architectures: hand-written float32 layers over preallocated buffers, with
-// every classifier convolution lowered to one im2col + GEMM and the GEMM delegated to a
-// gemm.Kernel (OpenBLAS where it loads). Forward and Backward take the whole
+// architectures and for the graphs imported from other tools (Compose, which
+// package onnx feeds): hand-written float32 layers over preallocated buffers, with
+// every classifier convolution lowered to one im2col + GEMM (a padded 3×3 one
+// with a bias to Winograd's F(2×2, 3×3), a depthwise one computed directly)
+// and the GEMM delegated to a gemm.Kernel (OpenBLAS where it loads). A
+// network is a graph of nodes in topological order — a chain for the
+// built-in architectures — each reading earlier nodes' outputs; a node read
+// by several gets the sum of their gradients, in a fixed order. Forward and Backward take the whole
 // batch, the GEMMs and elementwise work split over cores. Gradient — what
 // training and gradient attributions use — instead cuts the batch into
 // pieces small enough for a core's cache and runs each piece's forward and

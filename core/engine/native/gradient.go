@@ -176,12 +176,12 @@ func (m *Net) piece(ctx context.Context, x []float32, n, lo, pass int, want engi
 // of the whole batch's pass.
 func (m *Net) pieceable() bool {
 	ok := true
-	walk(m.layers, func(l layer) {
+	walk(m.nodes, func(l node) {
 		switch l := l.(type) {
 		case *batchNorm:
 			ok = ok && !m.train
-		case *relu:
-			ok = ok && l.ref == nil
+		case rescaler:
+			ok = ok && !l.rescaling()
 		}
 	})
 	return ok
@@ -202,9 +202,9 @@ type laidOut interface {
 }
 
 // laidOutLayers lists ls's laidOut layers, residual blocks' included, in order.
-func laidOutLayers(ls []layer) []laidOut {
+func laidOutLayers(ls []node) []laidOut {
 	var out []laidOut
-	walk(ls, func(l layer) {
+	walk(ls, func(l node) {
 		if lo, ok := l.(laidOut); ok {
 			out = append(out, lo)
 		}
@@ -217,11 +217,8 @@ func laidOutLayers(ls []layer) []laidOut {
 // from the weights as they are now) and nothing else.
 func (m *Net) replicasFor(k int) []*Net {
 	for len(m.replicas) < k {
-		ls := make([]layer, len(m.layers))
-		for i, l := range m.layers {
-			ls[i] = l.clone(gemm.Serial(m.kern))
-		}
-		r, _ := newNet(m.arch, m.shape, m.classes, gemm.Serial(m.kern), ls) // m's shapes: cannot fail
+		serial := gemm.Serial(m.kern)
+		r, _ := newGraph(m.arch, m.shape, m.classes, serial, cloneNodes(m.nodes, serial), m.from) // m's shapes: cannot fail
 		m.replicas = append(m.replicas, r)
 	}
 	reps := m.replicas[:k]
@@ -246,7 +243,7 @@ func (m *Net) replicasFor(k int) []*Net {
 // paramPtrs lists the parameters in Params' order, as pointers into the layers.
 func (m *Net) paramPtrs() []*engine.Param {
 	var ps []*engine.Param
-	for _, l := range m.layers {
+	for _, l := range m.nodes {
 		ps = append(ps, l.params()...)
 	}
 	return ps
@@ -273,11 +270,11 @@ func (m *Net) paramSize() int {
 	return s
 }
 
-// walk calls f on every layer, descending into residual blocks.
-func walk(ls []layer, f func(layer)) {
-	for _, l := range ls {
+// walk calls f on every node, descending into residual blocks.
+func walk[N node](ns []N, f func(node)) {
+	for _, l := range ns {
 		f(l)
-		if r, ok := l.(*residual); ok {
+		if r, ok := node(l).(*residual); ok {
 			walk(r.main, f)
 			walk(r.shortcut, f)
 		}

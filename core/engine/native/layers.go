@@ -12,17 +12,37 @@ type dims struct{ h, w, c int }
 
 func (d dims) size() int { return d.h * d.w * d.c }
 
-// layer is one step of a sequential network. forward reads x (n samples of
-// in()) and returns its output buffer; backward reads the gradient of that
-// output and returns the gradient of the input when needDX, else nil.
-type layer interface {
+// node is one vertex of a network's graph: a layer (one input) or a
+// junction (several).
+type node interface {
 	name() string
-	in() dims
 	out() dims
+	params() []*engine.Param
+}
+
+// layer is a node of one input. forward reads x (n samples of in()) and
+// returns its output buffer; backward reads the gradient of that output
+// and returns the gradient of the input when needDX, else nil. Neither
+// writes to what it reads.
+type layer interface {
+	node
+	in() dims
 	forward(x []float32, n int, train bool) []float32
 	backward(dy []float32, n int, needDX, paramGrad bool) []float32
-	params() []*engine.Param
 	clone(k gemm.Kernel) layer
+}
+
+// junction is a node of several inputs (a sum, a concatenation, a
+// product): join reads xs (n samples of each of ins()) and returns its
+// output buffer; split reads the gradient of that output and returns the
+// gradient of each input k for which need[k] (nil for the others), which
+// may be dy itself. Neither writes to what it reads.
+type junction interface {
+	node
+	ins() []dims
+	join(xs [][]float32, n int) []float32
+	split(dy []float32, n int, need []bool) [][]float32
+	copy() junction
 }
 
 // ---- Conv2d ----
@@ -425,13 +445,10 @@ func (l *linear) backward(dy []float32, n int, needDX, paramGrad bool) []float32
 // ---- ReLU ----
 
 type relu struct {
-	nm       string
-	d        dims
-	x, y, dx []float32
-	// ref holds the reference input and refN its sample count under
-	// DeepLift's rescale rule; nil means the ordinary gradient.
-	ref  []float32
-	refN int
+	nm        string
+	d         dims
+	x, y, dx  []float32
+	reference // under DeepLift's rescale rule
 }
 
 func (l *relu) name() string            { return l.nm }
@@ -439,6 +456,7 @@ func (l *relu) in() dims                { return l.d }
 func (l *relu) out() dims               { return l.d }
 func (l *relu) params() []*engine.Param { return nil }
 func (l *relu) clone(gemm.Kernel) layer { return &relu{nm: l.nm, d: l.d} }
+func (l *relu) input() []float32        { return l.x }
 
 func (l *relu) forward(x []float32, n int, _ bool) []float32 {
 	l.x = x

@@ -1,6 +1,8 @@
 package native
 
 import (
+	"slices"
+
 	"faithlab/core/engine"
 	"faithlab/core/engine/gemm"
 )
@@ -72,7 +74,7 @@ func newWinoConv(name string, in dims, cout, pad int, kern gemm.Kernel, scr *win
 // (and the layer has a bias), else im2col's conv2d.
 func newConv(name string, in dims, cout, k, stride, pad int, noBias bool, kern gemm.Kernel) layer {
 	if !noBias && winograd(in, cout, k, stride, pad) {
-		return newWinoLayer(name, in, cout, kern)
+		return newWinoLayer(name, in, cout, pad, kern)
 	}
 	c := newConv2d(name, in, cout, k, stride, pad, kern)
 	c.noBias = noBias
@@ -80,12 +82,14 @@ func newConv(name string, in dims, cout, k, stride, pad int, noBias bool, kern g
 }
 
 // winograd says whether a convolution of kernel k, stride and padding on
-// input in can run as a winoConv of padding 0: a 3×3 kernel, stride 1, an
-// output of even height and width, and channel counts that the vector
-// transforms take eight at a time. The choice depends on the shapes only,
-// never on the CPU, so that a network sums in the same order everywhere.
+// input in can run as a winoConv: a 3×3 kernel, stride 1, padding 0 with
+// an output of even height and width or padding 1 (any), and channel
+// counts that the vector transforms take eight at a time. The choice
+// depends on the shapes only, never on the CPU, so that a network sums in
+// the same order everywhere.
 func winograd(in dims, cout, k, stride, pad int) bool {
-	return k == 3 && stride == 1 && pad == 0 && in.h > 2 && in.w > 2 && in.h%2 == 0 && in.w%2 == 0 && in.c%8 == 0 && cout%8 == 0
+	shape := pad == 0 && in.h > 2 && in.w > 2 && in.h%2 == 0 && in.w%2 == 0 || pad == 1
+	return k == 3 && stride == 1 && shape && in.c%8 == 0 && cout%8 == 0
 }
 
 func (l *winoConv) params() []*engine.Param { return []*engine.Param{&l.wt, &l.b} }
@@ -296,19 +300,24 @@ func (l *winoConv) gemm(c, a, b []float32, m, n, k int, transA, add bool) {
 	l.kern.Sgemm(transA, false, m, n, k, 1, a, lda, b, n, beta, c, n)
 }
 
-// winoLayer is a winoConv of padding 0 as a layer of a Net (goar-cnn's c2),
-// with a scratch of its own: its transformed weights are made again from the
-// weights at every forward pass, as an optimiser step may have changed them,
-// or borrowed from its network's layer by a replica, for which the network
-// made them once before the pass.
+// winoLayer is a winoConv as a layer of a Net (goar-cnn's c2; an imported
+// ResNet's 3×3 convolutions), with a scratch of its own: its transformed
+// weights are made again from the weights at every forward pass, as an
+// optimiser step may have changed them, or borrowed from its network's
+// layer by a replica, for which the network made them once before the
+// pass. With padding 1 it copies its input into the zero frame winoConv
+// reads (framed), and its input gradient out of the frame (dx): two
+// copies of the input, where im2col writes nine.
 type winoLayer struct {
 	*winoConv
-	scr winoScratch
+	scr        winoScratch
+	framed, dx []float32
+	prepared   []float32 // the weights the transformed ones were made from
 }
 
-func newWinoLayer(name string, in dims, cout int, kern gemm.Kernel) *winoLayer {
+func newWinoLayer(name string, in dims, cout, pad int, kern gemm.Kernel) *winoLayer {
 	l := &winoLayer{}
-	l.winoConv = newWinoConv(name, in, cout, 0, kern, &l.scr)
+	l.winoConv = newWinoConv(name, in, cout, pad, kern, &l.scr)
 	return l
 }
 
@@ -316,13 +325,22 @@ func (l *winoLayer) name() string { return l.nm }
 func (l *winoLayer) in() dims     { return l.i }
 
 func (l *winoLayer) clone(k gemm.Kernel) layer {
-	c := newWinoLayer(l.nm, l.i, l.cout, k)
+	c := newWinoLayer(l.nm, l.i, l.cout, l.pad, k)
 	copy(c.wt.Data, l.wt.Data)
 	copy(c.b.Data, l.b.Data)
 	return c
 }
 
-func (l *winoLayer) layout() { l.prepare() }
+// layout makes the transformed weights, unless the weights are those they
+// were made from: comparing the weights costs a read of them, making the
+// transform (16 scattered planes, twice) several times more.
+func (l *winoLayer) layout() {
+	if l.u != nil && slices.Equal(l.wt.Data, l.prepared) {
+		return
+	}
+	l.prepare()
+	l.prepared = append(l.prepared[:0], l.wt.Data...)
+}
 
 func (l *winoLayer) borrow(from laidOut) {
 	f := from.(*winoLayer)
@@ -331,7 +349,42 @@ func (l *winoLayer) borrow(from laidOut) {
 
 func (l *winoLayer) forward(x []float32, n int, _ bool) []float32 {
 	if !l.borrowed {
-		l.prepare()
+		l.layout()
+	}
+	if l.pad == 1 {
+		p, row := l.padded(), l.i.w*l.i.c
+		xp := grow(&l.framed, n*p.size())
+		parallel(n, func(lo, hi int) {
+			for s := lo; s < hi; s++ {
+				f := xp[s*p.size() : (s+1)*p.size()]
+				clear(f[:(p.w+1)*p.c]) // the top row and the first left edge
+				for r := range l.i.h {
+					at := ((r+1)*p.w + 1) * p.c
+					copy(f[at:at+row], x[s*l.i.size()+r*row:])
+					// the right edge of this row and the left edge of the next
+					clear(f[at+row : at+row+(p.w-l.i.w)*p.c])
+				}
+				clear(f[((l.i.h+1)*p.w+1)*p.c:]) // the rows below
+			}
+		})
+		x = xp
 	}
 	return l.winoConv.forward(x, n, nil, nil)
+}
+
+func (l *winoLayer) backward(dy []float32, n int, needDX, paramGrad bool) []float32 {
+	dxp := l.winoConv.backward(dy, n, needDX, paramGrad)
+	if l.pad == 0 || dxp == nil {
+		return dxp
+	}
+	p, row := l.padded(), l.i.w*l.i.c
+	dx := grow(&l.dx, n*l.i.size())
+	parallel(n, func(lo, hi int) {
+		for s := lo; s < hi; s++ {
+			for r := range l.i.h {
+				copy(dx[s*l.i.size()+r*row:][:row], dxp[s*p.size()+((r+1)*p.w+1)*p.c:])
+			}
+		}
+	})
+	return dx
 }

@@ -149,7 +149,8 @@ func TestExportersIdiomsReadIntoNativeLayers(t *testing.T) {
 
 // Hostile and unsupported files are refused with what is wrong, never a
 // panic: a cut file, a wrong opset, a cyclic graph, a tensor declaring
-// more values than it holds or than any model needs, an unknown operator.
+// more values than it holds or than any model needs, an unknown operator,
+// shape arithmetic or padding that would make more than a model needs.
 func TestHostileONNXFilesAreRefusedWithTheProblem(t *testing.T) {
 	whole := fixture(t, "goar-cnn.onnx")
 	var cases = []struct {
@@ -166,7 +167,12 @@ func TestHostileONNXFilesAreRefusedWithTheProblem(t *testing.T) {
 		{"unknown operator", protoModel(13, opNode("Sin", "x", "y")), "operator Sin is not supported"},
 		{"huge declared tensor", protoModel(13, conv("x", "y", "w"), tensorInit("w", []int64{1 << 20, 1 << 20, 3, 3}, 4)), "declares more than"},
 		{"declared shape not held", protoModel(13, conv("x", "y", "w"), tensorInit("w", []int64{4, 1, 3, 3}, 7)), "declares 36 values, the file holds 7"},
-		{"branch", protoModel(13, relu("x", "a"), relu("a", "y"), relu("a", "z")), "feeds 2 nodes"},
+		{"dead branch", protoModel(13, relu("x", "a"), relu("a", "y"), relu("a", "z")), `node "Relu_z" (Relu) does not lead to the graph's output`},
+		{"tensor nobody makes", protoModel(13, opNode("Add", "x", "y", "ghost")), `reads tensor "ghost", which no node makes`},
+		{"constant of 2^40 values", protoModel(13, opNode("ConstantOfShape", "s", "c"), opNode("Add", "x", "y", "c"), intInit("s", 1<<20, 1<<20)), "too large"},
+		{"padding to 2^34 values", protoModel(13, opNode("Pad", "x", "y", "p"), intInit("p", 0, 0, 65536, 65536, 0, 0, 65536, 65536)), "more than Faithlab holds for one layer"},
+		{"reshape to another map", protoModel(13, opNode("Reshape", "x", "y", "s"), intInit("s", -1, 4, 16)), "only flattening to (N, 64) is supported"},
+		{"gather out of range", protoModel(13, opNode("Shape", "x", "s"), opNode("Gather", "s", "g", "i"), opNode("Reshape", "x", "y", "g"), intInit("i", 9)), "index 9 of 4"},
 	}
 	for _, tc := range cases {
 		_, err := Parse(tc.b)
@@ -176,9 +182,14 @@ func TestHostileONNXFilesAreRefusedWithTheProblem(t *testing.T) {
 	}
 }
 
-// FuzzParse: no bytes make Parse panic, and a graph it accepts builds.
+// FuzzParse: no bytes make Parse panic, and a graph it accepts builds and
+// runs forward. The seeds hold residual sums, concatenations, gates, the
+// shape arithmetic folded at import and batch norm.
 func FuzzParse(f *testing.F) {
 	f.Add(fixture(f, "small.onnx"))
+	for _, name := range []string{"resnet-basic.op11.onnx", "densenet.op17.onnx", "efficientnet.op11.onnx", "zoo.op11.onnx", "zoo.op17.onnx", "cifar-resnet.op11.onnx", "tabular.op17.onnx"} {
+		f.Add(fixture(f, name))
+	}
 	f.Add(protoModel(13, relu("x", "a"), relu("a", "y")))
 	f.Add(protoModel(13, conv("x", "y", "w"), tensorInit("w", []int64{4, 1, 3, 3}, 36)))
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -189,7 +200,10 @@ func FuzzParse(f *testing.F) {
 		if engine.Size(g.InputShape) > 1<<16 {
 			return // a valid but large graph: building it is not the parser's business
 		}
-		_, _ = g.Build("fuzz", gemm.Gonum{})
+		net, err := g.Build("fuzz", gemm.Gonum{})
+		if err == nil {
+			_, _ = net.Forward(make([]float32, engine.Size(g.InputShape)), 1)
+		}
 	})
 }
 
@@ -226,6 +240,18 @@ func opNode(op, in, out string, extra ...string) part {
 
 func relu(in, out string) part    { return opNode("Relu", in, out) }
 func conv(in, out, w string) part { return opNode("Conv", in, out, w) }
+
+// intInit is an int64 initializer holding vals, of one dimension.
+func intInit(name string, vals ...int64) part {
+	var t []byte
+	t = varint(t, 1, uint64(len(vals)))
+	t = varint(t, 2, typeInt64)
+	t = str(t, 8, name)
+	for _, v := range vals {
+		t = varint(t, 7, uint64(v))
+	}
+	return part{5, t}
+}
 
 // tensorInit is an initializer declaring dims and holding held floats.
 func tensorInit(name string, dims []int64, held int) part {
@@ -303,10 +329,54 @@ func TestMemoryFollowsTheFileNotItsDeclarations(t *testing.T) {
 	} else {
 		t.Logf("goar-cnn.onnx, %d bytes: read with %d bytes allocated", len(whole), n)
 	}
+	graph := fixture(t, "cifar-resnet.op11.onnx") // shape arithmetic to fold, batch norm kept
+	if n := allocated(func() { Parse(graph) }); n > 4*uint64(len(graph)) {
+		t.Errorf("reading cifar-resnet.op11.onnx, %d bytes, allocated %d", len(graph), n)
+	} else {
+		t.Logf("cifar-resnet.op11.onnx, %d bytes: read with %d bytes allocated", len(graph), n)
+	}
 	cut := whole[:len(whole)-1000]
 	if n := allocated(func() { Parse(cut) }); n > 4*uint64(len(whole)) {
 		t.Errorf("refusing a truncated file of %d bytes allocated %d", len(cut), n)
 	} else {
 		t.Logf("goar-cnn.onnx cut short: refused after allocating %d bytes", n)
+	}
+}
+
+// A graph that reads its input twice gets an identity layer as its first,
+// which alone reads the input, so that a layer put before the graph (a
+// description's normalisation) comes before both readers.
+func TestInputReadTwiceGetsOneReader(t *testing.T) {
+	b := protoModel(13, relu("x", "a"), opNode("Sigmoid", "x", "b"), opNode("Concat", "a", "c", "b"),
+		opNode("GlobalAveragePool", "c", "d"), opNode("Flatten", "d", "y"))
+	g, err := Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := g.Layers[0]; l.Op != "identity" || l.In != nil {
+		t.Fatalf("first layer %+v, want an identity reading the input", l)
+	}
+	for _, l := range g.Layers[1:] {
+		if slices.Contains(l.In, "") {
+			t.Errorf("layer %s reads the graph's input itself", l.Name)
+		}
+	}
+	net, err := g.Build("twice", gemm.Gonum{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := make([]float32, 64)
+	var r, s float64
+	for i := range x {
+		x[i] = float32(i-32) / 16
+		r += math.Max(float64(x[i]), 0) / 64
+		s += 1 / (1 + math.Exp(-float64(x[i]))) / 64
+	}
+	y, err := net.Forward(x, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(float64(y[0])-r) > 1e-6 || math.Abs(float64(y[1])-s) > 1e-6 {
+		t.Errorf("logits %v, want [%g %g]", y, r, s)
 	}
 }
