@@ -124,11 +124,15 @@ screenshots: build
 		$(BIN)/faithlab -root $$tmp/root -screenshots screenshots; status=$$?; rm -rf $$tmp; exit $$status
 
 # tour drives the app under Xvfb through a new user's first day (11 tasks)
-# with xdotool, as a person would: a screenshot per step into tour/, each
-# task's seconds into tour/times.tsv, and a failure when a task cannot be
-# done (scripts/tour). It trains a model and runs a campaign: minutes.
+# with xdotool, as a person would — finding what it clicks where the app
+# says its widgets are — a screenshot per step into tour/, each task's
+# seconds into tour/times.tsv, and a failure when a check of a step does
+# not hold (scripts/tour); then it breaks steps on purpose and fails
+# unless the tour fails there (scripts/tour-selftest). It trains a model
+# and runs a campaign: minutes.
 tour: build
 	xvfb-run -a -s "-screen 0 1280x800x24" scripts/tour tour
+	xvfb-run -a -s "-screen 0 1280x800x24" scripts/tour-selftest tour/selftest
 
 # shipped-model trains the Fashion-MNIST goar-cnn that resources/ embeds and
 # the workbench opens on its first start (its file records this recipe).
@@ -146,4 +150,4 @@ package: build
 		status=$$?; mv $(BIN)/FyneApp.toml.kept FyneApp.toml; exit $$status
 
 clean:
-	rm -rf $(BIN) screenshots Faithlab.tar.xz
+	rm -rf $(BIN) screenshots tour Faithlab.tar.xz

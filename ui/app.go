@@ -15,6 +15,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
 
 	"faithlab/core/campaign"
 	"faithlab/core/data"
@@ -78,11 +79,20 @@ type State struct {
 	preds           map[string][]int // predictions of the model on the open dataset, by split
 	pending         atomic.Int64     // background work under way (tests, screenshots)
 	noticed         map[string]bool  // what modelNotice has said
+	showing         func(tab int) bool
+	marks           map[string]landmark // the widgets a driver aims at, by name (Landmarks)
 }
+
+// isShown says whether the screen (a Tab… index) is the one shown: a
+// screen's own work (sizing a campaign, removing features) waits for the
+// user to open it. Without a workbench every screen counts as shown.
+func (s *State) isShown(tab int) bool { return s.showing == nil || s.showing(tab) }
 
 func newState(cfg Config) *State {
 	s := &State{cfg: cfg, status: newStatusBar(cfg.Window)}
 	s.status.later = cfg.Do
+	s.mark("status.offer", s.status.action, "")
+	s.mark("status.message", s.status.message, "")
 	return s
 }
 
@@ -191,12 +201,18 @@ func (s *State) OpenData(ref string) {
 }
 
 // openData opens ref as the open model saw its data when the model was
-// trained on it, else as data.Open does.
+// trained on it, else as data.Open does with an image folder read as the
+// open model takes its inputs (its size and channels).
 func (s *State) openData(ref string) (*data.Dataset, *data.Dataset, error) {
-	if m := s.Model; m != nil && m.Source != nil && m.Source.Ref == ref {
+	m := s.Model
+	if m != nil && m.Source != nil && m.Source.Ref == ref {
 		return m.Data(ref, data.Options{})
 	}
-	return data.Open(ref, data.Options{})
+	var opt data.Options
+	if m != nil {
+		opt, _ = m.ImageOptions(opt) // asks for nothing, so cannot disagree
+	}
+	return data.Open(ref, opt)
 }
 
 // SetModel makes m (saved at path; "" when not saved) the model under
@@ -247,7 +263,11 @@ func describeWhich(m *model.Model, path string) string {
 }
 
 // OpenModel loads a model file in the background and makes it current.
-func (s *State) OpenModel(path string) {
+func (s *State) OpenModel(path string) { s.openModel(path, nil) }
+
+// openModel is OpenModel; say, when given, speaks on the status bar once
+// the model is open unless a notice of the file does.
+func (s *State) openModel(path string, say func()) {
 	var m *model.Model
 	s.Go("opening "+filepath.Base(path), func(context.Context) error {
 		var err error
@@ -260,6 +280,8 @@ func (s *State) OpenModel(path string) {
 				s.status.Warn(n)
 			} else if n := model.ONNXNotice(m); n != "" {
 				s.status.Info("note: " + n)
+			} else if say != nil {
+				say()
 			}
 		}
 	})
@@ -454,6 +476,44 @@ func (w fixedWidth) Layout(objs []fyne.CanvasObject, size fyne.Size) {
 	objs[0].Resize(fyne.NewSize(size.Width, objs[0].MinSize().Height))
 }
 
+// narrow lays out one object in whatever width it is given, asking for
+// none of its own: a list of long entries that must not widen the window.
+type narrow struct{}
+
+func (narrow) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	return fyne.NewSize(0, objs[0].MinSize().Height)
+}
+
+func (narrow) Layout(objs []fyne.CanvasObject, size fyne.Size) {
+	objs[0].Move(fyne.NewPos(0, 0))
+	objs[0].Resize(size)
+}
+
+// linesHigh lays out one object (a wrapping label) in the height of that
+// many lines of text, whatever its own: a line whose text changes length
+// as it is updated never moves what lies below it.
+type linesHigh int
+
+func (n linesHigh) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	line := fyne.MeasureText("M", theme.TextSize(), fyne.TextStyle{}).Height + theme.LineSpacing()
+	return fyne.NewSize(objs[0].MinSize().Width, float32(n)*line+2*theme.InnerPadding())
+}
+
+func (n linesHigh) Layout(objs []fyne.CanvasObject, size fyne.Size) {
+	objs[0].Move(fyne.NewPos(0, 0))
+	objs[0].Resize(size)
+}
+
+// captionLines is linesHigh at the caption's size.
+type captionLines int
+
+func (n captionLines) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	line := fyne.MeasureText("M", theme.CaptionTextSize(), fyne.TextStyle{}).Height + theme.LineSpacing()
+	return fyne.NewSize(objs[0].MinSize().Width, float32(n)*line+2*theme.InnerPadding())
+}
+
+func (n captionLines) Layout(objs []fyne.CanvasObject, size fyne.Size) { linesHigh(n).Layout(objs, size) }
+
 // cappedHeight lays out one object, a scroll over content, at content's
 // height up to max.
 type cappedHeight struct {
@@ -477,9 +537,13 @@ func cappedScroll(content fyne.CanvasObject, max float32) fyne.CanvasObject {
 	return container.New(cappedHeight{content, max}, container.NewScroll(content))
 }
 
-// sidePanel is a panel of the given width that scrolls vertically.
-func sidePanel(width float32, content fyne.CanvasObject) fyne.CanvasObject {
-	return container.NewVScroll(container.New(fixedWidth(width), content))
+// sidePanel is a panel of the given width that scrolls vertically, by
+// the mouse wheel wherever the pointer is (over a form's entries too:
+// wheelScroll).
+func sidePanel(width float32, content fyne.CanvasObject) *container.Scroll {
+	sc := wheelScroll(container.New(fixedWidth(width), content))
+	sc.Direction = container.ScrollVerticalOnly
+	return sc
 }
 
 // engine is the engine setting of the campaigns launched here (Settings;

@@ -64,7 +64,7 @@ func newDataView(s *State) *DataView {
 			img := canvas.NewImageFromImage(image.NewRGBA(image.Rect(0, 0, 1, 1)))
 			img.FillMode = canvas.ImageFillContain
 			img.ScaleMode = canvas.ImageScalePixels
-			img.SetMinSize(fyne.NewSize(84, 76))
+			img.SetMinSize(fyne.NewSize(100, 76)) // room for "→ T-shirt/top" beneath
 			lbl := widget.NewLabel("\n")
 			lbl.SizeName, lbl.Alignment = theme.SizeNameCaptionText, fyne.TextAlignCenter
 			return container.NewBorder(nil, lbl, nil, nil, img)
@@ -75,14 +75,20 @@ func newDataView(s *State) *DataView {
 			}
 			ds, i := v.dataset(), v.shown[id]
 			c := o.(*fyne.Container)
+			if name := fmt.Sprintf("data.sample.%d", id); id < 8 {
+				v.s.unmark(o, name)
+				v.s.markIn(name, o, fmt.Sprintf("%s %d", v.split.Selected, i), v.grid)
+			} else {
+				v.s.unmark(o, "")
+			}
 			img := c.Objects[0].(*canvas.Image)
 			img.Image = Thumbnail(ds, i)
 			img.Refresh()
 			// The class, and on a second line the model's prediction when
 			// it differs.
-			text := abbrev(ds.Classes[ds.Y[i]], 12) + "\n"
+			text := ds.Classes[ds.Y[i]] + "\n"
 			if p := v.s.Predictions(v.split.Selected); p != nil && p[i] != ds.Y[i] {
-				text += "→ " + abbrev(ds.Classes[p[i]], 10)
+				text += "→ " + ds.Classes[p[i]]
 			}
 			c.Objects[1].(*widget.Label).SetText(text)
 		})

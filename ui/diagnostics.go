@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"fyne.io/fyne/v2"
-	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -95,25 +94,15 @@ func f3(v float64) string {
 	return fmt.Sprintf("%.3f", v)
 }
 
-// diagnosticsView shows the tables, each under its title in equal columns whose
-// cells show their whole text under the pointer.
+// diagnosticsView shows the tables, each under its title, every cell
+// whole (textTable).
 func diagnosticsView(tables []diagTable) []fyne.CanvasObject {
 	if len(tables) == 0 {
 		return []fyne.CanvasObject{wrapped("No diagnostics for this run: they need a retraining or imputation protocol over several rates and methods (the masks' total variation), post-processed maps beside plain ones, or a dataset with a known ground truth.")}
 	}
 	out := []fyne.CanvasObject{wrapped("What in this run's scores the protocols' biases may explain (the numbers of diagnostics.json).")}
 	for _, t := range tables {
-		grid := container.NewGridWithColumns(len(t.header))
-		for _, h := range t.header {
-			l := widget.NewLabelWithStyle(h, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-			l.Truncation = fyne.TextTruncateEllipsis // the panel's width, not the titles', sets the columns'
-			grid.Add(l)
-		}
-		for _, row := range t.rows {
-			for _, cell := range row {
-				grid.Add(newCut(cell))
-			}
-		}
+		grid := textTable(t.header, t.rows)
 		about := widget.NewLabel(t.about)
 		about.Wrapping = fyne.TextWrapWord
 		about.SizeName = theme.SizeNameCaptionText

@@ -79,6 +79,7 @@ func TestFixedErrorLeavesTheStatusBar(t *testing.T) {
 	wb, loop, _ := newTestWorkbench(t)
 	trainMLP(t, wb, loop, 1)
 	loop.run(func() {
+		wb.Tabs.SelectIndex(TabEvaluate) // the form is checked and sized while shown
 		smallCampaign(wb.Evaluate, "fix")
 		wb.Evaluate.seeds.SetText("one")
 		wb.Evaluate.Launch()

@@ -46,16 +46,18 @@ type Evaluate struct {
 	protocols   *checkForms
 	seeds       *entryWidget
 	retrain     *entryWidget
-	model       *widget.Label              // the model the campaign evaluates, named
-	size        *widget.Label              // the campaign's estimate, redone after every edit
-	runNote     string                     // what its run folder holds already (the start of size's text)
-	sizeText    string                     // the rest of size's text
-	edits       int                        // counts the form's edits, to drop stale estimates
-	pause       *time.Timer                // waits for a pause in the edits
-	speeds      map[string]campaign.Speeds // measured here, by Campaign.SpeedsKey
-	sized       map[string]campaign.Size   // estimates made, by the spec without its name (sizeKey)
-	sizing      context.CancelFunc         // stops the estimate under way, which a newer edit replaces
-	checking    context.CancelFunc         // stops the look for a stopped run under way
+	model       *widget.Label            // the model the campaign evaluates, named
+	size        *widget.Label            // the campaign's estimate, redone after every edit
+	runNote     string                   // what its run folder holds already (the start of size's text)
+	sizeText    string                   // the rest of size's text
+	edits       int                      // counts the form's edits, to drop stale estimates
+	pause       *time.Timer              // waits for a pause in the edits
+	speeds      *campaign.SpeedBook      // measured here, once per model, dataset and engine
+	sized       map[string]campaign.Size // estimates made, by the spec without its name (sizeKey) and what its run holds
+	sizing      context.CancelFunc       // stops the estimate under way, which a newer edit replaces
+	checking    context.CancelFunc       // stops the look for a stopped run under way
+	stale       bool                     // edited while hidden: sized when shown
+	form        *container.Scroll        // the form, scrolling
 	launch      *widget.Button
 	stop        *widget.Button
 	overall     *widget.ProgressBar
@@ -65,7 +67,9 @@ type Evaluate struct {
 	list        *widget.List
 	rows        []taskRow
 	byKey       map[string]int
-	child       *campaign.Child // the worker running the campaign
+	took        map[string][]time.Duration // the finished tasks' times in this run, by protocol setting
+	perTask     time.Duration              // the last estimate's time per task (0: none)
+	child       *campaign.Child            // the worker running the campaign
 	cancel      context.CancelFunc
 	specPath    string                          // of the campaign running or last saved
 	script      string                          // a TorchScript model to evaluate (on the torch engine)
@@ -78,13 +82,14 @@ type Evaluate struct {
 type taskRow struct {
 	key, label, state, stage string
 	frac                     float64
+	started                  time.Time // when it started running (zero: not yet)
 }
 
 func newEvaluate(s *State) *Evaluate {
 	e := &Evaluate{s: s, name: newEntry(), dataset: newEntry(), trainCap: newEntry(), testCap: newEntry(), capsCleared: map[*entryWidget]int{},
 		arch: newSelect(model.Architectures(), nil), epochs: newEntry(), post: newEntry(), seeds: newEntry(),
-		retrain: newEntry(), size: widget.NewLabel(""), model: widget.NewLabel(""), speeds: map[string]campaign.Speeds{}, sized: map[string]campaign.Size{}, overall: widget.NewProgressBar(), eta: widget.NewLabel(""),
-		resume: container.NewVBox(), byKey: map[string]int{}}
+		retrain: newEntry(), size: widget.NewLabel(""), model: widget.NewLabel(""), speeds: &campaign.SpeedBook{}, sized: map[string]campaign.Size{}, overall: widget.NewProgressBar(), eta: widget.NewLabel(""),
+		resume: container.NewVBox(), byKey: map[string]int{}, took: map[string][]time.Duration{}}
 	e.name.SetText("my-campaign")
 	e.dataset.SetPlaceHolder("id or path (default: the open one)")
 	e.trainCap.SetPlaceHolder("all")
@@ -143,6 +148,7 @@ func newEvaluate(s *State) *Evaluate {
 	form.Items[3].HintText = "the first n (empty: all); a protocol's samples are among these"
 	form.Items[5].HintText = "when training one"
 	form.Items[8].HintText = "comma-separated; one campaign per seed"
+	wrapHints(form)
 	left := container.NewVBox(form,
 		widget.NewLabelWithStyle("Methods", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), e.methods.content,
 		widget.NewLabelWithStyle("Protocols", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), e.protocols.content)
@@ -151,7 +157,11 @@ func newEvaluate(s *State) *Evaluate {
 	e.list = widget.NewList(func() int { return len(e.rows) }, e.newRow, e.updateRow)
 	right := container.NewBorder(container.NewVBox(e.resume, widget.NewLabelWithStyle("Tasks", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		container.NewBorder(nil, nil, nil, e.eta, e.overall)), nil, nil, nil, e.list)
-	split := container.NewHSplit(container.NewBorder(nil, actions, nil, nil, wheelScroll(left)), right)
+	e.form = wheelScroll(left)
+	s.markIn("evaluate.testcap", e.testCap, "", e.form)
+	s.mark("evaluate.launch", e.launch, "")
+	s.mark("evaluate.size", e.size, "")
+	split := container.NewHSplit(container.NewBorder(nil, actions, nil, nil, e.form), right)
 	split.Offset = 0.5
 	e.content = split
 	s.OnData(func() {
@@ -210,11 +220,24 @@ func (e *Evaluate) changed() {
 	e.pause = time.AfterFunc(300*time.Millisecond, func() {
 		e.s.cfg.Do(func() {
 			defer e.s.pending.Add(-1)
-			if edit == e.edits {
-				e.Size()
+			if edit != e.edits {
+				return
 			}
+			if !e.s.isShown(TabEvaluate) {
+				e.stale = true // sized when the user opens the screen
+				return
+			}
+			e.Size()
 		})
 	})
+}
+
+// shown runs what waited for the screen to be shown.
+func (e *Evaluate) shown() {
+	if e.stale {
+		e.stale = false
+		e.Size()
+	}
 }
 
 // Content is the screen.
@@ -278,7 +301,8 @@ func (e *Evaluate) build() (*spec.Spec, error) {
 		}
 	default:
 		s.Model.Arch, s.Model.Epochs = e.arch.Selected, whole(e.epochs, "epochs")
-		if fit := e.s.Data.Fit; open && !containsString(fit, s.Model.Arch) {
+		if open && !containsString(e.s.Data.Fit, s.Model.Arch) {
+			fit := e.s.Data.Fit
 			choose := "no built-in architecture fits it: open a model file instead"
 			if len(fit) > 0 {
 				choose = "choose one of " + strings.Join(fit, ", ")
@@ -424,11 +448,14 @@ func zeroEmpty(n int) string {
 }
 
 // Size checks the campaign and says, in the background, how many tasks,
-// retrainings and maps it makes, about how long they take here and how
-// much memory (campaign.Estimate at this machine's speeds, measured once
-// per model and dataset), and whether Launch starts it or resumes a run of
-// it that stopped. It runs after every edit; a problem of the form shows
-// in place of the size and clears from the status bar once fixed.
+// retrainings and maps a launch makes — a resume skips the run's finished
+// tasks — about how long they take here and how much memory
+// (campaign.Estimate at this machine's speeds, measured once per model,
+// dataset and engine in a campaign.SpeedBook), and whether Launch starts
+// it or resumes a run of it that stopped. It runs after every edit while
+// the screen is shown (Evaluate does no work the user did not ask for); a
+// problem of the form shows in place of the size and clears from the
+// status bar once fixed.
 func (e *Evaluate) Size() {
 	s, err := e.build()
 	if err != nil {
@@ -437,65 +464,65 @@ func (e *Evaluate) Size() {
 		return
 	}
 	e.s.status.Resolved(causeCampaign)
-	c := &campaign.Campaign{Spec: s}
-	key, what := c.SpeedsKey(), sizeKey(s)
-	sp, known := e.speeds[key]
-	z, sized := e.sized[what] // a new name sizes nothing again
-	sized = sized && what != ""
 	edit := e.edits
-	// Whether Launch resumes a stopped run is a quick look at the run
-	// folder, told apart from the sizing, which measures speeds.
+	// A quick look at the run folder first: what Launch does (the label
+	// and the note come from it alone), then the sizing, which may
+	// measure speeds.
 	if e.checking != nil {
 		e.checking()
 	}
-	resumes, note := false, ""
+	var look runLook
 	e.checking = e.s.Go("looking for a stopped run", func(ctx context.Context) error {
-		if r, err := campaign.Open(s.Output); err == nil && len(r.Records) > 0 {
-			if !r.Ran(s) {
-				// Launch refuses it: say so before.
-				note = otherSpecError(s).Error() + ". "
-				return ctx.Err()
-			}
-			st := r.Status()
-			resumes = len(st.Missing) > 0
-			note = runNote(len(st.Done), len(st.Failed), len(st.Missing))
-		}
+		look = lookAtRun(s)
 		return ctx.Err()
 	}, func(err error) {
-		if err == nil && edit == e.edits && e.cancel == nil {
-			e.setLaunch(resumes)
-			e.runNote = note
-			e.showSize(e.sizeText)
+		if err != nil || edit != e.edits {
+			return
 		}
+		if e.cancel == nil {
+			e.setLaunch(look.resumes)
+		}
+		e.runNote = look.note
+		e.estimate(s, look, edit)
 	})
-	if !sized {
-		e.showSize("sizing…")
+}
+
+// estimate sizes the campaign s, whose run folder holds look, in the
+// background (the edit it belongs to: a later one drops it).
+func (e *Evaluate) estimate(s *spec.Spec, look runLook, edit int) {
+	c := &campaign.Campaign{Spec: s}
+	what := sizeKey(s)
+	if look.done+look.failed > 0 {
+		what += fmt.Sprintf("|%s|%d|%d", s.Output, look.done, look.failed) // a resume's size
 	}
+	if z, ok := e.sized[what]; ok && what != "" {
+		e.showSized(z) // a new name sizes nothing again
+		return
+	}
+	e.showSize("sizing…")
 	if e.sizing != nil {
 		e.sizing()
 	}
-	quiet := known
+	var z campaign.Size
+	known := e.speeds.Known(c)
+	quiet := true
 	e.sizing = e.s.Go("sizing the campaign", func(ctx context.Context) error {
-		if sized {
-			return nil
-		}
 		var err error
 		if !known {
 			quiet = e.s.waitQuiet(ctx, 90*time.Second)
-			sp, err = c.Speeds(ctx, e.s.cfg.Kernel)
 		}
-		if err == nil {
-			z, err = c.Estimate(ctx, sp, e.s.cfg.Kernel)
+		if quiet {
+			z, err = e.speeds.Estimate(ctx, c, e.s.cfg.Kernel)
+		} else {
+			z, err = c.Measure(ctx, e.s.cfg.Kernel) // beside other work: kept for this estimate only
 		}
 		if ctx.Err() != nil {
 			return ctx.Err() // replaced by a newer edit's: whatever it failed with says nothing
 		}
 		return err
 	}, func(err error) {
-		// Speeds measured beside other work are kept for this estimate
-		// only: the next edit measures again.
-		if err == nil && !sized && what != "" && quiet {
-			e.speeds[key], e.sized[what] = sp, z
+		if err == nil && quiet && what != "" {
+			e.sized[what] = z
 		}
 		if edit != e.edits || errors.Is(err, context.Canceled) {
 			return // the form changed meanwhile: its own size comes
@@ -504,8 +531,60 @@ func (e *Evaluate) Size() {
 			e.showSize("Cannot size it: " + oneLine(err.Error()))
 			return
 		}
-		e.showSize(z.String())
+		e.showSized(z)
 	})
+}
+
+// showSized shows an estimate, and keeps its time per task (a running
+// task's time left, until tasks of the run tell it better).
+func (e *Evaluate) showSized(z campaign.Size) {
+	e.showSize(z.String())
+	e.perTask = 0
+	if z.Tasks > 0 {
+		e.perTask = time.Duration(z.Seconds / float64(z.Tasks) * float64(time.Second))
+	}
+}
+
+// runLook is what a campaign's run folder holds, as Launch sees it.
+type runLook struct {
+	done, failed, missing int
+	holder                string // the live process running it now ("": none)
+	resumes               bool   // Launch resumes (Resume), rather than starts
+	note                  string // in words, for the size's first line
+}
+
+// lookAtRun reads the run folder of the campaign s (no UI goroutine).
+func lookAtRun(s *spec.Spec) runLook {
+	var l runLook
+	l.holder, _ = campaign.Running(s.Output)
+	r, err := campaign.Open(s.Output)
+	if err != nil || len(r.Records) == 0 {
+		if l.holder != "" {
+			l.note = fmt.Sprintf("Campaign %s is running now in %s: Launch waits for it to end. ", s.Name, l.holder)
+		}
+		return l
+	}
+	if !r.Ran(s) {
+		l.note = otherSpecError(s).Error() + ". " // Launch refuses it: say so before
+		return l
+	}
+	st := r.Status()
+	l.done, l.failed, l.missing = len(st.Done), len(st.Failed), len(st.Missing)
+	l.resumes = l.failed+l.missing > 0
+	l.note = runNote(l.done, l.failed, l.missing)
+	if l.holder != "" {
+		l.note = fmt.Sprintf("Campaign %s is running now in %s (%d of %s done so far): Launch waits for it to end. ", s.Name, l.holder, l.done, report.Count(l.done+l.failed+l.missing, "task"))
+	}
+	return l
+}
+
+// launchWord is what the launch button says: the one word the status bar
+// uses too.
+func launchWord(resumes bool) string {
+	if resumes {
+		return "Resume"
+	}
+	return "Launch"
 }
 
 // showSize shows the campaign's size (or why it has none) after what its

@@ -19,13 +19,7 @@ import (
 
 // setLaunch says on the launch button whether it starts the campaign or
 // resumes a run of it that stopped.
-func (e *Evaluate) setLaunch(resumes bool) {
-	if resumes {
-		e.launch.SetText("Resume")
-	} else {
-		e.launch.SetText("Launch")
-	}
-}
+func (e *Evaluate) setLaunch(resumes bool) { e.launch.SetText(launchWord(resumes)) }
 
 // Launch saves the campaign and runs it in the background.
 func (e *Evaluate) Launch() {
@@ -55,7 +49,7 @@ func (e *Evaluate) run(c *campaign.Campaign) {
 // start runs the campaign with what the user allowed it.
 func (e *Evaluate) start(c *campaign.Campaign, trust campaign.Trust) {
 	e.s.remember(prefRecentRuns, e.specPath)
-	e.rows, e.byKey = nil, map[string]int{}
+	e.rows, e.byKey, e.took = nil, map[string]int{}, map[string][]time.Duration{}
 	for _, t := range c.Tasks(job.Shard{}) {
 		e.byKey[t.Key] = len(e.rows)
 		e.rows = append(e.rows, taskRow{key: t.Key, label: t.Label, state: "to run"})
@@ -130,6 +124,7 @@ func (e *Evaluate) start(c *campaign.Campaign, trust campaign.Trust) {
 					e.s.cfg.Do(func() {
 						if e.cancel != nil {
 							e.eta.SetText(e.left.text(time.Now()))
+							e.list.Refresh() // the running tasks' time left
 						}
 					})
 				case <-stopped:
@@ -141,28 +136,44 @@ func (e *Evaluate) start(c *campaign.Campaign, trust campaign.Trust) {
 		return child.Wait()
 	}, func(err error) {
 		e.cancel, e.child = nil, nil
-		e.launch.Enable()
 		e.stop.Disable()
 		e.eta.SetText("")
-		switch {
-		case errors.Is(err, context.Canceled):
-			e.s.status.Info("campaign stopped; finished tasks are kept: Resume goes on from them")
+		stopped := errors.Is(err, context.Canceled)
+		if stopped {
 			for i := range e.rows {
-				if e.rows[i].state == "running" {
+				if e.rows[i].state == "running" || e.rows[i].state == "cancelling" {
 					e.rows[i].state, e.rows[i].stage = "stopped", ""
 				}
 			}
 			e.list.Refresh()
-		case err == nil && e.count("cancelled") > 0:
-			e.s.status.Info(fmt.Sprintf("campaign %s ended with %s cancelled, not recorded: Resume runs them; results so far in %s", c.Spec.Name, report.Count(e.count("cancelled"), "task"), dir))
-		case err == nil:
-			e.s.status.Info("campaign " + c.Spec.Name + " done: results in " + dir)
 		}
-		e.setLaunch(err != nil || e.count("cancelled") > 0)
-		e.changed() // the size says what the run folder holds now
-		if e.onRun != nil {
-			e.onRun(dir, err == nil)
-		}
+		cancelled := e.count("cancelled")
+		// The button and the status bar say the same word: both from one
+		// look at what the run folder holds now.
+		var look runLook
+		s := c.Spec
+		e.s.Go("reading the run", func(context.Context) error {
+			look = lookAtRun(s)
+			return nil
+		}, func(error) {
+			e.launch.Enable()
+			e.setLaunch(look.resumes)
+			word := launchWord(look.resumes)
+			switch {
+			case stopped && look.done == 0:
+				e.s.status.Info(fmt.Sprintf("campaign %s stopped before a task finished: nothing kept; %s starts it again", s.Name, word))
+			case stopped:
+				e.s.status.Info(fmt.Sprintf("campaign %s stopped; its %s done are kept: %s goes on from them", s.Name, report.Count(look.done, "task"), word))
+			case err == nil && cancelled > 0:
+				e.s.status.Info(fmt.Sprintf("campaign %s ended with %s cancelled, not recorded: %s runs them; results so far in %s", s.Name, report.Count(cancelled, "task"), word, dir))
+			case err == nil:
+				e.s.status.Info("campaign " + s.Name + " done: results in " + dir)
+			}
+			e.changed() // the size says what the run folder holds now
+			if e.onRun != nil {
+				e.onRun(dir, err == nil)
+			}
+		})
 	})
 }
 
@@ -176,13 +187,20 @@ func (e *Evaluate) apply(evs map[string]job.Event, done, total int, eta time.Dur
 		r := &e.rows[i]
 		switch ev.Kind {
 		case job.Started:
-			r.state, r.stage, r.frac = "running", "starting", 0
+			r.state, r.stage, r.frac, r.started = "running", "starting", 0, ev.Time
+			if r.started.IsZero() {
+				r.started = time.Now()
+			}
 		case job.Progress:
 			r.state, r.stage = "running", ev.Stage
 			if ev.Steps > 0 {
 				r.frac = float64(ev.Step) / float64(ev.Steps)
 			}
 		case job.Finished, job.Skipped:
+			if ev.Kind == job.Finished && !r.started.IsZero() && !ev.Time.IsZero() {
+				p := taskProtocol(r.label)
+				e.took[p] = append(e.took[p], ev.Time.Sub(r.started))
+			}
 			r.state, r.stage, r.frac = "done", "", 1
 			if ev.Kind == job.Skipped {
 				r.stage = "done in an earlier run"
@@ -299,6 +317,11 @@ func (e *Evaluate) updateRow(id widget.ListItemID, o fyne.CanvasObject) {
 	if r.stage != "" {
 		text += " · " + r.stage
 	}
+	if r.state == "running" {
+		if left := e.taskLeft(r, time.Now()); left != "" {
+			text += " · " + left
+		}
+	}
 	stage.SetText(text)
 	if r.state == "failed" {
 		stage.Importance = widget.DangerImportance
@@ -306,27 +329,89 @@ func (e *Evaluate) updateRow(id widget.ListItemID, o fyne.CanvasObject) {
 		stage.Importance = widget.MediumImportance
 	}
 	stage.Refresh()
-	line.Objects[1].(*widget.ProgressBar).SetValue(r.frac)
+	bar := line.Objects[1].(*widget.ProgressBar)
+	bar.SetValue(r.frac)
+	if r.state == "running" || r.state == "done" {
+		bar.Show()
+	} else {
+		bar.Hide() // Fyne's empty track reads as a full bar
+	}
 	if ic := theme.CancelIcon(); cancel.Icon == nil || cancel.Icon.Name() != ic.Name() {
 		cancel.SetIcon(ic) // after a theme switch: the icon in the theme's colours
 	}
-	key := r.key
+	key, row := r.key, id
 	cancel.OnTapped = func() {
-		if e.child != nil {
-			e.child.CancelTask(key)
-			e.s.status.Info("cancelling " + taskTitle(r.label))
+		if e.child == nil || row >= len(e.rows) || e.rows[row].key != key {
+			return
 		}
+		e.child.CancelTask(key)
+		if r := &e.rows[row]; r.state == "to run" {
+			// A queued task stops as it comes up (campaign.Serve).
+			r.state, r.stage = "cancelling", "stops as it comes up, not recorded: a resume runs it"
+			e.list.RefreshItem(row)
+		}
+		e.s.status.Info("cancelling " + taskTitle(r.label))
 	}
-	if r.state == "running" {
+	if (r.state == "running" || r.state == "to run") && e.child != nil {
 		cancel.Enable()
 	} else {
 		cancel.Disable()
 	}
 }
 
+// taskProtocol is the protocol setting a task's label ends with.
+func taskProtocol(label string) string {
+	if i := strings.LastIndex(label, " · "); i >= 0 {
+		return label[i+len(" · "):]
+	}
+	return label
+}
+
+// taskLeft words the time left until a running task finishes: the mean
+// time of the tasks of its protocol setting finished in this run (else of
+// any task finished, else the estimate's time per task) less its time so
+// far — "about 40s left", "finishing" once that has run out; "" while
+// nothing tells.
+func (e *Evaluate) taskLeft(r taskRow, now time.Time) string {
+	if r.started.IsZero() {
+		return ""
+	}
+	var mean time.Duration
+	if ds := e.took[taskProtocol(r.label)]; len(ds) > 0 {
+		mean = meanDuration(ds)
+	} else {
+		var all []time.Duration
+		for _, ds := range e.took {
+			all = append(all, ds...)
+		}
+		if len(all) > 0 {
+			mean = meanDuration(all)
+		} else if e.perTask > 0 {
+			mean = e.perTask
+		}
+	}
+	if mean <= 0 {
+		return ""
+	}
+	left := mean - now.Sub(r.started)
+	if left < time.Second {
+		return "finishing"
+	}
+	return fmt.Sprintf("about %s left", left.Round(time.Second))
+}
+
+func meanDuration(ds []time.Duration) time.Duration {
+	var sum time.Duration
+	for _, d := range ds {
+		sum += d
+	}
+	return sum / time.Duration(len(ds))
+}
+
 // offerResume looks for campaigns launched here that did not finish and
 // offers to resume each.
 func (e *Evaluate) offerResume() {
+	offered := false
 	for _, p := range e.s.Recent(prefRecentRuns) {
 		c, err := campaign.Load(p)
 		if err != nil {
@@ -340,14 +425,24 @@ func (e *Evaluate) offerResume() {
 		if len(st.Missing) == 0 || len(st.Done)+len(st.Failed) == 0 {
 			continue
 		}
+		total := len(st.Done) + len(st.Failed) + len(st.Missing)
+		if holder, ok := campaign.Running(c.Spec.Output); ok {
+			// Another process (a second window, the CLI) runs it now: it is
+			// not interrupted, and a resume here would be refused.
+			msg := wrapped(fmt.Sprintf("Campaign %s is running now in %s: %d of %d tasks done so far.", c.Spec.Name, holder, len(st.Done), total))
+			var row *fyne.Container
+			row = container.NewBorder(nil, nil, nil, widget.NewButton("Not now", func() { e.resume.Remove(row) }), msg)
+			e.resume.Add(row)
+			continue
+		}
 		path := p
-		if len(e.resume.Objects) == 0 {
+		if !offered {
+			offered = true
 			e.OpenSpec(path) // the form shows the first interrupted campaign
 			e.specPath = path
 			e.launch.SetText("Resume")
 		}
-		msg := widget.NewLabel(fmt.Sprintf("Campaign %s was interrupted: %d of %d tasks done.", c.Spec.Name, len(st.Done), len(st.Done)+len(st.Failed)+len(st.Missing)))
-		msg.Wrapping = fyne.TextWrapWord
+		msg := wrapped(fmt.Sprintf("Campaign %s was interrupted: %d of %d tasks done.", c.Spec.Name, len(st.Done), total))
 		var row *fyne.Container
 		resume := widget.NewButton("Resume", func() {
 			c, err := campaign.Load(path)

@@ -30,30 +30,32 @@ import (
 // scale (shared by all maps or per map) with its legend and an opacity
 // slider. TRACE's trajectories play back patch by patch.
 type Explain struct {
-	s        *State
-	methods  *widget.CheckGroup
-	forms    map[string]*paramForm
-	params   *fyne.Container
-	post     *entryWidget
-	split    *widget.RadioGroup
-	offset   *entryWidget
-	count    *entryWidget
-	target   *widget.RadioGroup
-	seed     *entryWidget
-	compute  *widget.Button
-	stop     *widget.Button
-	progress *widget.ProgressBar
-	overlayC *widget.Check
-	shared   *widget.Check
-	opacity  *widget.Slider
-	legend   *widget.Label
-	gallery  *fyne.Container
-	trace    *fyne.Container
-	results  []campaign.Explained
-	which    *widget.Label // the model under explanation
-	mapsOf   *model.Model  // the model the maps shown come from
-	mapsPath string        // its file
-	cancel   context.CancelFunc
+	s           *State
+	methods     *widget.CheckGroup
+	forms       map[string]*paramForm
+	params      *fyne.Container
+	post        *entryWidget
+	split       *widget.RadioGroup
+	offset      *entryWidget
+	count       *entryWidget
+	target      *widget.RadioGroup
+	seed        *entryWidget
+	compute     *widget.Button
+	stop        *widget.Button
+	progress    *widget.ProgressBar
+	overlayC    *widget.Check
+	shared      *widget.Check
+	opacity     *widget.Slider
+	legend      *widget.Label
+	gallery     *fyne.Container
+	trace       *fyne.Container
+	results     []campaign.Explained
+	which       *widget.Label     // the model under explanation
+	form        *container.Scroll // the side panel: methods, parameters, samples
+	galleryArea *container.Scroll // the maps, scrolling
+	mapsOf      *model.Model      // the model the maps shown come from
+	mapsPath    string            // its file
+	cancel      context.CancelFunc
 	// trajectory playback
 	traceSel  *selectWidget
 	traceStep *widget.Slider
@@ -140,7 +142,9 @@ func newExplain(s *State) *Explain {
 		widget.NewFormItem("Seed", e.seed),
 		widget.NewFormItem("Post-processing", e.post),
 	)
-	left := container.NewVBox(e.which, container.NewHBox(e.compute, e.stop), e.progress,
+	// The buttons first: the model's name below them wraps to as many
+	// lines as it needs, and moves nothing the user aims at.
+	left := container.NewVBox(container.NewHBox(e.compute, e.stop), e.progress, e.which,
 		widget.NewLabelWithStyle("Methods", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), e.methods,
 		widget.NewLabelWithStyle("Parameters", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), e.params,
 		widget.NewLabelWithStyle("Samples", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), samples)
@@ -150,8 +154,12 @@ func newExplain(s *State) *Explain {
 	controls := container.NewVBox(
 		container.NewHBox(e.overlayC, widget.NewLabel("opacity"), container.NewGridWrap(fyne.NewSize(140, 36), e.opacity), e.shared),
 		container.NewHBox(widget.NewLabel("−"), container.NewCenter(bar), widget.NewLabel("+"), e.legend))
-	center := container.NewBorder(controls, e.trace, nil, nil, container.NewScroll(e.gallery))
-	e.content = container.NewBorder(nil, nil, sidePanel(360, left), nil, center)
+	e.galleryArea = container.NewScroll(e.gallery)
+	center := container.NewBorder(controls, e.trace, nil, nil, e.galleryArea)
+	e.form = sidePanel(360, left)
+	s.markIn("explain.compute", e.compute, "", e.form)
+	s.markIn("explain.count", e.count, "", e.form)
+	e.content = container.NewBorder(nil, nil, e.form, nil, center)
 	e.showForms(titles)
 	e.gallery.Add(widget.NewLabel("Pick methods and samples, then Compute maps."))
 	return e
@@ -321,6 +329,7 @@ func (e *Explain) draw() {
 			caption += " (explains " + ds.Classes[t] + ")"
 		}
 		row := container.NewGridWithColumns(cols, e.cell(base, fmt.Sprintf("#%d %s", idx, caption), func() { e.s.Inspect(first.Request.Split, idx) }))
+		e.s.markIn(fmt.Sprintf("explain.map.%d.0", i), row.Objects[0], fmt.Sprintf("#%d %s", idx, caption), e.galleryArea)
 		e.gallery.Add(row)
 		for _, r := range e.results {
 			m := r.Maps.Map(i)
@@ -341,8 +350,9 @@ func (e *Explain) draw() {
 			}
 			title := fmt.Sprintf("%s on #%d %s", r.Request.Method, idx, caption)
 			row.Add(e.cell(img, fmt.Sprintf("±%.3g", limit), func() {
-				showEnlarged(e.s.cfg.Window, title, img, mapValue(m, W))
+				e.s.mark("zoom.picture", showEnlarged(e.s.cfg.Window, title, img, mapValue(m, W)), title)
 			}))
+			e.s.markIn(fmt.Sprintf("explain.map.%d.%d", i, len(row.Objects)-1), row.Objects[len(row.Objects)-1], title, e.galleryArea)
 		}
 	}
 	if e.shared.Checked {

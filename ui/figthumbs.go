@@ -59,7 +59,8 @@ func (r *Results) BrowseFigures() {
 	}
 	common := commonPrefix(figs)
 	var d *dialog.CustomDialog
-	grid := widget.NewGridWrap(func() int { return len(labels) },
+	var grid *widget.GridWrap
+	grid = widget.NewGridWrap(func() int { return len(labels) },
 		func() fyne.CanvasObject {
 			img := canvas.NewImageFromImage(nil)
 			img.FillMode = canvas.ImageFillContain
@@ -76,6 +77,12 @@ func (r *Results) BrowseFigures() {
 		},
 		func(id widget.GridWrapItemID, o fyne.CanvasObject) {
 			c := o.(*fyne.Container)
+			if name := fmt.Sprintf("thumbs.%d", id); id < 8 {
+				r.s.unmark(o, name)
+				r.s.markIn(name, o, labels[id], grid)
+			} else {
+				r.s.unmark(o, "")
+			}
 			img := c.Objects[0].(*canvas.Image)
 			img.Image = thumbs[labels[id]]
 			img.Refresh()

@@ -34,7 +34,7 @@ type paramForm struct {
 func newParamForm(ps []param.Param) *paramForm {
 	f := &paramForm{params: ps, get: map[string]func() (any, bool, error){}, put: map[string]func(any){}, form: widget.NewForm()}
 	for _, p := range ps {
-		hint := abbrev(p.Doc, 56)
+		hint := p.Doc
 		if p.Range != "" {
 			hint += " (" + param.Describe(p.Range) + ")"
 		}
@@ -76,14 +76,30 @@ func newParamForm(ps []param.Param) *paramForm {
 			f.put[p.Name] = func(v any) { e.SetText(formatValue(v)) }
 			w = e
 		}
-		if whole := p.Doc; whole != abbrev(p.Doc, 56) {
-			w = newTipped(w, whole) // the hint is cut: the whole doc under the pointer
-		}
-		item := widget.NewFormItem(p.Name, w)
-		item.HintText = hint
-		f.form.AppendItem(item)
+		f.form.AppendItem(helpedItem(p.Name, w, hint))
 	}
 	return f
+}
+
+// helpedItem is a form item whose help, under its field, wraps to the
+// form's width: a Form's own hint is one line, cut where the form is
+// narrower (Explain's side panel, half of Evaluate).
+func helpedItem(label string, field fyne.CanvasObject, help string) *widget.FormItem {
+	if help == "" {
+		return widget.NewFormItem(label, field)
+	}
+	h := widget.NewRichText(&widget.TextSegment{Text: help,
+		Style: widget.RichTextStyle{ColorName: theme.ColorNamePlaceHolder, SizeName: theme.SizeNameCaptionText, Inline: true}})
+	h.Wrapping = fyne.TextWrapWord
+	return widget.NewFormItem(label, container.NewVBox(field, h))
+}
+
+// wrapHints moves each item's hint of a form not shown yet under its
+// field, wrapped (helpedItem).
+func wrapHints(f *widget.Form) {
+	for i, it := range f.Items {
+		f.Items[i] = helpedItem(it.Text, it.Widget, it.HintText)
+	}
 }
 
 func (f *paramForm) edited() {
@@ -214,15 +230,6 @@ func newHint(text string) *hint {
 	return h
 }
 
-// newCut is a table cell's text at the body's size, cut with "…" to its
-// column and whole under the pointer: a long cell (a method with its
-// parameters) never widens its table, nor the window.
-func newCut(text string) *hint {
-	h := newHint(text)
-	h.SizeName = theme.SizeNameText
-	return h
-}
-
 // MouseIn shows the whole text below the label.
 func (h *hint) MouseIn(*desktop.MouseEvent) { h.tip.show(h, h.Text) }
 
@@ -234,38 +241,6 @@ func (h *hint) MouseOut() { h.tip.hide() }
 
 // Tip is the whole text shown under the pointer ("": none; tests).
 func (h *hint) Tip() string { return h.tip.text }
-
-// tipped is a form's field whose whole help shows under the pointer while
-// the pointer rests on it (a form's hint is one cut line). It lies over
-// the field and takes only the pointer's hovering: taps, keys and the
-// wheel reach the field.
-type tipped struct {
-	widget.BaseWidget
-	field fyne.CanvasObject
-	text  string
-	tip   tooltip
-}
-
-func newTipped(field fyne.CanvasObject, text string) *tipped {
-	t := &tipped{field: field, text: text}
-	t.ExtendBaseWidget(t)
-	return t
-}
-
-func (t *tipped) CreateRenderer() fyne.WidgetRenderer {
-	return widget.NewSimpleRenderer(container.NewStack(t.field, &hoverLayer{t: t}))
-}
-
-// hoverLayer is tipped's transparent top layer, which the pointer's
-// hovering finds first.
-type hoverLayer struct {
-	canvas.Rectangle
-	t *tipped
-}
-
-func (l *hoverLayer) MouseIn(*desktop.MouseEvent)    { l.t.tip.show(l.t, l.t.text) }
-func (l *hoverLayer) MouseMoved(*desktop.MouseEvent) {}
-func (l *hoverLayer) MouseOut()                      { l.t.tip.hide() }
 
 // tooltip is a whole help text shown in a pop-up under an object.
 type tooltip struct {

@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"testing"
 
+	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 
 	"faithlab/core/campaign"
@@ -64,13 +65,18 @@ func TestChartsGolden(t *testing.T) {
 }
 
 // A method's parameter form is built from its description: SmoothGrad's
-// two parameters with their defaults as placeholders and ranges in the
-// hints.
+// two parameters with their defaults as placeholders, their help with its
+// range wrapped under each.
 func TestParamFormGolden(t *testing.T) {
 	test.NewTempApp(t)
 	for _, m := range campaign.Methods() {
 		if m.Name == "smoothgrad" {
-			test.AssertObjectRendersToMarkup(t, "form_smoothgrad.xml", newParamForm(m.Params).form)
+			// In a panel's width, as Explain's side panel gives it: the
+			// help wraps under each field.
+			w := test.NewTempWindow(t, newParamForm(m.Params).form)
+			w.Resize(fyne.NewSize(360, 240))
+			relayout(w.Canvas().Content())
+			test.AssertRendersToMarkup(t, "form_smoothgrad.xml", w.Canvas())
 			return
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"faithlab/core/campaign"
+	"faithlab/core/model"
 )
 
 // Inspect shows one sample at a time: the image, a method's map, the mask
@@ -44,9 +45,13 @@ type Inspect struct {
 	cur       int
 	explained *campaign.Explained // the map of the current sample and method
 	mapKey    string
-	mapGen    int // counts map requests, so that a stale answer is dropped
-	removeGen int // and removal requests
-	content   fyne.CanvasObject
+	mapGen    int  // counts map requests, so that a stale answer is dropped
+	removeGen int  // and removal requests
+	stale     bool // asked for while hidden: computed when shown
+	// The model and dataset of the panels shown.
+	panelsOf   *model.Model
+	panelsData *Loaded
+	content    fyne.CanvasObject
 }
 
 func newInspect(s *State) *Inspect {
@@ -139,6 +144,13 @@ func (v *Inspect) Show(split string, i int) {
 	v.refresh()
 }
 
+// shown computes what was asked for while the screen was hidden.
+func (v *Inspect) shown() {
+	if v.stale {
+		v.refresh()
+	}
+}
+
 // Step moves to the next (+1) or previous (−1) sample.
 func (v *Inspect) Step(d int) {
 	if v.s.Data == nil {
@@ -174,11 +186,19 @@ func (v *Inspect) SetRate(r float64) {
 
 // refresh computes the current sample's map when the sample or the
 // method changed, then its removals.
+//
+// Nothing is computed while the screen is hidden: the work waits for the
+// user to open it (shown).
 func (v *Inspect) refresh() {
 	if !v.s.Fits() {
 		v.clear()
 		return
 	}
+	if !v.s.isShown(TabInspect) {
+		v.stale = true
+		return
+	}
+	v.stale = false
 	if v.method.Selected == "file" && strings.TrimSpace(v.mapsFile.Text) == "" {
 		v.caption.SetText("Name the maps file (.npy in dataset order, or .npz with an index) and press Enter.")
 		return
@@ -199,6 +219,13 @@ func (v *Inspect) refresh() {
 	v.mapGen++
 	gen := v.mapGen
 	v.mapKey, v.explained = key, nil
+	if v.panelsOf != v.s.Model || v.panelsData != v.s.Data {
+		// The panels shown are another model's or dataset's: gone at
+		// once, the caption saying what comes.
+		v.panels.Objects = nil
+		v.panels.Refresh()
+		v.caption.SetText(fmt.Sprintf("Computing the %s map of sample %d under %s…", v.method.Selected, i, v.s.modelName()))
+	}
 	m, l := v.s.Model.Copy(), v.s.Data
 	q := campaign.Request{Method: v.method.Selected, Split: v.split.Selected, Offset: i, Count: 1, Reduce: "sum"}
 	if q.Method == "file" { // one file serves the split shown
@@ -230,6 +257,10 @@ func (v *Inspect) remove() {
 	}
 	if ex == nil {
 		return // the map under way calls back when it is ready
+	}
+	if !v.s.isShown(TabInspect) {
+		v.stale = true
+		return
 	}
 	v.removeGen++
 	gen := v.removeGen
@@ -280,7 +311,7 @@ func (v *Inspect) show(shape []int, saliency []float32, r campaign.Removed, targ
 	win := v.s.cfg.Window
 	// A click on a panel enlarges it, with the values under the pointer.
 	add := func(img image.Image, title, caption string, value func(x, y int) string) {
-		v.panels.Add(zoomable(panel(img, title, caption), func() { showEnlarged(win, title, img, value) }))
+		v.panels.Add(zoomable(panel(img, title, caption), func() { v.s.mark("zoom.picture", showEnlarged(win, title, img, value), title) }))
 	}
 	orig := r.Removals[0]
 	add(sampleImage(orig.Image, shape), "original", v.predText(orig), pixelValues(orig.Image, shape))
@@ -291,12 +322,13 @@ func (v *Inspect) show(shape []int, saliency []float32, r campaign.Removed, targ
 		add(sampleImage(rm.Image, shape), rm.Reference, v.predText(rm), pixelValues(rm.Image, shape))
 	}
 	v.panels.Refresh()
+	v.panelsOf, v.panelsData = v.s.Model, v.s.Data
 	v.caption.SetText(fmt.Sprintf("Sample %d of the %s split: %s. Explaining %s; the model's probability of it on each version is p(target).",
 		v.cur, v.split.Selected, ds.Classes[ds.Y[v.cur]], v.s.modelClass(target)))
 }
 
 func (v *Inspect) predText(r campaign.Removal) string {
-	return fmt.Sprintf("→ %s %.2f\np(target) %.2f", abbrev(v.s.modelClass(r.Predicted), 12), r.Confidence, r.TargetProb)
+	return fmt.Sprintf("→ %s %.2f\np(target) %.2f", v.s.modelClass(r.Predicted), r.Confidence, r.TargetProb)
 }
 
 // panel is an image with a title and a caption.

@@ -13,7 +13,6 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
-	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"faithlab/core/data"
@@ -284,18 +283,21 @@ func displayName(ref string) string {
 }
 
 // twoLines is a list row: a bold name over a one-line description.
+// twoLines is a list row: a name, and its description wrapped in two
+// lines' room (whole under the pointer, and below the list for the row
+// picked, should it need more).
 func twoLines() fyne.CanvasObject {
 	name := widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	desc := widget.NewLabel("")
-	desc.Truncation = fyne.TextTruncateEllipsis
-	desc.SizeName = theme.SizeNameCaptionText
-	return container.NewVBox(name, desc)
+	name.Truncation = fyne.TextTruncateEllipsis
+	desc := newHint("")
+	desc.Truncation, desc.Wrapping = fyne.TextTruncateOff, fyne.TextWrapWord
+	return container.NewVBox(name, container.New(captionLines(2), desc))
 }
 
 func setTwoLines(o fyne.CanvasObject, name, desc string) {
 	c := o.(*fyne.Container)
 	c.Objects[0].(*widget.Label).SetText(name)
-	c.Objects[1].(*widget.Label).SetText(desc)
+	c.Objects[1].(*fyne.Container).Objects[0].(*hint).SetText(desc)
 }
 
 // stoppedWords says why a training run ended (train.Record.Stopped).

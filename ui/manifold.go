@@ -120,7 +120,7 @@ func (v *manifoldView) message(text string) {
 
 func (v *manifoldView) show(shape []int, goar campaign.Projected, fud campaign.Inpainted, strength, rate float64) {
 	pred := func(s campaign.Scored) string {
-		return fmt.Sprintf("→ %s %.2f\np(target) %.2f", abbrev(v.s.modelClass(s.Predicted), 12), s.Confidence, s.TargetProb)
+		return fmt.Sprintf("→ %s %.2f\np(target) %.2f", v.s.modelClass(s.Predicted), s.Confidence, s.TargetProb)
 	}
 	v.panels.Objects = []fyne.CanvasObject{
 		panel(sampleImage(goar.Shifted.Image, shape), fmt.Sprintf("GOAR shift s=%g", strength), pred(goar.Shifted)),

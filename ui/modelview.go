@@ -46,19 +46,24 @@ type ModelView struct {
 	info      *widget.Label
 	confusion *widget.Table
 	matrix    [][]int
-	history   []train.Epoch
-	live      [][3]float64 // (epochs so far, running loss, running accuracy) within the epochs
-	cancel    context.CancelFunc
-	feed      *trainFeed // the training's progress, drawn coalesced
-	draws     int        // charts drawn (tests)
-	content   fyne.CanvasObject
+	matrixOf  *widget.Label // what the matrix shows, or that it is being computed
+	// The model and data of the matrix computed (or being computed) here.
+	matrixFor  *model.Model
+	matrixData *Loaded
+	matrixAcc  string // the accuracy computed with it, for the model's description
+	history    []train.Epoch
+	live       [][3]float64 // (epochs so far, running loss, running accuracy) within the epochs
+	cancel     context.CancelFunc
+	feed       *trainFeed // the training's progress, drawn coalesced
+	draws      int        // charts drawn (tests)
+	content    fyne.CanvasObject
 }
 
 func newModelView(s *State) *ModelView {
 	d := train.Config{}.Defaults()
 	v := &ModelView{s: s, arch: newSelect(nil, nil), epochs: newEntry(), batch: newEntry(), lr: newEntry(),
 		optimizer: newSelect([]string{"adam", "sgd"}, nil), patience: newEntry(), seed: newEntry(),
-		bar: widget.NewProgressBar(), readout: widget.NewLabel("Open a dataset to train on."), info: widget.NewLabel("No model open."),
+		bar: widget.NewProgressBar(), readout: widget.NewLabel("Open a dataset to train on."), info: widget.NewLabel("No model open."), matrixOf: wrapped(""),
 		chart: newChartView(fyne.NewSize(340, 300))}
 	v.epochs.SetText(strconv.Itoa(d.Epochs))
 	v.batch.SetText(strconv.Itoa(d.BatchSize))
@@ -66,7 +71,7 @@ func newModelView(s *State) *ModelView {
 	v.optimizer.SetSelected(d.Optimizer)
 	v.patience.SetText(strconv.Itoa(d.Patience))
 	v.seed.SetText("0")
-	v.readout.Truncation = fyne.TextTruncateEllipsis
+	v.readout.Wrapping = fyne.TextWrapWord // in three lines' room (linesHigh): nothing below moves
 	v.info.Wrapping = fyne.TextWrapWord
 	v.bar.Hide() // until training runs: Fyne's empty track reads as a full bar
 
@@ -111,12 +116,15 @@ func newModelView(s *State) *ModelView {
 	}
 	open := widget.NewButton("Open a model file…", func() { v.s.PickFile(v.s.OpenModel, ".flm", ".onnx") })
 	left := container.NewVBox(widget.NewLabelWithStyle("Train a model", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
-		form, container.NewHBox(v.start, v.stop), v.bar, v.readout, widget.NewSeparator(), open)
+		form, container.NewHBox(v.start, v.stop), v.bar, container.New(linesHigh(3), v.readout), widget.NewSeparator(), open)
 	right := container.NewBorder(container.NewVBox(widget.NewLabelWithStyle("Model under explanation", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), v.info,
-		wrapped("Confusion matrix on the test split (rows: true class, columns: predicted)")), nil, nil, nil, v.confusion)
+		v.matrixOf), nil, nil, nil, v.confusion)
 	center := container.NewHSplit(container.NewBorder(nil, nil, nil, nil, v.chart), right)
 	center.Offset = 0.34
-	v.content = container.NewBorder(nil, nil, container.NewVScroll(container.NewGridWrap(fyne.NewSize(330, 520), left)), nil, center)
+	panel := container.NewVScroll(container.NewGridWrap(fyne.NewSize(330, 520), left))
+	s.markIn("model.epochs", v.epochs, "", panel)
+	s.markIn("model.train", v.start, "", panel)
+	v.content = container.NewBorder(nil, nil, panel, nil, center)
 	s.OnData(v.dataChanged)
 	s.OnModel(v.modelChanged)
 	return v
@@ -277,7 +285,7 @@ func (v *ModelView) progress(f *trainFeed, p train.Progress) {
 	defer f.mu.Unlock()
 	x := float64(p.Epoch-1) + float64(p.Batch)/float64(p.Batches)
 	f.frac = x / float64(p.Epochs)
-	f.line = fmt.Sprintf("epoch %d/%d  batch %d/%d  loss %.4f  accuracy %.4f", p.Epoch, p.Epochs, p.Batch, p.Batches, p.Loss, p.Accuracy)
+	f.line = fmt.Sprintf("epoch %d/%d, batch %d/%d\nloss %.4f, accuracy %.4f", p.Epoch, p.Epochs, p.Batch, p.Batches, p.Loss, p.Accuracy)
 	f.fresh = true
 	switch {
 	case p.EpochDone:
@@ -385,12 +393,14 @@ func drawInto(dst *image.RGBA, src image.Image, y int) {
 
 // modelChanged shows the model under explanation and its confusion matrix
 // (recorded at training, else computed on the open dataset when it fits).
+//
+// The matrix shown is always the named model's: another model's is
+// cleared at once, and the caption says while one is being computed.
 func (v *ModelView) modelChanged() {
 	m := v.s.Model
 	if m == nil {
 		v.info.SetText("No model open: train one, or open one from the Library.")
-		v.matrix = nil
-		v.confusion.Refresh()
+		v.setMatrix(nil, "")
 		return
 	}
 	text := describeModel(m)
@@ -401,29 +411,51 @@ func (v *ModelView) modelChanged() {
 		text += fmt.Sprintf("\nIt does not take the open dataset's samples (%v, %d classes).", v.s.Data.Train.Shape, len(v.s.Data.Train.Classes))
 	}
 	v.info.SetText(text)
+	caption := "Confusion matrix on the test split (rows: true class, columns: predicted)"
 	if m.Test != nil && len(m.Test.Confusion) > 0 && (v.s.Data == nil || m.Source != nil && m.Source.Ref == v.s.Data.Ref) {
-		v.setMatrix(m.Test.Confusion)
+		v.setMatrix(m.Test.Confusion, caption+", as recorded when it was trained")
 		return
 	}
 	if !v.s.Fits() {
-		v.setMatrix(nil)
+		v.setMatrix(nil, "No confusion matrix: the model does not take the open dataset's samples.")
 		return
 	}
-	net, test := m.Net.Clone(), v.s.Data.Test
+	if v.matrixFor == m && v.matrixData == v.s.Data {
+		v.info.SetText(text + v.matrixAcc)
+		return // computed, or being computed (the predictions ready wake this too)
+	}
+	v.matrixFor, v.matrixData, v.matrixAcc = m, v.s.Data, ""
+	data := v.s.Data
+	name := m.Arch
+	if v.s.ModelPath != "" {
+		name = filepath.Base(v.s.ModelPath)
+	}
+	v.setMatrix(nil, fmt.Sprintf("Computing the confusion matrix of %s on %s's test split…", name, displayName(data.Ref)))
+	net, test := m.Net.Clone(), data.Test
 	var ev train.Evaluation
 	v.s.Go("evaluating the model", func(ctx context.Context) error {
 		var err error
 		ev, err = train.Evaluate(ctx, net, test, 512)
 		return err
 	}, func(err error) {
-		if err == nil && v.s.Model == m {
-			v.info.SetText(text + fmt.Sprintf("\nAccuracy on %s's test split: %.4f", displayName(v.s.Data.Ref), ev.Accuracy))
-			v.setMatrix(ev.Confusion)
+		if v.s.Model != m || v.s.Data != data {
+			return
 		}
+		if err != nil {
+			v.matrixFor = nil
+			v.setMatrix(nil, "No confusion matrix: evaluating the model failed (the status bar says why).")
+			return
+		}
+		v.matrixAcc = fmt.Sprintf("\nAccuracy on %s's test split: %.4f", displayName(data.Ref), ev.Accuracy)
+		v.info.SetText(text + v.matrixAcc)
+		v.setMatrix(ev.Confusion, caption+" of "+displayName(data.Ref))
 	})
 }
 
-func (v *ModelView) setMatrix(m [][]int) {
+// setMatrix shows a confusion matrix (nil: none) under a caption saying
+// what it is, or why there is none.
+func (v *ModelView) setMatrix(m [][]int, caption string) {
+	v.matrixOf.SetText(caption)
 	v.matrix = m
 	for c := range m {
 		v.confusion.SetColumnWidth(c, 36)

@@ -198,6 +198,7 @@ func TestLaunchSaysResumeOnAStoppedCampaign(t *testing.T) {
 	trainMLP(t, wb, loop, 1)
 	var spec string
 	loop.run(func() {
+		wb.Tabs.SelectIndex(TabEvaluate) // the form is checked and sized while shown
 		smallCampaign(wb.Evaluate, "half")
 		wb.Evaluate.protocols.Set("road", map[string]any{"rates": []float64{0.5}})
 		if _, err := wb.Evaluate.save(); err != nil {
@@ -234,14 +235,26 @@ func TestLaunchSaysResumeOnAStoppedCampaign(t *testing.T) {
 	loop.run(func() { wb.Evaluate.name.SetText(""); wb.Evaluate.name.SetText("half") })
 	loop.waitFor(t, "Resume", func() bool { return wb.Evaluate.launch.Text == "Resume" })
 	wb.State.Wait()
+	loop.run(func() {
+		// The resume's size: what is left, the finished tasks skipped.
+		if !strings.Contains(wb.Evaluate.size.Text, "done already, which a resume skips") {
+			t.Errorf("a resume's size: %q", wb.Evaluate.size.Text)
+		}
+		wb.Evaluate.name.SetText("fresh")
+	})
+	loop.waitFor(t, "Launch", func() bool { return wb.Evaluate.launch.Text == "Launch" })
+	wb.State.Wait()
 	var sized int
-	loop.run(func() { sized = len(wb.Evaluate.sized) })
-	loop.run(func() { wb.Evaluate.name.SetText("fresh") })
+	loop.run(func() {
+		sized = len(wb.Evaluate.sized)
+		wb.Evaluate.name.SetText("fresh-again")
+	})
 	loop.waitFor(t, "Launch", func() bool { return wb.Evaluate.launch.Text == "Launch" })
 	wb.State.Wait()
 	loop.run(func() {
-		// Another name is the same campaign's size: not estimated again.
-		if n := len(wb.Evaluate.sized); n != sized || !strings.Contains(wb.Evaluate.size.Text, "tasks") {
+		// Another name for a campaign with no run is the same size: not
+		// estimated again.
+		if n := len(wb.Evaluate.sized); n != sized || !strings.Contains(wb.Evaluate.size.Text, "tasks") || strings.Contains(wb.Evaluate.size.Text, "skips") {
 			t.Errorf("renaming made %d estimates (had %d): %q", n, sized, wb.Evaluate.size.Text)
 		}
 	})
@@ -525,30 +538,6 @@ func TestSettingsSayWhereRunsLive(t *testing.T) {
 	}
 }
 
-// A parameter whose help the form cuts shows it whole while the pointer
-// rests on its field, and its field still takes taps.
-func TestParameterHelpWholeOnHover(t *testing.T) {
-	test.NewTempApp(t)
-	long := strings.Repeat("a parameter's long help ", 6)
-	tapped := 0
-	tp := newTipped(widget.NewButton("field", func() { tapped++ }), long)
-	w := test.NewTempWindow(t, container.NewGridWrap(fyne.NewSize(200, 40), tp))
-	w.Resize(fyne.NewSize(600, 300))
-	pos := fyne.CurrentApp().Driver().AbsolutePositionForObject(tp).AddXY(20, 20)
-	test.MoveMouse(w.Canvas(), pos)
-	if tp.tip.text != long || w.Canvas().Overlays().Top() == nil {
-		t.Errorf("hovering the field shows %q", tp.tip.text)
-	}
-	test.MoveMouse(w.Canvas(), fyne.NewPos(590, 290))
-	if tp.tip.text != "" {
-		t.Error("the help stays after the pointer left")
-	}
-	test.TapCanvas(w.Canvas(), pos)
-	if tapped != 1 {
-		t.Error("a tap on the field under the help's layer did not reach it")
-	}
-}
-
 // The light and dark themes hand a drop-down's arrow as different
 // resources (with different names), so that the arrow is redrawn in the
 // new theme's colour after a switch; the light theme's input borders show
@@ -579,7 +568,7 @@ func TestReplacedEstimateIsNoError(t *testing.T) {
 	loop.run(func() {
 		e := wb.Evaluate
 		smallCampaign(e, "twice")
-		e.speeds, e.sized = map[string]campaign.Speeds{}, map[string]campaign.Size{} // measure again
+		e.speeds, e.sized = &campaign.SpeedBook{}, map[string]campaign.Size{} // measure again
 		e.Size()
 		e.edits++ // another edit
 		e.Size()
@@ -704,11 +693,16 @@ func TestChangedFinishedCampaignSaysLaunchRefusesIt(t *testing.T) {
 	trainMLP(t, wb, loop, 1)
 	loop.run(func() {
 		smallCampaign(wb.Evaluate, "done")
+		wb.Tabs.SelectIndex(TabEvaluate) // the form is checked and sized while shown
 		wb.Evaluate.Launch()
 	})
 	loop.waitFor(t, "the campaign to end", func() bool { return !wb.Evaluate.Running() })
 	wb.State.Wait()
-	loop.run(func() { wb.Evaluate.name.SetText(""); wb.Evaluate.name.SetText("done") })
+	loop.run(func() {
+		wb.Tabs.SelectIndex(TabEvaluate) // back from the results it opened
+		wb.Evaluate.name.SetText("")
+		wb.Evaluate.name.SetText("done")
+	})
 	loop.waitFor(t, "the finished note", func() bool {
 		return strings.Contains(wb.Evaluate.size.Text, "all of the campaign")
 	})

@@ -127,6 +127,7 @@ func (s *State) askPath(title string, mode pathMode, kind, dir, name string, ext
 		return
 	}
 	field := newEscEntry()
+	s.mark("path.entry", field, title)
 	start := dir
 	if start != "" {
 		start += string(filepath.Separator)

@@ -16,9 +16,11 @@ import (
 
 // reportCard is the Report card tab: for each protocol setting of the run,
 // its verdict in words, the checks behind it (each flagged one marked),
-// and its ranking — every method's score with its 95 % interval, the
-// letters of the methods it cannot tell apart and the chance of ranking
-// first; then whether the protocols agree.
+// and its ranking — every method's score with its 95 % interval (‡ where
+// the inputs are too few for it), the letters of the methods it cannot
+// tell apart and the chance of ranking first; above them, whether the
+// protocols agree and every two that order two methods oppositely
+// (report.Contradiction).
 func reportCard(d report.Diagnostics, left report.Left, done int) []fyne.CanvasObject {
 	conf := d.Confidence
 	var out []fyne.CanvasObject
@@ -42,6 +44,14 @@ func reportCard(d report.Diagnostics, left report.Left, done int) []fyne.CanvasO
 	for _, a := range conf.Agreement {
 		out = append(out, widget.NewLabelWithStyle("Do the protocols agree? On "+a.Dataset+", "+a.Words+".", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}))
 		out[len(out)-1].(*widget.Label).Wrapping = fyne.TextWrapWord
+	}
+	// Two protocols that order two methods oppositely, each order told
+	// apart (report.Contradiction): said as the report says it.
+	for _, c := range conf.Contradictions {
+		l := wrapped("⚠ The protocols contradict each other on " + c.Dataset + ": " + c.Words + ".")
+		l.Importance = widget.WarningImportance
+		l.TextStyle.Bold = true
+		out = append(out, l)
 	}
 	for _, r := range conf.Rankings {
 		var row *report.CardRow
@@ -71,26 +81,26 @@ func reportCard(d report.Diagnostics, left report.Left, done int) []fyne.CanvasO
 			}
 			body = append(body, checks)
 		}
-		// Cells cut to the panel's width, whole under the pointer: a
-		// method's name with its parameters would widen every column
-		// (equal in a grid), and the window past the screen.
-		grid := container.NewGridWithColumns(4)
-		for _, h := range []string{"method", "score [95% interval]", "group", "P(ranks first)"} {
-			l := bold(h)
-			l.Truncation = fyne.TextTruncateEllipsis
-			grid.Add(l)
-		}
+		// Every cell whole, the table scrolling sideways where a method's
+		// name with its parameters makes it wider than the panel (it must
+		// not widen the window past the screen).
+		var rows [][]string
+		few := false
 		for _, m := range r.Methods {
 			name := m.Method
 			if m.Weak {
 				name += " !"
 			}
-			grid.Add(newCut(name))
-			grid.Add(newCut(ciText(m.CI.Estimate, m.CI.Lo, m.CI.Hi)))
-			grid.Add(newCut(m.Letters))
-			grid.Add(newCut(report.Fixed2(m.PFirst)))
+			ci := ciText(m.CI.Estimate, m.CI.Lo, m.CI.Hi)
+			if m.CI.Few && !math.IsNaN(m.CI.Lo) {
+				ci, few = ci+" ‡", true
+			}
+			rows = append(rows, []string{name, ci, m.Letters, report.Fixed2(m.PFirst)})
 		}
-		body = append(body, grid)
+		body = append(body, textTable([]string{"method", "score [95% interval]", "group", "P(ranks first)"}, rows))
+		if few {
+			body = append(body, wrapped("‡ "+report.FewInputs))
+		}
 		sub := fmt.Sprintf("%s (%s) over %s × %s", r.Metric, strings.TrimSuffix(betterOf(r), " is better")+" is better", report.Count(r.Units, "input"), report.Count(r.Seeds, "seed"))
 		if v := r.Verdict(); v != "" {
 			sub += "; " + v

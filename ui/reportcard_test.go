@@ -25,3 +25,26 @@ func TestReportCardOfAnIncompleteRunSaysSo(t *testing.T) {
 		}
 	}
 }
+
+// Protocols that contradict each other are said on the report card as the
+// report says them (report.Contradiction), with each card's own line.
+func TestReportCardSaysProtocolsContradictEachOther(t *testing.T) {
+	test.NewTempApp(t)
+	words := "Deletion and ROAD order ig and gradient oppositely, each order told apart by its own paired test"
+	rk := func(p string) report.Ranking {
+		return report.Ranking{Dataset: "d", Protocol: p, Methods: []report.RankedMethod{{Method: "ig"}, {Method: "gradient"}}}
+	}
+	d := report.Diagnostics{Confidence: report.Confidence{
+		Rankings:       []report.Ranking{rk("Deletion"), rk("ROAD")},
+		Contradictions: []report.Contradiction{{Dataset: "d", First: "Deletion", Second: "ROAD", A: "ig", B: "gradient", Words: words}},
+		Card: []report.CardRow{{Dataset: "d", Protocol: "Deletion", CanRank: true, Verdict: "Deletion ranks these methods, with caveats: ROAD orders ig and gradient the other way, each told apart",
+			Protocols: report.Finding{Value: 1, Flag: true, Words: "ROAD ranks gradient above ig, which this setting ranks the other way"}}},
+	}}
+	var all strings.Builder
+	for _, o := range reportCard(d, report.Left{}, 4) {
+		all.WriteString(labelTexts(o))
+	}
+	if s := all.String(); !strings.Contains(s, "The protocols contradict each other on d: "+words) || !strings.Contains(s, "⚠ Other protocols") || !strings.Contains(s, "ROAD ranks gradient above ig") {
+		t.Errorf("report card:\n%s", s)
+	}
+}

@@ -66,8 +66,10 @@ func newReproduce(s *State) *Reproduce {
 	r.stop.Disable()
 	r.bar = widget.NewProgressBar()
 	r.bar.Hide()
-	top := container.NewVBox(container.NewBorder(nil, nil, widget.NewLabel("Paper"), nil, r.pick), r.size, r.about,
-		container.NewBorder(nil, nil, container.NewHBox(r.run, r.stop), nil, r.bar), widget.NewSeparator())
+	// Run above the paper's description, whose length varies: the button
+	// stays where it is whichever paper is picked.
+	top := container.NewVBox(container.NewBorder(nil, nil, widget.NewLabel("Paper"), nil, r.pick), r.size,
+		container.NewBorder(nil, nil, container.NewHBox(r.run, r.stop), nil, r.bar), r.about, widget.NewSeparator())
 	r.content = container.NewBorder(top, nil, nil, nil, container.NewVScroll(r.report))
 	if len(names) > 0 {
 		r.pick.SetSelected(names[0])

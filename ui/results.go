@@ -23,6 +23,7 @@ import (
 
 	"faithlab/core/campaign"
 	"faithlab/core/report"
+	"faithlab/core/store"
 )
 
 // Results shows a run's tidy results as a table — sorted by a tap on a
@@ -47,6 +48,8 @@ type Results struct {
 	figSel   *selectWidget // the figures by protocol and kind (figureLabels)
 	figFind  *entryWidget  // words the figures listed hold
 	figure   *canvas.Image
+	figNone  *widget.Label // in the figure's place while none is shown: why
+	opening  string        // the run folder being read (Open), "" when none
 	run      *campaign.Results
 	other    *campaign.Results
 	header   []string
@@ -64,7 +67,7 @@ type Results struct {
 func newResults(s *State) *Results {
 	r := &Results{s: s, filter: newEntry(), summary: widget.NewLabel(""), diag: container.NewVBox(), sortCol: -1,
 		state:  widget.NewLabel("No run open: launch a campaign on Evaluate, or open a run folder."),
-		figure: canvas.NewImageFromImage(image.NewRGBA(image.Rect(0, 0, 1, 1)))}
+		figure: canvas.NewImageFromImage(nil), figNone: widget.NewLabel("No run open: no figures.")}
 	r.summary.TextStyle = fyne.TextStyle{Monospace: true}
 	r.state.Wrapping = fyne.TextWrapWord
 	r.runs = newSelect(nil, func(dir string) {
@@ -115,16 +118,21 @@ func newResults(s *State) *Results {
 	// A tap enlarges the figure, with a zoom.
 	enlargeFig := widget.NewButton("", func() {
 		if i := r.figIndex(r.figSel.Selected); i >= 0 && r.figure.Image != nil {
-			showEnlarged(s.cfg.Window, r.figs[i].Name, r.figure.Image, nil)
+			s.mark("zoom.picture", showEnlarged(s.cfg.Window, r.figs[i].Name, r.figure.Image, nil), r.figs[i].Name)
 		}
 	})
 	enlargeFig.Importance = widget.LowImportance
 	browse := widget.NewButtonWithIcon("", theme.GridIcon(), r.BrowseFigures)
-	figs := container.NewBorder(container.NewBorder(nil, nil, widget.NewLabelWithStyle("Figures", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), container.NewHBox(browse, saveFig),
-		// At fixed widths: the entries' labels (protocol · kind · name)
-		// would widen the window past the screen.
-		container.NewGridWithColumns(2, container.New(fixedWidth(150), r.figFind), container.New(fixedWidth(150), r.figSel))),
-		nil, nil, nil, container.NewStack(enlargeFig, r.figure))
+	s.mark("results.browse", browse, "figures as thumbnails")
+	s.mark("results.savefig", saveFig, "")
+	// The list of figures on a line of its own, the panel's width: its
+	// entries (protocol · kind · name) are long. It asks for no more
+	// width than its neighbours leave it (narrow), never widening the
+	// window past the screen.
+	figs := container.NewBorder(container.NewVBox(
+		container.NewBorder(nil, nil, widget.NewLabelWithStyle("Figures", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), container.NewHBox(browse, saveFig), r.figFind),
+		container.New(narrow{}, r.figSel)),
+		nil, nil, nil, container.NewStack(enlargeFig, r.figure, container.NewCenter(r.figNone)))
 	r.cards = container.NewVBox(wrapped("Open a run to see how far to believe each protocol's ranking."))
 	r.tabs = container.NewAppTabs(container.NewTabItem("Table", r.table), container.NewTabItem("Report card", container.NewVScroll(r.cards)),
 		container.NewTabItem("Diagnostics", container.NewVScroll(r.diag)))
@@ -162,8 +170,14 @@ func (r *Results) listRuns() {
 }
 
 // Open reads a run folder in the background into the screen; with show,
-// the workbench switches to it (a finished campaign's results).
+// the workbench switches to it (a finished campaign's results). Another
+// run than the one shown clears the screen at once, saying it is being
+// read: nothing of one run stays under another's name.
 func (r *Results) Open(dir string, show bool) {
+	if r.run == nil || samePlace(r.run.Dir) != samePlace(dir) {
+		r.clear("Reading run " + dir + "…")
+	}
+	r.opening = dir
 	var res *campaign.Results
 	var figs []report.Figure
 	r.s.Go("reading run "+filepath.Base(dir), func(context.Context) error {
@@ -174,7 +188,14 @@ func (r *Results) Open(dir string, show bool) {
 		figs, _, err = res.FigureList()
 		return err
 	}, func(err error) {
+		if r.opening != dir {
+			return // a later Open replaced this one
+		}
+		r.opening = ""
 		if err != nil {
+			if r.run == nil {
+				r.state.SetText("Cannot read run " + dir + ": " + oneLine(err.Error()))
+			}
 			return
 		}
 		r.run, r.figs = res, figs
@@ -187,26 +208,15 @@ func (r *Results) Open(dir string, show bool) {
 			}
 		}
 		st := res.Status()
-		r.state.SetText(fmt.Sprintf("%s (run %s): %d tasks done, %d failed, %d to run. %s", res.Spec.Name, res.ID(), len(st.Done), len(st.Failed), len(st.Missing), res.State()))
+		state := res.State()
+		if holder, ok := campaign.Running(dir); ok {
+			state = "running now in " + holder + "; " + state
+		}
+		r.state.SetText(fmt.Sprintf("%s (run %s): %d tasks done, %d failed, %d to run. %s", res.Spec.Name, res.ID(), len(st.Done), len(st.Failed), len(st.Missing), state))
 		if len(res.Notes) > 0 {
 			r.s.status.Warn(strings.Join(res.Notes, "\n"))
 		}
-		d := res.Diagnostics()
-		r.summary.SetText(report.Summary(st.Done, d))
-		r.diagTabs = diagnosticsTables(d)
-		r.diag.Objects = diagnosticsView(r.diagTabs)
-		r.diag.Refresh()
-		// Drawn again on a theme switch: its icons take the theme's colours when made.
-		r.drawCard = func() {
-			r.cards.Objects = reportCard(d, report.Left{Failed: len(st.Failed), NotRun: len(st.Missing)}, len(st.Done))
-			r.cards.Refresh()
-		}
-		r.drawCard()
-		r.tabs.Items[tabDiagnostics].Text = "Diagnostics"
-		if len(d.Weak)+len(d.WeakModels) > 0 {
-			r.tabs.Items[tabDiagnostics].Text = "Diagnostics (warnings)"
-		}
-		r.tabs.Refresh()
+		r.showAnalysis(st.Done, res.Diagnostics(), report.Left{Failed: len(st.Failed), NotRun: len(st.Missing)})
 		r.listRuns()
 		r.runs.SetSelected(dir)
 		r.refilter()
@@ -218,8 +228,55 @@ func (r *Results) Open(dir string, show bool) {
 	})
 }
 
+// showAnalysis shows what a run's finished tasks say: the summary, the
+// report card and the diagnostics.
+func (r *Results) showAnalysis(done []store.Record, d report.Diagnostics, left report.Left) {
+	r.summary.SetText(report.Summary(done, d))
+	r.diagTabs = diagnosticsTables(d)
+	r.diag.Objects = diagnosticsView(r.diagTabs)
+	r.diag.Refresh()
+	// Drawn again on a theme switch: its icons take the theme's colours when made.
+	r.drawCard = func() {
+		r.cards.Objects = reportCard(d, left, len(done))
+		r.cards.Refresh()
+	}
+	r.drawCard()
+	r.tabs.Items[tabDiagnostics].Text = "Diagnostics"
+	if len(d.Weak)+len(d.WeakModels) > 0 {
+		r.tabs.Items[tabDiagnostics].Text = "Diagnostics (warnings)"
+	}
+	r.tabs.Refresh()
+}
+
+// clear empties the screen of the run shown, saying why in its place.
+func (r *Results) clear(why string) {
+	r.run, r.figs, r.all, r.header, r.rows, r.drawCard = nil, nil, nil, nil, nil, nil
+	r.state.SetText(why)
+	r.summary.SetText("")
+	r.diagTabs = nil
+	r.diag.Objects = nil
+	r.diag.Refresh()
+	r.cards.Objects = []fyne.CanvasObject{wrapped(why)}
+	r.cards.Refresh()
+	r.table.Refresh()
+	r.figSel.ClearSelected()
+	r.listFigures()
+}
+
+// Shown is the run folder the screen shows ("": none; tests).
+func (r *Results) Shown() string {
+	if r.run == nil {
+		return ""
+	}
+	return r.run.Dir
+}
+
 // ShowDiagnostics shows the run's bias checks in place of the table.
 func (r *Results) ShowDiagnostics() { r.tabs.SelectIndex(tabDiagnostics) }
+
+// ShowTable shows the results' table (after the report card or the
+// diagnostics).
+func (r *Results) ShowTable() { r.tabs.SelectIndex(tabTable) }
 
 // ShowReportCard shows each protocol's report card in place of the table.
 func (r *Results) ShowReportCard() { r.tabs.SelectIndex(tabReportCard) }
@@ -341,32 +398,23 @@ func (r *Results) refilter() {
 			return less
 		})
 	}
-	// The method column as wide as its longest name (with its
-	// parameters), up to twice its usual width: longer ones are cut, whole
-	// in the summary above.
-	methodW := float32(160)
-	if m := slices.Index(r.header, "method"); m >= 0 {
-		seen := map[string]bool{}
-		for _, row := range r.all {
-			if !seen[row[m]] {
-				seen[row[m]] = true
-				methodW = max(methodW, fyne.MeasureText(row[m], theme.TextSize(), fyne.TextStyle{}).Width+2*theme.InnerPadding())
-			}
-		}
-	}
+	// Each column as wide as its widest cell, its header's included (the
+	// table scrolls sideways): no value is cut, "fashion-mnist" no more
+	// than a method's name with its parameters.
 	for c, col := range r.shown() {
-		w := float32(100)
+		name := map[bool]string{true: "compared", false: "difference"}[col == len(r.header)]
 		if col < len(r.header) {
-			switch r.header[col] {
-			case "method":
-				w = min(methodW, 320)
-			case "metric":
-				w = 160
-			case "parameter", "seed":
-				w = 80
+			name = r.header[col]
+		}
+		w := fyne.MeasureText(name+" ▲", theme.TextSize(), fyne.TextStyle{}).Width
+		seen := map[string]bool{}
+		for _, row := range r.rows {
+			if col < len(row) && !seen[row[col]] {
+				seen[row[col]] = true
+				w = max(w, fyne.MeasureText(shortNumber(row[col]), theme.TextSize(), fyne.TextStyle{}).Width)
 			}
 		}
-		r.table.SetColumnWidth(c, w)
+		r.table.SetColumnWidth(c, w+2*theme.InnerPadding()+theme.Padding())
 	}
 	r.table.Refresh()
 }
@@ -467,6 +515,24 @@ func (r *Results) listFigures() {
 	if len(r.figSel.Options) > 0 && !slices.Contains(r.figSel.Options, r.figSel.Selected) {
 		r.figSel.SetSelected(r.figSel.Options[0])
 	}
+	if len(r.figSel.Options) == 0 {
+		// No figure of another run, or of another search, under this
+		// run's name: say why there is none.
+		r.figSel.ClearSelected()
+		r.figure.Image = nil
+		r.figure.Refresh()
+		switch {
+		case r.run == nil && r.opening != "":
+			r.figNone.SetText("Reading the run…")
+		case r.run == nil:
+			r.figNone.SetText("No run open: no figures.")
+		case len(r.figs) > 0:
+			r.figNone.SetText("No figure holds these words.")
+		default:
+			r.figNone.SetText("No figures yet: the run has no finished task to draw.")
+		}
+		r.figNone.Show()
+	}
 }
 
 // figIndex is the figure of a list entry (−1: none).
@@ -491,6 +557,7 @@ func (r *Results) showFigure(id int) {
 	}
 	r.figure.Image = img
 	r.figure.Refresh()
+	r.figNone.Hide()
 }
 
 // WriteCSV writes the run's CSV to path (tests; the dialog's path).

@@ -63,6 +63,7 @@ func newSettings(s *State) *Settings {
 	st.cache.OnChanged, st.workers.OnChanged, st.memory.OnChanged, st.engine.OnChanged = save(prefCache), save(prefWorkers), save(prefMemory), save(prefEngine)
 	st.theme = widget.NewRadioGroup([]string{"light", "dark", "system"}, func(v string) { st.SetTheme(v) })
 	st.theme.Horizontal = true
+	s.mark("settings.theme", st.theme, "")
 	st.theme.SetSelected(get(prefTheme, "system"))
 	root := widget.NewLabel(s.cfg.Root)
 	root.Wrapping = fyne.TextWrapBreak
@@ -79,6 +80,7 @@ func newSettings(s *State) *Settings {
 	form.Items[2].HintText = "0: one per 8 cores (each task already uses every core)"
 	form.Items[3].HintText = "a soft cap on the process's memory while a campaign runs; 0: none"
 	form.Items[4].HintText = "where campaigns launched here compute: native, or a PyTorch worker (local, or a GPU host over SSH)"
+	wrapHints(form)
 	bi, _ := debug.ReadBuildInfo()
 	fyneVersion := "unknown"
 	if bi != nil {

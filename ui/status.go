@@ -14,12 +14,13 @@ import (
 // StatusBar is the window's bottom line: what runs in the background (with
 // an activity indicator), and the last message or error. Messages are cut
 // to one line with an ellipsis, so that a long error never widens the
-// window; the whole text is one click away.
+// window nor moves the screen; the whole text shows under the pointer and
+// is one click away.
 type StatusBar struct {
 	window   fyne.Window
 	activity *widget.Activity
-	working  *widget.Label
-	message  *widget.Label
+	working  *hint // what runs, cut to its room and whole under the pointer
+	message  *hint // one line, whole under the pointer and behind details
 	icon     *widget.Icon
 	details  *widget.Button
 	action   *widget.Button // what the message offers to do ("Open results")
@@ -43,17 +44,17 @@ const (
 )
 
 func newStatusBar(w fyne.Window) *StatusBar {
-	b := &StatusBar{window: w, activity: widget.NewActivity(), working: widget.NewLabel(""), message: widget.NewLabel("ready"),
+	b := &StatusBar{window: w, activity: widget.NewActivity(), working: newHint(""), message: newHint("ready"),
 		icon: widget.NewIcon(theme.InfoIcon())}
-	b.message.Truncation = fyne.TextTruncateEllipsis
-	b.working.Truncation = fyne.TextTruncateEllipsis
+	b.message.SizeName = theme.SizeNameText
+	b.working.SizeName = theme.SizeNameText
 	b.details = widget.NewButtonWithIcon("", theme.MoreHorizontalIcon(), b.showDetails)
 	b.details.Importance = widget.LowImportance
 	b.details.Hide()
 	b.action = widget.NewButton("", nil)
 	b.action.Hide()
 	b.activity.Hide()
-	left := container.NewHBox(b.activity, container.NewGridWrap(fyne.NewSize(260, b.working.MinSize().Height), b.working))
+	left := container.NewHBox(b.activity, container.NewGridWrap(fyne.NewSize(320, b.working.MinSize().Height), b.working))
 	b.content = container.NewBorder(nil, nil, left, container.NewHBox(b.action, b.details), container.NewBorder(nil, nil, b.icon, nil, b.message))
 	return b
 }
@@ -154,7 +155,9 @@ func (b *StatusBar) show(msg string, isErr bool) {
 		b.message.Importance = widget.MediumImportance
 	}
 	b.message.Refresh()
-	if isErr || strings.Contains(msg, "\n") || len(msg) > 120 {
+	// The whole text is one click away wherever the line cuts it.
+	cut := fyne.MeasureText(msg, theme.TextSize(), fyne.TextStyle{}).Width+2*theme.InnerPadding() > b.message.Size().Width
+	if isErr || strings.Contains(msg, "\n") || cut {
 		b.details.Show()
 	} else {
 		b.details.Hide()

@@ -43,7 +43,7 @@ func TestEpochBurstIsDrawnCoalesced(t *testing.T) {
 		if d := v.draws - before; d > 10 {
 			t.Errorf("a burst of %d epochs drawn %d times", n, d)
 		}
-		if want := fmt.Sprintf("epoch %d/%d", n, n); !regexp.MustCompile("^" + want + " ").MatchString(v.readout.Text) {
+		if want := fmt.Sprintf("epoch %d/%d", n, n); !regexp.MustCompile("^" + want + ",").MatchString(v.readout.Text) {
 			t.Errorf("readout %q, want the last epoch's %q", v.readout.Text, want)
 		}
 	})

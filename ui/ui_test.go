@@ -142,6 +142,7 @@ func TestWorkflowOpenTrainLaunchCancelResumeExport(t *testing.T) {
 			t.Errorf("chart of %d epochs, want 2", len(wb.Model.history))
 		}
 		e := wb.Evaluate
+		wb.Tabs.SelectIndex(TabEvaluate) // the form is checked and sized while shown
 		e.Quick("flow", 600, 120, 1)
 		e.methods.Clear()
 		e.methods.Set("gradient", nil)
@@ -170,6 +171,8 @@ func TestWorkflowOpenTrainLaunchCancelResumeExport(t *testing.T) {
 	})
 	loop.run(func() { wb.Evaluate.Launch() }) // resumes
 	loop.waitFor(t, "the campaign to end", func() bool { return !wb.Evaluate.Running() })
+	wb.State.Wait()
+	loop.run(func() { wb.Tabs.SelectIndex(TabEvaluate) }) // back from the results it opened
 	loop.waitFor(t, "the size to say all is done", func() bool {
 		return strings.HasPrefix(wb.Evaluate.size.Text, "4 tasks done, all of the campaign")
 	})

@@ -74,10 +74,17 @@ func NewWorkbench(cfg Config) *Workbench {
 		container.NewTabItem("Inspect", w.Inspect.Content()),
 		container.NewTabItem("Settings", w.Settings.Content()),
 	)
+	s.showing = func(tab int) bool { return w.Tabs.SelectedIndex() == tab }
 	w.Tabs.OnSelected = func(*container.TabItem) {
 		s.status.ScreenChanged()
 		if cfg.Prefs != nil {
 			cfg.Prefs.SetInt(prefTab, w.Tabs.SelectedIndex())
+		}
+		switch w.Tabs.SelectedIndex() {
+		case TabEvaluate:
+			w.Evaluate.shown()
+		case TabInspect:
+			w.Inspect.shown()
 		}
 	}
 	s.inspect = func(split string, i int) {
@@ -87,13 +94,28 @@ func NewWorkbench(cfg Config) *Workbench {
 	s.pick = w.openFile
 	// A finished campaign's results open only for a user watching
 	// Evaluate; elsewhere the status bar says so with a button that opens
-	// them, and the user stays where they are. A stopped campaign's
-	// results are read, not shown.
+	// them, and the user stays where they are — and so does Results, on
+	// the run the user picked there: only a Results showing this run (or
+	// none) reads it again, a stopped campaign's too.
 	w.Evaluate.onRun = func(dir string, finished bool) {
 		watching := w.Tabs.SelectedIndex() == TabEvaluate
-		w.Results.Open(dir, finished && watching)
+		shown := w.Results.Shown()
+		if w.Results.opening != "" {
+			shown = w.Results.opening
+		}
+		switch {
+		case finished && watching:
+			w.Results.Open(dir, true)
+		case shown == "" || samePlace(shown) == samePlace(dir):
+			w.Results.Open(dir, false)
+		}
 		if finished && !watching {
-			s.status.Offer("Open results", func() { w.Tabs.SelectIndex(TabResults) })
+			s.status.Offer("Open results", func() {
+				w.Tabs.SelectIndex(TabResults)
+				if samePlace(w.Results.Shown()) != samePlace(dir) && samePlace(w.Results.opening) != samePlace(dir) {
+					w.Results.Open(dir, false)
+				}
+			})
 		}
 	}
 	w.Results.onShow = func() { w.Tabs.SelectIndex(TabResults) }

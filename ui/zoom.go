@@ -87,9 +87,11 @@ func (v *pixelView) MouseOut() {}
 
 // showEnlarged opens a picture in a dialog: as large as the window allows, a
 // zoom slider, and the coordinates and value under the pointer.
-func showEnlarged(win fyne.Window, title string, img image.Image, value func(x, y int) string) {
+//
+// It returns the picture shown (nil: none), for its caller to mark.
+func showEnlarged(win fyne.Window, title string, img image.Image, value func(x, y int) string) fyne.CanvasObject {
 	if win == nil || img == nil {
-		return
+		return nil
 	}
 	read := widget.NewLabel("point at the picture to read its pixels")
 	v := newPixelView(img, value, func(s string) {
@@ -117,6 +119,7 @@ func showEnlarged(win fyne.Window, title string, img image.Image, value func(x, 
 		v.SetZoom(fit)
 		area.Refresh()
 	}
+	return v
 }
 
 // zoomable is o with a tap that runs open (an enlarged picture).

@@ -16,21 +16,24 @@ import (
 )
 
 func dataFlags(fs *flag.FlagSet) (*string, *data.Options) {
-	return datasetFlags(fs, "fashion-mnist", "dataset id ("+strings.Join(data.IDs(), ", ")+") or path")
-}
-
-// modelDataFlags are dataFlags for commands that use a model: the dataset
-// defaults to the model's own, split and read as the model records.
-func modelDataFlags(fs *flag.FlagSet) (*string, *data.Options) {
-	return datasetFlags(fs, "", "dataset id ("+strings.Join(data.IDs(), ", ")+") or path (default: the model's own, split as for its training)")
-}
-
-func datasetFlags(fs *flag.FlagSet, def, usage string) (*string, *data.Options) {
-	ds := fs.String("dataset", def, usage)
+	ds := fs.String("dataset", "fashion-mnist", "dataset id ("+strings.Join(data.IDs(), ", ")+") or path")
 	opt := &data.Options{}
 	fs.StringVar(&opt.Label, "label", "", "CSV label column, by name or index (default: last)")
 	fs.IntVar(&opt.ImageSize, "image-size", 28, "image folders: resize to this side")
 	fs.IntVar(&opt.Channels, "channels", 1, "image folders: 1 (grey) or 3 (RGB)")
+	return ds, opt
+}
+
+// modelDataFlags are dataFlags for commands that use a model: the dataset
+// defaults to the model's own, split and read as the model records, and an
+// image folder is read at the model's input size and channels; a size or
+// channel count given that the model does not take is an error.
+func modelDataFlags(fs *flag.FlagSet) (*string, *data.Options) {
+	ds := fs.String("dataset", "", "dataset id ("+strings.Join(data.IDs(), ", ")+") or path (default: the model's own, split as for its training)")
+	opt := &data.Options{}
+	fs.StringVar(&opt.Label, "label", "", "CSV label column, by name or index (default: last)")
+	fs.IntVar(&opt.ImageSize, "image-size", 0, "image folders: resize to this side (default: the model's input size)")
+	fs.IntVar(&opt.Channels, "channels", 0, "image folders: 1 (grey) or 3 (RGB) (default: the model's input channels)")
 	return ds, opt
 }
 

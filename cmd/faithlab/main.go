@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/app"
@@ -80,19 +79,13 @@ func main() {
 			return exec.Command(self, "-campaign-worker", spec, "-campaign-trust", string(b))
 		}})
 	wb.Install(w)
-	// The model is chosen in the background: describing a dataset named
-	// by path may mean opening it.
-	var path string
-	wb.State.Go("choosing a model", func(context.Context) error {
-		var err error
-		path, err = firstModel(*root, *modelPath, fitsDataset(*dataset))
-		return err
-	}, func(error) {
-		if path != "" {
-			wb.State.OpenModel(path)
-		}
-	})
+	// The model under explanation: the one named, else the one chosen
+	// last, said on the status bar.
+	wb.OpenFirstModel(*modelPath, func() func(model.Header) bool { return fitsDataset(*dataset) }, resources.ModelName, resources.Model())
 	wb.State.OpenData(*dataset)
+	if path := os.Getenv("FAITHLAB_TOUR_MAP"); path != "" {
+		go writeLandmarks(path, wb) // scripts/tour finds what it clicks here
+	}
 	if *shots != "" {
 		go func() {
 			if err := tour(w, wb, *shots); err != nil {
@@ -112,43 +105,6 @@ func fitsDataset(ref string) func(model.Header) bool {
 	return func(h model.Header) bool {
 		return err == nil && h.Takes(sum.Shape, len(sum.Classes))
 	}
-}
-
-// firstModel is the model the workbench opens: the one named, else the
-// newest trained here that fits the dataset opened with it, else the
-// shipped one (written into the models folder on the first start, so that
-// it has a file like any other).
-func firstModel(root, named string, fits func(model.Header) bool) (string, error) {
-	if named != "" {
-		return named, nil
-	}
-	dir := filepath.Join(root, "models")
-	files, _ := filepath.Glob(filepath.Join(dir, "*.flm"))
-	shipped := filepath.Join(dir, resources.ModelName)
-	var newest string
-	var when int64
-	for _, f := range files {
-		st, err := os.Stat(f)
-		if err != nil || f == shipped || st.ModTime().UnixNano() <= when {
-			continue
-		}
-		if h, err := model.ReadHeader(f); err == nil && fits(h) {
-			newest, when = f, st.ModTime().UnixNano()
-		}
-	}
-	if newest != "" {
-		return newest, nil
-	}
-	if _, err := os.Stat(shipped); err == nil {
-		return shipped, nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	if err := os.WriteFile(shipped, resources.Model(), 0o644); err != nil {
-		return "", err
-	}
-	return shipped, nil
 }
 
 // newWindow opens the app's window, turning the panic GLFW raises when the

@@ -164,6 +164,13 @@ func tour(w fyne.Window, wb *ui.Workbench, dir string) error {
 		{"results-report-card-light", func() { on(func() { wb.Results.ShowReportCard() }) }},
 		{"results-thumbnails-light", func() { on(wb.Results.BrowseFigures); settle() }},
 		{"results-export-dialog-light", func() { on(closeTop); on(wb.Results.AskExportCSV) }},
+		// Every other screen in the light theme too.
+		{"results-light", func() { on(closeTop); on(func() { wb.Results.ShowTable() }) }},
+		{"library-light", func() { tab(ui.TabLibrary) }},
+		{"data-light", func() { tab(ui.TabData) }},
+		{"model-light", func() { tab(ui.TabModel) }},
+		{"explain-light", func() { tab(ui.TabExplain) }},
+		{"settings-light", func() { tab(ui.TabSettings) }},
 		{"data-tabular", func() {
 			on(closeTop)
 			on(func() { wb.Settings.SetTheme("dark"); wb.State.OpenData("breast-cancer") })
@@ -244,4 +251,28 @@ func capture(w fyne.Window, path string) error {
 		err = png.Encode(f, img)
 	})
 	return err
+}
+
+// writeLandmarks writes the workbench's landmarks (ui.Workbench.Landmarks)
+// to path every quarter of a second, a line each — NAME, X, Y, W, H (the
+// window's pixels) and TEXT, tab-separated — replacing the file whole, so
+// that a reader never sees half of one: what scripts/tour clicks and
+// checks, under FAITHLAB_TOUR_MAP.
+func writeLandmarks(path string, wb *ui.Workbench) {
+	for range time.Tick(250 * time.Millisecond) {
+		var marks []ui.Landmark
+		fyne.DoAndWait(func() { marks = wb.Landmarks() })
+		var b strings.Builder
+		for _, m := range marks {
+			fmt.Fprintf(&b, "%s\t%d\t%d\t%d\t%d\t%s\n", m.Name, m.X, m.Y, m.W, m.H, strings.ReplaceAll(m.Text, "\t", " "))
+		}
+		tmp := path + ".tmp"
+		err := os.WriteFile(tmp, []byte(b.String()), 0o644)
+		if err == nil {
+			err = os.Rename(tmp, path)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "landmarks:", err)
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package attr
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -104,9 +105,7 @@ func Run(ctx context.Context, m Method, net engine.Network, in Input) (Maps, err
 // bounded however many inputs (samples × steps) there are. Each gradient is
 // handed to use(i, grad), which must copy what it keeps.
 func gradients(ctx context.Context, net engine.Network, m, chunk int, fill func(i int, dst []float32), target func(i int) int, use func(i int, grad []float32)) error {
-	if chunk <= 0 {
-		chunk = 256
-	}
+	chunk = engine.Batch(net.InputShape(), cmp.Or(max(chunk, 0), 256))
 	dim := engine.Size(net.InputShape())
 	k := net.Classes()
 	c := min(chunk, m)
@@ -174,9 +173,8 @@ func within(ctx context.Context, lo, hi float64) context.Context {
 // input's: the maps are the same bit for bit.
 // Progress reports count each block's part of the whole (within).
 func inBlocks(ctx context.Context, in Input, chunk int, f func(ctx context.Context, block Input, first int, out []float32) error) (Maps, error) {
-	if chunk <= 0 {
-		chunk = 256
-	}
+	chunk = engine.Batch(in.Shape, cmp.Or(max(chunk, 0), 256)) // as gradients cuts the rows
+
 	dim := in.Dim()
 	out := Maps{Data: make([]float32, len(in.X)), Shape: append([]int{in.N}, in.Shape...)}
 	for lo := 0; lo < in.N; lo += chunk {

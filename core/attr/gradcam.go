@@ -1,6 +1,7 @@
 package attr
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -34,10 +35,7 @@ func (g GradCAM) Attribute(ctx context.Context, net engine.Network, in Input) (M
 	if layer == "" {
 		return Maps{}, fmt.Errorf("%s names no convolutional layer for Grad-CAM: name one (its layers: %s)", net.Arch(), strings.Join(net.Layers(), ", "))
 	}
-	chunk := g.Chunk
-	if chunk <= 0 {
-		chunk = 256
-	}
+	chunk := engine.Batch(in.Shape, cmp.Or(max(g.Chunk, 0), 256))
 	H, W := in.Shape[1], in.Shape[2]
 	out := Maps{Data: make([]float32, in.N*H*W), Shape: []int{in.N, 1, H, W}}
 	k := net.Classes()

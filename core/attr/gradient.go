@@ -1,6 +1,7 @@
 package attr
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -13,7 +14,7 @@ import (
 // Gradient is the vanilla gradient ("saliency") of the target logit with
 // respect to the input (Simonyan et al. 2014).
 type Gradient struct {
-	Chunk int `json:"-"` // inputs per engine call (default 256)
+	Chunk int `json:"-"` // inputs per engine call, at most (default 256; engine.Batch bounds it by their bytes)
 }
 
 // Name implements Method.
@@ -342,10 +343,7 @@ func (d DeepLift) Attribute(ctx context.Context, net engine.Network, in Input) (
 		return Maps{}, err
 	}
 	dim := in.Dim()
-	chunk := d.Chunk
-	if chunk <= 0 {
-		chunk = 256
-	}
+	chunk := engine.Batch(in.Shape, cmp.Or(max(d.Chunk, 0), 256))
 	defer net.SetRule(engine.Gradient, nil, 0)
 	out := Maps{Data: make([]float32, len(in.X)), Shape: append([]int{in.N}, in.Shape...)}
 	for lo := 0; lo < in.N; lo += chunk {

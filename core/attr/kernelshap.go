@@ -1,6 +1,7 @@
 package attr
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -228,9 +229,7 @@ func solveShapley(cs coalitionSet, fz []float64, fx, f0 float64, M int) ([]float
 // logitsOf runs m generated inputs forward in chunks and hands each
 // one's target logit to use.
 func logitsOf(ctx context.Context, net engine.Network, m, chunk int, fill func(i int, dst []float32), target int, use func(i int, v float64)) error {
-	if chunk <= 0 {
-		chunk = 256
-	}
+	chunk = engine.Batch(net.InputShape(), cmp.Or(max(chunk, 0), 256))
 	dim := engine.Size(net.InputShape())
 	k := net.Classes()
 	xs := make([]float32, min(chunk, m)*dim)

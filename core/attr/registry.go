@@ -41,7 +41,7 @@ type Info struct {
 type Setup struct {
 	Seed  uint64 // of random methods
 	Dir   string // the folder relative file parameters are read from (a spec's; "": the working folder)
-	Chunk int    // inputs per engine call (0: 256)
+	Chunk int    // inputs per engine call, at most (0: 256; engine.Batch bounds it by their bytes)
 	// Train holds training inputs (TrainN of them, n×C×H×W), for methods
 	// whose Info names NeedsData.
 	Train  []float32

@@ -4,10 +4,12 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"faithlab/core/attr/methods"
 	"faithlab/core/data"
+	"faithlab/core/model"
 	"faithlab/core/protocol"
 	"faithlab/core/spec"
 )
@@ -21,19 +23,37 @@ import (
 // is opened for its shape and its caps alone: one sample of each split,
 // or as many as the spec caps it at (an IDX set is read no further; other
 // formats are read whole, then cut), so that a cap above a split is
-// refused here too. The estimate
-// makes the same check on the sets it opens (appliesTo).
+// refused here too. With a model file, each is opened as the model takes
+// its inputs (an image folder at its size and channels; a size the spec
+// asks for that the model does not take is refused) and its samples are
+// checked against the model's input shape. The estimate makes the same
+// check on the sets it opens (appliesTo).
 func (c *Campaign) Applies() error {
 	var problems []string
-	for _, d := range c.Spec.Datasets {
-		if d.Ref == "" {
-			continue // the model file's own dataset: checked against it when opened
-		}
-		opt := d.OpenOptions() // a cap above a split is refused here
-		opt.TrainHead, opt.TestHead = cmp.Or(opt.TrainHead, 1), cmp.Or(opt.TestHead, 1)
-		tr, _, err := data.Open(d.Ref, opt)
+	var h *model.Header
+	if f := c.Spec.Model.File; f != "" {
+		hh, err := model.HeaderOf(f)
 		if err != nil {
 			return err
+		}
+		h = &hh
+	}
+	for _, d := range c.Spec.Datasets {
+		ref, opt, err := c.dataOptions(d) // a cap above a split is refused here
+		if err != nil {
+			return err
+		}
+		if ref == "" {
+			continue // the model file's own dataset, which it does not name: an error when opened
+		}
+		opt.TrainHead, opt.TestHead = cmp.Or(opt.TrainHead, 1), cmp.Or(opt.TestHead, 1)
+		tr, _, err := data.Open(ref, opt)
+		if err != nil {
+			return err
+		}
+		if h != nil && !slices.Equal(tr.Shape, h.InputShape) {
+			problems = append(problems, fmt.Sprintf("%s: samples of shape %v, but model %s takes %v", ref, tr.Shape, c.Spec.Model.File, h.InputShape))
+			continue
 		}
 		p, err := appliesTo(c.Spec, d, tr)
 		if err != nil {

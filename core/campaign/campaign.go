@@ -231,9 +231,6 @@ func (c *Campaign) Run(ctx context.Context, o Options) (Outcome, error) {
 		limit = cap
 	}
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(limit))
-	if o.Events != nil {
-		o.Events <- job.Event{Time: time.Now(), Kind: job.Note, Err: fmt.Sprintf("planned %s; the collector holds it near %s", plan, gib(limit))}
-	}
 	cache, err := c.CacheDir()
 	if err != nil {
 		return out, err
@@ -254,6 +251,14 @@ func (c *Campaign) Run(ctx context.Context, o Options) (Outcome, error) {
 	info, err := eng.Info(ctx)
 	if err != nil {
 		return out, err
+	}
+	if info.PID > 0 {
+		if plan.Worker, err = c.workerPeak(ctx, eng, info.PID); err != nil {
+			return out, err
+		}
+	}
+	if o.Events != nil {
+		o.Events <- job.Event{Time: time.Now(), Kind: job.Note, Err: fmt.Sprintf("planned %s; the collector holds it near %s", plan, gib(limit))}
 	}
 	man.ID, man.Spec, man.Faithlab, man.Go, man.Kernel, man.Host, man.CPUs, man.Seeds, man.Shard, man.Cache, man.Ended =
 		c.ID(), hash(c.Raw), model.Version, runtime.Version(), kernel.Name(), host, runtime.NumCPU(), s.Seeds, sh.String(), cache, time.Time{}

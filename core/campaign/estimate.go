@@ -1,10 +1,14 @@
 package campaign
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"faithlab/core/attr"
@@ -23,10 +27,11 @@ import (
 	"faithlab/core/train"
 )
 
-// Size is what a campaign does, counted before it runs, and roughly how
-// long that takes on this machine and how much memory.
+// Size is what a launch of a campaign does, counted before it runs, and
+// roughly how long that takes on this machine and how much memory.
 type Size struct {
-	Tasks       int
+	Tasks       int     // to run
+	Skipped     int     // done by an earlier run: a launch resumes and skips them
 	BaseModels  int     // models trained to be explained (none with a model file)
 	Retrainings int     // models the protocols train
 	MapSets     int     // maps computed: a method and post-processing on a split
@@ -53,13 +58,15 @@ type Speeds struct {
 	Fill, Impute, Quality    float64
 }
 
-// HalfWidth is the widest a 95 % interval of a protocol's headline score
-// can be for one seed's run on Inputs test inputs, by the normal
-// approximation with the largest variance the score's range allows
-// (stats.HalfWidthBound): for an accuracy the worst-case binomial bound.
-// Real intervals are narrower wherever the inputs' values are not split
-// between the range's ends; several seeds narrow them further unless the
-// retraining noise between seeds is large.
+// HalfWidth is about the widest a 95 % interval of a protocol's headline
+// score gets for one seed's run on Inputs test inputs, as the report
+// computes its intervals (stats.HalfWidthBound): the studentized
+// interval's at the largest spread the score's range allows, above
+// Agresti–Coull's for an accuracy of 0/1 inputs. Real intervals are
+// narrower wherever the inputs' values are not split between the range's
+// ends — unless they are skewed and few, when the report flags them —;
+// several seeds narrow them further unless the retraining noise between
+// seeds is large.
 type HalfWidth struct {
 	Dataset, Protocol string
 	Metric            string
@@ -67,20 +74,38 @@ type HalfWidth struct {
 	Bound             float64
 }
 
-// Estimate counts the work of the campaign and estimates its time from
-// this machine's speeds (MeasureSpeeds; zero ones leave their work
-// untimed) and from the speed of each diffusion prior the protocols run,
-// measured here on kernel (MeasurePriorSpeed). The datasets are opened to
-// count their samples and the priors to find where GOAR's projections
-// start. Base models are counted at their full epochs (early stopping
-// usually ends them sooner).
+// Estimate counts the work a launch of the campaign does and estimates its
+// time from this machine's speeds (MeasureSpeeds; zero ones leave their
+// work untimed) and from the speed of each diffusion prior the protocols
+// run, measured here on kernel (MeasurePriorSpeed). A launch resumes: the
+// tasks its run folder holds done are skipped (Size.Skipped), and so is
+// what they made — the base model, maps, models every method shares —
+// which the cache keeps. The datasets are opened to count their samples
+// and the priors to find where GOAR's projections start. Base models are
+// counted at their full epochs (early stopping usually ends them sooner).
 func (c *Campaign) Estimate(ctx context.Context, sp Speeds, kernel gemm.Kernel) (Size, error) {
+	return c.estimate(ctx, sp, kernel, func(ctx context.Context, _ string, p diffusion.Prior) (float64, error) {
+		return MeasurePriorSpeed(ctx, p)
+	})
+}
+
+// estimate is Estimate with the speed of a prior (named by the dataset and
+// the path the protocol asked for) from priorSpeed.
+func (c *Campaign) estimate(ctx context.Context, sp Speeds, kernel gemm.Kernel, priorSpeed func(ctx context.Context, key string, p diffusion.Prior) (float64, error)) (Size, error) {
 	s := c.Spec
 	var z Size
-	z.Tasks = len(c.Tasks(job.Shard{}))
+	done := c.finished()
+	tasks := c.Tasks(job.Shard{})
 	base, retrain := train.Config{Epochs: s.Model.Epochs}, train.Config{Epochs: s.Retrain.Epochs}
-	for _, d := range s.Datasets {
-		trainSet, testSet, err := samples(d)
+	// What one protocol setting costs a task, and once a seed for all methods.
+	type cost struct {
+		each, shared    int // retrainings: of a task, and once for every method (on no maps)
+		work            protocol.Work
+		perMethod, once float64 // prior passes
+		speed           float64 // the prior's samples per second (0: untimed)
+	}
+	for di, d := range s.Datasets {
+		trainSet, testSet, err := c.samples(d)
 		if err != nil {
 			return z, err
 		}
@@ -88,13 +113,14 @@ func (c *Campaign) Estimate(ctx context.Context, sp Speeds, kernel gemm.Kernel) 
 			return z, errors.Join(err, misfits(p)) // as Run would refuse it
 		}
 		trainN, testN := trainSet.Len(), testSet.Len()
+		var priorKey string
 		env := &protocol.Env{Train: trainSet, Test: testSet,
 			Prior: func(_ context.Context, path string) (diffusion.Prior, string, error) {
+				priorKey = d.Ref + "|" + path
 				return job.OpenPrior(d.Ref, path, kernel)
 			}}
-		var seconds float64 // of the prior passes, per seed
-		retrains := false   // some protocol trains models: maps of the training set too
-		for _, p := range s.Protocols {
+		costs := make([]cost, len(s.Protocols))
+		for q, p := range s.Protocols {
 			pr, err := p.New()
 			if err != nil {
 				return z, err
@@ -103,56 +129,120 @@ func (c *Campaign) Estimate(ctx context.Context, sp Speeds, kernel gemm.Kernel) 
 				h.Dataset = d.Ref
 				z.HalfWidths = append(z.HalfWidths, h)
 			}
-			shared := protocol.SharedRetrainingsOf(pr) // trained once for every method, on no maps
-			each := protocol.RetrainingsOf(pr) - shared
-			k := each*len(s.Methods)*len(s.Post) + shared
-			z.Retrainings += k * len(s.Seeds)
-			z.Images += float64(k*retrain.Images(trainN)) * float64(len(s.Seeds))
-			retrains = retrains || each > 0
-			z.Work = z.Work.Add(protocol.WorkOf(pr, trainN, testN, trainSet.Shape), float64(len(s.Methods)*len(s.Post)*len(s.Seeds)))
+			k := &costs[q]
+			k.shared = protocol.SharedRetrainingsOf(pr)
+			k.each = protocol.RetrainingsOf(pr) - k.shared
+			k.work = protocol.WorkOf(pr, trainN, testN, trainSet.Shape)
 			r, ok := pr.(protocol.PriorRunner)
 			if !ok {
 				continue
 			}
+			priorKey = ""
 			prior, perMethod, once, err := r.PriorPasses(ctx, env)
 			if err != nil {
 				return z, fmt.Errorf("%s: %w", d.Ref, err)
 			}
-			n := perMethod*float64(len(s.Methods)*len(s.Post)) + once
-			z.PriorPasses += n * float64(len(s.Seeds))
-			if prior != nil && n > 0 && sp.Train > 0 {
-				v, err := MeasurePriorSpeed(ctx, prior)
-				if err != nil {
+			k.perMethod, k.once = perMethod, once
+			if prior != nil && perMethod*float64(len(s.Methods)*len(s.Post))+once > 0 && sp.Train > 0 {
+				if k.speed, err = priorSpeed(ctx, priorKey, prior); err != nil {
 					return z, err
 				}
-				seconds += n / v
 			}
 		}
-		for range s.Seeds {
-			if s.Model.File == "" {
-				z.BaseModels++
-				z.Images += float64(base.Images(trainN))
+		retrains := slices.ContainsFunc(costs, func(k cost) bool { return k.each > 0 }) // maps of the training set too
+		passes := make([]float64, len(s.Methods))
+		for m, sm := range s.Methods {
+			meth, err := methods.New(sm.Name, sm.Params, attr.CheckSetup)
+			if err != nil {
+				return z, err
 			}
-			for _, m := range s.Methods {
-				meth, err := methods.New(m.Name, m.Params, attr.CheckSetup)
-				if err != nil {
-					return z, err
-				}
-				n := testN
-				if retrains {
-					n += trainN
-				}
-				z.MapSets += len(s.Post) * map[bool]int{false: 1, true: 2}[retrains]
-				z.MapPasses += attr.PassesOf(meth) * float64(n)
+			passes[m] = attr.PassesOf(meth)
+		}
+		// What the finished tasks made, the cache keeps: a piece is made
+		// by the launch when a task to run needs it and no finished one
+		// made it. Keys: a seed; a seed's protocol; a seed's method (its
+		// test and its training maps); a seed's method and post-processing.
+		type piece struct {
+			seed uint64
+			kind string
+			a, b int
+		}
+		made, needed := map[piece]bool{}, map[piece]bool{}
+		pieces := func(t job.Task) []piece {
+			ps := []piece{{t.Seed, "base", 0, 0}, {t.Seed, "shared", t.Protocol, 0}, {t.Seed, "test maps", t.Method, 0}, {t.Seed, "test set", t.Method, t.Post}}
+			if retrains && costs[t.Protocol].each > 0 {
+				ps = append(ps, piece{t.Seed, "train maps", t.Method, 0}, piece{t.Seed, "train set", t.Method, t.Post})
 			}
-			if len(s.Methods) > 0 { // the predictions the maps explain, shared by every method
-				z.Work.Forward += float64(testN)
-				if retrains {
+			return ps
+		}
+		for _, t := range tasks {
+			if t.Dataset != di || !done[t.Key] {
+				continue
+			}
+			z.Skipped++
+			for _, p := range pieces(t) {
+				made[p] = true
+			}
+		}
+		var seconds float64 // of the prior passes
+		for _, t := range tasks {
+			if t.Dataset != di || done[t.Key] {
+				continue
+			}
+			k := costs[t.Protocol]
+			z.Tasks++
+			z.Retrainings += k.each
+			z.Images += float64(k.each * retrain.Images(trainN))
+			z.Work = z.Work.Add(k.work, 1)
+			z.PriorPasses += k.perMethod
+			if k.speed > 0 {
+				seconds += k.perMethod / k.speed
+			}
+			for _, p := range pieces(t) {
+				if made[p] || needed[p] {
+					continue
+				}
+				needed[p] = true
+				switch p.kind {
+				case "base":
+					if s.Model.File == "" {
+						z.BaseModels++
+						z.Images += float64(base.Images(trainN))
+					}
+				case "shared":
+					z.Retrainings += k.shared
+					z.Images += float64(k.shared * retrain.Images(trainN))
+					z.PriorPasses += k.once
+					if k.speed > 0 {
+						seconds += k.once / k.speed
+					}
+				case "test maps":
+					z.MapPasses += passes[p.a] * float64(testN)
+				case "train maps":
+					z.MapPasses += passes[p.a] * float64(trainN)
+				case "test set", "train set":
+					z.MapSets++
+				}
+			}
+		}
+		// The predictions the maps explain, once a seed for every method,
+		// where maps of that split are made.
+		forward := map[piece]bool{}
+		for p := range needed {
+			switch f := (piece{seed: p.seed, kind: p.kind}); p.kind {
+			case "test maps":
+				if !forward[f] {
+					forward[f] = true
+					z.Work.Forward += float64(testN)
+				}
+			case "train maps":
+				if !forward[f] {
+					forward[f] = true
 					z.Work.Forward += float64(trainN)
 				}
 			}
-			z.Seconds += seconds
 		}
+		z.Seconds += seconds
 	}
 	w := z.Work
 	for _, t := range []struct{ n, v float64 }{{z.Images, sp.Train}, {z.MapPasses, sp.Gradient}, {w.Forward, sp.Forward},
@@ -166,22 +256,34 @@ func (c *Campaign) Estimate(ctx context.Context, sp Speeds, kernel gemm.Kernel) 
 	return z, err
 }
 
-// Measure sizes the campaign on this machine: it measures its speeds
-// (Campaign.Speeds) and estimates with them. A TorchScript or ONNX model's speeds
-// are not measured here: Seconds is then 0.
-func (c *Campaign) Measure(ctx context.Context, kernel gemm.Kernel) (Size, error) {
-	sp, err := c.Speeds(ctx, kernel)
-	if err != nil {
-		return Size{}, err
+// finished is the keys of the tasks the campaign's run folder holds done;
+// none when the folder does not exist or holds another spec's results
+// (which a launch refuses).
+func (c *Campaign) finished() map[string]bool {
+	done := map[string]bool{}
+	r, err := Open(c.Spec.Output)
+	if err != nil || !bytes.Equal(r.Raw, c.Raw) && !r.Ran(c.Spec) {
+		return done
 	}
-	return c.Estimate(ctx, sp, kernel)
+	for _, rec := range r.Status().Done {
+		done[rec.Task] = true
+	}
+	return done
+}
+
+// Measure sizes the campaign on this machine: it measures its speeds
+// (Campaign.Speeds) and estimates with them (Estimate: a launch resumes,
+// so a run's finished tasks are not counted). A TorchScript or ONNX
+// model's speeds are not measured here: Seconds is then 0.
+func (c *Campaign) Measure(ctx context.Context, kernel gemm.Kernel) (Size, error) {
+	return new(SpeedBook).Estimate(ctx, c, kernel)
 }
 
 // Speeds measures this machine's speeds (MeasureSpeeds) with the
 // campaign's architecture (a model file's own) on its first dataset; a
 // TorchScript or ONNX model's are zero. They depend only on SpeedsKey, so that a
 // front end that estimates again after every edit of a campaign measures
-// once per key.
+// once per key (SpeedBook).
 func (c *Campaign) Speeds(ctx context.Context, kernel gemm.Kernel) (Speeds, error) {
 	s := c.Spec
 	arch := s.Model.Arch
@@ -198,7 +300,7 @@ func (c *Campaign) Speeds(ctx context.Context, kernel gemm.Kernel) (Speeds, erro
 	if len(s.Datasets) == 0 {
 		return Speeds{}, fmt.Errorf("campaign %s: no dataset", s.Name)
 	}
-	tr, te, err := samples(s.Datasets[0])
+	tr, te, err := c.samples(s.Datasets[0])
 	if err != nil {
 		return Speeds{}, err
 	}
@@ -206,14 +308,86 @@ func (c *Campaign) Speeds(ctx context.Context, kernel gemm.Kernel) (Speeds, erro
 }
 
 // SpeedsKey is what Campaign.Speeds depends on: the model (its file or
-// architecture) and the first dataset with its sample caps.
+// architecture), the first dataset and the engine. Not the sample caps:
+// the speeds are per image, and a campaign sized at 500 test images and
+// then at 600 is the same machine's work (measured again, the estimate
+// jumped with the machine's load between near-identical forms).
 func (c *Campaign) SpeedsKey() string {
 	s := c.Spec
 	if len(s.Datasets) == 0 {
 		return ""
 	}
-	d := s.Datasets[0]
-	return fmt.Sprintf("%s|%s|%s|%d|%d", s.Model.File, s.Model.Arch, d.Ref, d.TrainSamples, d.TestSamples)
+	return fmt.Sprintf("%s|%s|%s|%s", s.Model.File, s.Model.Arch, s.Datasets[0].Ref, s.Engine)
+}
+
+// SpeedBook keeps the speeds measured on this machine by what they depend
+// on — a campaign's by SpeedsKey, a diffusion prior's by its dataset and
+// file — so that a front end sizing a campaign after every edit measures
+// each once and every estimate uses the same speeds. Safe for concurrent
+// use; the zero value is empty and ready.
+type SpeedBook struct {
+	mu     sync.Mutex
+	speeds map[string]Speeds
+	priors map[string]float64
+}
+
+// Known says whether the campaign's speeds are measured already.
+func (b *SpeedBook) Known(c *Campaign) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, ok := b.speeds[c.SpeedsKey()]
+	return ok
+}
+
+// Speeds returns the campaign's speeds, measured the first time their key
+// is asked for (Campaign.Speeds).
+func (b *SpeedBook) Speeds(ctx context.Context, c *Campaign, kernel gemm.Kernel) (Speeds, error) {
+	key := c.SpeedsKey()
+	b.mu.Lock()
+	sp, ok := b.speeds[key]
+	b.mu.Unlock()
+	if ok {
+		return sp, nil
+	}
+	sp, err := c.Speeds(ctx, kernel)
+	if err != nil {
+		return sp, err
+	}
+	b.mu.Lock()
+	if b.speeds == nil {
+		b.speeds = map[string]Speeds{}
+	}
+	b.speeds[key] = sp
+	b.mu.Unlock()
+	return sp, nil
+}
+
+// Estimate is Campaign.Estimate with the book's speeds, each measured
+// once (a prior's included).
+func (b *SpeedBook) Estimate(ctx context.Context, c *Campaign, kernel gemm.Kernel) (Size, error) {
+	sp, err := b.Speeds(ctx, c, kernel)
+	if err != nil {
+		return Size{}, err
+	}
+	return c.estimate(ctx, sp, kernel, func(ctx context.Context, key string, p diffusion.Prior) (float64, error) {
+		b.mu.Lock()
+		v, ok := b.priors[key]
+		b.mu.Unlock()
+		if ok {
+			return v, nil
+		}
+		v, err := MeasurePriorSpeed(ctx, p)
+		if err != nil {
+			return 0, err
+		}
+		b.mu.Lock()
+		if b.priors == nil {
+			b.priors = map[string]float64{}
+		}
+		b.priors[key] = v
+		b.mu.Unlock()
+		return v, nil
+	})
 }
 
 // MeasureSpeeds measures this machine's Speeds with a fresh network of
@@ -266,7 +440,11 @@ func (z Size) String() string {
 	if z.PriorPasses > 0 {
 		prior = fmt.Sprintf("; %.0f passes of a sample through the diffusion prior (one per sampler step)", z.PriorPasses)
 	}
-	out := fmt.Sprintf("%s; %s and %s to train; %s%s.", report.Count(z.Tasks, "task"), report.Count(z.BaseModels, "base model"), report.Count(z.Retrainings, "retraining"), report.Count(z.MapSets, "map set"), prior)
+	tasks := report.Count(z.Tasks, "task")
+	if z.Skipped > 0 {
+		tasks = fmt.Sprintf("%s to run (%d done already, which a resume skips)", tasks, z.Skipped)
+	}
+	out := fmt.Sprintf("%s; %s and %s to train; %s%s.", tasks, report.Count(z.BaseModels, "base model"), report.Count(z.Retrainings, "retraining"), report.Count(z.MapSets, "map set"), prior)
 	if z.Seconds > 0 {
 		out += fmt.Sprintf(" About %s here (training, maps, the protocols' passes and fills at this machine's measured speeds; early stopping ends training sooner).",
 			(time.Duration(z.Seconds) * time.Second).Round(time.Second))
@@ -279,8 +457,8 @@ func (z Size) String() string {
 		for _, h := range z.HalfWidths {
 			parts = append(parts, fmt.Sprintf("%s ±%.3f (%d inputs)", h.Protocol, h.Bound, h.Inputs))
 		}
-		out += " 95% intervals of the headline scores per seed, at most: " + strings.Join(parts, ", ") +
-			" (the normal approximation's bound for the score's range; real ones are narrower)."
+		out += " 95% intervals of the headline scores per seed, at most about: " + strings.Join(parts, ", ") +
+			" (at the widest spread the score's range allows; real ones are narrower, unless the scores are skewed and the inputs few)."
 	}
 	return out
 }
@@ -300,10 +478,39 @@ func halfWidth(p protocol.Protocol, testN int) (HalfWidth, bool) {
 	return HalfWidth{Protocol: info.Name, Metric: h.Name, Inputs: n, Bound: stats.HalfWidthBound(n, h.Value.Range[0], h.Value.Range[1])}, true
 }
 
-// samples opens a dataset's training and test sets as a campaign uses
-// them (the spec's caps applied).
-func samples(d spec.Dataset) (train, test *data.Dataset, err error) {
-	return data.Open(d.Ref, d.OpenOptions())
+// samples opens a dataset's training and test sets as the campaign's
+// tasks see them (dataOptions), with the spec's caps applied.
+func (c *Campaign) samples(d spec.Dataset) (train, test *data.Dataset, err error) {
+	ref, opt, err := c.dataOptions(d)
+	if err != nil {
+		return nil, nil, err
+	}
+	return data.Open(ref, opt)
+}
+
+// dataOptions are the dataset and options the campaign's tasks open d with:
+// with a model file, its own dataset for an empty ref and an image folder
+// decoded as the model takes its inputs (model.Header.DataOptions: a size
+// or channel count the spec asks for that the model does not take is an
+// error naming both).
+func (c *Campaign) dataOptions(d spec.Dataset) (string, data.Options, error) {
+	opt := d.OpenOptions()
+	f := c.Spec.Model.File
+	if f == "" {
+		return d.Ref, opt, nil
+	}
+	h, err := model.HeaderOf(f)
+	if err != nil {
+		return "", opt, err
+	}
+	ref := d.Ref
+	if ref == "" && h.Source != nil {
+		ref = h.Source.Ref
+	}
+	if opt, err = h.DataOptions(opt); err != nil {
+		return "", opt, fmt.Errorf("dataset %s for model %s: %w", cmp.Or(ref, "(the model's own)"), f, err)
+	}
+	return ref, opt, nil
 }
 
 // MeasurePriorSpeed runs the prior's network on a batch for about a

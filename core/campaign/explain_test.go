@@ -11,6 +11,7 @@ import (
 	"faithlab/core/data"
 	"faithlab/core/job"
 	"faithlab/core/model"
+	"faithlab/core/protocol"
 	"faithlab/core/store"
 )
 
@@ -166,5 +167,76 @@ func TestEstimateCountsSharedModelsOnce(t *testing.T) {
 	}
 	if z.Retrainings != 2 || z.MapSets != 3 || z.Images != 3*3000+2*3*3000 {
 		t.Errorf("size %+v: want 2 retrainings (one each), 3 map sets (test only), base and 2 models' training images", z)
+	}
+}
+
+// A launch resumes: the estimate counts only what is left — the tasks the
+// run folder holds done are skipped, with the base model and the maps
+// they made (in the cache) — not the whole campaign again.
+func TestEstimateCountsWhatAResumeRedoes(t *testing.T) {
+	c := load(t, t.TempDir())
+	full, err := c.Estimate(context.Background(), Speeds{Train: 1000, Gradient: 2000, Forward: 5000}, best())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// campaignSpec's plan: per method, ROAR then deletion. The first
+	// method's two tasks are done.
+	run, err := store.Open(c.Spec.Output, c.Raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks := c.Tasks(job.Shard{})
+	for _, task := range tasks[:2] {
+		if err := run.Append(store.Record{Task: task.Key, Label: task.Label, Result: &protocol.Result{Protocol: "x"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	left, err := c.Estimate(context.Background(), Speeds{Train: 1000, Gradient: 2000, Forward: 5000}, best())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two methods of three left: their ROAR retrainings and maps, no base
+	// model; gradxinput's maps take one pass an input, random's none.
+	want := Size{Tasks: 4, Skipped: 2, BaseModels: 0, Retrainings: 10, MapSets: 4,
+		Images: 10 * 3 * 3000, MapPasses: 1 * (3000 + 300)}
+	if left.Tasks != want.Tasks || left.Skipped != want.Skipped || left.BaseModels != want.BaseModels || left.Retrainings != want.Retrainings ||
+		left.MapSets != want.MapSets || left.Images != want.Images || left.MapPasses != want.MapPasses {
+		t.Errorf("left %+v, want %+v", left, want)
+	}
+	roar := 300 + 5*(300+300)
+	deletion := 100 + 2*(100*21+3*100)
+	if want := float64(2*(roar+deletion) + 3000 + 300); left.Work.Forward != want {
+		t.Errorf("%g forward passes left, want %g", left.Work.Forward, want)
+	}
+	if !(left.Seconds < full.Seconds*0.7) || !strings.Contains(left.String(), "4 tasks to run (2 done already, which a resume skips)") {
+		t.Errorf("%.1f s left of %.1f s: %s", left.Seconds, full.Seconds, left)
+	}
+}
+
+// A book measures a campaign's speeds once per model, dataset and engine:
+// other sample caps, seeds or protocols reuse them.
+func TestSpeedBookMeasuresOncePerModelDataAndEngine(t *testing.T) {
+	a := load(t, t.TempDir())
+	b := load(t, t.TempDir())
+	b.Spec.Datasets[0].TestSamples = 200
+	b.Spec.Seeds = []uint64{1, 2}
+	var book SpeedBook
+	if book.Known(a) {
+		t.Fatal("known before measured")
+	}
+	sa, err := book.Speeds(context.Background(), a, best())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !book.Known(b) {
+		t.Error("another test cap and seeds: measured again")
+	}
+	sb, _ := book.Speeds(context.Background(), b, best())
+	if sa != sb {
+		t.Errorf("the same key gave %+v then %+v", sa, sb)
+	}
+	b.Spec.Engine = "torch"
+	if book.Known(b) {
+		t.Error("another engine shares the native engine's speeds")
 	}
 }

@@ -1,11 +1,16 @@
 package campaign
 
 import (
+	"context"
 	"fmt"
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
 
 	"faithlab/core/data"
 	"faithlab/core/engine"
+	"faithlab/core/engine/gemm"
 	"faithlab/core/job"
 	"faithlab/core/model"
 	"faithlab/core/param"
@@ -17,8 +22,11 @@ import (
 // A campaign's memory is the data, held once and shared by every task, and
 // what the tasks running at once hold beside it: their maps, ranks and
 // perturbed copies of the data (protocol.Footprint), the maps a task
-// computes, and the networks it trains with their optimiser state and
-// each core's working buffers. None of it grows with the number of
+// computes, the inputs of one engine call (engine.Batch: 2 MiB of them
+// whatever their size), the explained network with the buffers its passes
+// keep (measured on a copy: at 224×224 a ResNet-18-sized network's per-core
+// pieces hold most of a task), and the networks it trains with their
+// optimiser state and each core's working buffers. None of it grows with the number of
 // methods, rates, seeds or tasks: every artefact streams from the cache
 // when a task needs it and is dropped when the task ends. Memory plans it
 // before any work; Run refuses a campaign that cannot fit the user's cap
@@ -36,6 +44,9 @@ type MemoryPlan struct {
 	Workers int   // tasks at once
 	Live    int64 // the runtime, the data and Workers tasks: the collector's soft limit
 	Peak    int64 // the resident memory to expect: Live and the pages not yet returned
+	// Worker is a PyTorch worker's own peak on this machine, measured when
+	// a run starts it (Run): its process beside this one. 0 otherwise.
+	Worker int64
 }
 
 // Memory model constants, from runs measured with /usr/bin/time -v on the
@@ -54,7 +65,7 @@ func (c *Campaign) Memory() (MemoryPlan, error) {
 	var p MemoryPlan
 	p.Workers = workers(s.Workers, len(c.Tasks(job.Shard{})))
 	for _, d := range s.Datasets {
-		trainSet, testSet, err := samples(d)
+		trainSet, testSet, err := c.samples(d)
 		if err != nil {
 			return p, err
 		}
@@ -84,11 +95,14 @@ func (c *Campaign) Memory() (MemoryPlan, error) {
 			if f.Train > 0 {
 				mapped = trainN
 			}
-			task += mapped * int64(4*dim)
-			if protocol.RetrainingsOf(proto) > 0 || f.Train > 0 || f.Model {
-				task += net
+			task += mapped*int64(4*dim) + batchBytes(trainSet.Shape, hw) + net.explained
+			if f.Model {
+				task += net.explained // a randomised copy, run as the model is
 			}
-			p.Task = max(p.Task, task+net)
+			if protocol.RetrainingsOf(proto) > 0 || f.Train > 0 {
+				task += net.training
+			}
+			p.Task = max(p.Task, task)
 		}
 	}
 	p.Live = runtimeBytes + p.Data + int64(p.Workers)*p.Task
@@ -105,40 +119,165 @@ func workers(spec, tasks int) int {
 	return min(w, max(1, tasks))
 }
 
-// netBytes is what training one network of the campaign's architecture
-// holds: its weights, gradients and Adam's two moments, a gradient slot per
+// netSize is what the networks of a task hold: the explained one (its
+// weights and the buffers its passes keep) and one being trained.
+type netSize struct{ explained, training int64 }
+
+// netBytes sizes the campaign's networks on ds. The explained network
+// holds its weights (and an ONNX or TorchScript file's bytes twice: the
+// file read and its graph's weights, or the copy the torch engine keeps to
+// build the module again) and its pass buffers, measured (passBytes) on the
+// native engine; on another engine they are the worker's, in its own
+// process (MemoryPlan.Worker). Training holds the
+// weights, their gradients and Adam's two moments, a gradient slot per
 // piece of a batch, and each core's activations for a piece.
-func netBytes(s *spec.Spec, ds *data.Dataset) (int64, error) {
+func netBytes(s *spec.Spec, ds *data.Dataset) (netSize, error) {
 	arch := s.Model.Arch
 	var m *model.Model
+	var file int64 // a TorchScript or ONNX file's bytes, held twice
 	if f := s.Model.File; f != "" {
+		if st, err := os.Stat(f); err == nil && (model.IsTorchScript(f) || model.IsONNX(f)) {
+			file = 2 * st.Size()
+		}
 		if model.IsTorchScript(f) {
-			return 0, nil // in the PyTorch worker's process
+			// The module runs in the PyTorch worker's process; here, its
+			// bytes and the copy the engine keeps to build it again.
+			return netSize{explained: file}, nil
 		}
 		var err error
-		if m, err = model.Load(f, nil); err != nil {
-			return 0, err
+		if m, err = model.Load(f, gemm.Gonum{}); err != nil {
+			return netSize{}, err
 		}
 		arch = m.Arch
 	}
 	if m == nil || m.ONNX == nil { // an ONNX model's own layers, else a fresh built-in
 		var err error
-		if m, err = model.New(arch, ds, nil, 1); err != nil {
-			return 0, err
+		if m, err = model.New(arch, ds, gemm.Gonum{}, 1); err != nil {
+			return netSize{}, err
 		}
 	}
 	var params int64
 	for _, q := range m.Net.Params() {
 		params += int64(len(q.Data))
 	}
+	var size netSize
+	size.explained = 4*params + file // an ONNX file's bytes and its graph's weights besides
+	if kind, _ := model.EngineKind(s.Engine); kind == "native" {
+		pass, err := passBytes(m.Net)
+		if err != nil {
+			return size, err
+		}
+		size.explained += pass
+	}
 	const slots = 8 // a batch of 256 in pieces of 32, their passes of 8 samples
 	activations := int64(runtime.GOMAXPROCS(0)) * 8 * int64(engine.Size(ds.Shape)) * 4 * 200
-	return params*4*(4+slots) + activations, nil
+	size.training = params*4*(4+slots) + activations
+	return size, nil
+}
+
+// passBytes measures the buffers a network keeps for the passes a task runs
+// on it (passes, on a copy), as the heap it grew by, read after a
+// collection before and after: what the engine keeps for its layers, its
+// per-core copies and their pieces. Measured rather than modelled, since
+// those are the engine's own to choose; the same network gives the same
+// figure to a few KiB.
+func passBytes(net engine.Network) (int64, error) {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	probe := net.Clone()
+	if err := passes(context.Background(), probe); err != nil {
+		return 0, err
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(probe)
+	return max(0, int64(after.HeapAlloc)-int64(before.HeapAlloc)), nil
+}
+
+// passes runs on net the largest calls a task makes of it: a batch of
+// logits and one of input gradients, engine.Batch inputs each (the size of
+// the protocols' and the attributions' calls).
+func passes(ctx context.Context, net engine.Network) error {
+	shape := net.InputShape()
+	n, k := engine.Batch(shape, 256), net.Classes()
+	x := make([]float32, n*engine.Size(shape))
+	if _, err := engine.Logits(ctx, net, x, n); err != nil {
+		return fmt.Errorf("measuring %s's memory: %w", net.Arch(), err)
+	}
+	_, err := engine.Differentiate(ctx, net, x, n, engine.InputGrad, func(_ int, _, d []float32) {
+		clear(d)
+		for r := range len(d) / k {
+			d[r*k] = 1
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("measuring %s's memory: %w", net.Arch(), err)
+	}
+	return nil
+}
+
+// workerPeak runs a task's largest calls (passes) on the campaign's
+// network in a PyTorch worker on this machine (pid) and returns the
+// worker's peak resident memory afterwards (Linux's VmHWM): what its own
+// process holds for a task, beside the campaign's. 0 where /proc does not
+// say.
+func (c *Campaign) workerPeak(ctx context.Context, eng *model.Engine, pid int) (int64, error) {
+	s := c.Spec
+	var m *model.Model
+	var err error
+	switch f := s.Model.File; {
+	case f != "" && model.IsTorchScript(f):
+		m, err = model.LoadTorchScript(f)
+	case f != "":
+		m, err = model.Load(f, gemm.Gonum{})
+	default:
+		var tr *data.Dataset
+		if tr, _, err = c.samples(s.Datasets[0]); err == nil {
+			m, err = model.New(s.Model.Arch, tr, gemm.Gonum{}, 1)
+		}
+	}
+	if err != nil {
+		return 0, err
+	}
+	net, err := eng.Network(ctx, m)
+	if err != nil {
+		return 0, err
+	}
+	if err := passes(ctx, net); err != nil {
+		return 0, err
+	}
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, nil
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if kb, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			v, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(kb), "kB")), 10, 64)
+			if err == nil {
+				return v << 10, nil
+			}
+		}
+	}
+	return 0, nil
+}
+
+// batchBytes is what a task holds per engine call beside the network: the
+// inputs of one call (engine.Batch of them; the protocols' perturbed
+// copies and their masks), and an attribution's float64 sums for a block
+// of them.
+func batchBytes(shape []int, hw int) int64 {
+	dim := int64(engine.Size(shape))
+	return int64(engine.Batch(shape, 1024))*(4*dim+4*int64(hw)) + int64(engine.Batch(shape, 256))*8*dim
 }
 
 // String words the plan.
 func (p MemoryPlan) String() string {
-	return fmt.Sprintf("peak memory about %s (the data %s, %s at once of up to %s each)", gib(p.Peak), gib(p.Data), report.Count(p.Workers, "task"), gib(p.Task))
+	s := fmt.Sprintf("peak memory about %s (the data %s, %s at once of up to %s each)", gib(p.Peak), gib(p.Data), report.Count(p.Workers, "task"), gib(p.Task))
+	if p.Worker > 0 {
+		s += fmt.Sprintf(", and the PyTorch worker's about %s", gib(p.Worker))
+	}
+	return s
 }
 
 // gib writes a byte count in GiB or MiB, as memory_gb and Settings' cap

@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,6 +26,10 @@ retrain: {epochs: 3}
 ` + extra
 }
 
+// near says whether two byte counts of the plan agree to 1 %: the
+// network's pass buffers are measured, to within a few KiB.
+func near(a, b int64) bool { return math.Abs(float64(a-b)) <= 0.01*math.Abs(float64(b)) }
+
 func planOf(t *testing.T, spec string) MemoryPlan {
 	t.Helper()
 	p, err := loadSpec(t, t.TempDir(), spec).Memory()
@@ -41,13 +46,13 @@ func TestMemoryPlanGrowsWithWorkersNotTasks(t *testing.T) {
 	one := planOf(t, memorySpec("gradient, random", "0.5", "workers: 1\n"))
 	many := planOf(t, memorySpec("gradient, gradxinput, ig, smoothgrad, random", "0.1, 0.3, 0.5, 0.7, 0.9", "workers: 1\n"))
 	two := planOf(t, memorySpec("gradient, random", "0.5", "workers: 2\n"))
-	if one != many {
+	if one.Data != many.Data || one.Workers != many.Workers || !near(one.Task, many.Task) {
 		t.Errorf("plan for 2 methods × 1 rate %+v, for 5 × 5 %+v: want the same", one, many)
 	}
 	if one.Data <= 0 || one.Task <= 0 || one.Workers != 1 {
 		t.Fatalf("plan %+v: want data, a task's working set and one worker", one)
 	}
-	if two.Workers != 2 || two.Live != one.Live+one.Task {
+	if two.Workers != 2 || !near(two.Live, one.Live+one.Task) {
 		t.Errorf("two workers plan %+v: want one worker's live %d plus a task's %d", two, one.Live, one.Task)
 	}
 	if one.Peak < one.Live {
@@ -93,7 +98,7 @@ func TestMPRTFootprintCountsItsMapsAndModel(t *testing.T) {
 	}
 	with, without := alone("mprt"), alone("deletion")
 	c := loadSpec(t, t.TempDir(), memorySpec("gradient", "0.5", ""))
-	trainSet, _, err := samples(c.Spec.Datasets[0])
+	trainSet, _, err := c.samples(c.Spec.Datasets[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +107,7 @@ func TestMPRTFootprintCountsItsMapsAndModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	// gmm's rows: one map value per feature.
-	if want := int64(100*4*trainSet.Dim()) + net; with.Task-without.Task != want {
+	if want := int64(100*4*trainSet.Dim()) + net.explained; !near(with.Task-without.Task, want) {
 		t.Errorf("a task's working set with MPRT %d, with Deletion %d: MPRT's 100 more maps and its model are %d", with.Task, without.Task, want)
 	}
 }

@@ -22,7 +22,7 @@ import (
 // runner's events to its standard output as JSON lines and reads commands
 // from its standard input, a line each:
 //
-//	cancel KEY   stop the task with that key (it is not recorded)
+//	cancel KEY   stop the task with that key, running or queued (it is not recorded)
 //	stop         stop the campaign after the tasks under way
 //
 // It stops the campaign too when its standard input closes — which the
@@ -47,13 +47,22 @@ func Serve(ctx context.Context, specPath string, o Options, in io.Reader, out io
 		return err
 	}
 	tasks := &job.TaskControl{}
+	// A task cancelled before it starts (queued) is cancelled as it
+	// starts: the runner registers a task's cancel before it says Started,
+	// and ahead's lock orders a cancel and the start it waits for.
+	var mu sync.Mutex
+	ahead := map[string]bool{}
 	go func() {
 		sc := bufio.NewScanner(in)
 		for sc.Scan() {
 			cmd, arg, _ := strings.Cut(strings.TrimSpace(sc.Text()), " ")
 			switch cmd {
 			case "cancel":
-				tasks.Cancel(arg)
+				mu.Lock()
+				if !tasks.Cancel(arg) {
+					ahead[arg] = true
+				}
+				mu.Unlock()
 			case "stop":
 				stop()
 			}
@@ -65,6 +74,14 @@ func Serve(ctx context.Context, specPath string, o Options, in io.Reader, out io
 	go func() {
 		defer close(done)
 		for e := range events {
+			if e.Kind == job.Started {
+				mu.Lock()
+				if ahead[e.Key] {
+					delete(ahead, e.Key)
+					tasks.Cancel(e.Key)
+				}
+				mu.Unlock()
+			}
 			enc.Encode(e)
 		}
 	}()
@@ -138,7 +155,8 @@ func StartChild(cmd *exec.Cmd) (*Child, error) {
 // Events are the runner's events; the channel closes when the child ends.
 func (c *Child) Events() <-chan job.Event { return c.events }
 
-// CancelTask stops one running task; it is not recorded.
+// CancelTask stops one task, running or still queued (then as it starts);
+// it is not recorded.
 func (c *Child) CancelTask(key string) { c.send("cancel " + key) }
 
 // Stop stops the campaign after the tasks under way.

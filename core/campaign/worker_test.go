@@ -84,3 +84,47 @@ func TestChildStopsWhenAsked(t *testing.T) {
 		t.Error("a missing worker binary started")
 	}
 }
+
+// A queued task is cancelled too: as it comes up it stops, is not
+// recorded, and the others run.
+func TestChildCancelsAQueuedTask(t *testing.T) {
+	dir := t.TempDir()
+	c := loadSpec(t, dir, `name: queued
+output: run
+datasets: [{id: gmm, train_samples: 600, test_samples: 60}]
+model: {arch: mlp, epochs: 1}
+methods: [gradient, gradxinput, random]
+protocols: [{name: deletion, params: {samples: 20}}]
+workers: 1
+`)
+	tasks := c.Tasks(job.Shard{})
+	last := tasks[len(tasks)-1]
+	child, err := StartChild(worker(filepath.Join(dir, "campaign.yaml")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[job.Kind]int{}
+	var cancelled string
+	for e := range child.Events() {
+		kinds[e.Kind]++
+		switch {
+		case e.Kind == job.Started && kinds[job.Started] == 1:
+			child.CancelTask(last.Key) // queued behind the one running
+		case e.Kind == job.Cancelled:
+			cancelled = e.Key
+		}
+	}
+	if err := child.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if cancelled != last.Key || kinds[job.Cancelled] != 1 || kinds[job.Finished] != len(tasks)-1 {
+		t.Errorf("events by kind %v, cancelled %q: want the queued %s cancelled and the rest finished", kinds, cancelled, last.Label)
+	}
+	r, err := Open(filepath.Join(dir, "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := r.Status(); len(st.Missing) != 1 || st.Missing[0].Key != last.Key {
+		t.Errorf("missing %+v: want the cancelled task alone", st.Missing)
+	}
+}

@@ -231,12 +231,14 @@ func Logits(ctx context.Context, net Network, x []float32, n int) ([]float32, er
 }
 
 // EachLogits runs the n inputs in x forward, chunk at a time (chunk ≤ 0:
-// 1024), and hands each input's logits to use(i, row) in order; row is valid
-// only during the call. It stops between chunks when ctx is done.
+// 1024; at most Batch's), and hands each input's logits to use(i, row) in
+// order; row is valid only during the call. It stops between chunks when
+// ctx is done.
 func EachLogits(ctx context.Context, net Network, x []float32, n, chunk int, use func(i int, row []float32)) error {
 	if chunk <= 0 {
 		chunk = 1024
 	}
+	chunk = Batch(net.InputShape(), chunk)
 	dim, k := Size(net.InputShape()), net.Classes()
 	for lo := 0; lo < n; lo += chunk {
 		if err := ctx.Err(); err != nil {
@@ -255,7 +257,7 @@ func EachLogits(ctx context.Context, net Network, x []float32, n, chunk int, use
 }
 
 // Predicted returns each input's predicted class (its largest logit), chunk
-// inputs per forward pass (chunk ≤ 0: 256).
+// inputs per forward pass (chunk ≤ 0: 256; at most Batch's).
 func Predicted(ctx context.Context, net Network, x []float32, n, chunk int) ([]int, error) {
 	if chunk <= 0 {
 		chunk = 256

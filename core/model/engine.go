@@ -107,6 +107,7 @@ type EngineInfo struct {
 	Engine string // the setting
 	Torch  string // torch's version ("" on the native engine)
 	Device string // e.g. "cpu (native, OpenBLAS Haswell)", "cuda:0 (NVIDIA H100 80GB HBM3)"
+	PID    int    // the PyTorch worker's process on this machine (0: native, or on another host)
 }
 
 // Info describes the engine.
@@ -124,7 +125,11 @@ func (e *Engine) Info(ctx context.Context) (EngineInfo, error) {
 	} else if in.Device == "cpu" {
 		dev = fmt.Sprintf("cpu (%d threads)", in.Threads)
 	}
-	return EngineInfo{Engine: e.setting, Torch: in.Torch, Device: dev}, nil
+	info := EngineInfo{Engine: e.setting, Torch: in.Torch, Device: dev}
+	if _, host, err := EngineReach(e.setting); err == nil && host == "" {
+		info.PID = in.PID
+	}
+	return info, nil
 }
 
 // Network returns m's classifier on the engine: m.Net itself on the

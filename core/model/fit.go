@@ -103,17 +103,14 @@ func (f Fit) Run(ctx context.Context, progress func(train.Progress)) (*Model, er
 // and checked against the model's input shape and classes. ref "" means
 // the model's own dataset. Models written before sources were recorded
 // split with their training seed, as `faithlab-cli train` did, and opt's
-// other fields. opt's heads (the samples kept) apply in both cases.
+// other fields. opt's heads (the samples kept) apply in both cases. An
+// image folder is decoded as the model takes its inputs (DataOptions).
 func (m *Model) Data(ref string, opt data.Options) (trainSet, testSet *data.Dataset, err error) {
 	if ref, err = m.DataRef(ref); err != nil {
 		return nil, nil, err
 	}
-	if src := m.Source; src != nil {
-		trainHead, testHead := opt.TrainHead, opt.TestHead
-		opt = src.Options
-		opt.TrainHead, opt.TestHead = trainHead, testHead
-	} else if m.Training != nil {
-		opt.Seed = m.Training.Config.Seed
+	if opt, err = m.DataOptions(opt); err != nil {
+		return nil, nil, fmt.Errorf("dataset %s: %w", ref, err)
 	}
 	opt.Raw = true
 	trainSet, testSet, err = data.Open(ref, opt)
@@ -141,6 +138,48 @@ func (m *Model) DataRef(ref string) (string, error) {
 		return "", errors.New("the model does not record its dataset: name one")
 	}
 	return ref, nil
+}
+
+// DataOptions are the options Data opens a dataset with, given opt: the
+// ones the model's Source records (opt's heads kept) or, for a model that
+// records none, opt with the training seed; then ImageOptions.
+func (h Header) DataOptions(opt data.Options) (data.Options, error) {
+	if _, err := h.ImageOptions(opt); err != nil {
+		return opt, err // what the user asked for, before the record's
+	}
+	if src := h.Source; src != nil {
+		trainHead, testHead := opt.TrainHead, opt.TestHead
+		opt = src.Options
+		opt.TrainHead, opt.TestHead = trainHead, testHead
+	} else if h.Training != nil {
+		opt.Seed = h.Training.Config.Seed
+	}
+	return h.ImageOptions(opt)
+}
+
+// ImageOptions are opt with an image folder's decoding set from the
+// model's input shape: its side (a square input) and its channels (1 or
+// 3), where opt leaves them 0. A side or channel count that opt asks for
+// and the model does not take is an error naming both. A model that takes
+// no images a folder gives (other channel counts: tabular data) leaves opt
+// as it is.
+func (h Header) ImageOptions(opt data.Options) (data.Options, error) {
+	if len(h.InputShape) != 3 || (h.InputShape[0] != 1 && h.InputShape[0] != 3) {
+		return opt, nil
+	}
+	c, y, x := h.InputShape[0], h.InputShape[1], h.InputShape[2]
+	takes := fmt.Sprintf("the model takes %d×%d×%d inputs (%s)", c, y, x, map[int]string{1: "grey", 3: "RGB"}[c])
+	if opt.ImageSize != 0 && (opt.ImageSize != y || opt.ImageSize != x) {
+		return opt, fmt.Errorf("images of %d×%d pixels asked for, but %s", opt.ImageSize, opt.ImageSize, takes)
+	}
+	if opt.Channels != 0 && opt.Channels != c {
+		return opt, fmt.Errorf("%d-channel images asked for, but %s", opt.Channels, takes)
+	}
+	opt.Channels = c
+	if y == x {
+		opt.ImageSize = y
+	}
+	return opt, nil
 }
 
 // check says whether ds's samples fit the model.

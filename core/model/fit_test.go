@@ -3,6 +3,8 @@ package model
 import (
 	"context"
 	"fmt"
+	"image"
+	"image/png"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -119,5 +121,74 @@ func TestFitChecksItsOutputBeforeTraining(t *testing.T) {
 		if err == nil || calls > 0 {
 			t.Errorf("out %s: error %v after %d progress calls (%v)", out, err, calls, time.Since(t0))
 		}
+	}
+}
+
+// rgbFolder writes an image folder of two classes, three 40×30 RGB PNGs
+// each, and returns its path.
+func rgbFolder(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	for ci, class := range []string{"dark", "light"} {
+		if err := os.MkdirAll(filepath.Join(root, class), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			img := image.NewNRGBA(image.Rect(0, 0, 40, 30))
+			for p := 0; p < len(img.Pix); p += 4 {
+				img.Pix[p], img.Pix[p+1], img.Pix[p+2], img.Pix[p+3] = uint8(40+150*ci), uint8(10*i), 200, 255
+			}
+			f, err := os.Create(filepath.Join(root, class, fmt.Sprintf("%d.png", i)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := png.Encode(f, img); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+		}
+	}
+	return root
+}
+
+// A model that records no dataset (an ONNX or TorchScript file) opens an
+// image folder at its own input size and channels, not at the folder
+// default of 28×28 grey; a size or channel count asked for that the model
+// does not take is an error naming both (issue 40).
+func TestDataDecodesAnImageFolderAsTheModelTakesIt(t *testing.T) {
+	folder := rgbFolder(t)
+	m := &Model{Header: Header{Arch: ONNXArch, InputShape: []int{3, 16, 16}, Classes: []string{"0", "1"}}}
+	tr, te, err := m.Data(folder, data.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(tr.Shape, []int{3, 16, 16}) || tr.Len()+te.Len() != 6 {
+		t.Fatalf("opened %d+%d samples of shape %v, want 6 of [3 16 16]", tr.Len(), te.Len(), tr.Shape)
+	}
+	if r, b := tr.X[0], tr.X[2*16*16]; r == b {
+		t.Errorf("red and blue planes both %g: not decoded as RGB", r)
+	}
+	if _, _, err := m.Data(folder, data.Options{ImageSize: 16, Channels: 3}); err != nil {
+		t.Errorf("asking for what the model takes: %v", err)
+	}
+	for _, tc := range []struct {
+		opt  data.Options
+		want []string
+	}{
+		{data.Options{ImageSize: 28}, []string{"28×28", "3×16×16"}},
+		{data.Options{Channels: 1}, []string{"1-channel", "3×16×16"}},
+	} {
+		_, _, err := m.Data(folder, tc.opt)
+		for _, w := range tc.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("%+v: error %v, want one naming %q", tc.opt, err, w)
+			}
+		}
+	}
+	// A model that records its data's options: a size it was not trained
+	// at is refused too, before the record's options replace opt's.
+	m.Source = &Source{Ref: folder, Options: data.Options{ImageSize: 16, Channels: 3}}
+	if _, _, err := m.Data("", data.Options{ImageSize: 32}); err == nil || !strings.Contains(err.Error(), "32×32") {
+		t.Errorf("a recorded model asked for 32×32: %v", err)
 	}
 }

@@ -245,6 +245,27 @@ func ReadHeader(path string) (Header, error) {
 	return h, nil
 }
 
+// HeaderOf reads what a model file of any kind says of itself: a Faithlab
+// file's header (its weights unread), an ONNX graph's input and classes
+// with its description (the graph read and checked), a TorchScript file's
+// description. Enough to open data as the model takes it, not to run it.
+func HeaderOf(path string) (Header, error) {
+	var m *Model
+	var err error
+	switch {
+	case IsONNX(path):
+		m, err = LoadONNX(path, nil)
+	case IsTorchScript(path):
+		m, err = LoadTorchScript(path)
+	default:
+		return ReadHeader(path)
+	}
+	if err != nil {
+		return Header{}, err
+	}
+	return m.Header, nil
+}
+
 // Takes says whether a model of this header takes samples of shape and
 // that many classes (check says which of the two it does not).
 func (h Header) Takes(shape []int, classes int) bool {

@@ -295,6 +295,8 @@ func ParseReference(spec string, datasetMean func() []float32) (Reference, error
 // (n×H×W), on all cores. Image i draws its randomness from its own stream
 // (seed, first+i), so the result depends neither on the number of cores nor,
 // when a caller numbers its images with first, on how it batches them.
+// Fewer images than cores share the cores out within each image (ROAD's
+// iterative solver).
 func FillAll(ctx context.Context, ref Reference, imgs []float32, shape []int, keeps []float32, seed, first uint64) error {
 	if len(shape) != 3 {
 		return fmt.Errorf("image shape %v: want C, H, W", shape)
@@ -305,13 +307,14 @@ func FillAll(ctx context.Context, ref Reference, imgs []float32, shape []int, ke
 	}
 	n := len(imgs) / dim
 	var next atomic.Int64
-	errs := make([]error, runtime.GOMAXPROCS(0))
+	procs := runtime.GOMAXPROCS(0)
+	errs := make([]error, max(1, min(procs, n)))
 	var wg sync.WaitGroup
 	for w := range errs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var road roadSolver
+			road := roadSolver{threads: procs / len(errs)}
 			for {
 				i := int(next.Add(1)) - 1
 				if i >= n || ctx.Err() != nil {

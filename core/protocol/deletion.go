@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"faithlab/core/data"
 	"faithlab/core/engine"
@@ -30,7 +31,7 @@ type Deletion struct {
 	Reference string `json:"reference" doc:"value of removed pixels: zero, mean, dataset-mean, blur[:σ], road[:noise]"`
 	Output    string `json:"output" doc:"score: probability or logit of the target class" choices:"probability|logit"`
 	Target    string `json:"target" doc:"class explained: predicted or label" choices:"predicted|label"`
-	Chunk     int    `json:"chunk" doc:"inputs per forward pass" range:"[1,]"`
+	Chunk     int    `json:"chunk" doc:"inputs per forward pass, at most: fewer where they would take more than 2 MiB (ImageNet-sized images: 3)" range:"[1,]"`
 	Rank      string `json:"rank" doc:"how maps rank features: magnitude (|value|: what the removal literature does with signed maps) or signed (largest value first)" choices:"magnitude|signed"`
 
 	as named // the name the setting goes by, if the literature has one
@@ -310,46 +311,75 @@ type Curves struct {
 	Counts    []int // features removed at each step
 	Prob      bool  // score the softmax probability, not the logit
 	Seed      uint64
-	Chunk     int // inputs per forward pass; whole images, so at least len(Counts)
+	Chunk     int // inputs per forward pass, at most (engine.Batch bounds it by their bytes)
 }
 
 // Run returns, per image, the target's score after removing the first
-// Counts[j] features of the image's order. All steps of as many images as
-// fit in a chunk run through the network as one batch.
+// Counts[j] features of the image's order (perturbedScores: all steps of
+// as many images as a batch holds go through the network at once).
 func (c Curves) Run(ctx context.Context, x []float32, target []int, orders [][]int) ([][]float64, error) {
-	n, steps := len(orders), len(c.Counts)
-	dim := engine.Size(c.Shape)
-	hw := c.Shape[1] * c.Shape[2]
-	per := max(1, c.Chunk/steps) // images per batch
-	batch := make([]float32, min(per, n)*steps*dim)
-	ts := make([]int, min(per, n)*steps)
-	keeps := make([]float32, min(per, n)*steps*hw)
+	return perturbedScores(ctx, c.Net, x, len(orders), len(c.Counts), c.Shape, c.Chunk, c.Reference, c.Seed, target, c.Prob,
+		func(i, j int, keep []float32) { c.Features.Keep(keep, orders[i], c.Counts[j]) }, nil)
+}
+
+// perturbedScores returns, for each of n inputs in x, the target's score
+// on k perturbed copies of it: copy j of input i (row i·k + j) is the input
+// with the pixels mask(i, j, keep) marks 0 filled from ref, drawing its
+// randomness from the stream (seed, i·k + j) whatever the batching. Rows
+// go through the network in batches of at most engine.Batch(shape, chunk)
+// inputs: the copies of as many whole inputs as fit, or, where one input's
+// copies alone are more (a hundred steps of an ImageNet-sized image), an
+// input's copies over several batches. done, if set, hears how many inputs
+// are finished before each batch. A copy equal to the one before it, value
+// for value, gets that one's score: the same input scored at another row of
+// a batch can differ in its last bits (the kernels' summation order), which
+// would make a step that changes nothing — restoring a pixel whose value is
+// the baseline's — count as a fall (Monotonicity) or a drop (IROF).
+func perturbedScores(ctx context.Context, net engine.Network, x []float32, n, k int, shape []int, chunk int, ref perturb.Reference, seed uint64, target []int, prob bool, mask func(i, j int, keep []float32), done func(int)) ([][]float64, error) {
+	dim, hw := engine.Size(shape), shape[1]*shape[2]
+	per := engine.Batch(shape, chunk)
+	if per >= k {
+		per -= per % k // whole inputs
+	}
+	per = min(per, n*k)
+	batch := make([]float32, per*dim)
+	keeps := make([]float32, per*hw)
+	ts := make([]int, per)
 	out := make([][]float64, n)
-	for lo := 0; lo < n; lo += per {
-		hi := min(lo+per, n)
-		m := (hi - lo) * steps
-		for i := lo; i < hi; i++ {
-			for j, cnt := range c.Counts {
-				r := (i-lo)*steps + j
-				copy(batch[r*dim:(r+1)*dim], x[i*dim:(i+1)*dim])
-				c.Features.Keep(keeps[r*hw:(r+1)*hw], orders[i], cnt)
-			}
+	for i := range out {
+		out[i] = make([]float64, k)
+	}
+	prev := make([]float32, 0, dim) // the copy before, perturbed
+	for lo := 0; lo < n*k; lo += per {
+		if done != nil {
+			done(lo / k)
 		}
-		if err := perturb.FillAll(ctx, c.Reference, batch[:m*dim], c.Shape, keeps[:m*hw], c.Seed, uint64(lo*steps)); err != nil {
+		hi := min(lo+per, n*k)
+		m := hi - lo
+		for r := lo; r < hi; r++ {
+			i, j := r/k, r%k
+			copy(batch[(r-lo)*dim:(r-lo+1)*dim], x[i*dim:(i+1)*dim])
+			mask(i, j, keeps[(r-lo)*hw:(r-lo+1)*hw])
+			ts[r-lo] = target[i]
+		}
+		if err := perturb.FillAll(ctx, ref, batch[:m*dim], shape, keeps[:m*hw], seed, uint64(lo)); err != nil {
 			return nil, err
 		}
-		for i := lo; i < hi; i++ {
-			for j := range steps {
-				ts[(i-lo)*steps+j] = target[i]
-			}
-		}
-		v, err := scores(ctx, c.Net, batch[:m*dim], m, ts, c.Prob)
+		v, err := scores(ctx, net, batch[:m*dim], m, ts[:m], prob)
 		if err != nil {
 			return nil, err
 		}
-		for i := lo; i < hi; i++ {
-			out[i] = v[(i-lo)*steps : (i-lo+1)*steps]
+		for r := lo; r < hi; r++ {
+			row := batch[(r-lo)*dim : (r-lo+1)*dim]
+			if r%k != 0 && slices.Equal(row, prev) {
+				v[r-lo] = out[r/k][r%k-1]
+			}
+			out[r/k][r%k] = v[r-lo]
+			prev = append(prev[:0], row...)
 		}
+	}
+	if done != nil {
+		done(n)
 	}
 	return out, nil
 }

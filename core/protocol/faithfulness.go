@@ -73,38 +73,10 @@ func (p probe) featureScores(i int) []float32 {
 // perturbed copies of it: mask(i, j, keep) writes the H×W keep-mask of
 // copy j (1 kept, 0 filled from the reference). Copy j of input i draws
 // its randomness from the stream (seed, i·k + j) whatever the batching.
+// A copy equal to the one before it gets that one's score (perturbedScores).
 func (p probe) perturbed(ctx context.Context, env *Env, stage string, k, chunk int, mask func(i, j int, keep []float32)) ([][]float64, error) {
-	dim, hw := engine.Size(p.shape), p.shape[1]*p.shape[2]
-	per := max(1, chunk/k) // inputs per batch
-	batch := make([]float32, min(per, p.n)*k*dim)
-	keeps := make([]float32, min(per, p.n)*k*hw)
-	ts := make([]int, min(per, p.n)*k)
-	out := make([][]float64, p.n)
-	for lo := 0; lo < p.n; lo += per {
-		env.report(Progress{Stage: stage, Done: lo, Total: p.n})
-		hi := min(lo+per, p.n)
-		m := (hi - lo) * k
-		for i := lo; i < hi; i++ {
-			for j := range k {
-				r := (i-lo)*k + j
-				copy(batch[r*dim:(r+1)*dim], p.x[i*dim:(i+1)*dim])
-				mask(i, j, keeps[r*hw:(r+1)*hw])
-				ts[r] = p.target[i]
-			}
-		}
-		if err := perturb.FillAll(ctx, p.ref, batch[:m*dim], p.shape, keeps[:m*hw], env.Seed, uint64(lo*k)); err != nil {
-			return nil, err
-		}
-		v, err := scores(ctx, env.Net, batch[:m*dim], m, ts[:m], p.prob)
-		if err != nil {
-			return nil, err
-		}
-		for i := lo; i < hi; i++ {
-			out[i] = v[(i-lo)*k : (i-lo+1)*k]
-		}
-	}
-	env.report(Progress{Stage: stage, Done: p.n, Total: p.n})
-	return out, nil
+	return perturbedScores(ctx, env.Net, p.x, p.n, k, p.shape, chunk, p.ref, env.Seed, p.target, p.prob, mask,
+		func(done int) { env.report(Progress{Stage: stage, Done: done, Total: p.n}) })
 }
 
 // only writes the keep-mask that removes feature f alone.
@@ -130,7 +102,7 @@ type FaithfulnessEstimate struct {
 	Reference string `json:"reference" doc:"value a removed feature takes: zero, mean, dataset-mean, blur[:σ], road[:noise], uniform"`
 	Output    string `json:"output" doc:"score: logit or probability of the target class" choices:"logit|probability"`
 	Target    string `json:"target" doc:"class explained: predicted or label" choices:"predicted|label"`
-	Chunk     int    `json:"chunk" doc:"inputs per forward pass" range:"[1,]"`
+	Chunk     int    `json:"chunk" doc:"inputs per forward pass, at most: fewer where they would take more than 2 MiB (ImageNet-sized images: 3)" range:"[1,]"`
 }
 
 // Check implements param.Checker.
@@ -219,7 +191,7 @@ type Monotonicity struct {
 	Output    string `json:"output" doc:"score: probability or logit of the target class" choices:"probability|logit"`
 	Target    string `json:"target" doc:"class explained: predicted or label" choices:"predicted|label"`
 	Rank      string `json:"rank" doc:"how maps order features: signed (Arya et al.: the most negative first) or magnitude" choices:"signed|magnitude"`
-	Chunk     int    `json:"chunk" doc:"inputs per forward pass" range:"[1,]"`
+	Chunk     int    `json:"chunk" doc:"inputs per forward pass, at most: fewer where they would take more than 2 MiB (ImageNet-sized images: 3)" range:"[1,]"`
 }
 
 // Check implements param.Checker.
@@ -305,7 +277,7 @@ func (m Monotonicity) Run(ctx context.Context, env *Env) (Result, error) {
 	sd, nIn := spread(out)
 	res.Curves = []Curve{{Name: "score", XLabel: "fraction of features added back, least relevant first", YLabel: m.Output, X: frac, Y: avg, SD: sd, N: nIn}}
 	res.keep("monotonicity", mono)
-	res.keep("rising_steps", rising)
+	res.keepGrid("rising_steps", rising, k)
 	res.Scalars = []Scalar{{"monotonicity", mean(mono), Higher}, {"rising_steps", mean(rising), Higher}}
 	return res, nil
 }
@@ -333,7 +305,7 @@ type MonotonicityCorrelation struct {
 	Reference string `json:"reference" doc:"what replaces a feature: uniform (noise over the input's range), zero, mean, dataset-mean, blur[:σ], road[:noise]"`
 	Output    string `json:"output" doc:"score: probability or logit of the target class" choices:"probability|logit"`
 	Target    string `json:"target" doc:"class explained: predicted or label" choices:"predicted|label"`
-	Chunk     int    `json:"chunk" doc:"inputs per forward pass" range:"[1,]"`
+	Chunk     int    `json:"chunk" doc:"inputs per forward pass, at most: fewer where they would take more than 2 MiB (ImageNet-sized images: 3)" range:"[1,]"`
 }
 
 // Check implements param.Checker.

@@ -96,6 +96,54 @@ func TestMonotonicityLinearExact(t *testing.T) {
 	checkDescribed(t, Monotonicity{}, res)
 }
 
+// rowJitter is a network whose logits move by a few float32 steps with
+// the row's place in the batch, as a GEMM's summation order moves them:
+// the same input scores differently at two places.
+type rowJitter struct{ engine.Network }
+
+func (j rowJitter) Forward(x []float32, n int) ([]float32, error) {
+	out, err := j.Network.Forward(x, n)
+	k := j.Classes()
+	for r := range n {
+		for c := range k {
+			out[r*k+c] += 2e-7 * float32(r%3-1)
+		}
+	}
+	return out, err
+}
+
+// Restoring a pixel whose value is the baseline's (0) leaves the input as
+// it was: its score must not change, however the batch places the copy
+// (on Fashion-MNIST 246–534 of 784 steps per image). Under a network that
+// scores one input differently at different rows, Monotonicity counts
+// exactly the linear model's rises, as on an exact network.
+func TestMonotonicityUnchangedStepsTie(t *testing.T) {
+	env, net := linearEnv(6)
+	maps, _ := env.Maps(context.Background(), "test")
+	for i := range env.Test.X {
+		if i%3 == 0 { // a third of the pixels at the baseline
+			env.Test.X[i], maps[i] = 0, 0
+		}
+	}
+	env.Net = rowJitter{net}
+	res, err := Monotonicity{Samples: 6, Output: "logit"}.Run(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rising := res.Units.Of("rising_steps")
+	for i := range 6 {
+		up := 0
+		for _, v := range maps[i*16 : (i+1)*16] {
+			if v >= 0 {
+				up++
+			}
+		}
+		if want := float32(up) / 16; rising[i] != want {
+			t.Errorf("input %d: %g of the steps rise, want %g (the unchanged steps tie)", i, rising[i], want)
+		}
+	}
+}
+
 func TestMonotonicityCorrelationLinearIsOne(t *testing.T) {
 	env, _ := linearEnv(4)
 	res, err := MonotonicityCorrelation{Samples: 4, Grid: pixelGrid, Draws: 1, Reference: "zero", Output: "logit"}.Run(context.Background(), env)

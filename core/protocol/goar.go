@@ -188,7 +188,7 @@ func (g GOAR) Run(ctx context.Context, env *Env) (Result, error) {
 		area[i] = normalisedArea(x, c) // the area is linear in the curve: their mean is the area of the mean
 	}
 	res.keep("area", area)
-	res.keep("mean_accuracy", perAcc)
+	res.keepGrid("mean_accuracy", perAcc, len(g.Strengths))
 	res.Scalars = []Scalar{{"area", normalisedArea(x, cum), Higher}, {"mean_accuracy", mean(acc), Lower}, {"l2", mean(l2), ""}}
 	cs, ss := shiftCurvesOver(shifts, x, "perturbation strength", "")
 	res.Curves, res.Scalars = append(res.Curves, cs...), append(res.Scalars, ss...)

@@ -554,6 +554,13 @@ func checkUnits(t *testing.T, info Info, res Result) {
 				t.Fatalf("%s: %s input %d: %g after JSON, %g before", info.Name, back.Names[k], i, v, w)
 			}
 		}
+		// On a grid, the values are its multiples: counts read back whole.
+		num, den := back.Exact(back.Names[k])
+		for i, c := range num {
+			if v := float64(back.Values[k][i]); den > 1 && !math.IsNaN(c) && (c != math.Round(c) || math.Abs(c/den-v) > 1e-6) {
+				t.Fatalf("%s: %s input %d: %g is not a multiple of 1/%g", info.Name, back.Names[k], i, v, den)
+			}
+		}
 	}
 }
 

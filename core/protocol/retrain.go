@@ -84,7 +84,7 @@ func (r ROAR) Run(ctx context.Context, env *Env) (Result, error) {
 		rm.accuracy("accuracy", "test accuracy", r.Rates),
 		{Name: "mask_tv", XLabel: "fraction removed", YLabel: "mean total variation of the training masks", X: r.Rates, Y: tv},
 	}
-	res.keep("mean_accuracy", rm.meanCorrect())
+	res.keepGrid("mean_accuracy", rm.meanCorrect(), len(rm.correct))
 	res.Scalars = []Scalar{{"mean_accuracy", mean(acc), better}}
 	cs, ss := rm.shiftCurves(r.Rates, "")
 	res.Curves, res.Scalars = append(res.Curves, cs...), append(res.Scalars, ss...)
@@ -147,7 +147,7 @@ func (r ROAD) Run(ctx context.Context, env *Env) (Result, error) {
 		}
 		res.Samples = append(res.Samples, rm.samples...)
 		means[o], per[o] = mean(rm.acc), rm.meanCorrect()
-		res.keep("mean_accuracy_"+name, per[o])
+		res.keepGrid("mean_accuracy_"+name, per[o], len(r.Rates))
 		res.Curves = append(res.Curves,
 			rm.accuracy("accuracy_"+name, "test accuracy", r.Rates),
 			Curve{Name: "mask_tv_" + name, XLabel: "fraction removed", YLabel: "mean total variation of the masks", X: r.Rates, Y: rm.tv})
@@ -158,7 +158,7 @@ func (r ROAD) Run(ctx context.Context, env *Env) (Result, error) {
 	for i := range diff {
 		diff[i] = per[1][i] - per[0][i]
 	}
-	res.keep("lerf_minus_morf", diff)
+	res.keepGrid("lerf_minus_morf", diff, len(r.Rates))
 	res.Scalars = append([]Scalar{{"mean_accuracy_morf", means[0], Lower}, {"mean_accuracy_lerf", means[1], Higher},
 		{"lerf_minus_morf", means[1] - means[0], Higher}}, shifts...)
 	return res, nil
@@ -216,7 +216,7 @@ func (e EvalX) Run(ctx context.Context, env *Env) (Result, error) {
 		rm.accuracy("accuracy", "proxy test accuracy", e.Rates),
 		{Name: "mask_tv", XLabel: "fraction removed", YLabel: "mean total variation of the masks", X: e.Rates, Y: tv},
 	}
-	res.keep("mean_accuracy", rm.meanCorrect())
+	res.keepGrid("mean_accuracy", rm.meanCorrect(), len(rm.correct))
 	res.Scalars = []Scalar{{"mean_accuracy", mean(acc), Lower}}
 	cs, ss := rm.shiftCurves(e.Rates, "")
 	res.Curves, res.Scalars = append(res.Curves, cs...), append(res.Scalars, ss...)
@@ -424,7 +424,8 @@ func removed(ctx context.Context, ds *data.Dataset, feats perturb.Features, orde
 	return &out, tv, err
 }
 
-// removeChunk is how many images' masks removeInto holds at once.
+// removeChunk is how many images' masks removeInto holds at once, at
+// most (engine.Batch bounds it by the images' bytes).
 const removeChunk = 1024
 
 // removeInto writes ds's images into dst with the features each one's
@@ -435,11 +436,12 @@ const removeChunk = 1024
 func removeInto(ctx context.Context, dst []float32, ds *data.Dataset, feats perturb.Features, keep func(mask []float32, i int), ref perturb.Reference, seed uint64) (float64, error) {
 	copy(dst, ds.X)
 	hw, dim, n := feats.H*feats.W, ds.Dim(), ds.Len()
-	keeps := make([]float32, min(n, removeChunk)*hw)
-	tvs := make([]float64, min(n, removeChunk))
+	chunk := engine.Batch(ds.Shape, removeChunk)
+	keeps := make([]float32, min(n, chunk)*hw)
+	tvs := make([]float64, min(n, chunk))
 	var tv float64
-	for lo := 0; lo < n; lo += removeChunk {
-		hi := min(lo+removeChunk, n)
+	for lo := 0; lo < n; lo += chunk {
+		hi := min(lo+chunk, n)
 		eachChunk(hi-lo, func(a, b int) {
 			for i := lo + a; i < lo+b; i++ {
 				m := keeps[(i-lo)*hw : (i-lo+1)*hw]

@@ -95,41 +95,49 @@ func (r Robustness) Run(ctx context.Context, env *Env) (Result, error) {
 		return res, fmt.Errorf("%s: %w", name, err)
 	}
 	dim, hw := engine.Size(shape), shape[1]*shape[2]
-	noisy := make([]float32, n*r.Draws*dim)
-	ts := make([]int, n*r.Draws)
-	for i := range n {
-		rng := rand.New(rand.NewPCG(env.Seed, uint64(i)))
-		for d := range r.Draws {
-			row := noisy[(i*r.Draws+d)*dim : (i*r.Draws+d+1)*dim]
-			for j, v := range x[i*dim : (i+1)*dim] {
-				e := r.Scale * rng.NormFloat64()
-				if r.Noise == "uniform" {
-					e = r.Scale * (2*rng.Float64() - 1)
-				}
-				row[j] = v + float32(e)
-			}
-			ts[i*r.Draws+d] = target[i]
-		}
-	}
-	env.report(Progress{Stage: name + " maps", Done: 0, Total: 1})
-	maps, err := explainOn(ctx, env, env.Net, noisy, n*r.Draws, ts, shape)
-	if err != nil {
-		return res, fmt.Errorf("%s: %w", name, err)
-	}
+	// The noisy copies of as many inputs as engine.Batch holds at a time
+	// (at least one input's): at 28×28, all 100 inputs' at once.
+	block := max(1, engine.Batch(shape, 0)/r.Draws)
+	noisy := make([]float32, min(n, block)*r.Draws*dim)
+	ts := make([]int, min(n, block)*r.Draws)
 	maxS, avgS, lip := make([]float64, n), make([]float64, n), make([]float64, n)
-	for i := range n {
-		phi, x0 := orig[i*hw:(i+1)*hw], x[i*dim:(i+1)*dim]
-		norm := math.Sqrt(sumSq(phi, nil))
-		for d := range r.Draws {
-			k := i*r.Draws + d
-			change := math.Sqrt(sumSq(maps[k*hw:(k+1)*hw], phi))
-			s := change / norm
-			if norm == 0 {
-				s = math.NaN() // a blank map has no relative change
+	for lo := 0; lo < n; lo += block {
+		hi := min(lo+block, n)
+		for i := lo; i < hi; i++ {
+			rng := rand.New(rand.NewPCG(env.Seed, uint64(i)))
+			for d := range r.Draws {
+				k := (i-lo)*r.Draws + d
+				row := noisy[k*dim : (k+1)*dim]
+				for j, v := range x[i*dim : (i+1)*dim] {
+					e := r.Scale * rng.NormFloat64()
+					if r.Noise == "uniform" {
+						e = r.Scale * (2*rng.Float64() - 1)
+					}
+					row[j] = v + float32(e)
+				}
+				ts[k] = target[i]
 			}
-			maxS[i] = math.Max(maxS[i], s)
-			avgS[i] += s / float64(r.Draws)
-			lip[i] = math.Max(lip[i], change/math.Sqrt(sumSq(noisy[k*dim:(k+1)*dim], x0)))
+		}
+		env.report(Progress{Stage: name + " maps", Done: lo, Total: n})
+		rows := (hi - lo) * r.Draws
+		maps, err := explainOn(ctx, env, env.Net, noisy[:rows*dim], rows, ts[:rows], shape)
+		if err != nil {
+			return res, fmt.Errorf("%s: %w", name, err)
+		}
+		for i := lo; i < hi; i++ {
+			phi, x0 := orig[i*hw:(i+1)*hw], x[i*dim:(i+1)*dim]
+			norm := math.Sqrt(sumSq(phi, nil))
+			for d := range r.Draws {
+				k := (i-lo)*r.Draws + d
+				change := math.Sqrt(sumSq(maps[k*hw:(k+1)*hw], phi))
+				s := change / norm
+				if norm == 0 {
+					s = math.NaN() // a blank map has no relative change
+				}
+				maxS[i] = math.Max(maxS[i], s)
+				avgS[i] += s / float64(r.Draws)
+				lip[i] = math.Max(lip[i], change/math.Sqrt(sumSq(noisy[k*dim:(k+1)*dim], x0)))
+			}
 		}
 	}
 	res.keep("max_sensitivity", maxS)

@@ -132,13 +132,15 @@ func (s SensitivityN) Run(ctx context.Context, env *Env) (Result, error) {
 	}
 	dim := engine.Size(shape)
 	m := len(s.Ns) * s.Subsets
-	batch := make([]float32, m*dim)
+	rows := engine.Batch(shape, m) // an image's occluded copies at a time: all of them at 28×28
+	batch := make([]float32, rows*dim)
 	firsts := make([][]float32, len(s.Ns)) // [N]: each image's first occluded copy, for the shift measures
 	for a := range firsts {
 		firsts[a] = make([]float32, n*dim)
 	}
-	keeps := make([]float32, m*hw)
+	keeps := make([]float32, rows*hw)
 	sums := make([]float64, m)
+	out := make([]float64, m)
 	corr := make([][]float64, len(s.Ns)) // [N][image]
 	for i := 0; i < n; i++ {
 		if err := ctx.Err(); err != nil {
@@ -147,31 +149,34 @@ func (s SensitivityN) Run(ctx context.Context, env *Env) (Result, error) {
 		env.report(Progress{Stage: "sensitivity-n", Done: i, Total: n})
 		rng := rand.New(rand.NewPCG(env.Seed, uint64(i)))
 		img, mp := x[i*dim:(i+1)*dim], maps[i*hw:(i+1)*hw]
-		for a, N := range s.Ns {
-			for b := 0; b < s.Subsets; b++ {
-				r := a*s.Subsets + b
-				copy(batch[r*dim:(r+1)*dim], img)
-				keep := keeps[r*hw : (r+1)*hw]
+		ts := slices.Repeat([]int{target[i]}, rows)
+		for lo := 0; lo < m; lo += rows {
+			hi := min(lo+rows, m)
+			for r := lo; r < hi; r++ {
+				copy(batch[(r-lo)*dim:(r-lo+1)*dim], img)
+				keep := keeps[(r-lo)*hw : (r-lo+1)*hw]
 				for p := range keep {
 					keep[p] = 1
 				}
 				sums[r] = 0
-				for _, p := range rng.Perm(hw)[:N] {
+				for _, p := range rng.Perm(hw)[:s.Ns[r/s.Subsets]] {
 					keep[p] = 0
 					sums[r] += float64(mp[p])
 				}
 			}
-		}
-		if err := perturb.FillAll(ctx, ref, batch, shape, keeps, env.Seed, uint64(i*m)); err != nil {
-			return res, fmt.Errorf("sensitivity-n image %d: %w", i, err)
-		}
-		for a := range s.Ns {
-			copy(firsts[a][i*dim:(i+1)*dim], batch[a*s.Subsets*dim:(a*s.Subsets+1)*dim])
-		}
-		ts := slices.Repeat([]int{target[i]}, m)
-		out, err := scores(ctx, env.Net, batch, m, ts, prob)
-		if err != nil {
-			return res, err
+			if err := perturb.FillAll(ctx, ref, batch[:(hi-lo)*dim], shape, keeps[:(hi-lo)*hw], env.Seed, uint64(i*m+lo)); err != nil {
+				return res, fmt.Errorf("sensitivity-n image %d: %w", i, err)
+			}
+			for a := range s.Ns {
+				if r := a * s.Subsets; r >= lo && r < hi {
+					copy(firsts[a][i*dim:(i+1)*dim], batch[(r-lo)*dim:(r-lo+1)*dim])
+				}
+			}
+			v, err := scores(ctx, env.Net, batch[:(hi-lo)*dim], hi-lo, ts[:hi-lo], prob)
+			if err != nil {
+				return res, err
+			}
+			copy(out[lo:hi], v)
 		}
 		for a := range s.Ns {
 			drop := make([]float64, s.Subsets)
@@ -303,9 +308,11 @@ func (f Infidelity) Run(ctx context.Context, env *Env) (Result, error) {
 		return res, err
 	}
 	dim, hw := engine.Size(shape), H*W
-	batch := make([]float32, f.Draws*dim)
+	rows := engine.Batch(shape, f.Draws) // an image's perturbed copies at a time: all of them at 28×28
+	batch := make([]float32, rows*dim)
 	firsts := make([]float32, n*dim) // each image's first perturbed copy, for the shift measures
 	dot := make([]float64, f.Draws)
+	out := make([]float64, f.Draws)
 	per := make([]float64, n)
 	var blurred []float32 // the image blurred, and its pixels by |map|, largest first (blur)
 	var order []int
@@ -329,45 +336,52 @@ func (f Infidelity) Run(ctx context.Context, env *Env) (Result, error) {
 			}
 			slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(math.Abs(float64(mp[b])), math.Abs(float64(mp[a]))) })
 		}
-		for d := 0; d < f.Draws; d++ {
-			dst := batch[d*dim : (d+1)*dim]
-			copy(dst, img)
-			var s float64
-			if f.Perturbation == "blur" {
-				k := int(math.Round(rng.Float64() * float64(hw)))
-				for _, p := range order[:k] {
+		ts := slices.Repeat([]int{target[i]}, rows)
+		for lo := 0; lo < f.Draws; lo += rows {
+			hi := min(lo+rows, f.Draws)
+			for d := lo; d < hi; d++ {
+				dst := batch[(d-lo)*dim : (d-lo+1)*dim]
+				copy(dst, img)
+				var s float64
+				if f.Perturbation == "blur" {
+					k := int(math.Round(rng.Float64() * float64(hw)))
+					for _, p := range order[:k] {
+						for c := 0; c < C; c++ {
+							j := c*hw + p
+							s += float64(img[j]-blurred[j]) * float64(mp[p])
+							dst[j] = blurred[j]
+						}
+					}
+				} else if f.Perturbation == "gaussian" {
 					for c := 0; c < C; c++ {
-						j := c*hw + p
-						s += float64(img[j]-blurred[j]) * float64(mp[p])
-						dst[j] = blurred[j]
+						for p := 0; p < hw; p++ {
+							v := f.Sigma * rng.NormFloat64()
+							dst[c*hw+p] -= float32(v)
+							s += v * float64(mp[p])
+						}
 					}
-				}
-			} else if f.Perturbation == "gaussian" {
-				for c := 0; c < C; c++ {
-					for p := 0; p < hw; p++ {
-						v := f.Sigma * rng.NormFloat64()
-						dst[c*hw+p] -= float32(v)
-						s += v * float64(mp[p])
-					}
-				}
-			} else {
-				y0, x0 := rng.IntN(H-f.Patch+1), rng.IntN(W-f.Patch+1)
-				for c := 0; c < C; c++ {
-					for y := y0; y < y0+f.Patch; y++ {
-						for xx := x0; xx < x0+f.Patch; xx++ {
-							j := c*hw + y*W + xx
-							s += float64(img[j]) * float64(mp[y*W+xx])
-							dst[j] = 0
+				} else {
+					y0, x0 := rng.IntN(H-f.Patch+1), rng.IntN(W-f.Patch+1)
+					for c := 0; c < C; c++ {
+						for y := y0; y < y0+f.Patch; y++ {
+							for xx := x0; xx < x0+f.Patch; xx++ {
+								j := c*hw + y*W + xx
+								s += float64(img[j]) * float64(mp[y*W+xx])
+								dst[j] = 0
+							}
 						}
 					}
 				}
+				dot[d] = s
 			}
-			dot[d] = s
-		}
-		copy(firsts[i*dim:(i+1)*dim], batch[:dim])
-		out, err := scores(ctx, env.Net, batch, f.Draws, slices.Repeat([]int{target[i]}, f.Draws), prob)
-		if err != nil {
-			return res, err
+			if lo == 0 {
+				copy(firsts[i*dim:(i+1)*dim], batch[:dim])
+			}
+			v, err := scores(ctx, env.Net, batch[:(hi-lo)*dim], hi-lo, ts[:hi-lo], prob)
+			if err != nil {
+				return res, err
+			}
+			copy(out[lo:hi], v)
 		}
 		beta := 1.0
 		if f.Normalize {

@@ -64,7 +64,7 @@ func (c *campaign) besideFigure(g *group, m protocol.Metric) (Figure, bool, erro
 	var shown []string // the methods of the left panel's key, in order
 	var vs []float64   // their summaries, off then on
 	for _, label := range labels {
-		if pts, _, _ := meanCurve(by[label], m.Name); len(pts) == 0 {
+		if pts, _, _ := meanCurve(by[label], m.Name, m.Value.Range); len(pts) == 0 {
 			continue // no entry in the left panel's key
 		}
 		l, _ := meanSD(scalars(by[label], summary.Name))

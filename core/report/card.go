@@ -43,6 +43,7 @@ type CardRow struct {
 	Post        Finding `json:"post_processing"`
 	Truth       Finding `json:"ground_truth"`
 	Complexity  Finding `json:"complexity"`
+	Protocols   Finding `json:"other_protocols"` // other settings that order two of its methods the other way (Contradiction)
 	CanRank     bool    `json:"can_rank"`
 	Verdict     string  `json:"verdict"`
 }
@@ -56,7 +57,7 @@ func (r CardRow) Findings() []struct {
 		Name string
 		F    Finding
 	}{{"Random control", r.Random}, {"Separation", r.Separation}, {"Reliability", r.Reliability}, {"Off the data", r.OOD},
-		{"Mask shape", r.MaskTV}, {"Post-processing", r.Post}, {"Ground truth", r.Truth}, {"Map complexity", r.Complexity}}
+		{"Mask shape", r.MaskTV}, {"Post-processing", r.Post}, {"Ground truth", r.Truth}, {"Map complexity", r.Complexity}, {"Other protocols", r.Protocols}}
 }
 
 // Thresholds of the card's flags.
@@ -106,6 +107,7 @@ func card(conf Confidence, d Diagnostics, recs []store.Record) []CardRow {
 		row.Post = postFinding(d, r)
 		row.Truth = truthFinding(d, r)
 		row.Complexity = complexityFinding(conf, r)
+		row.Protocols = contradictionFinding(conf, r)
 		row.CanRank, row.Verdict = verdict(row, controlCount(r.rankedOnly()))
 		out = append(out, row)
 	}

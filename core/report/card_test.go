@@ -243,3 +243,56 @@ func TestCardVerdictClaimsOnlyWhatItChecked(t *testing.T) {
 		}
 	}
 }
+
+// Two protocols that order two methods oppositely, each order told apart
+// by its own paired test, contradict each other: the report card of each,
+// the summary and REPORT.md name the pair — with two methods too, where
+// Kendall's τ is not defined, and they say that τ is not computed.
+func TestContradictingProtocolsAreNamed(t *testing.T) {
+	recs := scoreRecords(t, "Deletion", shifted(map[string]float64{"gradient": 0, "ig": 0.3}))
+	recs = append(recs, scoreRecords(t, "ROAD", shifted(map[string]float64{"gradient": 0.3, "ig": 0}))...)
+	d := Diagnose(recs)
+	if len(d.Confidence.Rankings) != 2 {
+		t.Fatalf("rankings %+v", d.Confidence.Rankings)
+	}
+	var first, second string
+	for _, r := range d.Confidence.Rankings {
+		if r.Protocol == "Deletion" {
+			first = r.Methods[0].Method
+		} else {
+			second = r.Methods[0].Method
+		}
+	}
+	if first == second {
+		t.Fatalf("both rank %s first: the records do not flip", first)
+	}
+	cs := d.Confidence.Contradictions
+	if len(cs) != 1 || cs[0].First != "Deletion" || cs[0].Second != "ROAD" || cs[0].A != first || !cs[0].InFirst.Differ || !cs[0].InSecond.Differ {
+		t.Fatalf("contradictions %+v", cs)
+	}
+	for _, row := range d.Confidence.Card {
+		other := map[string]string{"Deletion": "ROAD", "ROAD": "Deletion"}[row.Protocol]
+		if f := row.Protocols; !f.Flag || f.Value != 1 || !strings.Contains(f.Words, other+" ranks") || !strings.Contains(row.Verdict, other+" orders") {
+			t.Errorf("%s card: %+v, verdict %q", row.Protocol, f, row.Verdict)
+		}
+	}
+	if len(d.Confidence.Agreement) != 1 || !strings.Contains(d.Confidence.Agreement[0].Words, "Kendall's τ between the protocols is not computed: the 2 protocols share 2 methods") {
+		t.Errorf("agreement %+v", d.Confidence.Agreement)
+	}
+	sum := strings.Join(strings.Fields(Summary(recs, d)), " ")
+	if !strings.Contains(sum, "Contradiction! Deletion and ROAD order") || !strings.Contains(sum, "is not computed") {
+		t.Errorf("summary:\n%s", Summary(recs, d))
+	}
+	md := Markdown("t", recs, d, Left{})
+	if !strings.Contains(md, "**They contradict each other on d**: Deletion and ROAD order") || !strings.Contains(md, "| Other protocols ⚠ | 1 pair flipped |") {
+		t.Errorf("REPORT.md:\n%s", md)
+	}
+
+	// The same orders in both: nothing contradicts, and the card says so.
+	recs = scoreRecords(t, "Deletion", shifted(map[string]float64{"gradient": 0, "ig": 0.3}))
+	recs = append(recs, scoreRecords(t, "ROAD", shifted(map[string]float64{"gradient": 0, "ig": 0.3}))...)
+	d = Diagnose(recs) // both higher is better: the same offsets, the same order
+	if len(d.Confidence.Contradictions) != 0 || d.Confidence.Card[0].Protocols.Flag || d.Confidence.Card[0].Protocols.Value != 0 {
+		t.Errorf("no flip, yet %+v, %+v", d.Confidence.Contradictions, d.Confidence.Card[0].Protocols)
+	}
+}

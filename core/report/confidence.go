@@ -22,23 +22,32 @@ import (
 // so that retraining noise counts), which differences between methods are
 // real (paired, Holm-corrected over a protocol's pairs), how likely each
 // method is to rank first, and whether the protocols agree with each
-// other. Intervals are percentile intervals at 95 % (package stats says
-// why); the same records and seed give the same intervals, bit for bit.
+// other. Intervals are at 95 %: Agresti–Coull for scores of 0/1 per
+// input, the hull of the BCa and studentized bootstrap intervals for
+// others, a two-level percentile bootstrap over seeds; each inside the
+// score's natural range, and flagged where the inputs are too few for
+// their skewness (package stats says why). One interval per number: it is
+// seeded by what it measures, so the same records and seed give the same
+// interval, bit for bit, wherever it is shown.
 
 // Alpha is the level at which a difference between methods is called.
 const Alpha = 0.05
 
 // Confidence is what a run's per-input values say of its verdicts.
 type Confidence struct {
-	Resamples int            `json:"resamples"`
-	Level     float64        `json:"level"`
-	Seed      uint64         `json:"seed"`
-	Intervals []ScoreCI      `json:"intervals"`
-	Rankings  []Ranking      `json:"rankings"`
-	Agreement []Agreement    `json:"agreement,omitempty"`
-	Card      []CardRow      `json:"report_card,omitempty"`
-	Missing   []MissingUnits `json:"missing_units,omitempty"`
-	byKey     map[string]int // Intervals by ciKey
+	Resamples int         `json:"resamples"`
+	Level     float64     `json:"level"`
+	Seed      uint64      `json:"seed"`
+	Intervals []ScoreCI   `json:"intervals"`
+	Rankings  []Ranking   `json:"rankings"`
+	Agreement []Agreement `json:"agreement,omitempty"`
+	// Contradictions are the pairs of methods two settings order
+	// oppositely, each order told apart (for any number of methods).
+	Contradictions []Contradiction `json:"contradictions,omitempty"`
+	Card           []CardRow       `json:"report_card,omitempty"`
+	Missing        []MissingUnits  `json:"missing_units,omitempty"`
+	byKey          map[string]int  // Intervals by ciKey
+	cache          map[string]stats.Interval
 }
 
 // ScoreCI is one score of one method under one protocol setting with its
@@ -96,9 +105,11 @@ type Pair struct {
 	A         string         `json:"a"`
 	B         string         `json:"b"`
 	Diff      stats.Interval `json:"diff"`       // A − B, paired over the same inputs and seeds
-	P         float64        `json:"p"`          // bootstrap p-value of no difference
+	P         float64        `json:"p"`          // the paired test's p-value of no difference (stats.Bootstrap.Paired)
+	PExact    bool           `json:"p_exact"`    // P is enumerated, not drawn
+	PError    float64        `json:"p_error"`    // P's Monte-Carlo standard error (0 when exact)
 	PHolm     float64        `json:"p_holm"`     // Holm-corrected over the setting's pairs of ranked methods
-	PWilcoxon float64        `json:"p_wilcoxon"` // Wilcoxon signed-rank on the inputs' values averaged over seeds
+	PWilcoxon float64        `json:"p_wilcoxon"` // Wilcoxon signed-rank on the inputs' values summed over seeds (shown, not decided on)
 	Differ    bool           `json:"differ"`     // PHolm < Alpha
 }
 
@@ -110,7 +121,9 @@ type Agreement struct {
 	Methods   []string    `json:"methods"` // those every protocol ranks
 	Tau       [][]float64 `json:"tau"`     // between protocols i and j, over the methods both rank
 	W         float64     `json:"w"`
-	P         float64     `json:"p"` // permutation p-value of W
+	P         float64     `json:"p"`       // permutation p-value of W
+	PExact    bool        `json:"p_exact"` // P is enumerated, not drawn
+	PError    float64     `json:"p_error"` // P's Monte-Carlo standard error (0 when exact)
 	Words     string      `json:"words"`
 }
 
@@ -155,13 +168,11 @@ func Confident(recs []store.Record, o ConfidenceOptions) Confidence {
 				}
 				anyUnits = true
 				for k, seed := range s.seeds {
-					seedName := strconv.FormatUint(seed, 10)
-					b := boot(o, g.dataset, g.title, m.Name, seedName)
-					conf.add(ScoreCI{Dataset: g.dataset, Protocol: g.title, Method: meth, Metric: m.Name, Seed: seedName, Interval: b.Mean(s.data[k : k+1])})
+					conf.add(ScoreCI{Dataset: g.dataset, Protocol: g.title, Method: meth, Metric: m.Name, Seed: strconv.FormatUint(seed, 10),
+						Interval: conf.interval(o, g, meth, m, s.pick(k))})
 				}
 				if len(s.seeds) > 1 {
-					b := boot(o, g.dataset, g.title, m.Name)
-					conf.add(ScoreCI{Dataset: g.dataset, Protocol: g.title, Method: meth, Metric: m.Name, Seed: AllSeeds, Interval: b.Mean(s.data)})
+					conf.add(ScoreCI{Dataset: g.dataset, Protocol: g.title, Method: meth, Metric: m.Name, Seed: AllSeeds, Interval: conf.interval(o, g, meth, m, s)})
 				}
 			}
 		}
@@ -170,21 +181,24 @@ func Confident(recs []store.Record, o ConfidenceOptions) Confidence {
 			continue
 		}
 		if h, ok := g.info.Headline(); ok && h.Better != "" {
-			if r, ok := rank(o, g, methods, by, h, weakRecs); ok {
+			if r, ok := conf.rank(o, g, methods, by, h, weakRecs); ok {
 				conf.Rankings = append(conf.Rankings, r)
 			}
 		}
 	}
 	conf.Agreement = agreement(conf.Rankings, o.Seed)
+	conf.Contradictions = contradictions(conf.Rankings)
 	return conf
 }
 
 // boot is the bootstrap of one series: its seed mixes the run's with what
-// the series measures (dataset, protocol setting, metric, seed), so that
-// adding a method or a protocol to a campaign leaves the other intervals
-// as they were. A method's name is not among them: the methods of a
-// setting resample the same inputs, and maps filed under another label
-// (a file method's label:) get the intervals their maker's got.
+// the series measures (dataset, protocol setting, metric, the seeds it
+// pools, …), so that adding a method or a protocol to a campaign leaves
+// the other intervals as they were, and the same series gets the same
+// interval wherever it is shown. A method's name is not among them: the
+// methods of a setting resample the same inputs, and maps filed under
+// another label (a file method's label:) get the intervals their maker's
+// got.
 func boot(o ConfidenceOptions, parts ...string) stats.Bootstrap {
 	h := fnv.New64a()
 	for _, p := range parts {
@@ -194,35 +208,94 @@ func boot(o ConfidenceOptions, parts ...string) stats.Bootstrap {
 	return stats.Bootstrap{Resamples: o.Resamples, Seed: o.Seed ^ h.Sum64()}
 }
 
+// interval is the interval of a method's series of metric m under g's
+// setting, in the metric's own units, inside its range: computed once
+// per (setting, method, metric, seeds) and shared by every table and
+// figure that shows it.
+func (c *Confidence) interval(o ConfidenceOptions, g *group, method string, m protocol.Metric, s series) stats.Interval {
+	key := ciKey(g.dataset, g.title, method, m.Name, s.seedList(), strconv.FormatFloat(s.den, 'g', -1, 64))
+	if iv, ok := c.cache[key]; ok {
+		return iv
+	}
+	b := boot(o, g.dataset, g.title, m.Name, s.seedList())
+	b.Range = s.scaled(m.Value.Range)
+	iv := s.unscale(b.Mean(s.data))
+	if c.cache == nil {
+		c.cache = map[string]stats.Interval{}
+	}
+	c.cache[key] = iv
+	return iv
+}
+
 // series is one method's per-input values of one score: data[s][i] is
-// input i under seed seeds[s].
+// input i under seed seeds[s], as numerators over den — counts, exactly,
+// for a score on a grid (protocol.Units.Exact), so that equal values and
+// differences compare equal; den is 1 otherwise.
 type series struct {
 	seeds []uint64
 	data  [][]float64
+	den   float64
 }
 
 // seriesOf gathers a method's per-input values of the named scalar, a
-// seed each, in seed order; false when no record keeps them.
+// seed each, in seed order; false when no record keeps them. Seeds on
+// different grids (records of different builds) are read as plain values.
 func seriesOf(recs []store.Record, name string) (series, bool) {
 	var s series
+	var dens []float64
 	sorted := slices.SortedFunc(slices.Values(recs), func(a, b store.Record) int { return cmp.Compare(a.Seed, b.Seed) })
 	for _, r := range sorted {
-		v := r.Result.Units.Of(name)
-		if v == nil || slices.Contains(s.seeds, r.Seed) {
+		num, den := r.Result.Units.Exact(name)
+		if num == nil || slices.Contains(s.seeds, r.Seed) {
 			continue
 		}
-		d := make([]float64, len(v))
-		for i, x := range v {
-			d[i] = float64(x)
+		s.seeds, s.data, dens = append(s.seeds, r.Seed), append(s.data, num), append(dens, den)
+	}
+	s.den = 1
+	if len(dens) > 0 && slices.Min(dens) == slices.Max(dens) {
+		s.den = dens[0]
+	} else {
+		for k, d := range s.data {
+			for i := range d {
+				d[i] /= dens[k]
+			}
 		}
-		s.seeds, s.data = append(s.seeds, r.Seed), append(s.data, d)
 	}
 	return s, len(s.data) > 0
 }
 
-// aligned returns the methods' series restricted to the seeds all of them
-// have, with the same number of inputs each; false when there are none.
-func aligned(ss []series) ([][][]float64, int, bool) {
+// pick is the series of its k-th seed alone.
+func (s series) pick(k int) series {
+	return series{seeds: s.seeds[k : k+1], data: s.data[k : k+1], den: s.den}
+}
+
+// seedList names the seeds the series pools: "3", "1,2,3".
+func (s series) seedList() string {
+	var names []string
+	for _, seed := range s.seeds {
+		names = append(names, strconv.FormatUint(seed, 10))
+	}
+	return strings.Join(names, ",")
+}
+
+// scaled is a range in the series' numerators (nil for none).
+func (s series) scaled(rng []float64) []float64 {
+	if len(rng) != 2 {
+		return nil
+	}
+	return []float64{rng[0] * s.den, rng[1] * s.den}
+}
+
+// unscale is an interval of numerators in the score's own units.
+func (s series) unscale(iv stats.Interval) stats.Interval {
+	iv.Estimate, iv.Lo, iv.Hi = iv.Estimate/s.den, iv.Lo/s.den, iv.Hi/s.den
+	return iv
+}
+
+// aligned returns the methods' series restricted to the seeds all of
+// them have, with the same number of inputs each and one denominator;
+// false when there are none.
+func aligned(ss []series) ([]series, int, bool) {
 	if len(ss) == 0 {
 		return nil, 0, false
 	}
@@ -233,16 +306,30 @@ func aligned(ss []series) ([][][]float64, int, bool) {
 	if len(common) == 0 {
 		return nil, 0, false
 	}
-	out := make([][][]float64, len(ss))
+	den := ss[0].den
+	for _, s := range ss {
+		if s.den != den {
+			den = 0
+		}
+	}
+	out := make([]series, len(ss))
 	n := -1
 	for m, s := range ss {
+		out[m] = series{seeds: common, den: s.den}
 		for _, seed := range common {
 			d := s.data[slices.Index(s.seeds, seed)]
 			if n >= 0 && len(d) != n {
 				return nil, 0, false
 			}
 			n = len(d)
-			out[m] = append(out[m], d)
+			if den == 0 { // methods on different grids: plain values
+				d = slices.Clone(d)
+				for i := range d {
+					d[i] /= s.den
+				}
+				out[m].den = 1
+			}
+			out[m].data = append(out[m].data, d)
 		}
 	}
 	return out, n, true
@@ -257,7 +344,7 @@ func oriented(v float64, better protocol.Better) float64 {
 }
 
 // rank ranks a setting's methods by the headline h.
-func rank(o ConfidenceOptions, g *group, methods []string, by map[string][]store.Record, h protocol.Metric, weakRecs map[string]bool) (Ranking, bool) {
+func (c *Confidence) rank(o ConfidenceOptions, g *group, methods []string, by map[string][]store.Record, h protocol.Metric, weakRecs map[string]bool) (Ranking, bool) {
 	var names []string
 	var ss []series
 	for _, meth := range methods {
@@ -265,15 +352,24 @@ func rank(o ConfidenceOptions, g *group, methods []string, by map[string][]store
 			names, ss = append(names, meth), append(ss, s)
 		}
 	}
-	data, n, ok := aligned(ss)
+	ss, n, ok := aligned(ss)
 	if !ok || len(names) < 1 {
 		return Ranking{}, false
 	}
+	data := make([][][]float64, len(ss))
+	for m, s := range ss {
+		data[m] = s.data
+	}
+	den := ss[0].den
 	r := Ranking{Dataset: g.dataset, Protocol: g.title, Metric: h.Name, Better: h.Better, Units: n, Seeds: len(data[0]), Values: map[string][]float64{}}
 	cis := make([]stats.Interval, len(names))
 	for m, name := range names {
-		cis[m] = boot(o, g.dataset, g.title, h.Name).Mean(data[m])
-		r.Values[name] = seedMeans(data[m])
+		cis[m] = c.interval(o, g, name, h, ss[m])
+		v := seedMeans(data[m])
+		for i := range v {
+			v[i] /= den
+		}
+		r.Values[name] = v
 	}
 	// Best first, by the estimate; NaN last.
 	order := make([]int, len(names))
@@ -303,18 +399,27 @@ func rank(o ConfidenceOptions, g *group, methods []string, by map[string][]store
 			contenders = append(contenders, a)
 		}
 	}
-	// Holm over the contenders' pairs.
+	// Holm over the contenders' pairs: each p-value drawn by Monte Carlo
+	// is settled against every level Holm may compare it with.
 	type ij struct{ i, j int }
 	var idx []ij
 	var ps []float64
+	npairs := len(contenders) * (len(contenders) - 1) / 2
+	levels := make([]float64, npairs)
+	for k := range levels {
+		levels[k] = Alpha / float64(k+1)
+	}
+	seeds := ss[0].seedList()
 	for x, a := range contenders {
 		for _, b := range contenders[x+1:] {
 			i, j := order[a], order[b]
-			bt := boot(o, g.dataset, g.title, h.Name, "pair")
-			d, p := bt.Diff(data[i], data[j])
-			_, _, pw := stats.Wilcoxon(seedMeans(data[i]), seedMeans(data[j]))
-			r.Pairs = append(r.Pairs, Pair{A: names[i], B: names[j], Diff: d, P: p, PWilcoxon: pw})
-			idx, ps = append(idx, ij{a, b}), append(ps, p)
+			bt := boot(o, g.dataset, g.title, h.Name, seeds, "pair")
+			bt.Range = ss[0].scaled(h.Value.Range)
+			d := ss[0].unscale(bt.Diff(data[i], data[j]))
+			p := bt.Paired(data[i], data[j], levels)
+			_, _, pw := stats.Wilcoxon(seedSums(data[i]), seedSums(data[j]))
+			r.Pairs = append(r.Pairs, Pair{A: names[i], B: names[j], Diff: d, P: p.P, PExact: p.Exact, PError: p.Error, PWilcoxon: pw})
+			idx, ps = append(idx, ij{a, b}), append(ps, p.P)
 		}
 	}
 	differ := map[ij]bool{}
@@ -338,7 +443,7 @@ func rank(o ConfidenceOptions, g *group, methods []string, by map[string][]store
 			cdata[x] = data[order[a]]
 		}
 		first := make([]float64, len(contenders))
-		reps := boot(o, g.dataset, g.title, h.Name, "ranks").Replicates(cdata)
+		reps := boot(o, g.dataset, g.title, h.Name, seeds, "ranks").Replicates(cdata)
 		for _, rep := range reps {
 			best, ties := -1, 0.0
 			for m, v := range rep {
@@ -375,6 +480,22 @@ func rank(o ConfidenceOptions, g *group, methods []string, by map[string][]store
 		r.Winner = r.Methods[top[0]].Method
 	}
 	return r, true
+}
+
+// seedSums is each input's values summed over seeds, NaN where a seed
+// lacks it: on a grid, exact counts, so that the Wilcoxon test sees the
+// ties there are.
+func seedSums(data [][]float64) []float64 {
+	if len(data) == 0 {
+		return nil
+	}
+	out := make([]float64, len(data[0]))
+	for _, d := range data {
+		for i, v := range d {
+			out[i] += v
+		}
+	}
+	return out
 }
 
 // seedMeans is each input's value averaged over seeds (NaN left out).
@@ -455,11 +576,13 @@ func midRanks(v []float64) []float64 {
 
 // agreement compares the rankings of each dataset's protocol settings over
 // the methods they share (at least three): the methods each ranks (not
-// weak, with a score), a setting ranking fewer than three left out, and
-// one whose methods all score the same (no ranking to compare: saturated)
-// left out and named — where that leaves fewer than two settings, an
-// Agreement with no protocols says so. A setting that tells none of its pairs apart stays
-// in, named: its τ with the others is within its noise.
+// weak, with a score), a setting ranking two left out and named, and one
+// whose methods all score the same (no ranking to compare: saturated)
+// left out and named — where that leaves no τ to compute (fewer than two
+// settings, or fewer than three methods shared), an Agreement with no
+// protocols says why. A setting that tells none of its pairs apart stays
+// in, named: its τ with the others is within its noise. The orders two
+// settings flip are Contradictions, whatever the number of methods.
 func agreement(rankings []Ranking, seed uint64) []Agreement {
 	var out []Agreement
 	var datasets []string
@@ -469,14 +592,16 @@ func agreement(rankings []Ranking, seed uint64) []Agreement {
 		}
 	}
 	for _, ds := range datasets {
-		var rs []Ranking
+		var rs, two []Ranking // settings ranking three methods or more, and two
 		var tied, noisy []string
 		for _, r := range rankings {
 			r = r.rankedOnly()
 			switch {
-			case r.Dataset != ds || len(r.Methods) < 3:
+			case r.Dataset != ds || len(r.Methods) < 2:
 			case r.allEqual():
 				tied = append(tied, r.Protocol)
+			case len(r.Methods) == 2:
+				two = append(two, r)
 			default:
 				rs = append(rs, r)
 				if !slices.ContainsFunc(r.Pairs, func(p Pair) bool { return p.Differ }) {
@@ -484,25 +609,23 @@ func agreement(rankings []Ranking, seed uint64) []Agreement {
 				}
 			}
 		}
-		if len(rs) < 2 {
-			if len(rs)+len(tied) >= 2 { // there was something to compare: say why it is not
+		// The methods every setting ranks, in the first's order.
+		var methods []string
+		if len(rs) >= 2 {
+			methods = shared(rs)
+		}
+		if len(methods) < 3 {
+			// Nothing for τ: say why where there were settings to compare
+			// (the orders they flip are Contradictions, for any number).
+			switch all := append(slices.Clone(rs), two...); {
+			case len(all) >= 2:
+				out = append(out, Agreement{Dataset: ds, W: math.NaN(), P: math.NaN(),
+					Words: fmt.Sprintf("Kendall's τ between the protocols is not computed: the %d protocols share %s, and a rank correlation needs three or more%s",
+						len(all), Count(len(shared(all)), "method"), leftOut(tied))})
+			case len(all)+len(tied) >= 2:
 				out = append(out, Agreement{Dataset: ds, W: math.NaN(), P: math.NaN(),
 					Words: fmt.Sprintf("the protocols cannot be compared: %s left out, where every method scores the same", strings.Join(tied, ", "))})
 			}
-			continue
-		}
-		// The methods every setting ranks, in the first's order.
-		var methods []string
-		for _, m := range rs[0].Methods {
-			all := true
-			for _, r := range rs[1:] {
-				all = all && slices.ContainsFunc(r.Methods, func(x RankedMethod) bool { return x.Method == m.Method })
-			}
-			if all {
-				methods = append(methods, m.Method)
-			}
-		}
-		if len(methods) < 3 {
 			continue
 		}
 		a := Agreement{Dataset: ds, Methods: methods}
@@ -521,22 +644,53 @@ func agreement(rankings []Ranking, seed uint64) []Agreement {
 				a.Tau[i][j] = stats.KendallTau(scores[i], scores[j])
 			}
 		}
-		a.W, a.P = stats.KendallW(scores, 2000, seed)
+		var p stats.PValue
+		a.W, p = stats.KendallW(scores, seed, []float64{Alpha})
+		a.P, a.PExact, a.PError = p.P, p.Exact, p.Error
 		chance := "beyond chance"
 		if !(a.P < Alpha) {
 			chance = "but no more than chance would (with this few methods and protocols)"
 		}
-		a.Words = fmt.Sprintf("the %d protocols %s on the %d methods they share (Kendall's W = %.2f), %s: permutation p %s", len(rs), concordance(a.W), len(methods), a.W, chance, pValue(a.P))
+		a.Words = fmt.Sprintf("the %d protocols %s on the %d methods they share (Kendall's W = %.2f), %s: permutation p %s", len(rs), concordance(a.W), len(methods), a.W, chance, pWords(a.P, a.PExact, a.PError))
 		if len(noisy) > 0 {
 			a.Words += fmt.Sprintf("; %s %s none of %s pairs apart, so %s τ with the others is within the noise",
 				strings.Join(noisy, ", "), pickWord(len(noisy) > 1, "tell", "tells"), pickWord(len(noisy) > 1, "their", "its"), pickWord(len(noisy) > 1, "their", "its"))
 		}
-		if len(tied) > 0 {
-			a.Words += fmt.Sprintf("; left out: %s, where every method scores the same", strings.Join(tied, ", "))
+		a.Words += leftOut(tied)
+		if len(two) > 0 {
+			var names []string
+			for _, r := range two {
+				names = append(names, r.Protocol)
+			}
+			a.Words += fmt.Sprintf("; left out of τ: %s, which %s only two methods", strings.Join(names, ", "), pickWord(len(two) > 1, "rank", "ranks"))
 		}
 		out = append(out, a)
 	}
 	return out
+}
+
+// shared lists the methods every ranking ranks, in the first's order.
+func shared(rs []Ranking) []string {
+	var methods []string
+	for _, m := range rs[0].Methods {
+		all := true
+		for _, r := range rs[1:] {
+			all = all && slices.ContainsFunc(r.Methods, func(x RankedMethod) bool { return x.Method == m.Method })
+		}
+		if all {
+			methods = append(methods, m.Method)
+		}
+	}
+	return methods
+}
+
+// leftOut words the settings the agreement leaves out because every
+// method scores the same ("" for none).
+func leftOut(tied []string) string {
+	if len(tied) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; left out: %s, where every method scores the same", strings.Join(tied, ", "))
 }
 
 // concordance words Kendall's W (Schmidt 1997's reading: 0.1 very weak,
@@ -566,6 +720,21 @@ func pValue(p float64) string {
 		return "< 0.001"
 	}
 	return "= " + strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3f", p), "0"), ".")
+}
+
+// pWords writes a p-value with how it was had: "= 0.049 (exact)", "=
+// 0.052 ± 0.002 (Monte Carlo)" with its standard error, "< 0.001 (Monte
+// Carlo)" below what its draws resolve.
+func pWords(p float64, exact bool, mcError float64) string {
+	switch {
+	case math.IsNaN(p):
+		return "—"
+	case exact:
+		return pValue(p) + " (exact)"
+	case p < 0.001:
+		return pValue(p) + " (Monte Carlo)"
+	}
+	return pValue(p) + " ± " + strconv.FormatFloat(mcError, 'g', 1, 64) + " (Monte Carlo)"
 }
 
 // add records an interval.
@@ -601,6 +770,27 @@ func (c Confidence) Ranking(dataset, setting string) (Ranking, bool) {
 }
 
 // JSON has no NaN: the types below write an undefined number as null.
+
+// MarshalJSON implements json.Marshaler: what the score is, then its
+// interval's fields (the embedded Interval's own MarshalJSON would
+// otherwise stand for the whole and drop what it is of).
+func (s ScoreCI) MarshalJSON() ([]byte, error) {
+	head, err := json.Marshal(struct {
+		Dataset  string `json:"dataset"`
+		Protocol string `json:"protocol"`
+		Method   string `json:"method"`
+		Metric   string `json:"metric"`
+		Seed     string `json:"seed"`
+	}{s.Dataset, s.Protocol, s.Method, s.Metric, s.Seed})
+	if err != nil {
+		return nil, err
+	}
+	iv, err := json.Marshal(s.Interval)
+	if err != nil {
+		return nil, err
+	}
+	return append(append(head[:len(head)-1], ','), iv[1:]...), nil
+}
 
 // MarshalJSON implements json.Marshaler.
 func (m RankedMethod) MarshalJSON() ([]byte, error) {

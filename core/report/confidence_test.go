@@ -142,7 +142,7 @@ func TestSummaryAndCSVCarryTheIntervals(t *testing.T) {
 	recs := unitRecords()
 	d := Diagnose(recs)
 	s := Summary(recs, d)
-	for _, want := range []string{"no clear winner", "[95% interval: bootstrap over 2 seeds, then the test inputs]", "Kendall's W", " *"} {
+	for _, want := range []string{"no clear winner", "[95% interval over 2 seeds, then the test inputs]", "Kendall's W", " *"} {
 		if !strings.Contains(flat(s), want) {
 			t.Errorf("summary lacks %q:\n%s", want, s)
 		}
@@ -213,6 +213,20 @@ func TestDiagnosticsWithUndefinedNumbersAreJSON(t *testing.T) {
 	}
 	if !strings.Contains(string(b), "null") {
 		t.Errorf("no null in %s", b[:200])
+	}
+	// Each interval says what it is of, and how it was had.
+	var back struct {
+		Confidence struct {
+			Intervals []map[string]any `json:"intervals"`
+		} `json:"confidence"`
+	}
+	if err := json.Unmarshal(b, &back); err != nil || len(back.Confidence.Intervals) == 0 {
+		t.Fatalf("diagnostics.json's intervals: %v", err)
+	}
+	for _, key := range []string{"dataset", "protocol", "method", "metric", "seed", "estimate", "lo", "hi", "ci_method"} {
+		if _, ok := back.Confidence.Intervals[0][key]; !ok {
+			t.Errorf("an interval in diagnostics.json lacks %q: %v", key, back.Confidence.Intervals[0])
+		}
 	}
 }
 

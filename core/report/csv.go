@@ -26,15 +26,25 @@ import (
 // "GOAR (no_projection, prior=auto)".
 // ci_low and ci_high are the value's 95 % interval where the result keeps
 // what it needs (empty otherwise, as for a run from before per-input
-// values were kept): for a scalar, the percentile bootstrap over the
-// n_inputs test inputs; for a curve's point, the normal approximation
+// values were kept), inside the score's natural range: for a scalar, the
+// interval every other output shows (Confidence: Agresti–Coull for 0/1
+// scores, else the hull of the BCa and studentized bootstraps over the
+// n_inputs test inputs); for a curve's point, Agresti–Coull where its
+// inputs' values are 0/1 (an accuracy), else the normal approximation
 // value ± 1.96·s.d./√n_inputs. Where a campaign has several seeds, rows
 // with seed "all" follow each method's per-seed rows: the mean over the
 // n_seeds seeds, its interval from resampling seeds, then inputs
 // (scalars), or from the spread of the seeds' values, at least the
 // inputs' (curves). Filter them out (seed != "all") to have one row per
-// seed.
-var CSVHeader = []string{"run", "dataset", "model", "method", "post", "protocol", "seed", "metric", "parameter", "value", "ci_low", "ci_high", "n_inputs", "n_seeds"}
+// seed. few_inputs is true where the inputs are too few for how skewed
+// their values are for any interval to be known to cover ("few inputs:
+// interval may be too narrow"), false where it is not, empty without an
+// interval.
+var CSVHeader = []string{"run", "dataset", "model", "method", "post", "protocol", "seed", "metric", "parameter", "value", "ci_low", "ci_high", "n_inputs", "n_seeds", "few_inputs"}
+
+// FewInputs is what a flagged interval (stats.Interval.Few) says beside
+// it.
+const FewInputs = "few inputs: interval may be too narrow"
 
 // WriteCSV writes the successful records in the given order as tidy CSV,
 // with the intervals conf holds: plain RFC 4180 with a header row,
@@ -48,11 +58,11 @@ func WriteCSV(w io.Writer, runID string, recs []store.Record, conf Confidence) e
 		return err
 	}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-	ci := func(lo, hi float64, n, seeds int) []string {
+	ci := func(lo, hi float64, n, seeds int, few bool) []string {
 		if math.IsNaN(lo) || math.IsNaN(hi) || n == 0 {
-			return []string{"", "", itoa(n), itoa(seeds)}
+			return []string{"", "", itoa(n), itoa(seeds), ""}
 		}
-		return []string{f(lo), f(hi), itoa(n), itoa(seeds)}
+		return []string{f(lo), f(hi), itoa(n), itoa(seeds), strconv.FormatBool(few)}
 	}
 	c := newCampaign(recs)
 	// The records of each (dataset, setting, method), for the rows over
@@ -77,25 +87,27 @@ func WriteCSV(w io.Writer, runID string, recs []store.Record, conf Confidence) e
 		}
 		seed := strconv.FormatUint(r.Seed, 10)
 		for _, s := range r.Result.Scalars {
-			tail := ci(math.NaN(), math.NaN(), 0, 1)
+			tail := ci(math.NaN(), math.NaN(), 0, 1, false)
 			if iv, ok := conf.Interval(r.Dataset, proto, methodName(r), s.Name, seed); ok {
-				tail = ci(iv.Lo, iv.Hi, iv.Units, 1)
+				tail = ci(iv.Lo, iv.Hi, iv.Units, 1, iv.Few)
 			}
 			if err := row(seed, s.Name, "", f(s.Value), tail); err != nil {
 				return err
 			}
 		}
 		for _, cv := range r.Result.Curves {
+			rng := c.curveRange(r, cv.Name)
 			for j := range cv.X {
-				lo, hi := normalBand(cv.Y[j], pointSD(cv, j), cv.N)
-				if err := row(seed, cv.Name, f(cv.X[j]), f(cv.Y[j]), ci(lo, hi, cv.N, 1)); err != nil {
+				lo, hi := pointBand(cv.Y[j], pointSD(cv, j), cv.N, rng)
+				if err := row(seed, cv.Name, f(cv.X[j]), f(cv.Y[j]), ci(lo, hi, cv.N, 1, false)); err != nil {
 					return err
 				}
 			}
 		}
 		k := key{r.Dataset, proto, methodName(r)}
 		if g := groups[k]; last[k] == i && seeds(g) > 1 {
-			if err := writePooled(cw, runID, r, proto, g, conf, f, ci); err != nil {
+			rng := func(curve string) []float64 { return c.curveRange(r, curve) }
+			if err := writePooled(cw, runID, r, proto, g, conf, rng, f, ci); err != nil {
 				return err
 			}
 		}
@@ -105,25 +117,26 @@ func WriteCSV(w io.Writer, runID string, recs []store.Record, conf Confidence) e
 }
 
 // writePooled writes a method's rows over all its seeds (seed "all").
-func writePooled(cw *csv.Writer, runID string, r store.Record, proto string, g []store.Record, conf Confidence,
-	f func(float64) string, ci func(lo, hi float64, n, seeds int) []string) error {
+func writePooled(cw *csv.Writer, runID string, r store.Record, proto string, g []store.Record, conf Confidence, curveRange func(string) []float64,
+	f func(float64) string, ci func(lo, hi float64, n, seeds int, few bool) []string) error {
 	row := func(metric, param, value string, tail []string) error {
 		return cw.Write(append([]string{runID, r.Dataset, r.Model, r.Method, r.Post, proto, AllSeeds, metric, param, value}, tail...))
 	}
 	for _, s := range r.Result.Scalars {
 		m, _ := meanSD(scalars(g, s.Name))
-		tail := ci(math.NaN(), math.NaN(), 0, seeds(g))
+		tail := ci(math.NaN(), math.NaN(), 0, seeds(g), false)
 		if iv, ok := conf.Interval(r.Dataset, proto, methodName(r), s.Name, AllSeeds); ok {
-			m, tail = iv.Estimate, ci(iv.Lo, iv.Hi, iv.Units, iv.Groups)
+			m, tail = iv.Estimate, ci(iv.Lo, iv.Hi, iv.Units, iv.Groups, iv.Few)
 		}
 		if err := row(s.Name, "", f(m), tail); err != nil {
 			return err
 		}
 	}
 	for _, cv := range r.Result.Curves {
+		rng := curveRange(cv.Name)
 		for j := range cv.X {
-			b := pooledBand(g, cv.Name, j, cv.X[j])
-			if err := row(cv.Name, f(cv.X[j]), f(b.mean), ci(b.lo, b.hi, b.n, b.seeds)); err != nil {
+			b := pooledBand(g, cv.Name, j, cv.X[j], rng)
+			if err := row(cv.Name, f(cv.X[j]), f(b.mean), ci(b.lo, b.hi, b.n, b.seeds, false)); err != nil {
 				return err
 			}
 		}

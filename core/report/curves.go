@@ -37,7 +37,7 @@ func (c *campaign) curveFigure(g *group, m protocol.Metric) (Figure, bool, error
 	var key []KeyEntry
 	xlo, xhi, ylo, yhi := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
 	for _, label := range labels {
-		pts, errs, banded := meanCurve(by[label], m.Name)
+		pts, errs, banded := meanCurve(by[label], m.Name, m.Value.Range)
 		if len(pts) == 0 {
 			continue
 		}
@@ -213,10 +213,10 @@ type errPoints struct {
 }
 
 // meanCurve is a curve of the records, mean over seeds, with each point's
-// 95 % band (pooledBand: from the inputs' spread the protocol kept, and
-// from the seeds' spread where there are several); banded reports that
-// any point has one.
-func meanCurve(recs []store.Record, name string) (pts plotter.XYs, errs plotter.YErrors, banded bool) {
+// 95 % band inside rng (pooledBand: from the inputs' spread the protocol
+// kept, and from the seeds' spread where there are several); banded
+// reports that any point has one.
+func meanCurve(recs []store.Record, name string, rng []float64) (pts plotter.XYs, errs plotter.YErrors, banded bool) {
 	var xs []float64
 	for _, r := range recs {
 		for _, cv := range r.Result.Curves {
@@ -226,7 +226,7 @@ func meanCurve(recs []store.Record, name string) (pts plotter.XYs, errs plotter.
 		}
 	}
 	for j, x := range xs {
-		b := pooledBand(recs, name, j, x)
+		b := pooledBand(recs, name, j, x, rng)
 		if math.IsNaN(b.mean) {
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"faithlab/core/stats"
 	"faithlab/core/store"
 )
 
@@ -22,8 +23,8 @@ func Markdown(title string, recs []store.Record, d Diagnostics, left Left) strin
 	if head, rest := left.Incomplete(len(recs)); head != "" {
 		fmt.Fprintf(&b, "> **%s** %s (`faithlab-cli status` lists them).\n\n", head, rest)
 	}
-	fmt.Fprintf(&b, "Every score is the mean over the test inputs (and over the seeds, where there are several) with its %.0f %% interval: a percentile bootstrap of %d resamples (seed %d) over the inputs, or over the seeds and then the inputs, so that retraining noise counts. Two methods are told apart when the paired bootstrap of their difference, Holm-corrected over the protocol's pairs, rejects no difference at %.0f %%; methods sharing a letter cannot be told apart. P(first) is the share of resamples in which a method ranks first.\n\n",
-		100*conf.Level, conf.Resamples, conf.Seed, 100*Alpha)
+	fmt.Fprintf(&b, "Every score is the mean over the test inputs (and over the seeds, where there are several) with its %.0f %% interval, inside the score's natural range: Agresti–Coull where each input scores 0 or 1 (an accuracy), else the hull of the BCa and studentized bootstrap intervals of %d resamples (seed %d) over the inputs, or a percentile bootstrap over the seeds and then the inputs, so that retraining noise counts. An interval marked \"%s\" rests on inputs too few for how skewed their scores are (n ≤ 25·skewness², Cochran's rule), where no interval is known to cover %.0f %%: add inputs. Two methods are told apart when the paired test of no difference — the larger p of an exact (or Monte-Carlo) sign-flip permutation test and a studentized bootstrap test — rejects at %.0f %%, Holm-corrected over the protocol's pairs; a p drawn by Monte Carlo is shown with its standard error and drawn until its side of every level Holm compares it with is settled. Methods sharing a letter cannot be told apart. P(first) is the share of resamples in which a method ranks first.\n\n",
+		100*conf.Level, conf.Resamples, conf.Seed, FewInputs, 100*conf.Level, 100*Alpha)
 	few := 0
 	for _, r := range conf.Rankings {
 		if r.Seeds >= 2 && r.Seeds < 5 {
@@ -74,24 +75,27 @@ func Markdown(title string, recs []store.Record, d Diagnostics, left Left) strin
 			if m.Weak {
 				weak = " !"
 			}
-			fmt.Fprintf(&b, "| %s%s | %s | %s | %s | %s |\n", cellText(m.Method), weak, cellOf(m), m.Letters, Fixed2(m.PFirst), Fixed2(m.MeanRank))
+			fmt.Fprintf(&b, "| %s%s | %s%s | %s | %s | %s |\n", cellText(m.Method), weak, cellOf(m), fewWords(m.CI), m.Letters, Fixed2(m.PFirst), Fixed2(m.MeanRank))
 		}
 		b.WriteString("\n")
 		if len(r.Pairs) > 0 {
-			b.WriteString("| A − B | difference [95 % interval] | p (bootstrap) | p (Holm) | p (Wilcoxon) | told apart |\n|---|---|---|---|---|---|\n")
+			b.WriteString("| A − B | difference [95 % interval] | p (paired) | p (Holm) | p (Wilcoxon) | told apart |\n|---|---|---|---|---|---|\n")
 			for _, p := range r.Pairs {
 				yes := "no"
 				if p.Differ {
 					yes = "**yes**"
 				}
-				fmt.Fprintf(&b, "| %s − %s | %s [%s, %s] | %s | %s | %s | %s |\n", cellText(p.A), cellText(p.B), number(p.Diff.Estimate), number(p.Diff.Lo), number(p.Diff.Hi),
-					strings.TrimPrefix(pValue(p.P), "= "), strings.TrimPrefix(pValue(p.PHolm), "= "), strings.TrimPrefix(pValue(p.PWilcoxon), "= "), yes)
+				fmt.Fprintf(&b, "| %s − %s | %s [%s, %s]%s | %s | %s | %s | %s |\n", cellText(p.A), cellText(p.B), number(p.Diff.Estimate), number(p.Diff.Lo), number(p.Diff.Hi), fewWords(p.Diff),
+					strings.TrimPrefix(pWords(p.P, p.PExact, p.PError), "= "), strings.TrimPrefix(pValue(p.PHolm), "= "), strings.TrimPrefix(pValue(p.PWilcoxon), "= "), yes)
 			}
 			b.WriteString("\n")
 		}
 	}
-	if len(conf.Agreement) > 0 {
+	if len(conf.Agreement)+len(conf.Contradictions) > 0 {
 		b.WriteString("## Do the protocols agree?\n\n")
+		for _, c := range conf.Contradictions {
+			fmt.Fprintf(&b, "**They contradict each other on %s**: %s.\n\n", c.Dataset, c.Words)
+		}
 		for _, a := range conf.Agreement {
 			fmt.Fprintf(&b, "On %s, %s.\n\n", a.Dataset, a.Words)
 			if len(a.Protocols) == 0 {
@@ -136,6 +140,15 @@ func (l Left) Incomplete(done int) (head, rest string) {
 		fmt.Sprintf("(%d failed, %d not run). The rankings rest on the %d done and may change when the rest run", l.Failed, l.NotRun, done)
 }
 
+// fewWords is what a flagged interval says beside it: " (few inputs:
+// interval may be too narrow)"; "" for one not flagged.
+func fewWords(iv stats.Interval) string {
+	if !iv.Few || math.IsNaN(iv.Lo) {
+		return ""
+	}
+	return " (" + FewInputs + ")"
+}
+
 // cellText keeps a table cell on its line.
 func cellText(s string) string { return strings.NewReplacer("|", "\\|", "\n", " ").Replace(s) }
 
@@ -163,6 +176,8 @@ func findingValue(check string, v float64) string {
 		return fmt.Sprintf("%.0f %%", 100*v)
 	case check == "Ground truth":
 		return fmt.Sprintf("r %+.2f", v)
+	case check == "Other protocols":
+		return Count(int(v), "pair") + " flipped"
 	}
 	return fmt.Sprintf("%.2f", v)
 }

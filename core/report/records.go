@@ -105,6 +105,18 @@ func (c *campaign) setting(r store.Record) string {
 	return r.Protocol
 }
 
+// curveRange is the natural range of a curve's values under a record's
+// protocol setting (nil for none, or a curve this build does not
+// describe).
+func (c *campaign) curveRange(r store.Record, curve string) []float64 {
+	if g := c.byKey[settingKey(r)]; g != nil && g.known {
+		if m, ok := g.info.Curve(curve); ok {
+			return m.Value.Range
+		}
+	}
+	return nil
+}
+
 // SettingOf returns what names a record's protocol setting in recs the
 // way the report's tables, rankings and intervals do ("GOAR",
 // "GOAR (no_projection, prior=auto)"): reproductions find their settings

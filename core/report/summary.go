@@ -15,13 +15,15 @@ import (
 // Summary is a run's headline scores as a text table, for a terminal:
 // per dataset, a row per method and a column per protocol setting with
 // the protocol's headline score (↑: higher is better, ↓: lower) and, where
-// the results keep their per-input values, its 95 % interval and the
-// letters of the methods it cannot tell apart (d.Confidence); the star
+// the results keep their per-input values, its 95 % interval (‡ where
+// the inputs are too few for it: FewInputs) and the letters of the
+// methods it cannot tell apart (d.Confidence); the star
 // goes to a column's best method only where it is told apart from the
 // runner-up. Without per-input values (a run from before they were kept),
 // the mean over seeds ± its standard deviation, and a note that intervals
-// need a re-run. Below: what each column is, and whether the protocols
-// agree. Empty when no record has a headline score.
+// need a re-run. Below: what each column is, whether the protocols
+// agree, and every two that order two methods oppositely, each order told
+// apart (Contradiction). Empty when no record has a headline score.
 func Summary(recs []store.Record, d Diagnostics) string {
 	c := newCampaign(recs)
 	var b strings.Builder
@@ -47,7 +49,7 @@ func Summary(recs []store.Record, d Diagnostics) string {
 			cells[i] = make([]string, len(cols))
 		}
 		var notes []string
-		anyWeak, anyCI, noCI := false, false, false
+		anyWeak, anyCI, noCI, anyFew := false, false, false, false
 		for j, col := range cols {
 			_, by := c.methodsOf(col.g.recs)
 			rk, ranked := d.Confidence.Ranking(ds, col.g.title)
@@ -64,6 +66,10 @@ func Summary(recs []store.Record, d Diagnostics) string {
 				case ranked && k >= 0:
 					cells[i][j] = strings.TrimSpace(cellOf(rk.Methods[k]) + " " + rk.Methods[k].Letters) // a weak method has none
 					anyCI = true
+					if rk.Methods[k].CI.Few {
+						cells[i][j] += " ‡"
+						anyFew = true
+					}
 				case len(v) > 1:
 					cells[i][j] = number(mean) + " ± " + number(sd)
 				default:
@@ -110,7 +116,10 @@ func Summary(recs []store.Record, d Diagnostics) string {
 			if n > 1 {
 				over = fmt.Sprintf("%d seeds, then the test inputs", n)
 			}
-			legend = append(legend, fmt.Sprintf("[95%% interval: bootstrap over %s]; methods sharing a letter cannot be told apart (paired, Holm-corrected, 5%%); * best, told apart from the runner-up", over))
+			legend = append(legend, fmt.Sprintf("[95%% interval over %s]; methods sharing a letter cannot be told apart (paired, Holm-corrected, 5%%); * best, told apart from the runner-up", over))
+		}
+		if anyFew {
+			legend = append(legend, "‡ "+FewInputs)
 		}
 		if noCI {
 			legend = append(legend, "* best in its column (no per-input values: intervals need a re-run)")
@@ -128,6 +137,11 @@ func Summary(recs []store.Record, d Diagnostics) string {
 		for _, a := range d.Confidence.Agreement {
 			if a.Dataset == ds {
 				writeNote(&b, a.Words)
+			}
+		}
+		for _, c := range d.Confidence.Contradictions {
+			if c.Dataset == ds {
+				writeNote(&b, "Contradiction! "+c.Words)
 			}
 		}
 	}

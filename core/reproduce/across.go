@@ -80,9 +80,9 @@ func (e evaluator) across(c Check, s selected, v *Verdict) {
 			fail(fmt.Errorf("%s and %s evaluated different inputs (%d and %d a seed): they cannot be compared input by input", s.title, o.title, len(va[0]), len(vb[0])))
 			return
 		}
-		d, p := (stats.Bootstrap{Seed: bootSeed(s.dataset, s.title, o.title, la, lb, c.Metric, mb)}).Diff(va, vb)
-		pairs = append(pairs, comparison{a: la + " under " + s.title, b: lb + " under " + o.title, diff: d})
-		ps = append(ps, p)
+		bt := stats.Bootstrap{Seed: bootSeed(s.dataset, s.title, o.title, la, lb, c.Metric, mb)}
+		pairs = append(pairs, comparison{a: la + " under " + s.title, b: lb + " under " + o.title, diff: bt.Diff(va, vb)})
+		ps = append(ps, bt.Paired(va, vb, holmLevels(len(c.A))).P)
 	}
 	for i, ph := range stats.Holm(ps) {
 		pairs[i].pHolm, pairs[i].differ = ph, ph < report.Alpha

@@ -33,15 +33,16 @@ const (
 //     resampled on the same inputs). Expect increasing: holds when the
 //     interval lies above 0, in part when only ρ does. Expect flat: does
 //     not hold when the interval excludes 0; in part when it does not but
-//     some pair of methods is told apart (paired bootstrap, Holm);
+//     some pair of methods is told apart (the paired test, Holm);
 //     holds when no pair is.
 //   - versus: every method of A against every method of B under the
 //     setting's headline score, by the run's paired comparisons (Holm at
 //     5 %). Expect above (A better) or below (A worse): holds when every
 //     pair is told apart that way, in part when some are, not when none
 //     is. "*" in A stands for every method that is not a random control.
-//     With Metric, another score than the headline: paired bootstraps of
-//     its per-input values, Holm-corrected over the claim's pairs. Expect
+//     With Metric, another score than the headline: the report's paired
+//     test and interval of its per-input values, Holm-corrected over the
+//     claim's pairs. Expect
 //     near (A within Within of B, in the score's units: TRACE Fig. 2(a)'s
 //     "almost negligible" gap to the optimum): holds when every pair's
 //     interval of A − B lies inside ±Within, in part when every estimate
@@ -525,9 +526,14 @@ func percentileCI(reps []float64) (lo, hi float64) {
 	return at(0.025), at(0.975)
 }
 
+// ciText writes an interval as the report does, flagged where its inputs
+// are too few for it (report.FewInputs).
 func ciText(iv stats.Interval) string {
 	if math.IsNaN(iv.Lo) {
 		return fmt.Sprintf("%.3f", iv.Estimate)
+	}
+	if iv.Few {
+		return fmt.Sprintf("%.3f [%.3f, %.3f] (%s)", iv.Estimate, iv.Lo, iv.Hi, report.FewInputs)
 	}
 	return fmt.Sprintf("%.3f [%.3f, %.3f]", iv.Estimate, iv.Lo, iv.Hi)
 }

@@ -229,7 +229,7 @@ func (e evaluator) versus(c Check, s selected, v *Verdict) {
 	v.Ours["pairs"] = fmt.Sprintf("%d of %d", expected, total)
 	v.Result = fmt.Sprintf("%s (%s, %s is better): %d of %d pairs told apart as claimed, %d the other way. %s",
 		s.title, metric, betterWord(better), expected, total, opposite, strings.Join(parts, "; "))
-	v.Rule = fmt.Sprintf("holds when every pair is told apart (paired bootstrap, Holm-corrected over the setting's pairs, 5 %%) with A %s B; in part when some are; not when none is", c.Expect)
+	v.Rule = fmt.Sprintf("holds when every pair is told apart (the report's paired test, Holm-corrected over the setting's pairs, 5 %%) with A %s B; in part when some are; not when none is", c.Expect)
 	if metric != r.Metric {
 		v.Rule = strings.Replace(v.Rule, "the setting's pairs", "the claim's pairs", 1)
 	}
@@ -318,7 +318,7 @@ func (e evaluator) near(c Check, s selected, metric string, better protocol.Bett
 	v.Ours["pairs"] = fmt.Sprintf("%d of %d", inside, len(pairs))
 	v.Result = fmt.Sprintf("%s (%s, %s is better): %d of %d pairs within ±%g. %s",
 		s.title, metric, betterWord(better), inside, len(pairs), c.Within, strings.Join(parts, "; "))
-	v.Rule = fmt.Sprintf("holds when every pair's 95 %% interval of A − B (paired bootstrap) lies inside ±%g; in part when every estimate does; not otherwise", c.Within)
+	v.Rule = fmt.Sprintf("holds when every pair's 95 %% interval of A − B (the report's, paired) lies inside ±%g; in part when every estimate does; not otherwise", c.Within)
 	if len(pairs) == 0 {
 		v.Outcome = NotEvaluated
 		return
@@ -354,9 +354,9 @@ type comparison struct {
 }
 
 // comparisons compares every a with every b: by the ranking's pairs for
-// its headline, or, for another Metric, by paired bootstraps of the
-// metric's per-input values (over seeds, then inputs), Holm over these
-// pairs.
+// its headline, or, for another Metric, by the report's paired test and
+// interval of the metric's per-input values (over seeds, then inputs),
+// Holm over these pairs.
 func (e evaluator) comparisons(c Check, s selected, r report.Ranking, as, bs []string) (string, protocol.Better, []comparison, error) {
 	var out []comparison
 	if c.Metric == "" || c.Metric == r.Metric {
@@ -381,49 +381,77 @@ func (e evaluator) comparisons(c Check, s selected, r report.Ranking, as, bs []s
 		return "", "", nil, err
 	}
 	var better protocol.Better
+	var rng []float64
 	for _, m := range p.Info().Metrics {
 		if m.Name == c.Metric {
-			better = m.Better
+			better, rng = m.Better, m.Value.Range
 		}
 	}
 	if better == "" {
 		return "", "", nil, fmt.Errorf("%s has no score %q with a direction", s.title, c.Metric)
 	}
-	values := func(method string) [][]float64 {
+	// The values as the report reads them: counts over a grid's k,
+	// exactly, where the scalar lies on one (protocol.Units.Exact).
+	values := func(method string) ([][]float64, float64) {
 		var data [][]float64
+		den := 0.0
 		for _, r := range s.recs { // one series per seed, in the records' order
 			if label(r) != method {
 				continue
 			}
-			if u := r.Result.Units.Of(c.Metric); u != nil {
-				row := make([]float64, len(u))
-				for i, x := range u {
-					row[i] = float64(x)
+			if num, d := r.Result.Units.Exact(c.Metric); num != nil {
+				if den != 0 && d != den {
+					return nil, 0 // seeds on different grids: not comparable as counts
 				}
-				data = append(data, row)
+				data, den = append(data, num), d
 			}
 		}
-		return data
+		return data, den
 	}
+	pairs := 0
+	for _, a := range as {
+		for _, b := range bs {
+			if a != b {
+				pairs++
+			}
+		}
+	}
+	levels := holmLevels(pairs)
 	var ps []float64
 	for _, a := range as {
 		for _, b := range bs {
 			if a == b {
 				continue
 			}
-			va, vb := values(a), values(b)
-			if len(va) == 0 || len(vb) == 0 {
-				return "", "", nil, fmt.Errorf("%s keeps no per-input values of %s for %s and %s", s.title, c.Metric, a, b)
+			va, da := values(a)
+			vb, db := values(b)
+			if len(va) == 0 || len(vb) == 0 || da != db {
+				return "", "", nil, fmt.Errorf("%s keeps no per-input values of %s for %s and %s on one grid", s.title, c.Metric, a, b)
 			}
-			d, pv := (stats.Bootstrap{Seed: bootSeed(s.dataset, s.title, a, b, c.Metric)}).Diff(va, vb)
+			bt := stats.Bootstrap{Seed: bootSeed(s.dataset, s.title, a, b, c.Metric)}
+			if len(rng) == 2 {
+				bt.Range = []float64{rng[0] * da, rng[1] * da}
+			}
+			d := bt.Diff(va, vb)
+			d.Estimate, d.Lo, d.Hi = d.Estimate/da, d.Lo/da, d.Hi/da
 			out = append(out, comparison{a: a, b: b, diff: d})
-			ps = append(ps, pv)
+			ps = append(ps, bt.Paired(va, vb, levels).P)
 		}
 	}
 	for i, ph := range stats.Holm(ps) {
 		out[i].pHolm, out[i].differ = ph, ph < report.Alpha
 	}
 	return c.Metric, better, out, nil
+}
+
+// holmLevels are the levels Holm's procedure over m tests compares its p
+// values with, which a Monte-Carlo p is settled against.
+func holmLevels(m int) []float64 {
+	levels := make([]float64, m)
+	for k := range levels {
+		levels[k] = report.Alpha / float64(k+1)
+	}
+	return levels
 }
 
 // pairBetween is the ranking's comparison of a and b, either way round.

@@ -349,7 +349,7 @@ func (e evaluator) scores(c Check, s selected, v *Verdict) {
 	d := (stats.Bootstrap{Seed: bootSeed(s.dataset, s.title, o.title, c.Metric, c.MetricB)}).Mean(diffs)
 	v.Ours["a"], v.Ours["b"] = fmt.Sprintf("%.3f", ma), fmt.Sprintf("%.3f", mb)
 	v.Ours["diff"] = ciText(d)
-	v.Result = fmt.Sprintf("%s's %s against %s's %s over %d methods: %.3f against %.3f, difference %s (95 %% bootstrap over the methods). By method: %s",
+	v.Result = fmt.Sprintf("%s's %s against %s's %s over %d methods: %.3f against %.3f, difference %s (95 %% interval over the methods, as the report gives a mean's). By method: %s",
 		s.title, c.Metric, o.title, c.MetricB, len(methods), ma, mb, ciText(d), strings.Join(parts, "; "))
 	v.Rule = fmt.Sprintf("holds when the difference's interval lies %s 0; in part when only its mean does", c.Expect)
 	if c.Expect == "below" {

@@ -34,3 +34,13 @@ func BenchmarkReplicates5x1000(b *testing.B) {
 		Bootstrap{Seed: 1}.Replicates(series)
 	}
 }
+
+// The paired test of two methods on 1 000 inputs, far from any threshold:
+// 2 000 sign flips and 2 000 studentized resamples.
+func BenchmarkPaired1000(b *testing.B) {
+	a := [][]float64{normalSeries(1, 1000, 0.5, 0.2)}
+	c := [][]float64{normalSeries(2, 1000, 0.5, 0.2)}
+	for b.Loop() {
+		Bootstrap{Seed: 1}.Paired(a, c, []float64{0.05})
+	}
+}

@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
+
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // Interval is an estimate with its confidence interval.
@@ -13,14 +16,25 @@ type Interval struct {
 	Lo, Hi   float64 // the interval's ends (NaN when it cannot be had: fewer than 2 units, say)
 	Units    int     // units with a value (not NaN), summed over groups
 	Groups   int     // groups (seeds) with at least one unit
+	Method   string  // how the ends were had: Method… ("" without ends)
+	// Few: too few units for how skewed they are (Cochran's rule, n ≤
+	// 25·g₁²; for 0/1 units, fewer than 15; any others fewer than 10),
+	// where no interval is known to cover 95 %: the interval may be too
+	// narrow.
+	Few bool
 }
 
-// Bootstrap is a seeded percentile bootstrap. Zero fields take the
+// Bootstrap is a seeded bootstrap of means. Zero fields take the
 // defaults.
 type Bootstrap struct {
 	Resamples int     // default 2000
 	Level     float64 // default 0.95
 	Seed      uint64  // the same seed gives the same intervals, bit for bit
+	// Range is the values' natural bounds [lo, hi] (an accuracy's [0, 1]),
+	// nil for none: intervals stay inside it, and units all at its ends
+	// are a proportion (Agresti–Coull). Diff's differences lie within
+	// [lo − hi, hi − lo].
+	Range []float64
 }
 
 // Defaults of Bootstrap's zero fields.
@@ -30,9 +44,10 @@ const (
 )
 
 // Validate reports settings that cannot give an interval: a negative
-// number of resamples, a level outside (0, 1). The methods give NaN ends
-// (and a NaN p) for such settings; Validate says why, for the caller to
-// report where the settings came from.
+// number of resamples, a level outside (0, 1), a range that is not two
+// ordered numbers. The methods give NaN ends (and a NaN p) for such
+// settings; Validate says why, for the caller to report where the
+// settings came from.
 func (b Bootstrap) Validate() error {
 	var errs []error
 	if b.Resamples < 0 {
@@ -40,6 +55,9 @@ func (b Bootstrap) Validate() error {
 	}
 	if b.Level != 0 && !(b.Level > 0 && b.Level < 1) {
 		errs = append(errs, fmt.Errorf("bootstrap: level %v: want a confidence level in (0, 1), such as 0.95 (0 for the default)", b.Level))
+	}
+	if b.Range != nil && (len(b.Range) != 2 || !(b.Range[0] <= b.Range[1])) {
+		errs = append(errs, fmt.Errorf("bootstrap: range %v: want [lo, hi] with lo ≤ hi, or none", b.Range))
 	}
 	return errors.Join(errs...)
 }
@@ -62,73 +80,172 @@ func (b Bootstrap) settings() (resamples int, level float64, ok bool) {
 
 // Mean: data[g][i] is unit i of group g (a seed's run; units are test
 // inputs; NaN = no value, ignored).
-// One group: resample units with replacement (percentile interval of the
-// mean). Several groups: two-level bootstrap — resample groups with
-// replacement, then units within each chosen group — so that the variation
-// between groups (retraining noise) counts; the estimate is the mean of
-// group means. A constant series has a zero-width interval.
-func (b Bootstrap) Mean(data [][]float64) Interval {
-	iv, _ := b.interval(data)
-	return iv
-}
-
-// Diff is the paired difference a − b: a[g][i] and b[g][i] are the same
-// unit (input i of seed g) under two methods; units where either is NaN
-// (or missing from the shorter of the two) are dropped. Same resampling
-// scheme as Mean, the same resampled indices for a and b.
 //
-// p is the two-sided bootstrap p-value of "no difference":
-// min(1, 2·min(share of resampled differences ≤ 0, share ≥ 0)), with the
-// convention that a difference identically 0 gives p = 1. Its resolution
-// is 1/Resamples: p = 0 reads "below 1/Resamples". p is 1 where the
-// interval cannot be had (fewer than 2 units) and NaN for invalid settings.
-func (b Bootstrap) Diff(a, b2 [][]float64) (d Interval, p float64) {
-	diff := make([][]float64, max(len(a), len(b2)))
-	for g := range diff {
-		ag, bg := row(a, g), row(b2, g)
-		diff[g] = make([]float64, max(len(ag), len(bg)))
-		for i := range diff[g] {
-			diff[g][i] = at(ag, i) - at(bg, i) // NaN when either is
-		}
+// One group: units all at the ends of the range (0/1 without one) are a
+// proportion, with the Agresti–Coull interval; other units get the hull
+// of the BCa and studentized bootstrap intervals of their resamples,
+// inside the range; a constant series, a zero-width interval.
+//
+// Several groups: two-level bootstrap — resample groups with replacement,
+// then units within each chosen group — so that the variation between
+// groups (retraining noise) counts; the estimate is the mean of group
+// means, the interval the resample means' percentiles, inside the range.
+//
+// The package doc gives the intervals' measured coverage.
+func (b Bootstrap) Mean(data [][]float64) Interval {
+	ends := []float64{0, 1}
+	if b.Range != nil {
+		ends = b.Range
 	}
-	return b.interval(diff)
+	return b.interval(data, b.Range, ends)
 }
 
-// interval is Mean's interval of data, with Diff's p-value of "the mean
-// is 0".
-func (b Bootstrap) interval(data [][]float64) (Interval, float64) {
+// Diff is the interval of the paired difference a − b: a[g][i] and
+// b[g][i] are the same unit (input i of seed g) under two methods; units
+// where either is NaN (or missing from the shorter of the two) are
+// dropped. Mean's interval of the differences, inside [lo − hi, hi − lo]
+// for a range [lo, hi] (differences all at its ends are a proportion;
+// without a range, none are). Paired tests the difference.
+func (b Bootstrap) Diff(a, b2 [][]float64) Interval {
+	var rng []float64
+	if len(b.Range) == 2 {
+		w := b.Range[1] - b.Range[0]
+		rng = []float64{-w, w}
+	}
+	return b.interval(diffs(a, b2), rng, rng)
+}
+
+// interval is Mean's interval of data inside rng; units all at the two
+// ends (nil: none) are a proportion.
+func (b Bootstrap) interval(data [][]float64, rng, ends []float64) Interval {
 	s := newSample([][][]float64{data})
 	iv := Interval{Estimate: s.estimate(0), Lo: math.NaN(), Hi: math.NaN(), Units: s.units, Groups: len(s.groups)}
 	resamples, level, ok := b.settings()
-	switch {
-	case !ok:
-		return iv, math.NaN()
-	case s.units < 2:
-		return iv, 1
-	case s.constant():
+	if !ok || s.units < 2 {
+		return iv
+	}
+	if ends, ok := twoPoint(s, ends); ok && len(s.groups) == 1 {
+		// A proportion of the way from one end to the other.
+		ones := 0
+		for _, v := range s.groups[0] {
+			if v == ends[1] {
+				ones++
+			}
+		}
+		lo, hi := agrestiCoull(ones, s.units, level)
+		w := ends[1] - ends[0]
+		iv.Lo, iv.Hi, iv.Method, iv.Few = ends[0]+w*lo, ends[0]+w*hi, MethodAgrestiCoull, s.units < minAgrestiCoull
+		return iv
+	}
+	if s.constant() {
 		// Every resample gives the same mean: say so exactly, not to
 		// within the rounding of unequal group sizes.
-		iv.Estimate, iv.Lo, iv.Hi = s.groups[0][0], s.groups[0][0], s.groups[0][0]
-		if iv.Estimate == 0 {
-			return iv, 1
-		}
-		return iv, 0
+		c := s.groups[0][0]
+		iv.Estimate, iv.Lo, iv.Hi, iv.Method = c, c, c, MethodConstant
+		return iv
+	}
+	if len(s.groups) == 1 {
+		k := newCentred(s.groups[0])
+		iv.Lo, iv.Hi = oneLevel(k, resamples, level, b.Seed, rng)
+		iv.Method, iv.Few = MethodBootstrap, s.units < minStudentized || cochran(s.units, k.skew)
+		return iv
 	}
 	means := make([]float64, resamples)
 	s.replicate(resamples, b.Seed, means)
 	slices.Sort(means)
 	iv.Lo, iv.Hi = percentiles(means, level)
-	var le, ge int
-	for _, m := range means {
-		if m <= 0 {
-			le++
-		}
-		if m >= 0 {
-			ge++
+	if len(rng) == 2 {
+		iv.Lo, iv.Hi = max(iv.Lo, rng[0]), min(iv.Hi, rng[1])
+	}
+	var all []float64
+	for _, g := range s.groups {
+		all = append(all, g...)
+	}
+	iv.Method, iv.Few = MethodTwoLevel, cochran(s.units, newCentred(all).skew)
+	return iv
+}
+
+// twoPoint reports whether every unit lies at one of the two ends (none
+// without them), and which they are.
+func twoPoint(s sample, ends []float64) ([2]float64, bool) {
+	if len(ends) != 2 || !(ends[0] < ends[1]) {
+		return [2]float64{}, false
+	}
+	for _, vals := range s.groups {
+		for _, v := range vals {
+			if v != ends[0] && v != ends[1] {
+				return [2]float64{}, false
+			}
 		}
 	}
-	p := min(1, 2*float64(min(le, ge))/float64(resamples))
-	return iv, p
+	return [2]float64{ends[0], ends[1]}, true
+}
+
+// Paired tests "no difference" between a and b (paired as Diff pairs
+// them) and returns the larger of two p-values, each settled against the
+// thresholds it will be read against (see SignFlip):
+//
+//   - SignFlip's, exact where the methods are exchangeable on each unit
+//     (each difference's distribution symmetric about 0), at any number of
+//     units;
+//   - a bootstrap one that does not need that symmetry: one group, the
+//     studentized bootstrap test of a zero mean (the larger of its
+//     equal-tailed and symmetric p-values); several groups, the
+//     two-level bootstrap's two-sided percentile p,
+//     min(1, 2·min(share of resample means ≤ 0, share ≥ 0)) settled by
+//     drawing more — which counts the noise between groups (retraining)
+//     that flipping units' signs cannot.
+//
+// A difference is called only where both reject: the test's level is
+// the sign-flip test's where that is exact, and the bootstrap's where the
+// differences are skewed with a zero mean (the package doc gives both).
+// P is 1 without a nonzero difference, NaN for invalid settings.
+func (b Bootstrap) Paired(a, b2 [][]float64, thresholds []float64) PValue {
+	if _, _, ok := b.settings(); !ok {
+		return PValue{P: math.NaN()}
+	}
+	d := diffs(a, b2)
+	flip := SignFlip(a, b2, b.Seed, thresholds)
+	s := newSample([][][]float64{d})
+	if flip.P == 1 || s.units < 2 || s.constant() {
+		return flip
+	}
+	var boot PValue
+	if len(s.groups) == 1 {
+		boot = studentizedP(newCentred(s.groups[0]), b.Seed^bootSalt, thresholds)
+	} else {
+		boot = s.twoLevelP(b.Seed^bootSalt, thresholds)
+	}
+	if boot.P > flip.P {
+		return boot
+	}
+	return flip
+}
+
+// bootSalt sets Paired's bootstrap stream apart from its sign flips'.
+const bootSalt = 0x6a09e667f3bcc908
+
+// twoLevelP is the two-level bootstrap's two-sided percentile p-value of
+// a zero mean, settled against the thresholds. Its resolution is
+// 1/draws; P = 0 reads "below 1/Draws".
+func (s sample) twoLevelP(seed uint64, thresholds []float64) PValue {
+	rng := newRNG(seed)
+	var le, ge, n int
+	var means []float64
+	return settle(thresholds, settleWork/s.units, func(k int) float64 {
+		means = slices.Grow(means[:0], k)[:k]
+		s.replicateWith(rng, means)
+		for _, m := range means {
+			if m <= 0 {
+				le++
+			}
+			if m >= 0 {
+				ge++
+			}
+		}
+		n += k
+		return min(1, 2*float64(min(le, ge))/float64(n))
+	})
 }
 
 // Replicates returns, for several series measured on the same units
@@ -136,11 +253,11 @@ func (b Bootstrap) interval(data [][]float64) (Interval, float64) {
 // all series under the SAME resampled indices: out[r][m]. The resampling
 // is Mean's (two-level for several groups) over the units where no series
 // is NaN (a unit missing from a shorter series counts as NaN). With the
-// same seed and the same units, a series' column holds exactly the
-// resample means behind Mean's interval, and the difference of two
-// columns is Diff's resampled difference up to rounding. Nil when no unit
-// has every value or the settings are invalid. (Used for rank probabilities: the share of
-// resamples in which a method ranks first.)
+// same seed and the same units, a series' column holds the means of the
+// resamples behind Mean's interval (the same indices; for several
+// groups, exactly the means whose percentiles it is). Nil when no unit
+// has every value or the settings are invalid. (Used for rank
+// probabilities: the share of resamples in which a method ranks first.)
 func (b Bootstrap) Replicates(series [][][]float64) [][]float64 {
 	resamples, _, ok := b.settings()
 	s := newSample(series)
@@ -246,7 +363,12 @@ func (s sample) constant() bool {
 // series, several) add in that order, so a series' means do not depend on
 // the series beside it.
 func (s sample) replicate(resamples int, seed uint64, out []float64) {
-	rng := newRNG(seed)
+	s.replicateWith(newRNG(seed), out[:resamples*s.m])
+}
+
+// replicateWith is replicate drawing from rng, len(out)/m resamples.
+func (s sample) replicateWith(rng *rand.PCG, out []float64) {
+	resamples := len(out) / s.m
 	ng, m := len(s.groups), s.m
 	acc := make([]float64, 3*m)
 	acc, even, odd := acc[:m], acc[m:2*m], acc[2*m:]
@@ -316,13 +438,25 @@ func percentiles(x []float64, level float64) (lo, hi float64) {
 // quantile is the p-quantile of sorted x by linear interpolation between
 // order statistics (Hyndman and Fan's type 7, R's and NumPy's default),
 // which stays within the range of x.
+//
+// An infinite order statistic (a studentized resample of one repeated
+// value) makes the quantile infinite where it takes part.
 func quantile(x []float64, p float64) float64 {
 	h := p * float64(len(x)-1)
 	i := int(math.Floor(h))
 	if i >= len(x)-1 {
 		return x[len(x)-1]
 	}
-	return x[i] + (h-float64(i))*(x[i+1]-x[i])
+	f := h - float64(i)
+	switch {
+	case f == 0 || x[i] == x[i+1]:
+		return x[i]
+	case math.IsInf(x[i], -1):
+		return x[i]
+	case math.IsInf(x[i+1], 1):
+		return x[i+1]
+	}
+	return x[i] + f*(x[i+1]-x[i])
 }
 
 // row is x[g], nil beyond x's end.
@@ -341,14 +475,19 @@ func at(x []float64, i int) float64 {
 	return math.NaN()
 }
 
-// HalfWidthBound is the largest half-width a 95 % interval of a mean of n
-// values within [lo, hi] can have by the normal approximation with the
-// largest variance such values allow ((hi−lo)²/4: half the mass at each
-// end): 1.96·(hi−lo)/(2√n). For accuracies (0/1) it is the worst-case
-// binomial bound 0.98/√n. NaN for n < 1 or hi < lo.
+// HalfWidthBound is about the widest half-width the 95 % interval of a
+// mean of n values within [lo, hi] has, to expect before any value is
+// had: the studentized interval's at the largest spread such values
+// allow (half of them at each end: s.d. (hi−lo)/2·√(n/(n−1))),
+// t₀.₉₇₅(n−1)·(hi−lo)/(2√(n−1)). Values all at the ends — 0/1
+// accuracies — get Agresti–Coull's, narrower: z·(hi−lo)/(2√(n+z²)) at
+// most. For large n both are 0.98·(hi−lo)/√n. Skewed values on few inputs
+// can widen an interval past it (their intervals are flagged: Interval.Few).
+// NaN for n < 2 or hi < lo.
 func HalfWidthBound(n int, lo, hi float64) float64 {
-	if n < 1 || !(hi >= lo) {
+	if n < 2 || !(hi >= lo) {
 		return math.NaN()
 	}
-	return 1.96 * (hi - lo) / (2 * math.Sqrt(float64(n)))
+	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(0.975)
+	return t * (hi - lo) / (2 * math.Sqrt(float64(n-1)))
 }

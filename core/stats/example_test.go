@@ -8,7 +8,8 @@ import (
 
 // Two attribution methods and a random control scored on the same 12 test
 // inputs (a higher score is better): an interval for each mean, the paired
-// difference of the first two, and the groups the ranking cannot separate.
+// difference of the first two with its test, and the groups the ranking
+// cannot separate.
 func Example() {
 	scores := [][]float64{
 		{0.61, 0.55, 0.70, 0.48, 0.66, 0.59, 0.73, 0.52, 0.64, 0.58, 0.69, 0.62}, // IG
@@ -16,19 +17,22 @@ func Example() {
 		{0.41, 0.44, 0.52, 0.38, 0.47, 0.50, 0.49, 0.40, 0.46, 0.43, 0.51, 0.45}, // Random
 	}
 	names := []string{"IG", "Gradient", "Random"}
-	boot := stats.Bootstrap{Seed: 1} // 2 000 resamples, 95 %
+	boot := stats.Bootstrap{Seed: 1, Range: []float64{0, 1}} // 2 000 resamples, 95 %
 	for m, s := range scores {
 		iv := boot.Mean([][]float64{s}) // one seed: one group
 		fmt.Printf("%-8s %.3f [%.3f, %.3f]\n", names[m], iv.Estimate, iv.Lo, iv.Hi)
 	}
-	d, p := boot.Diff([][]float64{scores[0]}, [][]float64{scores[1]})
-	fmt.Printf("IG − Gradient: %.3f [%.3f, %.3f], bootstrap p = %.3f\n", d.Estimate, d.Lo, d.Hi, p)
 
-	// Wilcoxon over the three pairs, Holm-corrected, then letters.
+	// The three pairs, each read against Holm's levels 0.05/3, 0.05/2,
+	// 0.05; then letters.
 	pairs := [][2]int{{0, 1}, {0, 2}, {1, 2}}
+	levels := []float64{0.05 / 3, 0.05 / 2, 0.05}
 	raw := make([]float64, len(pairs))
 	for k, pr := range pairs {
-		_, _, raw[k] = stats.Wilcoxon(scores[pr[0]], scores[pr[1]])
+		a, b := [][]float64{scores[pr[0]]}, [][]float64{scores[pr[1]]}
+		d, p := boot.Diff(a, b), boot.Paired(a, b, levels)
+		fmt.Printf("%s − %s: %.3f [%.3f, %.3f], p = %.4f (exact: %v)\n", names[pr[0]], names[pr[1]], d.Estimate, d.Lo, d.Hi, p.P, p.Exact)
+		raw[k] = p.P
 	}
 	adj := stats.Holm(raw)
 	letters := stats.Letters(3, func(i, j int) bool {
@@ -43,10 +47,12 @@ func Example() {
 		fmt.Printf("%-8s %s\n", names[m], letters[m])
 	}
 	// Output:
-	// IG       0.614 [0.573, 0.655]
-	// Gradient 0.607 [0.560, 0.652]
-	// Random   0.455 [0.431, 0.479]
-	// IG − Gradient: 0.007 [-0.005, 0.022], bootstrap p = 0.274
+	// IG       0.614 [0.563, 0.662]
+	// Gradient 0.607 [0.553, 0.663]
+	// Random   0.455 [0.423, 0.484]
+	// IG − Gradient: 0.007 [-0.007, 0.025], p = 0.3687 (exact: true)
+	// IG − Random: 0.159 [0.128, 0.188], p = 0.0010 (exact: false)
+	// Gradient − Random: 0.152 [0.117, 0.190], p = 0.0010 (exact: false)
 	// IG       a
 	// Gradient a
 	// Random   b

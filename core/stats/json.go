@@ -14,7 +14,9 @@ func (iv Interval) MarshalJSON() ([]byte, error) {
 		Hi       *float64 `json:"hi"`
 		Units    int      `json:"units"`
 		Groups   int      `json:"groups"`
-	}{Null(iv.Estimate), Null(iv.Lo), Null(iv.Hi), iv.Units, iv.Groups})
+		Method   string   `json:"ci_method,omitempty"`
+		Few      bool     `json:"few_inputs,omitempty"`
+	}{Null(iv.Estimate), Null(iv.Lo), Null(iv.Hi), iv.Units, iv.Groups, iv.Method, iv.Few})
 }
 
 // UnmarshalJSON implements json.Unmarshaler, reading null as NaN.
@@ -22,6 +24,8 @@ func (iv *Interval) UnmarshalJSON(b []byte) error {
 	var v struct {
 		Estimate, Lo, Hi *float64
 		Units, Groups    int
+		Method           string `json:"ci_method"`
+		Few              bool   `json:"few_inputs"`
 	}
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
@@ -32,7 +36,7 @@ func (iv *Interval) UnmarshalJSON(b []byte) error {
 		}
 		return *p
 	}
-	*iv = Interval{Estimate: nan(v.Estimate), Lo: nan(v.Lo), Hi: nan(v.Hi), Units: v.Units, Groups: v.Groups}
+	*iv = Interval{Estimate: nan(v.Estimate), Lo: nan(v.Lo), Hi: nan(v.Hi), Units: v.Units, Groups: v.Groups, Method: v.Method, Few: v.Few}
 	return nil
 }
 

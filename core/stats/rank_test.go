@@ -3,6 +3,7 @@ package stats
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -46,7 +47,9 @@ func TestKendallWKnownAnswers(t *testing.T) {
 		scores [][]float64
 		w, p   float64 // p < 0: not checked
 	}{
-		{"identical rankings", [][]float64{{1, 2, 3, 4}, {10, 20, 30, 40}, {0.1, 0.2, 0.3, 0.4}}, 1, -1},
+		// Exact p: of the 4!² rankings of raters 2 and 3 against rater 1,
+		// only rater 1's own twice reaches W = 1.
+		{"identical rankings", [][]float64{{1, 2, 3, 4}, {10, 20, 30, 40}, {0.1, 0.2, 0.3, 0.4}}, 1, 1.0 / 576},
 		{"two reversed rankings", [][]float64{{1, 2, 3, 4}, {4, 3, 2, 1}}, 0, 1},
 		// 3 raters × 4 items, rank sums 4 6 8 12 about their mean
 		// 3·5/2 = 7.5: S = 3.5² + 1.5² + 0.5² + 4.5² = 35,
@@ -57,25 +60,70 @@ func TestKendallWKnownAnswers(t *testing.T) {
 		// 2³−2 = 6: W = 12·37.5/(540 − 3·6) = 25/29. SciPy's Friedman χ²
 		// (with its tie correction) over m(n−1) agrees: 0.8620689655172414.
 		{"3×4 with a tie by hand", [][]float64{{1, 2, 3, 4}, {2, 1, 3, 4}, {1, 7, 7, 9}}, 25.0 / 29, -1},
-		// Item 2 has a NaN and is dropped: left is two identical rankings.
-		{"NaN item dropped", [][]float64{{1, 2, nan, 3}, {5, 6, 1, 7}}, 1, -1},
+		// Item 2 has a NaN and is dropped: left is two identical rankings
+		// of 3 items, which 1 of the 3! orders of the second reaches.
+		{"NaN item dropped", [][]float64{{1, 2, nan, 3}, {5, 6, 1, 7}}, 1, 1.0 / 6},
 		{"one rater", [][]float64{{1, 2, 3}}, nan, 1},
 		{"one item", [][]float64{{1}, {2}}, nan, 1},
 		{"every rater constant", [][]float64{{1, 1, 1}, {2, 2, 2}}, nan, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w, p := KendallW(tc.scores, 200, 1)
-			if !near(w, tc.w, 1e-15) || tc.p >= 0 && p != tc.p {
-				t.Errorf("KendallW = %v, p %v; want %v, p %v", w, p, tc.w, tc.p)
+			w, p := KendallW(tc.scores, 1, []float64{0.05})
+			if !near(w, tc.w, 1e-15) || tc.p >= 0 && (!near(p.P, tc.p, 1e-15) || !p.Exact) {
+				t.Errorf("KendallW = %v, p %+v; want %v, p %v exact", w, p, tc.w, tc.p)
 			}
 		})
 	}
 }
 
-// Five raters who agree up to small noise on 8 items: W near 1, and no
-// permutation of 999 reaches it: p = 1/1000. Raters who rank at random:
-// W small and p not small. Same seed, same p.
-func TestKendallWPermutationP(t *testing.T) {
+// Three protocols ranking five methods — the report card's agreement —
+// get the exact p: enumerated over the 5!² = 14 400 rankings of two of
+// them, here against a brute force over all 5!³ of the three.
+func TestKendallWExactAgainstBruteForce(t *testing.T) {
+	scores := [][]float64{{1, 2, 3, 4, 5}, {2, 1, 3, 5, 4}, {1, 3, 2, 4, 5}}
+	w, p := KendallW(scores, 1, []float64{0.05})
+	if !p.Exact || p.Draws != 0 || p.Error != 0 {
+		t.Fatalf("p = %+v; want exact", p)
+	}
+	var perms [][]float64
+	var build func(cur []float64, left []float64)
+	build = func(cur, left []float64) {
+		if len(left) == 0 {
+			perms = append(perms, slices.Clone(cur))
+			return
+		}
+		for i := range left {
+			rest := append(slices.Clone(left[:i]), left[i+1:]...)
+			build(append(cur, left[i]), rest)
+		}
+	}
+	build(nil, []float64{1, 2, 3, 4, 5})
+	// Untied ranks: W = 12·S/(m²(n³−n)), m = 3, n = 5.
+	hits := 0
+	for _, a := range perms {
+		for _, b := range perms {
+			for _, c := range perms {
+				var s float64
+				for j := range a {
+					d := a[j] + b[j] + c[j] - 9
+					s += d * d
+				}
+				if 12*s/(9*120) >= w-1e-12 {
+					hits++
+				}
+			}
+		}
+	}
+	if want := float64(hits) / float64(len(perms)*len(perms)*len(perms)); !near(p.P, want, 1e-12) {
+		t.Errorf("W = %v: p %v; brute force %v", w, p.P, want)
+	}
+}
+
+// Five raters who agree up to small noise on 8 items: W near 1, past
+// exact enumeration (8!⁴ rankings), and no draw of 2 000 reaches it: p =
+// 1/2001, settled far from 0.05. Raters who rank at random: W small and p
+// not small. Same seed, same p.
+func TestKendallWMonteCarloP(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 3))
 	agree, random := make([][]float64, 5), make([][]float64, 5)
 	for i := range agree {
@@ -85,18 +133,16 @@ func TestKendallWPermutationP(t *testing.T) {
 			random[i][j] = r.Float64()
 		}
 	}
-	w, p := KendallW(agree, 999, 7)
-	if w < 0.8 || p != 1.0/1000 {
-		t.Errorf("agreeing raters: W = %v, p = %v; want W > 0.8, p = 0.001", w, p)
+	alpha := []float64{0.05}
+	w, p := KendallW(agree, 7, alpha)
+	if w < 0.8 || p.P != 1.0/2001 || p.Exact || p.Draws != 2000 || !p.Settled {
+		t.Errorf("agreeing raters: W = %v, p = %+v; want W > 0.8, p = 1/2001 of 2 000 draws, settled", w, p)
 	}
-	if w2, p2 := KendallW(agree, 999, 7); w2 != w || p2 != p {
-		t.Errorf("same seed: W, p = %v, %v then %v, %v", w, p, w2, p2)
+	if w2, p2 := KendallW(agree, 7, alpha); w2 != w || p2 != p {
+		t.Errorf("same seed: W, p = %v, %+v then %v, %+v", w, p, w2, p2)
 	}
-	if w, p := KendallW(random, 999, 7); w > 0.5 || p < 0.05 {
-		t.Errorf("random raters: W = %v, p = %v; want W < 0.5, p ≥ 0.05", w, p)
-	}
-	if _, p := KendallW(agree, 0, 7); !math.IsNaN(p) {
-		t.Errorf("no permutations: p = %v; want NaN", p)
+	if w, p := KendallW(random, 7, alpha); w > 0.5 || p.P < 0.05 {
+		t.Errorf("random raters: W = %v, p = %+v; want W < 0.5, p ≥ 0.05", w, p)
 	}
 }
 

@@ -411,6 +411,7 @@ func Evaluate(ctx context.Context, net engine.Network, ds *data.Dataset, batch i
 	if batch <= 0 {
 		batch = 256
 	}
+	batch = engine.Batch(ds.Shape, batch)
 	k, dim := net.Classes(), ds.Dim()
 	grad := make([]float32, batch*k)
 	var ev Evaluation

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -19,9 +20,7 @@ func NetScorer(net engine.Network, x, ref []float32, shape []int, grid, target i
 	if grid < 1 || grid > H || grid > W {
 		return nil, fmt.Errorf("patch grid %d×%d does not fit %d×%d images", grid, grid, H, W)
 	}
-	if chunk <= 0 {
-		chunk = 256
-	}
+	chunk = engine.Batch(shape, cmp.Or(max(chunk, 0), 256))
 	t := grid * grid
 	feats, err := perturb.NewFeatures(H, W, grid)
 	if err != nil {

@@ -1,0 +1,92 @@
+package protocol
+
+import (
+	"context"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"faithlab/core/data"
+	"faithlab/core/engine"
+	"faithlab/core/engine/enginetest"
+)
+
+// widestNet is a linear network that records the most inputs a call
+// passed it.
+type widestNet struct {
+	*enginetest.Linear
+	widest int
+}
+
+func (w *widestNet) Forward(x []float32, n int) ([]float32, error) {
+	w.widest = max(w.widest, n)
+	return w.Linear.Forward(x, n)
+}
+
+// imageNetEnv is a linear model on n ImageNet-sized images (3×224×224)
+// with its input as every map.
+func imageNetEnv(n int) (*Env, *widestNet) {
+	shape := []int{3, 224, 224}
+	dim, hw := engine.Size(shape), 224*224
+	net := &widestNet{Linear: enginetest.NewLinear(1, shape, 2)}
+	rng := rand.New(rand.NewPCG(4, 4))
+	ds := &data.Dataset{Name: "imagenet-sized", Shape: shape, Classes: []string{"a", "b"}, X: make([]float32, n*dim), Y: make([]int, n)}
+	for i := range ds.X {
+		ds.X[i] = rng.Float32()
+	}
+	maps := make([]float32, n*hw)
+	for i := range maps {
+		maps[i] = float32(rng.NormFloat64())
+	}
+	env := &Env{Net: net, Test: ds, Train: ds, Method: "noise",
+		Maps: func(context.Context, string) ([]float32, error) { return maps, nil },
+		Explain: func(_ context.Context, _ engine.Network, x []float32, m int, _ []int) ([]float32, error) {
+			return slices.Clone(x[:m*hw]), nil // the first channel
+		}}
+	return env, net
+}
+
+// At ImageNet's size no protocol passes the network more inputs at once
+// than engine.Batch allows (2 MiB of them: 3), however many perturbed
+// copies it makes of an image: Deletion's 49 steps, ROAD's masks,
+// IROF's superpixels, Sensitivity-N's 900 subsets, Infidelity's 100 draws,
+// the robustness draws. Deletion sent 1 024 inputs (600 MiB) at a time.
+func TestProtocolBatchesAreSizedByBytesNotCounts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("ImageNet-sized images")
+	}
+	ctx := context.Background()
+	limit := engine.Batch([]int{3, 224, 224}, 0)
+	for _, p := range []Protocol{
+		Deletion{Samples: 1}, ROAD{Rates: []float64{0.5}}, IROF{Samples: 1},
+		SensitivityN{Samples: 1, Ns: []int{10, 100}, Subsets: 20}, Infidelity{Samples: 1, Draws: 30}, MaxSensitivity(),
+	} {
+		env, net := imageNetEnv(1)
+		if _, err := p.Run(ctx, env); err != nil {
+			t.Fatalf("%s: %v", p.Info().Name, err)
+		}
+		if net.widest > limit {
+			t.Errorf("%s passed %d inputs of 3×224×224 at once, more than %d", p.Info().Name, net.widest, limit)
+		}
+	}
+}
+
+// A protocol's scores do not depend on how its copies are batched: one
+// copy a call gives Deletion's curves, uniform noise filled, bit for bit.
+func TestDeletionScoresDoNotDependOnTheBatch(t *testing.T) {
+	ctx := context.Background()
+	env, _ := imageNetEnv(1)
+	a, err := Deletion{Samples: 1, Reference: "uniform"}.Run(ctx, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Deletion{Samples: 1, Reference: "uniform", Chunk: 1}.Run(ctx, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range a.Curves {
+		if !slices.Equal(a.Curves[i].Y, b.Curves[i].Y) {
+			t.Errorf("curve %s: %v in batches of 3, %v one at a time", a.Curves[i].Name, a.Curves[i].Y, b.Curves[i].Y)
+		}
+	}
+}
