@@ -129,11 +129,11 @@ func TestSmokeReproductions(t *testing.T) {
 }
 
 // TestGOARSyntheticQuickVerdicts runs goar-synthetic at its quick size
-// (under a minute) and checks its verdicts against the golden ones: a
+// (minutes: three retraining seeds) and checks its verdicts against the golden ones: a
 // regression in the science, not only in the code, changes them.
 func TestGOARSyntheticQuickVerdicts(t *testing.T) {
 	if testing.Short() {
-		t.Skip("under a minute on 2 cores")
+		t.Skip("minutes on 2 cores")
 	}
 	ran := runSize(t, "goar-synthetic", "quick")
 	golden(t, "goar-synthetic-quick.verdicts", verdictLines(ran.Verdicts))
