@@ -68,12 +68,14 @@ test-cluster: deps-cluster build
 # beside the paper's, and compares each claim's verdict with the one
 # recorded in core/reproduce/testdata/NAME-quick.verdicts: a difference is
 # a change in the science (or in the GEMM kernel's rounding, on a
-# borderline claim), for a person to look at.
+# borderline claim), for a person to look at, and fails the target once
+# every reproduction has run.
 reproduce: build
-	@for r in $$($(BIN)/faithlab-cli reproduce --list | grep -v '^ ' | cut -d' ' -f1); do \
+	@status=0; for r in $$($(BIN)/faithlab-cli reproduce --list | grep -v '^ ' | cut -d' ' -f1); do \
 		$(BIN)/faithlab-cli reproduce $$r --size quick --out reproduce/$$r --quiet > reproduce-$$r.verdicts || exit 1; \
 		mv reproduce-$$r.verdicts reproduce/$$r/verdicts; cat reproduce/$$r/verdicts; \
-		diff core/reproduce/testdata/$$r-quick.verdicts reproduce/$$r/verdicts || echo "$$r: verdicts differ from the recorded ones"; done
+		diff core/reproduce/testdata/$$r-quick.verdicts reproduce/$$r/verdicts || { echo "$$r: verdicts differ from the recorded ones"; status=1; }; done; \
+	exit $$status
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./core/...

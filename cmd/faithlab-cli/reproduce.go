@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 
 	"faithlab/core/job"
@@ -20,6 +22,9 @@ func runReproduce(ctx context.Context, args []string) error {
 	out := fs.String("out", "", "report folder (default reproduce-NAME-SIZE); the same command again resumes it")
 	figures := fs.String("figures", "png", "figure formats drawn into OUT/figures (png, svg, pdf; \"\": none)")
 	quiet := fs.Bool("quiet", false, "print only task ends, not progress")
+	var data dataFlag
+	fs.Var(&data, "data", "NAME=PATH: a dataset of the paper's that this machine lacks, read in place of the one it stands for (reproduce --list names them: cifar10=PATH/cifar-10-batches-bin); again for another")
+	prior := fs.String("prior", "", "a diffusion prior trained on the --data given, where the reproduction's GOAR or FUD needs one (faithlab-cli train-prior)")
 	var pos []string
 	for rest := args; len(rest) > 0; {
 		if err := fs.Parse(rest); err != nil {
@@ -38,6 +43,9 @@ func runReproduce(ctx context.Context, args []string) error {
 			fmt.Printf("%s — %s\n  %s\n", r.Name, r.Title, r.Paper)
 			for _, s := range reproduce.Sizes {
 				fmt.Printf("  %-6s %s\n", s, r.Sizes[s].Scaled)
+			}
+			for _, k := range slices.Sorted(maps.Keys(r.Alternatives)) {
+				fmt.Printf("  --data %s=PATH: %s, in place of %s\n", k, r.Alternatives[k].Name, r.Alternatives[k].Replaces)
 			}
 		}
 		return nil
@@ -66,7 +74,7 @@ func runReproduce(ctx context.Context, args []string) error {
 		newProgress(os.Stderr, *quiet).show(events)
 		close(printed)
 	}()
-	ran, err := reproduce.Run(ctx, r, reproduce.Options{Size: *size, Out: *out, Kernel: kernel(), Events: events, Figures: formats})
+	ran, err := reproduce.Run(ctx, r, reproduce.Options{Size: *size, Out: *out, Kernel: kernel(), Events: events, Figures: formats, Data: data.m, Prior: *prior})
 	<-printed
 	if err != nil {
 		if ctx.Err() != nil {
@@ -75,11 +83,31 @@ func runReproduce(ctx context.Context, args []string) error {
 		return err
 	}
 	for _, v := range ran.Verdicts {
-		fmt.Printf("%s: %s\n", v.Claim.ID, v.Outcome)
+		fmt.Println(v.Line())
 	}
 	fmt.Fprintf(os.Stderr, "reproduction %s (%s): %.0f s; report in %s\n", name, *size, ran.Elapsed.Seconds(), ran.Report)
 	if ran.Failed > 0 {
 		return fmt.Errorf("%s failed: see faithlab-cli status %s/run", report.Count(ran.Failed, "task"), *out)
 	}
+	return nil
+}
+
+// dataFlag is --data NAME=PATH, given once a dataset.
+type dataFlag struct{ m map[string]string }
+
+func (d *dataFlag) String() string { return "" }
+
+func (d *dataFlag) Set(v string) error {
+	name, path, ok := strings.Cut(v, "=")
+	if !ok || name == "" || path == "" {
+		return fmt.Errorf("%q: want NAME=PATH, e.g. cifar10=/data/cifar-10-batches-bin", v)
+	}
+	if d.m == nil {
+		d.m = map[string]string{}
+	}
+	if _, dup := d.m[name]; dup {
+		return fmt.Errorf("%s given twice", name)
+	}
+	d.m[name] = path
 	return nil
 }

@@ -2,6 +2,7 @@ package attr
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -140,50 +141,93 @@ func (r BlockRandom) Attribute(_ context.Context, _ engine.Network, in Input) (M
 	return out, nil
 }
 
-// VLambda is GOAR's synthetic control (§6.1, Fig. 5): the known
-// ground-truth direction v of the explained class mixed with noise,
-// v_λ = λ·v + (1−λ)·w, with v scaled to unit length and w drawn uniformly
-// on the unit sphere (a normalised Gaussian vector, one per sample). λ = 1
-// is the truth itself, λ = 0 a random direction, so a protocol that judges
-// features should order the v_λ by λ. It needs a dataset whose generator
-// knows the truth (gmm): Setup.Truth, one direction per class. The paper
-// mixes noise into the trained network's input gradient, which on the
-// mixture is parallel to the truth; the truth itself makes λ the only
-// thing that varies.
+// VLambda is GOAR's synthetic control (§6.1, Fig. 5): a direction v of
+// the explained class mixed with noise, v_λ = λ·v + (1−λ)·w, with v
+// scaled to unit length and w drawn uniformly on the unit sphere (a
+// normalised Gaussian vector, one per sample). λ = 1 is v itself, λ = 0 a
+// random direction, so a protocol that judges features should order the
+// v_λ by λ. v is, as in the paper, the trained network's input gradient
+// of the explained class at each input ("we then add noise of varying
+// ratios to the input gradient v"), which on the mixture is parallel to
+// the known truth; with direction truth it is the truth itself, which
+// makes λ the only thing that varies. Either way it needs a dataset whose
+// generator knows the truth (gmm): Setup.Truth, one direction per class,
+// which is what tells how far v_λ is from the truth.
 type VLambda struct {
-	Lambda float64     `json:"lambda" doc:"weight of the ground-truth direction: 1 the truth, 0 (the default) a random direction" range:"[0,1]"`
-	Truth  [][]float32 `json:"-"`
-	Seed   uint64      `json:"-"`
+	Lambda    float64     `json:"lambda" doc:"weight of the direction v: 1 v itself, 0 (the default) a random direction" range:"[0,1]"`
+	Direction string      `json:"direction" doc:"v: gradient (the paper's: the model's input gradient of the explained class) or truth (the mixture's known direction)" choices:"gradient|truth"`
+	Truth     [][]float32 `json:"-"`
+	Seed      uint64      `json:"-"`
+	Chunk     int         `json:"-"` // inputs per engine call (default 256)
+}
+
+func (v VLambda) defaults() VLambda {
+	if v.Direction == "" {
+		v.Direction = "gradient"
+	}
+	return v
 }
 
 // Name implements Method.
 func (VLambda) Name() string { return "VLambda" }
 
 // Settings implements Method.
-func (v VLambda) Settings() map[string]any { return map[string]any{"lambda": v.Lambda, "seed": v.Seed} }
+func (v VLambda) Settings() map[string]any {
+	v = v.defaults()
+	return map[string]any{"lambda": v.Lambda, "direction": v.Direction, "seed": v.Seed}
+}
 
 // Attribute implements Method.
-func (v VLambda) Attribute(_ context.Context, _ engine.Network, in Input) (Maps, error) {
+func (v VLambda) Attribute(ctx context.Context, net engine.Network, in Input) (Maps, error) {
+	v = v.defaults()
 	if !(v.Lambda >= 0 && v.Lambda <= 1) {
 		return Maps{}, fmt.Errorf("λ %g outside [0, 1]", v.Lambda)
 	}
 	dim := in.Dim()
-	unit := make([][]float64, len(v.Truth))
 	for k, t := range v.Truth {
 		if len(t) != dim {
 			return Maps{}, fmt.Errorf("the ground truth of class %d has %d values for samples of %d", k, len(t), dim)
 		}
-		unit[k] = normalised(t)
-		if unit[k] == nil {
-			return Maps{}, fmt.Errorf("the ground truth of class %d is zero: it has no direction", k)
+	}
+	var dir func(i int) ([]float64, error)
+	switch v.Direction {
+	case "truth":
+		unit := make([][]float64, len(v.Truth))
+		for k, t := range v.Truth {
+			if unit[k] = normalised(t); unit[k] == nil {
+				return Maps{}, fmt.Errorf("the ground truth of class %d is zero: it has no direction", k)
+			}
 		}
+		dir = func(i int) ([]float64, error) {
+			if t := in.Target[i]; t >= len(unit) {
+				return nil, fmt.Errorf("no ground truth for class %d (the dataset knows %d; v_λ needs a dataset with a known truth, such as gmm)", t, len(unit))
+			}
+			return unit[in.Target[i]], nil
+		}
+	case "gradient":
+		if len(v.Truth) == 0 {
+			return Maps{}, errors.New("v_λ needs a dataset with a known truth, such as gmm")
+		}
+		g, err := Gradient{Chunk: v.Chunk}.Attribute(ctx, net, in)
+		if err != nil {
+			return Maps{}, err
+		}
+		dir = func(i int) ([]float64, error) {
+			u := normalised(g.Map(i))
+			if u == nil {
+				return nil, fmt.Errorf("the model's input gradient at input %d is zero: it has no direction", i)
+			}
+			return u, nil
+		}
+	default:
+		return Maps{}, fmt.Errorf("direction %q: want gradient or truth", v.Direction)
 	}
 	out := Maps{Data: make([]float32, len(in.X)), Shape: append([]int{in.N}, in.Shape...)}
 	w := make([]float32, dim)
 	for i := range in.N {
-		t := in.Target[i]
-		if t >= len(unit) {
-			return Maps{}, fmt.Errorf("no ground truth for class %d (the dataset knows %d; v_λ needs a dataset with a known truth, such as gmm)", t, len(unit))
+		d, err := dir(i)
+		if err != nil {
+			return Maps{}, err
 		}
 		rng := rand.New(rand.NewPCG(v.Seed, uint64(i)))
 		for j := range w {
@@ -196,7 +240,7 @@ func (v VLambda) Attribute(_ context.Context, _ engine.Network, in Input) (Maps,
 		}
 		m := out.Map(i)
 		for j := range m {
-			m[j] = float32(v.Lambda*unit[t][j] + (1-v.Lambda)*u[j])
+			m[j] = float32(v.Lambda*d[j] + (1-v.Lambda)*u[j])
 		}
 	}
 	return out, nil

@@ -504,7 +504,8 @@ func (r *Runner) trainBase(ctx context.Context, t Task, ds spec.Dataset, trainSe
 	opt := ds.Options
 	opt.Seed = t.Seed
 	m, err := model.Fit{Arch: s.Model.Arch, Train: trainSet, Test: testSet, Kernel: r.Kernel, Engine: r.Engine, Source: &model.Source{Ref: ds.Ref, Options: opt},
-		Config: train.Config{Epochs: s.Model.Epochs, Patience: s.Model.Patience, LR: s.Model.LR, BatchSize: s.Model.Batch, Seed: t.Seed},
+		Config: train.Config{Epochs: s.Model.Epochs, Patience: s.Model.Patience, LR: s.Model.LR, BatchSize: s.Model.Batch, Seed: t.Seed,
+			Optimizer: s.Model.Optimizer, Momentum: s.Model.Momentum, WeightDecay: s.Model.WeightDecay, Schedule: s.Model.Schedule},
 	}.Run(ctx, func(p train.Progress) {
 		progress(fmt.Sprintf("training the base model (epoch %d/%d)", p.Epoch, p.Epochs), p.Epoch-1, p.Epochs)
 	})

@@ -19,8 +19,12 @@ import (
 // class's probability, divided by its value on the untouched image, is
 // recorded after each step. IROF is the area over that curve, over the
 // fraction of superpixels removed from 0 to 1: higher means the map finds
-// what the model needs sooner. As in Quantus, a removed superpixel takes
-// the image's own channel mean; the default asks SLIC for 49 superpixels
+// what the model needs sooner. A removed superpixel takes the image's
+// own channel mean, as the paper's; Quantus 0.6, given a batch, fills
+// with the mean over the whole batch instead (its mean is taken over the
+// batch axis too: a bug, which makes an image's score depend on the
+// others in its batch), so Faithlab agrees with Quantus run one image at
+// a time. The default asks SLIC for 49 superpixels
 // (about 4×4 pixels at 28×28; the paper's were for ImageNet's 224×224)
 // and removes them one at a time.
 type IROF struct {

@@ -164,15 +164,16 @@ func TestSensitivityNLinearIsOne(t *testing.T) {
 
 func TestInfidelityLinearIsZero(t *testing.T) {
 	env, net := linearEnv(4)
-	// The gradient map: Iᵀw is exactly f(x) − f(x − I) for any I.
+	// The gradient map: Iᵀw is exactly f(x) − f(x − I) for any I — noise,
+	// a zeroed square, or the saliency-guided blur of FUD's INFID row.
 	target, _ := targets(context.Background(), net, env.Test.X, env.Test.Y, 4, "predicted")
 	grad := make([]float32, 4*16)
 	for i := range 4 {
 		copy(grad[i*16:], net.W[target[i]*16:(target[i]+1)*16])
 	}
 	env.Maps = func(context.Context, string) ([]float32, error) { return grad, nil }
-	for _, p := range []string{"gaussian", "square"} {
-		res, err := Infidelity{Samples: 4, Perturbation: p, Patch: 2, Draws: 30}.Run(context.Background(), env)
+	for _, p := range []string{"gaussian", "square", "blur"} {
+		res, err := Infidelity{Samples: 4, Perturbation: p, Patch: 2, Blur: 1, Draws: 30}.Run(context.Background(), env)
 		if err != nil {
 			t.Fatal(err)
 		}

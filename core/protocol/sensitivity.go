@@ -1,12 +1,15 @@
 package protocol
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 
 	"faithlab/core/engine"
+	"faithlab/core/imageops"
 	"faithlab/core/perturb"
 )
 
@@ -227,9 +230,10 @@ func (s SensitivityN) Run(ctx context.Context, env *Env) (Result, error) {
 // different methods are then comparable.
 type Infidelity struct {
 	Samples      int     `json:"samples" doc:"test images evaluated: the first n" range:"[1,]"`
-	Perturbation string  `json:"perturbation" doc:"gaussian or square" choices:"gaussian|square"`
+	Perturbation string  `json:"perturbation" doc:"gaussian (noise of σ sigma), square (a random patch zeroed) or blur (the saliency-guided blur FUD's INFID row uses: the map's top ρ of the pixels, ρ uniform in (0, 1) a draw, replaced by the image blurred with σ blur)" choices:"gaussian|square|blur"`
 	Sigma        float64 `json:"sigma" doc:"standard deviation of the Gaussian perturbation" range:"(0,]"`
 	Patch        int     `json:"patch" doc:"side of the removed square, in pixels" range:"[1,]"`
+	Blur         float64 `json:"blur" doc:"σ of the saliency-guided blur, in pixels" range:"(0,]"`
 	Draws        int     `json:"draws" doc:"perturbations per image" range:"[1,]"`
 	Normalize    bool    `json:"normalize" doc:"scale each map by its optimal factor first"`
 	Output       string  `json:"output" doc:"score: logit or probability of the target class" choices:"logit|probability"`
@@ -248,6 +252,9 @@ func (f Infidelity) defaults() Infidelity {
 	}
 	if f.Patch == 0 {
 		f.Patch = 4
+	}
+	if f.Blur == 0 {
+		f.Blur = 5
 	}
 	if f.Draws == 0 {
 		f.Draws = 100
@@ -272,8 +279,8 @@ func (f Infidelity) Info() Info {
 func (f Infidelity) Run(ctx context.Context, env *Env) (Result, error) {
 	f = f.defaults()
 	res := Result{Protocol: "Infidelity", Method: env.Method, Config: config(f)}
-	if f.Perturbation != "gaussian" && f.Perturbation != "square" {
-		return res, fmt.Errorf("infidelity: perturbation %q: want gaussian or square", f.Perturbation)
+	if f.Perturbation != "gaussian" && f.Perturbation != "square" && f.Perturbation != "blur" {
+		return res, fmt.Errorf("infidelity: perturbation %q: want gaussian, square or blur", f.Perturbation)
 	}
 	x, n, shape, err := testImages(env, f.Samples)
 	if err != nil {
@@ -307,6 +314,11 @@ func (f Infidelity) Run(ctx context.Context, env *Env) (Result, error) {
 	dot := make([]float64, f.Draws)
 	out := make([]float64, f.Draws)
 	per := make([]float64, n)
+	var blurred []float32 // the image blurred, and its pixels by |map|, largest first (blur)
+	var order []int
+	if f.Perturbation == "blur" {
+		blurred, order = make([]float32, dim), make([]int, hw)
+	}
 	for i := 0; i < n; i++ {
 		if err := ctx.Err(); err != nil {
 			return res, err
@@ -314,6 +326,16 @@ func (f Infidelity) Run(ctx context.Context, env *Env) (Result, error) {
 		env.report(Progress{Stage: "infidelity", Done: i, Total: n})
 		rng := rand.New(rand.NewPCG(env.Seed, uint64(i)))
 		img, mp := x[i*dim:(i+1)*dim], maps[i*hw:(i+1)*hw]
+		if f.Perturbation == "blur" {
+			copy(blurred, img)
+			for c := 0; c < C; c++ {
+				imageops.GaussianBlur(blurred[c*hw:(c+1)*hw], H, W, f.Blur)
+			}
+			for p := range order {
+				order[p] = p
+			}
+			slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(math.Abs(float64(mp[b])), math.Abs(float64(mp[a]))) })
+		}
 		ts := slices.Repeat([]int{target[i]}, rows)
 		for lo := 0; lo < f.Draws; lo += rows {
 			hi := min(lo+rows, f.Draws)
@@ -321,7 +343,16 @@ func (f Infidelity) Run(ctx context.Context, env *Env) (Result, error) {
 				dst := batch[(d-lo)*dim : (d-lo+1)*dim]
 				copy(dst, img)
 				var s float64
-				if f.Perturbation == "gaussian" {
+				if f.Perturbation == "blur" {
+					k := int(math.Round(rng.Float64() * float64(hw)))
+					for _, p := range order[:k] {
+						for c := 0; c < C; c++ {
+							j := c*hw + p
+							s += float64(img[j]-blurred[j]) * float64(mp[p])
+							dst[j] = blurred[j]
+						}
+					}
+				} else if f.Perturbation == "gaussian" {
 					for c := 0; c < C; c++ {
 						for p := 0; p < hw; p++ {
 							v := f.Sigma * rng.NormFloat64()

@@ -2,10 +2,12 @@ package reproduce
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
 
+	"faithlab/core/attr"
 	"faithlab/core/protocol"
 	"faithlab/core/report"
 	"faithlab/core/stats"
@@ -44,7 +46,9 @@ const (
 //     near (A within Within of B, in the score's units: TRACE Fig. 2(a)'s
 //     "almost negligible" gap to the optimum): holds when every pair's
 //     interval of A − B lies inside ±Within, in part when every estimate
-//     does, not otherwise.
+//     does, not otherwise. Expect flat, with A alone: A's methods against
+//     each other (GOAR §6.2's "minimal differences"): holds when no pair
+//     is told apart, in part when some are, not when all are.
 //   - post: the DPI paper's Table 2 — over the (method, rate) points of
 //     the Plain maps and of each of Posts, how often the post-processed
 //     maps reach the better Curve value; the share's 95 % Wilson interval
@@ -68,6 +72,28 @@ const (
 //     difference over the methods both ran, with a bootstrap interval over
 //     the methods: expect below or above; holds when the interval lies
 //     on that side of 0, in part when only the mean does.
+//   - across: method A[i] under the Setting against B[i] (A[i] itself
+//     where B is empty) under Others[0] — the same method in two
+//     settings, say pixels against patches (TRACE §5.2) — by Metric in
+//     the setting and MetricB (default Metric) in the other, paired over
+//     the inputs both evaluated (the same first test inputs): a paired
+//     bootstrap a pair, Holm over the claim's pairs. Expect above or
+//     below: holds when every pair is told apart that way, in part when
+//     some are; expect near: as versus near.
+//   - reorders: whether the Setting ranks the methods it shares with
+//     Others[0] in another order (FUD Table 7: "FUD not only reorders
+//     existing attribution methods"): holds when some pair of methods is
+//     told apart by both rankings in opposite orders, in part when the
+//     orders differ only within the noise of one, not when they agree.
+//
+// A flat verdict that holds (order or versus) also says whether the run
+// could have seen a difference: the smallest difference its paired tests
+// would find with 80 % power at the Holm-corrected level, from the pairs'
+// intervals, against Within, the largest difference that counts as none;
+// and, as a positive control, whether removing features moved the
+// setting's accuracy from the explained model's at all. Where the one
+// exceeds Within, the other does not, or every method scores the same on
+// every input, the verdict says it has no power (Verdict.Power).
 type Check struct {
 	Kind    string           `yaml:"kind"`
 	Setting map[string]any   `yaml:"setting"` // protocol: NAME, and the parameters its configuration must have
@@ -83,34 +109,41 @@ type Check struct {
 	Others  []map[string]any `yaml:"others"`   // truth: the settings the Setting is set against
 	Truths  []string         `yaml:"truths"`   // truth: the ground-truth agreement measures
 	MetricB string           `yaml:"metric_b"` // scores: the score of Others[0] set against Metric
-	Within  float64          `yaml:"within"`   // versus near: the largest difference that counts as none
+	Within  float64          `yaml:"within"`   // near, flat: the largest difference that counts as none
 }
 
 func (c Check) validate() error {
 	if _, ok := c.Setting["protocol"].(string); !ok {
 		return fmt.Errorf("check needs setting: {protocol: NAME, …}")
 	}
-	want := map[string][]string{"order": {"increasing", "flat"}, "versus": {"above", "below", "near"}, "post": {""}, "tv": {""}, "truth": {""}, "scores": {"above", "below"}}
+	want := map[string][]string{"order": {"increasing", "flat"}, "versus": {"above", "below", "near", "flat"}, "post": {"", "lower"}, "tv": {""}, "truth": {"", "low"},
+		"scores": {"above", "below"}, "across": {"above", "below", "near"}, "reorders": {""}}
 	exp, ok := want[c.Kind]
 	switch {
 	case !ok:
-		return fmt.Errorf("unknown check %q (order, versus, post, tv, truth, scores)", c.Kind)
+		return fmt.Errorf("unknown check %q (order, versus, post, tv, truth, scores, across, reorders)", c.Kind)
 	case !slices.Contains(exp, c.Expect):
 		return fmt.Errorf("check %s: expect %q: want one of %q", c.Kind, c.Expect, exp)
 	case c.Kind == "order" && c.Param == "":
 		return fmt.Errorf("check order needs param")
-	case c.Kind == "versus" && (len(c.A) == 0 || len(c.B) == 0):
-		return fmt.Errorf("check versus needs a and b")
-	case c.Kind == "versus" && (c.Expect == "near") != (c.Within > 0):
-		return fmt.Errorf("check versus: within (> 0) goes with expect near, and only with it")
+	case c.Kind == "versus" && (len(c.A) == 0 || (len(c.B) == 0) != (c.Expect == "flat")):
+		return fmt.Errorf("check versus needs a and b (expect flat: a alone, its methods against each other)")
+	case (c.Expect == "near" || c.Expect == "flat" || c.Expect == "low") != (c.Within > 0):
+		return fmt.Errorf("check %s: within (> 0) goes with expect near, flat or low, and only with them", c.Kind)
 	case c.Kind == "post" && (len(c.Posts) == 0 || c.Curve == ""):
 		return fmt.Errorf("check post needs posts and curve")
 	case c.Kind == "tv" && (c.Curve == "" || !(c.MinR2 > 0 && c.MinR2 < 1)):
 		return fmt.Errorf("check tv needs curve and min_r2 in (0, 1)")
 	case c.Kind == "scores" && (len(c.Others) != 1 || c.Metric == "" || c.MetricB == ""):
 		return fmt.Errorf("check scores needs metric, one of others and metric_b")
-	case c.Kind == "truth" && (len(c.Others) == 0 || len(c.Truths) == 0):
-		return fmt.Errorf("check truth needs others and truths")
+	case c.Kind == "truth" && (len(c.Truths) == 0 || (len(c.Others) == 0) != (c.Expect == "low")):
+		return fmt.Errorf("check truth needs truths, and others unless it expects low")
+	case c.Kind == "truth" && c.Expect == "low" && !(c.Within > 0 && c.Within < 1):
+		return fmt.Errorf("check truth expect low needs within in (0, 1): the correlation that counts as low")
+	case c.Kind == "across" && (len(c.Others) != 1 || c.Metric == "" || len(c.A) == 0 || (len(c.B) != 0 && len(c.B) != len(c.A))):
+		return fmt.Errorf("check across needs one of others, metric and a (and b as long as a, or none)")
+	case c.Kind == "reorders" && len(c.Others) != 1:
+		return fmt.Errorf("check reorders needs one of others")
 	}
 	return nil
 }
@@ -123,6 +156,36 @@ type Verdict struct {
 	Result  string            // our result in words, with the interval behind the verdict
 	Rule    string            // the rule that decided it
 	Ours    map[string]string // the check's figures by key, for the paper's numbers
+	// Power, for a flat expectation, says why the run could not have seen
+	// a difference that matters ("" where it could): a flat verdict
+	// without power is no evidence of flatness.
+	Power string
+	// Provisional says why the verdict may not survive another run (one
+	// retraining seed: a retrained model's accuracy moves with its seed
+	// by about what these claims turn on); "" for none.
+	Provisional string
+	Seeds       int // the setting's seeds, for a retraining protocol's
+}
+
+// MinSeeds is how many retraining seeds a verdict on a retraining
+// protocol's setting rests on before it is more than provisional.
+const MinSeeds = 3
+
+// Line is the verdict as one line: the claim, its outcome, and whether it
+// is provisional or our extension (what `reproduce` prints and the
+// recorded verdict files hold).
+func (v Verdict) Line() string {
+	s := v.Claim.ID + ": " + string(v.Outcome)
+	if v.Provisional != "" {
+		s += " (provisional)"
+	}
+	if v.Power != "" {
+		s += " (no power)"
+	}
+	if v.Claim.Extension != "" {
+		s += " [our extension]"
+	}
+	return s
 }
 
 // Evaluate decides each claim on a run's finished records and their
@@ -150,9 +213,19 @@ func Evaluate(claims []Claim, recs []store.Record, d report.Diagnostics) []Verdi
 				e.truth(c.Check, sel, &v)
 			case "scores":
 				e.scores(c.Check, sel, &v)
+			case "across":
+				e.across(c.Check, sel, &v)
+			case "reorders":
+				e.reorders(c.Check, sel, &v)
 			}
 		}
 		e.numbers(c, sel, &v)
+		if err == nil && v.Outcome != NotEvaluated {
+			e.variant(c, sel, &v)
+		}
+		if err == nil && v.Outcome != NotEvaluated {
+			v.Provisional, v.Seeds = provisional(sel)
+		}
 		n := weakRuns(d.Weak, sel)
 		switch {
 		case n > 0 && v.Outcome != NotEvaluated:
@@ -172,6 +245,63 @@ func Evaluate(claims []Claim, recs []store.Record, d report.Diagnostics) []Verdi
 		out[i] = v
 	}
 	return out
+}
+
+// variant makes a verdict on a setting that lacks one of the paper's
+// protocol variants not evaluated, keeping what the run found for
+// information.
+func (e evaluator) variant(c Claim, s selected, v *Verdict) {
+	for _, va := range c.Variants {
+		in := s
+		if va.Setting != nil {
+			sel := maps.Clone(va.Setting)
+			if _, ok := sel["dataset"]; !ok {
+				sel["dataset"] = s.dataset
+			}
+			var err error
+			if in, err = e.selectSetting(sel); err != nil {
+				v.Outcome, v.Result = NotEvaluated, err.Error()
+				return
+			}
+		}
+		for _, r := range in.recs {
+			if !configHas(r.Result.Config, va.Params) {
+				v.Outcome = NotEvaluated
+				v.Result = fmt.Sprintf("variant differs: the paper's setting has %s (%s); this run's is %s, so it tests something the paper did not. What it found, for information only: %s",
+					describeParams(va.Params), oneLine(va.Why), in.title, v.Result)
+				v.Rule = "a verdict needs the paper's own protocol variant"
+				return
+			}
+		}
+	}
+}
+
+// provisional says why a verdict on a retraining protocol's setting with
+// fewer than MinSeeds seeds is provisional ("" where it is not).
+func provisional(s selected) (string, int) {
+	if !retrainsAny(s) {
+		return "", 0
+	}
+	seeds := map[uint64]bool{}
+	for _, r := range s.recs {
+		seeds[r.Seed] = true
+	}
+	if len(seeds) >= MinSeeds {
+		return "", len(seeds)
+	}
+	return fmt.Sprintf("%s retrains models, and this verdict rests on %s: a retrained model's accuracy moves with its seed, so another seed may move it (%d seeds make it firm)",
+		s.title, report.Count(len(seeds), "retraining seed"), MinSeeds), len(seeds)
+}
+
+// retrainsAny says whether the setting's protocol trains models of its
+// own (ROAR, GOAR; ROAD only with retrain).
+func retrainsAny(s selected) bool {
+	for _, r := range s.recs {
+		if p, err := protocol.New(r.Protocol, r.Result.Config); err == nil && protocol.RetrainingsOf(p) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // ranksBy says whether a check decides on its setting's ranking of the
@@ -271,21 +401,22 @@ func configHas(cfg map[string]any, sel map[string]any) bool {
 }
 
 func describeSel(sel map[string]any) string {
-	var parts []string
-	for _, k := range slices.Sorted(func(yield func(string) bool) {
-		for k := range sel {
-			if k != "protocol" && !yield(k) {
-				return
-			}
-		}
-	}) {
-		parts = append(parts, fmt.Sprintf("%s=%v", k, sel[k]))
-	}
 	name := fmt.Sprint(sel["protocol"])
-	if len(parts) == 0 {
+	rest := maps.Clone(sel)
+	delete(rest, "protocol")
+	if len(rest) == 0 {
 		return name
 	}
-	return name + " (" + strings.Join(parts, ", ") + ")"
+	return name + " (" + describeParams(rest) + ")"
+}
+
+// describeParams words parameters as k=v, by key.
+func describeParams(ps map[string]any) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(ps)) {
+		parts = append(parts, fmt.Sprintf("%s=%v", k, ps[k]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // ranking is the setting's ranking, or a verdict of not evaluated.
@@ -332,8 +463,16 @@ func matches(claimName, label, plain string) bool {
 	return name == want && post == wantPost
 }
 
+// isControl says whether a label's method is a control — attr's category
+// of baselines that ignore the model (Random, PixelRandom, BlockRandom,
+// Sobel, v_λ) — rather than an attribution method.
 func isControl(label string) bool {
 	name, _, _ := labelParts(label)
+	for _, e := range attr.Entries() {
+		if e.Info.Name == name {
+			return e.Info.Category == attr.CategoryControl
+		}
+	}
 	return strings.Contains(name, "random")
 }
 

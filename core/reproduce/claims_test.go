@@ -2,9 +2,11 @@ package reproduce
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -70,7 +72,7 @@ func decide(t *testing.T, recs []store.Record, c Check) Verdict {
 func TestOrderVerdicts(t *testing.T) {
 	inc := Check{Kind: "order", Setting: map[string]any{"protocol": "roar"}, Param: "lambda", Expect: "increasing"}
 	flat := inc
-	flat.Expect = "flat"
+	flat.Expect, flat.Within = "flat", 0.02
 	for _, tc := range []struct {
 		name string
 		ks   []int
@@ -154,22 +156,24 @@ func TestVersusNearVerdicts(t *testing.T) {
 
 // TestPostCountsAndTVFit checks Table 2's count and Table 3's R² on
 // curves solved by hand: three methods at two rates, the filtered maps'
-// accuracy lower (better) at wins of the six points; accuracy exactly
-// linear in TV at 0.1, unrelated to it at 0.3.
+// accuracy lower (better) at wins of the six points; for the fit, five
+// attribution methods whose accuracy is exactly linear in TV at 0.1 and
+// unrelated to it at 0.3, beside a control whose point would pull both
+// fits if it entered them.
 func TestPostCountsAndTVFit(t *testing.T) {
 	rates := []float64{0.1, 0.3}
-	plainAcc := map[string][]float64{"a": {0.9, 0.8}, "b": {0.7, 0.6}, "c": {0.5, 0.7}}
-	tv := map[string][]float64{"a": {30, 10}, "b": {20, 20}, "c": {10, 30}}
-	mk := func(wins int) []store.Record {
+	type pt struct{ acc, tv []float64 }
+	mk := func(methods map[string]pt, wins int) []store.Record {
 		var recs []store.Record
 		k := 0
-		for _, m := range []string{"a", "b", "c"} {
-			recs = append(recs, roarRec(m, "square", correct(10, 5), rates, plainAcc[m], tv[m]))
+		for _, m := range slices.Sorted(maps.Keys(methods)) {
+			p := methods[m]
+			recs = append(recs, roarRec(m, "square", correct(10, 5), rates, p.acc, p.tv))
 			f := make([]float64, 2)
 			for j := range f {
-				f[j] = plainAcc[m][j] + 0.05
+				f[j] = p.acc[j] + 0.05
 				if k < wins {
-					f[j] = plainAcc[m][j] - 0.05
+					f[j] = p.acc[j] - 0.05
 				}
 				k++
 			}
@@ -177,25 +181,50 @@ func TestPostCountsAndTVFit(t *testing.T) {
 		}
 		return recs
 	}
+	three := map[string]pt{"a": {[]float64{0.9, 0.8}, []float64{30, 10}}, "b": {[]float64{0.7, 0.6}, []float64{20, 20}}, "c": {[]float64{0.5, 0.7}, []float64{10, 30}}}
 	post := Check{Kind: "post", Setting: map[string]any{"protocol": "roar"}, Plain: "square", Posts: []string{"square,gaussian:1"}, Curve: "accuracy"}
 	for wins, want := range map[int]Outcome{6: Holds, 4: InPart, 2: DoesNotHold} {
-		v := decide(t, mk(wins), post)
+		v := decide(t, mk(three, wins), post)
 		if v.Outcome != want || v.Ours["count"] != fmt.Sprintf("%d/6", wins) {
 			t.Errorf("%d wins: %s, %s; want %s", wins, v.Outcome, v.Ours["count"], want)
 		}
 	}
+	// At 0.1 the accuracies 0.5 … 0.9 lie on a line in TV 10 … 50: R² 1.
+	// At 0.3 (0.8, 0.6, 0.7, 0.6, 0.8 against 10 … 50) the covariance is
+	// 0: R² 0. PixelRandom's speckle (TV 200, accuracy 0.1) is a control.
+	five := map[string]pt{}
+	for i, m := range []string{"a", "b", "c", "d", "e"} {
+		five[m] = pt{[]float64{0.5 + 0.1*float64(i), []float64{0.8, 0.6, 0.7, 0.6, 0.8}[i]}, []float64{10 + 10*float64(i), 10 + 10*float64(i)}}
+	}
+	five["pixelrandom"] = pt{[]float64{0.1, 0.1}, []float64{200, 200}}
 	tv1 := Check{Kind: "tv", Setting: map[string]any{"protocol": "roar"}, Plain: "square", Curve: "accuracy", MinR2: 0.5}
-	v := decide(t, mk(0), tv1)
-	// At 0.1 the accuracies 0.9, 0.7, 0.5 lie on a line in TV 30, 20, 10:
-	// R² 1. At 0.3 (0.8, 0.6, 0.7 against 10, 20, 30: r = −½) R² is 0.25.
-	if !strings.HasPrefix(v.Ours["r2:0.1"], "1.00 ") || !strings.HasPrefix(v.Ours["r2:0.3"], "0.25 ") || v.Outcome != InPart {
-		t.Errorf("R² %q and %q, %s; want 1.00, 0.25, holds in part (%s)", v.Ours["r2:0.1"], v.Ours["r2:0.3"], v.Outcome, v.Result)
+	v := decide(t, mk(five, 0), tv1)
+	if !strings.HasPrefix(v.Ours["r2:0.1"], "1.00 ") || !strings.HasPrefix(v.Ours["r2:0.3"], "0.00 ") || v.Outcome != InPart || !strings.Contains(v.Result, "controls left out of the fit: pixelrandom") {
+		t.Errorf("R² %q and %q, %s; want 1.00, 0.00, holds in part, pixelrandom left out (%s)", v.Ours["r2:0.1"], v.Ours["r2:0.3"], v.Outcome, v.Result)
 	}
 	// The same fit the other way round (smoother masks, worse accuracy)
 	// is not the paper's association.
-	tv = map[string][]float64{"a": {10, 10}, "b": {20, 20}, "c": {30, 30}}
-	if v := decide(t, mk(0), tv1); !strings.HasPrefix(v.Ours["r2:0.1"], "1.00 ") || !strings.HasSuffix(v.Ours["r2:0.1"], "slope −") || v.Outcome != DoesNotHold {
+	for i, m := range []string{"a", "b", "c", "d", "e"} {
+		five[m] = pt{five[m].acc, []float64{50 - 10*float64(i), 50 - 10*float64(i)}}
+	}
+	if v := decide(t, mk(five, 0), tv1); !strings.HasPrefix(v.Ours["r2:0.1"], "1.00 ") || !strings.HasSuffix(v.Ours["r2:0.1"], "slope −") || v.Outcome != DoesNotHold {
 		t.Errorf("falling with TV: R² %q, %s; want 1.00 with a negative slope, does not hold", v.Ours["r2:0.1"], v.Outcome)
+	}
+}
+
+// TestControlsNeverEnterAFit: three attribution methods and two
+// controls make five points at a rate, but a fit over the methods has
+// three: not evaluated, saying how many it needs.
+func TestControlsNeverEnterAFit(t *testing.T) {
+	rates := []float64{0.1}
+	var recs []store.Record
+	for i, m := range []string{"gradient", "gradxinput", "smoothgrad", "pixelrandom", "blockrandom{drop_rate=0.3}"} {
+		recs = append(recs, roarRec(m, "square", correct(10, 5), rates, []float64{0.5 + 0.1*float64(i)}, []float64{10 + 10*float64(i)}))
+	}
+	v := decide(t, recs, Check{Kind: "tv", Setting: map[string]any{"protocol": "roar"}, Plain: "square", Curve: "accuracy", MinR2: 0.5})
+	if v.Outcome != NotEvaluated || !strings.Contains(v.Result, "3 attribution methods") || !strings.Contains(v.Result, fmt.Sprintf("at least %d", MinFitMethods)) ||
+		!strings.Contains(v.Result, "pixelrandom") || !strings.Contains(v.Result, "blockrandom") {
+		t.Errorf("%s: %s", v.Outcome, v.Result)
 	}
 }
 
@@ -360,7 +389,7 @@ func TestPaperNumbersOfOneMethodShowThatMethod(t *testing.T) {
 // undefined (not "+0.00 [+0.00, +0.00]"), and a verdict in a setting the
 // run's report card finds tells no two methods apart carries its words.
 func TestFlatOnTiedScoresSaysRhoUndefinedAndTheCardsCaveat(t *testing.T) {
-	c := Check{Kind: "order", Setting: map[string]any{"protocol": "roar"}, Param: "lambda", Expect: "flat"}
+	c := Check{Kind: "order", Setting: map[string]any{"protocol": "roar"}, Param: "lambda", Expect: "flat", Within: 0.02}
 	v := decide(t, lambdaRun(150, 150, 150), c)
 	if v.Outcome != Holds || v.Ours["rho"] != "undefined: every lambda scores the same" || strings.Contains(v.Result, "+0.00 [+0.00, +0.00]") {
 		t.Errorf("%s, ρ %q: %s", v.Outcome, v.Ours["rho"], v.Result)
@@ -369,11 +398,279 @@ func TestFlatOnTiedScoresSaysRhoUndefinedAndTheCardsCaveat(t *testing.T) {
 		t.Errorf("no word from the card: %s", v.Result)
 	}
 	inc := c
-	inc.Expect = "increasing"
+	inc.Expect, inc.Within = "increasing", 0
 	if v := decide(t, lambdaRun(150, 150, 150), inc); v.Outcome != DoesNotHold || !strings.Contains(v.Result, "Caveat: the run's report card finds every method scores 0.750") {
 		t.Errorf("an order claimed of a setting that cannot rank: %s, %s", v.Outcome, v.Result)
 	}
 	if v := decide(t, lambdaRun(180, 100, 20), c); strings.Contains(v.Result, "report card") || strings.Contains(v.Ours["rho"], "undefined") {
 		t.Errorf("a setting that ranks: ρ %q, %s", v.Ours["rho"], v.Result)
+	}
+}
+
+// A claim whose paper ran another variant of the protocol (ROAR with a
+// mean fill, say) is not evaluated on a run of this one — never "does
+// not hold" — and keeps what the run found for information.
+func TestVariantDiffersIsNotEvaluated(t *testing.T) {
+	recs := lambdaRun(20, 100, 180) // "reference": "zero"
+	c := Claim{ID: "c", Quote: "q", Source: "s",
+		Check:    Check{Kind: "order", Setting: map[string]any{"protocol": "roar"}, Param: "lambda", Expect: "increasing"},
+		Variants: []Variant{{Params: map[string]any{"reference": "mean"}, Why: "§9: a mean fill"}}}
+	v := Evaluate([]Claim{c}, recs, report.Diagnose(recs))[0]
+	if v.Outcome != NotEvaluated || !strings.HasPrefix(v.Result, "variant differs: the paper's setting has reference=mean (§9: a mean fill)") ||
+		!strings.Contains(v.Result, "for information only: Spearman") {
+		t.Errorf("%s: %s", v.Outcome, v.Result)
+	}
+	c.Variants[0].Params = map[string]any{"reference": "zero"}
+	if v := Evaluate([]Claim{c}, recs, report.Diagnose(recs))[0]; v.Outcome != DoesNotHold {
+		t.Errorf("the paper's variant: %s, want does not hold: %s", v.Outcome, v.Result)
+	}
+}
+
+// A verdict on a retraining protocol rests on its seeds: with fewer than
+// MinSeeds it is provisional, and says so in its line; with MinSeeds it
+// is not.
+func TestOneRetrainingSeedIsProvisional(t *testing.T) {
+	c := Check{Kind: "order", Setting: map[string]any{"protocol": "roar"}, Param: "lambda", Expect: "increasing"}
+	v := decide(t, lambdaRun(180, 100, 20), c)
+	if v.Outcome != Holds || !strings.Contains(v.Provisional, "1 retraining seed") || v.Line() != "c: holds (provisional)" {
+		t.Errorf("one seed: %q, %q", v.Line(), v.Provisional)
+	}
+	var recs []store.Record
+	for seed := uint64(1); seed <= MinSeeds; seed++ {
+		for _, r := range lambdaRun(180, 100, 20) {
+			r.Seed = seed
+			recs = append(recs, r)
+		}
+	}
+	if v := decide(t, recs, c); v.Outcome != Holds || v.Provisional != "" || v.Line() != "c: holds" {
+		t.Errorf("%d seeds: %q, %q", MinSeeds, v.Line(), v.Provisional)
+	}
+}
+
+// A flat verdict needs the power to see a difference that matters: a
+// setting where every input scores the same under every method (ROAR at
+// 1.00 everywhere) has none, nor has one whose paired tests would miss
+// differences larger than Within; many inputs with no difference have it.
+func TestFlatSaysWhenItHasNoPower(t *testing.T) {
+	flat := Check{Kind: "order", Setting: map[string]any{"protocol": "roar"}, Param: "lambda", Expect: "flat", Within: 0.02}
+	v := decide(t, lambdaRun(200, 200, 200), flat)
+	if v.Outcome != Holds || !strings.HasPrefix(v.Power, "no power: every input scores 1 under every method") || !strings.HasSuffix(v.Line(), "(no power)") {
+		t.Errorf("saturated: %q: %s", v.Line(), v.Power)
+	}
+	// 200 inputs, accuracies 0.500, 0.510, 0.505: the pairs' intervals
+	// are some 0.01–0.03 wide, too wide to see 0.02 at the Holm level.
+	v = decide(t, lambdaRun(100, 102, 101), flat)
+	if v.Outcome != Holds || !strings.HasPrefix(v.Power, "no power at this size") {
+		t.Errorf("200 inputs: %q: %s (%s)", v.Line(), v.Power, v.Result)
+	}
+	// The same accuracies on inputs whose correctness varies, but the
+	// same under every λ, on 20 000 inputs: each pair's difference is 0
+	// on every input, so the tests would see any difference at all.
+	var recs []store.Record
+	for _, l := range []string{"0", "0.5", "1"} {
+		recs = append(recs, roarRec("vlambda{lambda="+l+"}", "", correct(20000, 10000), []float64{0.5}, []float64{0.5}, []float64{10}))
+	}
+	if v := decide(t, recs, flat); v.Outcome != Holds || v.Power != "" || !strings.Contains(v.Result, "Power: the paired tests would find") {
+		t.Errorf("identical maps: %q: %s (%s)", v.Line(), v.Power, v.Result)
+	}
+	if err := (Check{Kind: "order", Setting: map[string]any{"protocol": "roar"}, Param: "lambda", Expect: "flat"}).validate(); err == nil {
+		t.Error("flat without within accepted")
+	}
+}
+
+// Versus flat: every pair of A's methods, none told apart.
+func TestVersusFlatComparesTheMethodsWithEachOther(t *testing.T) {
+	var recs []store.Record
+	for i, m := range []string{"gradient", "ig", "smoothgrad", "random"} {
+		recs = append(recs, roarRec(m, "", correct(400, []int{200, 201, 320, 200}[i]), []float64{0.5}, []float64{0.5}, []float64{10}))
+	}
+	c := Check{Kind: "versus", Setting: map[string]any{"protocol": "roar"}, A: []string{"*"}, Expect: "flat", Within: 0.02}
+	v := decide(t, recs, c)
+	// gradient, ig and smoothgrad (random is a control): smoothgrad is
+	// apart from both others, gradient and ig are not.
+	if v.Outcome != InPart || v.Ours["apart"] != "2 of 3" {
+		t.Errorf("%s, %s apart: %s", v.Outcome, v.Ours["apart"], v.Result)
+	}
+}
+
+// REPORT.md counts the paper's claims apart from our extensions.
+func TestExtensionsAreCountedApartFromThePapersClaims(t *testing.T) {
+	recs := lambdaRun(20, 100, 180)
+	claims := []Claim{
+		{ID: "paper-claim", Quote: "q", Source: "s", Check: Check{Kind: "order", Setting: map[string]any{"protocol": "roar"}, Param: "lambda", Expect: "increasing"}},
+		{ID: "our-claim", Quote: "q", Source: "s", Extension: "asked of the mixture; the paper shows it on images", Check: Check{Kind: "order", Setting: map[string]any{"protocol": "roar"}, Param: "lambda", Expect: "flat", Within: 0.02}},
+	}
+	vs := Evaluate(claims, recs, report.Diagnose(recs))
+	md := Markdown(&Reproduction{Name: "x", Title: "t", Paper: "p", Sizes: map[string]Size{"quick": {Scaled: "s"}}}, RunInfo{Size: "quick"}, vs)
+	for _, want := range []string{
+		"The paper's claims: 1, of which 1 does not hold; 1 provisional",
+		"Our extensions — the paper's words asked of a setting the paper did not run them on, kept out of the count above: 1, of which 1 does not hold",
+		"Our extension, not the paper's claim: asked of the mixture",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("REPORT.md lacks %q:\n%s", want, md)
+		}
+	}
+	if vs[1].Line() != "our-claim: does not hold (provisional) [our extension]" {
+		t.Errorf("line %q", vs[1].Line())
+	}
+}
+
+// truthRun is TestTruthVerdicts' run: per method, its agreement with the
+// truth and GOAR's and Eval-X's scores, each input spread around them.
+func truthRun(agree, goar, evalx map[string]float64) []store.Record {
+	noisy := func(base float64, seed uint64) []float64 {
+		rng := rand.New(rand.NewPCG(seed, 1))
+		v := make([]float64, 60)
+		for i := 0; i < 60; i += 2 {
+			d := 0.5 * rng.Float64()
+			v[i], v[i+1] = base+d, base-d
+		}
+		return v
+	}
+	var recs []store.Record
+	for k, m := range slices.Sorted(maps.Keys(agree)) {
+		k := uint64(k)
+		if strings.HasSuffix(m, "-twin") { // the same attribution as its namesake: the same values everywhere
+			k = uint64(slices.Index(slices.Sorted(maps.Keys(agree)), strings.TrimSuffix(m, "-twin")))
+		}
+		recs = append(recs,
+			unitRec("GroundTruth", m, "fa", protocol.Higher, noisy(agree[m], k)),
+			unitRec("GOAR", m, "area", protocol.Higher, noisy(goar[m], 10+k)),
+			unitRec("EvalX", m, "mean_accuracy", protocol.Lower, noisy(evalx[m], 20+k)))
+	}
+	return recs
+}
+
+// Two methods with the same values in every setting and truth measure
+// are one attribution: a correlation across methods counts it once, and
+// the verdict names them.
+func TestTruthCountsEachAttributionOnce(t *testing.T) {
+	agree := map[string]float64{"a": 0.9, "a-twin": 0.9, "b": 0.6, "c": 0.4, "d": 0.1}
+	recs := truthRun(agree, agree, map[string]float64{"a": 0.9, "a-twin": 0.9, "b": 0.6, "c": 0.4, "d": 0.1})
+	v := decide(t, recs, Check{Kind: "truth", Setting: map[string]any{"protocol": "goar"}, Others: []map[string]any{{"protocol": "evalx"}}, Truths: []string{"fa"}})
+	if v.Ours["distinct"] != "4" || !strings.Contains(v.Result, "across 4 distinct attributions (the same attribution: a = a-twin)") {
+		t.Errorf("distinct %q: %s", v.Ours["distinct"], v.Result)
+	}
+	// Three distinct attributions among four methods, two of them one.
+	delete(agree, "c")
+	recs = truthRun(agree, agree, agree)
+	v = decide(t, recs, Check{Kind: "truth", Setting: map[string]any{"protocol": "goar"}, Others: []map[string]any{{"protocol": "evalx"}}, Truths: []string{"fa"}})
+	if v.Ours["distinct"] != "3" {
+		t.Errorf("distinct %q: %s", v.Ours["distinct"], v.Result)
+	}
+}
+
+// GOAR Table 1's other half: the pixel-perturbation benchmarks' weak or
+// negative correlations with the truth.
+func TestTruthLowCorrelation(t *testing.T) {
+	agree := map[string]float64{"a": 0.9, "b": 0.6, "c": 0.4, "d": 0.1}
+	low := Check{Kind: "truth", Setting: map[string]any{"protocol": "evalx"}, Truths: []string{"fa"}, Expect: "low", Within: 0.5}
+	// Eval-X's accuracy, lower is better, high where agreement is high:
+	// its "performance drop" runs against the truth, r = −1.
+	v := decide(t, truthRun(agree, agree, agree), low)
+	if v.Outcome != Holds || v.Ours["negative"] != "1" || v.Ours["r:evalx:fa"] != "-1.00" {
+		t.Errorf("against the truth: %s (%v): %s", v.Outcome, v.Ours, v.Result)
+	}
+	// Eval-X following the truth: not low.
+	v = decide(t, truthRun(agree, agree, map[string]float64{"a": 0.1, "b": 0.4, "c": 0.6, "d": 0.9}), low)
+	if v.Outcome != DoesNotHold {
+		t.Errorf("following the truth: %s: %s", v.Outcome, v.Result)
+	}
+}
+
+// settingRec is roarRec under another fill: another setting of ROAR.
+func settingRec(method, reference string, correctOf []float64) store.Record {
+	r := roarRec(method, "", correctOf, []float64{0.5}, []float64{0.5}, []float64{10})
+	r.Result.Config["reference"] = reference
+	r.Task += reference
+	return r
+}
+
+// across compares a method with itself (or another) in two settings
+// input by input: Random under the zero fill loses accuracy that the
+// mean fill keeps.
+func TestAcrossComparesSettingsInputByInput(t *testing.T) {
+	recs := []store.Record{
+		settingRec("random", "zero", correct(300, 90)), settingRec("random", "mean", correct(300, 210)),
+		settingRec("gradient", "zero", correct(300, 150)), settingRec("gradient", "mean", correct(300, 152)),
+	}
+	c := Check{Kind: "across", Setting: map[string]any{"protocol": "roar", "reference": "zero"}, Others: []map[string]any{{"protocol": "roar", "reference": "mean"}},
+		Metric: "mean_accuracy", A: []string{"random"}, Expect: "below"}
+	if v := decide(t, recs, c); v.Outcome != Holds || v.Ours["pairs"] != "1 of 1" || !strings.Contains(v.Result, "random under ROAR − random under ROAR (reference=mean): -0.400") {
+		t.Errorf("%s: %s", v.Outcome, v.Result)
+	}
+	c.A = []string{"random", "gradient"}
+	if v := decide(t, recs, c); v.Outcome != InPart {
+		t.Errorf("one pair of two: %s: %s", v.Outcome, v.Result)
+	}
+	c.A, c.Expect, c.Within = []string{"gradient"}, "near", 0.05
+	if v := decide(t, recs, c); v.Outcome != Holds {
+		t.Errorf("near: %s: %s", v.Outcome, v.Result)
+	}
+}
+
+// reorders: two settings rank two methods in opposite orders, each beyond
+// its noise — or only within it, or alike.
+func TestReordersNamesPairsInOppositeOrders(t *testing.T) {
+	run := func(zeroA, zeroB, meanA, meanB int) []store.Record {
+		return []store.Record{
+			settingRec("a", "zero", correct(400, zeroA)), settingRec("b", "zero", correct(400, zeroB)),
+			settingRec("a", "mean", correct(400, meanA)), settingRec("b", "mean", correct(400, meanB)),
+		}
+	}
+	c := Check{Kind: "reorders", Setting: map[string]any{"protocol": "roar", "reference": "zero"}, Others: []map[string]any{{"protocol": "roar", "reference": "mean"}}}
+	for _, tc := range []struct {
+		name string
+		recs []store.Record
+		want Outcome
+	}{
+		{"flipped beyond the noise", run(100, 300, 300, 100), Holds},
+		{"flipped within the noise", run(100, 300, 201, 200), InPart},
+		{"alike", run(100, 300, 100, 300), DoesNotHold},
+	} {
+		if v := decide(t, tc.recs, c); v.Outcome != tc.want {
+			t.Errorf("%s: %s, want %s: %s", tc.name, v.Outcome, tc.want, v.Result)
+		}
+	}
+}
+
+// DPI Fig. 6: the filtered maps' masks are smoother — lower total
+// variation — than the plain ones'.
+func TestPostLowerCountsTheMasksTotalVariation(t *testing.T) {
+	rates := []float64{0.1, 0.3}
+	var recs []store.Record
+	for _, m := range []string{"a", "b"} {
+		recs = append(recs,
+			roarRec(m, "square", correct(10, 5), rates, []float64{0.5, 0.5}, []float64{30, 30}),
+			roarRec(m, "square,gaussian:1", correct(10, 5), rates, []float64{0.6, 0.6}, []float64{10, 40}))
+	}
+	c := Check{Kind: "post", Setting: map[string]any{"protocol": "roar"}, Plain: "square", Posts: []string{"square,gaussian:1"}, Curve: "accuracy", Expect: "lower"}
+	v := decide(t, recs, c)
+	if v.Ours["count"] != "2/4" || v.Outcome != DoesNotHold || !strings.Contains(v.Result, "lower total variation than the plain ones' in 2 of 4") {
+		t.Errorf("%s %s: %s", v.Outcome, v.Ours["count"], v.Result)
+	}
+}
+
+// The positive control of a flat verdict: a setting whose removals never
+// moved its models' accuracy from the explained model's has no power,
+// however finely its paired tests resolve; one that moved it has.
+func TestFlatWithoutResponseToRemovalHasNoPower(t *testing.T) {
+	flat := Check{Kind: "order", Setting: map[string]any{"protocol": "roar"}, Param: "lambda", Expect: "flat", Within: 0.02}
+	var recs []store.Record
+	for _, l := range []string{"0", "0.5", "1"} {
+		r := roarRec("vlambda{lambda="+l+"}", "", correct(20000, 19990), []float64{0.5, 0.9}, []float64{0.9995, 0.9995}, []float64{10, 10})
+		r.Result.Base = 1
+		recs = append(recs, r)
+	}
+	v := decide(t, recs, flat)
+	if v.Outcome != Holds || !strings.HasPrefix(v.Power, "no power: removing up to the largest rate of the features moved no retrained model's accuracy further than 0.0005 from the explained model's 1.000") {
+		t.Errorf("no response: %q: %s", v.Line(), v.Power)
+	}
+	for _, r := range recs {
+		r.Result.Base = 0.9
+	}
+	if v := decide(t, recs, flat); v.Power != "" {
+		t.Errorf("a response of 0.1: %q: %s", v.Line(), v.Power)
 	}
 }

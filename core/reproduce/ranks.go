@@ -92,7 +92,79 @@ func (e evaluator) order(c Check, s selected, v *Verdict) {
 		default:
 			v.Outcome = Holds
 		}
+		var cs []comparison
+		for _, p := range r.Pairs {
+			if slices.ContainsFunc(pts, func(q pt) bool { return q.label == p.A }) && slices.ContainsFunc(pts, func(q pt) bool { return q.label == p.B }) {
+				cs = append(cs, comparison{a: p.A, b: p.B, diff: p.Diff, differ: p.Differ})
+			}
+		}
+		var vals [][]float64
+		for _, p := range pts {
+			vals = append(vals, r.Values[p.label])
+		}
+		flatPower(c, s, cs, vals, v)
 	}
+}
+
+// flatPower says whether a flat verdict that holds had the power to see a difference
+// of c.Within (Check): the smallest difference each pair's paired test
+// finds with 80 % power at the Holm level of its setting's pairs
+// (Bonferroni's, its first step), from the pair's interval: (z₁₋α/(2k) +
+// z₀.₈) times the interval's standard error, its width over 2·1.96. A
+// setting whose methods all score the same on every input (every
+// interval of zero width) has shown it can tell nothing apart: no power,
+// whatever the arithmetic says; so has one whose removals never moved
+// the accuracy of its models further than Within from the explained
+// model's — the positive control: a setting that does not respond to
+// removing up to its largest rate of the features cannot separate
+// anything (ROAR on a mixture whose class survives in any few of its
+// coordinates), however small the differences its tests could find.
+// values are the methods' per-input values.
+func flatPower(c Check, s selected, pairs []comparison, values [][]float64, v *Verdict) {
+	if len(pairs) == 0 || v.Outcome != Holds {
+		return // a difference found needs no power to have been found
+	}
+	z := func(p float64) float64 { return math.Sqrt2 * math.Erfinv(2*p-1) }
+	k := float64(len(pairs))
+	factor := (z(1-report.Alpha/(2*k)) + z(0.8)) / (2 * z(0.975))
+	var mde float64
+	for _, p := range pairs {
+		w := p.diff.Hi - p.diff.Lo
+		if math.IsNaN(w) {
+			v.Power = fmt.Sprintf("no power: %s − %s has no interval", p.a, p.b)
+			return
+		}
+		mde = max(mde, factor*w)
+	}
+	// Saturated: every input scores the same under every method.
+	saturated, at := false, math.NaN()
+	for _, vs := range values {
+		for _, x := range vs {
+			if math.IsNaN(at) {
+				at, saturated = x, true
+			}
+			saturated = saturated && x == at
+		}
+	}
+	v.Ours["mde"] = fmt.Sprintf("%.3g", mde)
+	moved, base, known := response(s)
+	switch {
+	case known && moved <= c.Within:
+		v.Power = fmt.Sprintf("no power: removing up to the largest rate of the features moved no retrained model's accuracy further than %.3g from the explained model's %.3f, within the %g that counts as none, so this setting showed no response to removal at all — it could not have separated these methods, nor any others, whatever its paired tests could resolve", moved, base, c.Within)
+	case saturated:
+		v.Power = fmt.Sprintf("no power: every input scores %.3g under every method, so this setting tells nothing apart here — not these methods, nor any other; the flatness is the protocol's saturation, not a finding that it weighs the methods alike", at)
+	case mde > c.Within:
+		v.Power = fmt.Sprintf("no power at this size: the paired tests would find only differences of %.3g or more (80 %% power, Holm level over %d pairs), above the %.3g that counts as none; more test inputs or seeds would be needed", mde, len(pairs), c.Within)
+	}
+	if !strings.HasSuffix(v.Result, ".") {
+		v.Result += "."
+	}
+	if v.Power != "" {
+		v.Result += " " + strings.ToUpper(v.Power[:1]) + v.Power[1:] + "."
+	} else {
+		v.Result += fmt.Sprintf(" Power: the paired tests would find any difference of %.3g or more (80 %% power), within the %.3g that counts as none.", mde, c.Within)
+	}
+	v.Rule += fmt.Sprintf("; a flat verdict also needs the power to see a difference of %g (else it says it has none)", c.Within)
 }
 
 // versus decides a versus check (Check).
@@ -120,6 +192,10 @@ func (e evaluator) versus(c Check, s selected, v *Verdict) {
 		return slices.Compact(out)
 	}
 	as, bs := resolve(c.A, c.B), resolve(c.B, c.A)
+	if c.Expect == "flat" {
+		e.flat(c, s, r, as, v)
+		return
+	}
 	if len(as) == 0 || len(bs) == 0 {
 		v.Outcome, v.Result = NotEvaluated, fmt.Sprintf("%s ranks none of %s or none of %s", s.title, strings.Join(c.A, ", "), strings.Join(c.B, ", "))
 		return
@@ -162,6 +238,64 @@ func (e evaluator) versus(c Check, s selected, v *Verdict) {
 		return
 	}
 	v.Outcome = pick(expected == total, expected > 0)
+}
+
+// response is how far the setting's accuracy curves (those whose names
+// begin with accuracy: ROAR's, ROAD's MoRF and LeRF) ever moved from the
+// explained model's accuracy, over every record, rate and order; known is
+// false where the records have no such curve or no base accuracy.
+func response(s selected) (moved, base float64, known bool) {
+	for _, r := range s.recs {
+		if r.Result.Base <= 0 {
+			continue
+		}
+		for _, cv := range r.Result.Curves {
+			if !strings.HasPrefix(cv.Name, "accuracy") {
+				continue
+			}
+			for _, y := range cv.Y {
+				if d := math.Abs(y - r.Result.Base); !math.IsNaN(d) {
+					moved, base, known = max(moved, d), r.Result.Base, true
+				}
+			}
+		}
+	}
+	return moved, base, known
+}
+
+// flat decides a versus claim that the methods as score alike: GOAR
+// §6.2's "minimal differences in performance within attribution methods".
+func (e evaluator) flat(c Check, s selected, r report.Ranking, as []string, v *Verdict) {
+	var pairs []comparison
+	var vals [][]float64
+	for i, a := range as {
+		vals = append(vals, r.Values[a])
+		for _, b := range as[i+1:] {
+			if p, ok := pairBetween(r, a, b); ok {
+				pairs = append(pairs, comparison{a: p.A, b: p.B, diff: p.Diff, pHolm: p.PHolm, differ: p.Differ})
+			}
+		}
+	}
+	if len(pairs) == 0 {
+		v.Outcome, v.Result = NotEvaluated, fmt.Sprintf("%s ranks fewer than two of %s", s.title, strings.Join(c.A, ", "))
+		return
+	}
+	apart := 0
+	var parts []string
+	for _, p := range pairs {
+		mark := "not told apart"
+		if p.differ {
+			apart++
+			mark = "told apart"
+		}
+		parts = append(parts, fmt.Sprintf("%s − %s: %s, Holm p %s (%s)", p.a, p.b, ciText(p.diff), pText(p.pHolm), mark))
+	}
+	v.Ours["apart"] = fmt.Sprintf("%d of %d", apart, len(pairs))
+	v.Result = fmt.Sprintf("%s (%s, %s is better): %d of %d pairs of %s told apart. %s",
+		s.title, r.Metric, betterWord(r.Better), apart, len(pairs), strings.Join(as, ", "), strings.Join(parts, "; "))
+	v.Rule = "holds when no pair of the methods is told apart (paired bootstrap, Holm-corrected over the setting's pairs, 5 %); in part when some are; not when all are"
+	v.Outcome = pick(apart == 0, apart < len(pairs))
+	flatPower(c, s, pairs, vals, v)
 }
 
 // near decides a versus claim that A scores within c.Within of B.
@@ -282,10 +416,7 @@ func (e evaluator) comparisons(c Check, s selected, r report.Ranking, as, bs []s
 			}
 		}
 	}
-	levels := make([]float64, pairs) // Holm's, which a Monte-Carlo p is settled against
-	for k := range levels {
-		levels[k] = report.Alpha / float64(k+1)
-	}
+	levels := holmLevels(pairs)
 	var ps []float64
 	for _, a := range as {
 		for _, b := range bs {
@@ -311,6 +442,16 @@ func (e evaluator) comparisons(c Check, s selected, r report.Ranking, as, bs []s
 		out[i].pHolm, out[i].differ = ph, ph < report.Alpha
 	}
 	return c.Metric, better, out, nil
+}
+
+// holmLevels are the levels Holm's procedure over m tests compares its p
+// values with, which a Monte-Carlo p is settled against.
+func holmLevels(m int) []float64 {
+	levels := make([]float64, m)
+	for k := range levels {
+		levels[k] = report.Alpha / float64(k+1)
+	}
+	return levels
 }
 
 // pairBetween is the ranking's comparison of a and b, either way round.

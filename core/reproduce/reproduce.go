@@ -42,9 +42,12 @@ type Reproduction struct {
 	Paper string `yaml:"paper"` // authors, title, venue
 	// Data names what the paper ran on that this experiment does not, and
 	// how to run it there.
-	Data   string          `yaml:"data"`
-	Sizes  map[string]Size `yaml:"sizes"`
-	Claims []Claim         `yaml:"claims"`
+	Data string `yaml:"data"`
+	// Alternatives are the paper's datasets a user may supply, by the name
+	// `reproduce --data NAME=PATH` gives them.
+	Alternatives map[string]Alternative `yaml:"alternatives"`
+	Sizes        map[string]Size        `yaml:"sizes"`
+	Claims       []Claim                `yaml:"claims"`
 }
 
 // Size is one scale of a reproduction's campaign.
@@ -56,10 +59,29 @@ type Size struct {
 // Claim is one claim of the paper and how it is checked.
 type Claim struct {
 	ID     string   `yaml:"id"`
-	Quote  string   `yaml:"quote"`  // the paper's words
+	Quote  string   `yaml:"quote"`  // the paper's words, verbatim
 	Source string   `yaml:"source"` // table or figure, section, page
 	Paper  []Number `yaml:"paper"`  // the paper's numbers, transcribed
 	Check  Check    `yaml:"check"`
+	// Variants are the paper's own protocol variants: the parameters its
+	// settings had (ROAD retrained, say), and where the paper says so. A
+	// run whose setting lacks them tested something else: its verdict is
+	// not evaluated (variant differs), never "does not hold".
+	Variants []Variant `yaml:"variants"`
+	// Extension, where set, says why the claim is ours and not the
+	// paper's — the paper's words asked of a setting it did not run them
+	// on. Its verdict is reported apart from the paper's claims and left
+	// out of their count.
+	Extension string `yaml:"extension"`
+}
+
+// Variant is the protocol variant a paper ran for a claim.
+type Variant struct {
+	Params map[string]any `yaml:"params"` // what the setting's configuration must hold
+	Why    string         `yaml:"why"`    // the paper's words or section for it
+	// Setting is the setting the variant is of, where not the claim's
+	// own (one of its others: {protocol: infidelity}).
+	Setting map[string]any `yaml:"setting"`
 }
 
 // Number is one of the paper's numbers with what stands beside it from
@@ -147,6 +169,11 @@ func load(path string) (*Reproduction, error) {
 		}
 		if err := c.Check.validate(); err != nil {
 			return nil, fmt.Errorf("%s: claim %s: %w", path, c.ID, err)
+		}
+		for _, v := range c.Variants {
+			if _, ok := v.Setting["protocol"]; (v.Setting != nil && !ok) || len(v.Params) == 0 || v.Why == "" {
+				return nil, fmt.Errorf("%s: claim %s: a variant needs params and why (and its setting a protocol)", path, c.ID)
+			}
 		}
 	}
 	return &r, nil

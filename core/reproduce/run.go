@@ -30,6 +30,12 @@ type Options struct {
 	// Figures, when set, draws the run's figures into OUT/figures in
 	// these formats (png, svg, pdf).
 	Figures []string
+	// Data are the paper's datasets the user supplies, by name (one of
+	// the reproduction's Alternatives) → path, read in place of those
+	// they stand for; Prior is a diffusion prior trained on them, where
+	// the reproduction's GOAR or FUD needs one (Reproduction.SpecFor).
+	Data  map[string]string
+	Prior string
 }
 
 // Ran is what Run did.
@@ -59,15 +65,14 @@ func Run(ctx context.Context, r *Reproduction, o Options) (Ran, error) {
 	if size == "" {
 		size = "quick"
 	}
-	sz, ok := r.Sizes[size]
-	if !ok {
-		return Ran{}, fmt.Errorf("reproduction %s has no size %q (%s)", r.Name, size, strings.Join(Sizes, ", "))
+	text, err := r.SpecFor(size, o.Data, o.Prior)
+	if err != nil {
+		return Ran{}, err
 	}
 	out := Ran{Dir: o.Out, Report: filepath.Join(o.Out, "REPORT.md")}
 	if o.Out == "" {
 		return out, errors.New("a reproduction needs a folder to write (--out)")
 	}
-	text := []byte(sz.Spec)
 	if err := checkFolder(o.Out, text); err != nil {
 		return out, fmt.Errorf("reproduction %s (%s): %w", r.Name, size, err)
 	}
@@ -117,7 +122,7 @@ func Run(ctx context.Context, r *Reproduction, o Options) (Ran, error) {
 			return out, err
 		}
 	}
-	info := RunInfo{Size: size, Dir: ran.Dir, ID: res.ID(), Done: len(st.Done), Failed: len(st.Failed), Missing: len(st.Missing),
+	info := RunInfo{Size: size, Data: o.Data, Dir: ran.Dir, ID: res.ID(), Done: len(st.Done), Failed: len(st.Failed), Missing: len(st.Missing),
 		Manifest: res.State(), Seconds: ran.Elapsed.Seconds()}
 	for _, rec := range st.Done {
 		info.TaskSeconds += rec.Seconds
@@ -151,7 +156,7 @@ func checkFolder(dir string, spec []byte) error {
 			}
 		}
 	}
-	for _, f := range []struct{ name, head string }{{"REPORT.md", "# Reproduction "}, {"results.csv", strings.Join(report.CSVHeader, ",") + "\n"}} {
+	for _, f := range []struct{ name, head string }{{"REPORT.md", "# Reproduction "}, {"results.csv", strings.Join(report.CSVHeader[:10], ",") + ","}} { // an earlier version's CSV, with fewer columns after value, too
 		p := filepath.Join(dir, f.name)
 		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
 			continue

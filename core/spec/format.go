@@ -34,12 +34,16 @@ type (
 		Channels     int    `yaml:"channels,omitempty"`
 	}
 	fileModel struct {
-		File     string  `yaml:"file,omitempty"`
-		Arch     string  `yaml:"arch,omitempty"`
-		Epochs   int     `yaml:"epochs,omitempty"`
-		Patience int     `yaml:"patience,omitempty"`
-		LR       float64 `yaml:"lr,omitempty"`
-		Batch    int     `yaml:"batch,omitempty"`
+		File        string  `yaml:"file,omitempty"`
+		Arch        string  `yaml:"arch,omitempty"`
+		Epochs      int     `yaml:"epochs,omitempty"`
+		Patience    int     `yaml:"patience,omitempty"`
+		LR          float64 `yaml:"lr,omitempty"`
+		Batch       int     `yaml:"batch,omitempty"`
+		Optimizer   string  `yaml:"optimizer,omitempty"`
+		Momentum    float64 `yaml:"momentum,omitempty"`
+		WeightDecay float64 `yaml:"weight_decay,omitempty"`
+		Schedule    string  `yaml:"schedule,omitempty"`
 	}
 	fileMethod struct {
 		Name   string         `yaml:"name"`
@@ -57,7 +61,8 @@ type (
 func Format(s *Spec) ([]byte, error) {
 	f := fileSpec{Name: s.Name, Output: s.Output, Cache: s.Cache, Post: s.Post, Protocols: []fileProtocol{},
 		Seeds: s.Seeds, Retrain: s.Retrain, Workers: s.Workers, MemoryGB: s.MemoryGB, Engine: s.Engine,
-		Model: fileModel{File: s.Model.File, Arch: s.Model.Arch, Epochs: s.Model.Epochs, Patience: s.Model.Patience, LR: s.Model.LR, Batch: s.Model.Batch}}
+		Model: fileModel{File: s.Model.File, Arch: s.Model.Arch, Epochs: s.Model.Epochs, Patience: s.Model.Patience, LR: s.Model.LR, Batch: s.Model.Batch,
+			Optimizer: s.Model.Optimizer, Momentum: s.Model.Momentum, WeightDecay: s.Model.WeightDecay, Schedule: s.Model.Schedule}}
 	if s.Reduce != "sum" {
 		f.Reduce = s.Reduce
 	}

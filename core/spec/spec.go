@@ -78,6 +78,15 @@ type Model struct {
 	Patience int
 	LR       float64
 	Batch    int
+	// The optimiser (train.Config's: adam or sgd), SGD's momentum, the
+	// weight decay and the learning-rate schedule (constant or cosine):
+	// "" and 0 take train's defaults (GOAR's Adam recipe). Left out of a
+	// cache key when unset, so that models trained before they existed
+	// keep their keys.
+	Optimizer   string  `json:",omitempty"`
+	Momentum    float64 `json:",omitempty"`
+	WeightDecay float64 `json:",omitempty"`
+	Schedule    string  `json:",omitempty"`
 }
 
 // Method is an attribution method with its parameters, by the names the
@@ -497,7 +506,7 @@ func (p *parser) dataset(n *yaml.Node, path string) Dataset {
 }
 
 func (p *parser) model(n *yaml.Node) Model {
-	f := p.fields(n, "model", "file", "arch", "epochs", "patience", "lr", "batch")
+	f := p.fields(n, "model", "file", "arch", "epochs", "patience", "lr", "batch", "optimizer", "momentum", "weight_decay", "schedule")
 	var m Model
 	if v := f["file"]; v != nil && p.decode(v, "model.file", &m.File) {
 		m.File = p.path(m.File)
@@ -522,7 +531,19 @@ func (p *parser) model(n *yaml.Node) Model {
 	if v := f["lr"]; v != nil && p.decode(v, "model.lr", &m.LR) && !(m.LR >= 0) {
 		p.errorf(v, "model.lr", "learning rate %g: want a positive number", m.LR)
 	}
-	if m.File != "" && (f["epochs"] != nil || f["lr"] != nil || f["batch"] != nil || f["patience"] != nil) {
+	for key, dst := range map[string]*string{"optimizer": &m.Optimizer, "schedule": &m.Schedule} {
+		choices := map[string][]string{"optimizer": {"adam", "sgd"}, "schedule": {"constant", "cosine"}}[key]
+		if v := f[key]; v != nil && p.decode(v, "model."+key, dst) && !slices.Contains(choices, *dst) {
+			p.errorf(v, "model."+key, "%q: want %s", *dst, strings.Join(choices, " or "))
+		}
+	}
+	for key, dst := range map[string]*float64{"momentum": &m.Momentum, "weight_decay": &m.WeightDecay} {
+		if v := f[key]; v != nil && p.decode(v, "model."+key, dst) && !(*dst >= 0) {
+			p.errorf(v, "model."+key, "%g: want 0 or more", *dst)
+		}
+	}
+	if m.File != "" && (f["epochs"] != nil || f["lr"] != nil || f["batch"] != nil || f["patience"] != nil ||
+		f["optimizer"] != nil || f["momentum"] != nil || f["weight_decay"] != nil || f["schedule"] != nil) {
 		p.errorf(n, "model", "training settings given with a model file, which is already trained")
 	}
 	return m

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -244,5 +245,40 @@ func TestFileMethodWithoutTrainingMapsIsRefusedForRetraining(t *testing.T) {
 	_, err = Parse(filepath.Join(dir, "s.yaml"), []byte("output: out\ndatasets: [gmm]\nmodel: {arch: mlp}\nmethods: [{name: file, params: {test: gone.npy}}]\nprotocols: [deletion]\n"))
 	if err == nil || !strings.Contains(err.Error(), "cannot read maps file "+filepath.Join(dir, "gone.npy")) {
 		t.Errorf("a missing maps file: %v", err)
+	}
+}
+
+// A recipe's optimiser, momentum, weight decay and schedule (the DPI
+// paper's SGD with cosine annealing) parse, format back, and are checked;
+// unset, they leave a recipe's cache key as it was before they existed.
+func TestModelRecipeOptimiser(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.yaml")
+	text := "name: c\noutput: run\ndatasets: [{id: iris}]\nmodel: {arch: mlp, epochs: 50, lr: 0.1, batch: 128, optimizer: sgd, momentum: 0.9, weight_decay: 0.0005, schedule: cosine}\nmethods: [gradient]\nprotocols: [{name: deletion}]\n"
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := s.Model; m.Optimizer != "sgd" || m.Momentum != 0.9 || m.WeightDecay != 0.0005 || m.Schedule != "cosine" {
+		t.Errorf("model %+v", m)
+	}
+	b, err := Format(s)
+	if err != nil || !strings.Contains(string(b), "optimizer: sgd") || !strings.Contains(string(b), "schedule: cosine") {
+		t.Errorf("formatted %s (%v)", b, err)
+	}
+	key, _ := json.Marshal(Model{Arch: "mlp", Epochs: 50})
+	if string(key) != `{"File":"","Arch":"mlp","Epochs":50,"Patience":0,"LR":0,"Batch":0}` {
+		t.Errorf("an Adam recipe's key changed: %s", key)
+	}
+	for old, bad := range map[string]string{"optimizer: sgd": "optimizer: rmsprop", "schedule: cosine": "schedule: step", "momentum: 0.9": "momentum: -1"} {
+		if err := os.WriteFile(path, []byte(strings.Replace(text, old, bad, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Load(path); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
 	}
 }
