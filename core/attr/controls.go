@@ -206,7 +206,7 @@ func (v VLambda) Attribute(ctx context.Context, net engine.Network, in Input) (M
 		}
 	case "gradient":
 		if len(v.Truth) == 0 {
-			return Maps{}, errors.New("v_λ needs a dataset with a known truth, such as gmm")
+			return Maps{}, errors.New("v_λ needs a dataset with a known ground truth, such as gmm")
 		}
 		g, err := Gradient{Chunk: v.Chunk}.Attribute(ctx, net, in)
 		if err != nil {

@@ -65,8 +65,8 @@ func TestCheckPriorOfTheTestImagesThemselves(t *testing.T) {
 
 // v_λ explains the Gaussian mixture's samples through Attribute (as
 // `attribute` and the workbench do), which hands it the data's truth: at
-// λ = 1 each map is the explained class's unit direction; on data without
-// a truth it says what it needs.
+// λ = 1 with direction truth each map is the explained class's unit
+// direction; on data without a truth it says what it needs.
 func TestAttributeHandsVLambdaTheTruth(t *testing.T) {
 	// open gives a dataset's splits and an untrained mlp for them.
 	open := func(ref string) (*model.Model, *data.Dataset, *data.Dataset) {
@@ -81,7 +81,7 @@ func TestAttributeHandsVLambdaTheTruth(t *testing.T) {
 		return m, trainSet, test
 	}
 	m, trainSet, test := open("gmm:dim=16,samples=400")
-	ex, err := Attribute(context.Background(), m, trainSet, test, Request{Method: "vlambda", Params: map[string]any{"lambda": 1.0}, Split: "test", Count: 3, Target: "label"})
+	ex, err := Attribute(context.Background(), m, trainSet, test, Request{Method: "vlambda", Params: map[string]any{"lambda": 1.0, "direction": "truth"}, Split: "test", Count: 3, Target: "label"})
 	if err != nil {
 		t.Fatal(err)
 	}
