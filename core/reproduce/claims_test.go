@@ -572,6 +572,9 @@ func TestTruthLowCorrelation(t *testing.T) {
 	if v.Outcome != Holds || v.Ours["negative"] != "1" || v.Ours["r:evalx:fa"] != "-1.00" {
 		t.Errorf("against the truth: %s (%v): %s", v.Outcome, v.Ours, v.Result)
 	}
+	if h := headline(v); h != "r below 0.5: 1 of 1 measures' intervals, 1 of 1 estimates; 1 negative" {
+		t.Errorf("the verdict table's figure: %q", h)
+	}
 	// Eval-X following the truth: not low.
 	v = decide(t, truthRun(agree, agree, map[string]float64{"a": 0.1, "b": 0.4, "c": 0.6, "d": 0.9}), low)
 	if v.Outcome != DoesNotHold {

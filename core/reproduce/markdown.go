@@ -182,6 +182,9 @@ func headline(v Verdict) string {
 		}
 		return "R² " + strings.Join(parts, "; ")
 	case "truth":
+		if v.Claim.Check.Expect == "low" {
+			return fmt.Sprintf("r below %g: %s measures' intervals, %s estimates; %s negative", v.Claim.Check.Within, o["low"], o["below"], o["negative"])
+		}
 		return "r higher in " + o["lead"] + " comparisons, " + o["apart"] + " beyond the noise"
 	case "scores":
 		return o["a"] + " against " + o["b"] + ", difference " + o["diff"]

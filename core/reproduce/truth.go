@@ -185,6 +185,7 @@ func (e evaluator) truth(c Check, s selected, v *Verdict) {
 			parts = append(parts, fmt.Sprintf("%s: r %+.2f [%+.2f, %+.2f]", t, r, lo, hi))
 		}
 		v.Ours["low"] = fmt.Sprintf("%d of %d", low, total)
+		v.Ours["below"] = fmt.Sprintf("%d of %d", below, total)
 		v.Ours["negative"] = fmt.Sprintf("%d", negative)
 		v.Result = fmt.Sprintf("Pearson's r across %s between %s's headline score, higher is better (%s), and each ground-truth agreement, with its 95 %% bootstrap interval over the test inputs (and seeds): %s; %d of %d negative",
 			over, s.title, self.metric.Name, strings.Join(parts, "; "), negative, total)
