@@ -31,7 +31,9 @@ const (
 //     lambda) and the setting's headline score oriented so that higher is
 //     better, with a bootstrap interval over the test inputs (all methods
 //     resampled on the same inputs). Expect increasing: holds when the
-//     interval lies above 0, in part when only ρ does. Expect flat: does
+//     interval lies above 0 and no two methods the paired test tells
+//     apart score in the order opposite to their parameters' (a peak in
+//     the middle is not an order), in part when ρ is above 0. Expect flat: does
 //     not hold when the interval excludes 0; in part when it does not but
 //     some pair of methods is told apart (the paired test, Holm);
 //     holds when no pair is.

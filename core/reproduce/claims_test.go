@@ -82,6 +82,7 @@ func TestOrderVerdicts(t *testing.T) {
 		// ROAR: lower accuracy is better, so a score rising with λ is an accuracy falling with it.
 		{"clearly ordered", []int{180, 100, 20}, inc, Holds},
 		{"ordered within the noise", []int{102, 101, 100}, inc, InPart},
+		{"rising, then falling beyond the noise", []int{180, 20, 100}, inc, InPart},
 		{"ordered the other way", []int{20, 100, 180}, inc, DoesNotHold},
 		{"all the same", []int{150, 150, 150}, flat, Holds},
 		{"apart but not ordered", []int{100, 180, 100}, flat, InPart},

@@ -60,12 +60,17 @@ func (e evaluator) order(c Check, s selected, v *Verdict) {
 		reps = append(reps, spearman0(xs, o))
 	}
 	lo, hi := percentileCI(reps)
-	apart, pairs := 0, 0
+	apart, pairs, against := 0, 0, 0 // against: told apart in the order opposite to the parameter's
 	for _, p := range r.Pairs {
-		if slices.ContainsFunc(pts, func(q pt) bool { return q.label == p.A }) && slices.ContainsFunc(pts, func(q pt) bool { return q.label == p.B }) {
+		ia := slices.IndexFunc(pts, func(q pt) bool { return q.label == p.A })
+		ib := slices.IndexFunc(pts, func(q pt) bool { return q.label == p.B })
+		if ia >= 0 && ib >= 0 {
 			pairs++
 			if p.Differ {
 				apart++
+				if (pts[ia].x-pts[ib].x)*oriented(p.Diff.Estimate, r.Better) < 0 {
+					against++
+				}
 			}
 		}
 	}
@@ -80,8 +85,9 @@ func (e evaluator) order(c Check, s selected, v *Verdict) {
 		s.title, r.Metric, betterWord(r.Better), c.Param, v.Ours["rho"], apart, pairs, strings.Join(parts, "; "))
 	switch c.Expect {
 	case "increasing":
-		v.Rule = "holds when ρ's 95 % interval lies above 0; in part when only ρ does"
-		v.Outcome = pick(lo > 0, rho > 0)
+		v.Result += fmt.Sprintf("; %d of the pairs told apart in the order opposite to %s's", against, c.Param)
+		v.Rule = fmt.Sprintf("holds when ρ's 95 %% interval lies above 0 and no two %s told apart score in the opposite order; in part when ρ is above 0", c.Param)
+		v.Outcome = pick(lo > 0 && against == 0, rho > 0)
 	case "flat":
 		v.Rule = "does not hold when ρ's 95 % interval excludes 0; in part when it includes 0 but some pair of methods is told apart; holds when no pair is"
 		switch {
