@@ -125,6 +125,22 @@ func TestVersusVerdicts(t *testing.T) {
 	}
 }
 
+// A claim's pairs are the family its verdict is corrected over: one pair
+// that its paired test tells apart (10 of 200 inputs differ, all one way:
+// the exact sign-flip p is 2/2¹⁰ = 0.002) stays told apart beside eight
+// other methods, whose 45 pairs Holm over the whole setting would
+// multiply its p by 45.
+func TestVersusCorrectsOverTheClaimsPairs(t *testing.T) {
+	recs := []store.Record{roarRec("gradient", "", correct(200, 90), []float64{0.5}, []float64{0}, []float64{1})}
+	for i := range 9 {
+		recs = append(recs, roarRec(fmt.Sprintf("other%d", i), "", correct(200, 100), []float64{0.5}, []float64{0}, []float64{1}))
+	}
+	v := decide(t, recs, Check{Kind: "versus", Setting: map[string]any{"protocol": "roar"}, A: []string{"gradient"}, B: []string{"other0"}, Expect: "above"})
+	if v.Outcome != Holds || !strings.Contains(v.Result, "(told apart as claimed)") {
+		t.Errorf("%s: %s", v.Outcome, v.Result)
+	}
+}
+
 // Expect near: A within ±Within of B, the interval deciding between holds
 // and in part (gradient's accuracy less ig's, each right on its first k of
 // 200 inputs).
