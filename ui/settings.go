@@ -77,7 +77,7 @@ func newSettings(s *State) *Settings {
 	)
 	form.Items[0].HintText = "models trained here, runs and campaign specs: -root on the command line picks it, else the app's storage folder"
 	form.Items[1].HintText = "trained models, maps and perturbed samples the campaigns share; empty: the workbench folder's cache; a folder set here wins over -root"
-	form.Items[2].HintText = "0: one per 8 cores (each task already uses every core)"
+	form.Items[2].HintText = "0: one task per 8 cores, at least one (each task uses up to 8 cores itself)"
 	form.Items[3].HintText = "a soft cap on the process's memory while a campaign runs; 0: none"
 	form.Items[4].HintText = "where campaigns launched here compute: native, or a PyTorch worker (local, or a GPU host over SSH)"
 	wrapHints(form)
@@ -95,12 +95,14 @@ func newSettings(s *State) *Settings {
 		kernel = s.cfg.Kernel.Name()
 	}
 	about := widget.NewLabel(fmt.Sprintf("Faithlab %s — a workbench for judging feature-attribution methods.\n\n"+
-		"Engine: native (float32, NCHW; pieces of 16 samples on one replica per core)\nGEMM kernel: %s; elementwise kernels: %s\n"+
+		"Engine of Explain, Inspect and training: native (float32, NCHW; pieces of 16 samples on one replica per core)\nGEMM kernel: %s; elementwise kernels: %s\n"+
 		"Go %s, %s/%s, %d CPUs\nFyne %s\nStorage: %s", model.Version, kernel, native.Kernels(), runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), fyneVersion, s.cfg.Root))
 	about.Wrapping = fyne.TextWrapWord
-	st.content = container.NewVScroll(container.NewVBox(
+	// Padded: the scroll bar lies over the content's right edge, where the
+	// entries and the Check button end.
+	st.content = container.NewVScroll(container.NewPadded(container.NewVBox(
 		widget.NewLabelWithStyle("Campaigns launched here", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), form, st.engInfo,
-		widget.NewSeparator(), widget.NewLabelWithStyle("About", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), about))
+		widget.NewSeparator(), widget.NewLabelWithStyle("About", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), about)))
 	return st
 }
 
