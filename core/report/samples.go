@@ -135,7 +135,7 @@ func trajectoryGrid(title string, tr protocol.Sample, cols int) (Figure, error) 
 			}
 			im.lo, im.hi = lo, hi
 			if n > 1 {
-				label += fmt.Sprintf(" #%d", i+1)
+				label += fmt.Sprintf(" #%d", i) // test input i, numbered as Explain and Inspect number it
 			}
 			rows = append(rows, pictureRow{label: label, n: cols, paint: im.paint})
 		}
