@@ -512,7 +512,9 @@ func (n captionLines) MinSize(objs []fyne.CanvasObject) fyne.Size {
 	return fyne.NewSize(objs[0].MinSize().Width, float32(n)*line+2*theme.InnerPadding())
 }
 
-func (n captionLines) Layout(objs []fyne.CanvasObject, size fyne.Size) { linesHigh(n).Layout(objs, size) }
+func (n captionLines) Layout(objs []fyne.CanvasObject, size fyne.Size) {
+	linesHigh(n).Layout(objs, size)
+}
 
 // cappedHeight lays out one object, a scroll over content, at content's
 // height up to max.

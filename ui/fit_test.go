@@ -190,6 +190,9 @@ func fitRecords() []store.Record {
 // states a first day brings it to: each label measures its text against
 // its cell (cutTexts), help text shows whole under the pointer.
 func TestNoTextCutAt1280By800(t *testing.T) {
+	if raceEnabled {
+		t.Skip("layout only: the first pass runs it (raceEnabled)")
+	}
 	wb, loop, _ := newTestWorkbench(t)
 	loop.run(func() { fyne.CurrentApp().Settings().SetTheme(theme.DefaultTheme()) }) // the app's fonts
 	trainMLP(t, wb, loop, 1)

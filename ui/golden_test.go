@@ -28,6 +28,9 @@ func enlarge(img *image.RGBA, k int) *image.RGBA {
 // ends and its middle are the scale's), the map over a grey sample at
 // opacity 0.5 (zero lets the sample through), the legend bar, and a mask.
 func TestMapPicturesGolden(t *testing.T) {
+	if raceEnabled {
+		t.Skip("layout only: the first pass runs it (raceEnabled)")
+	}
 	m := []float32{-1, -0.5, 0, 0.25, 0.5, 2}
 	hm := heatmap(m, 2, 3, 1)
 	for _, tc := range []struct {
@@ -55,6 +58,9 @@ func TestMapPicturesGolden(t *testing.T) {
 // The training chart and the class histogram as Model and Data draw them,
 // in the theme's colours (the test theme's here).
 func TestChartsGolden(t *testing.T) {
+	if raceEnabled {
+		t.Skip("layout only: the first pass runs it (raceEnabled)")
+	}
 	test.NewTempApp(t)
 	epochs := []float64{1, 2, 3, 4}
 	test.AssertImageMatches(t, "chart_accuracy.png", lineChart("Accuracy", "epoch", "accuracy", []series{
@@ -68,6 +74,9 @@ func TestChartsGolden(t *testing.T) {
 // two parameters with their defaults as placeholders, their help with its
 // range wrapped under each.
 func TestParamFormGolden(t *testing.T) {
+	if raceEnabled {
+		t.Skip("layout only: the first pass runs it (raceEnabled)")
+	}
 	test.NewTempApp(t)
 	for _, m := range campaign.Methods() {
 		if m.Name == "smoothgrad" {

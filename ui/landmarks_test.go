@@ -21,6 +21,9 @@ func landmarkOf(ls []Landmark, name string) (Landmark, bool) {
 // there: a tap at a landmark's centre reaches its widget (a radio group's
 // option too), and a screen not shown lists none of its widgets.
 func TestLandmarksAreWhereTheWidgetsAre(t *testing.T) {
+	if raceEnabled {
+		t.Skip("layout only: the first pass runs it (raceEnabled)")
+	}
 	wb, loop, _ := newTestWorkbench(t)
 	loop.run(func() {
 		c := fyne.CurrentApp().Driver().CanvasForObject(wb.Content())

@@ -115,6 +115,9 @@ func TestCancelStopsTrainingWithinAFewEpochs(t *testing.T) {
 // theme: the light theme's diagonal once showed grey counts on saturated
 // blue.
 func TestConfusionCountsReadOnTheirCells(t *testing.T) {
+	if raceEnabled {
+		t.Skip("layout only: the first pass runs it (raceEnabled)")
+	}
 	wb, loop, _ := newTestWorkbench(t)
 	contrast := func(a, b color.Color) float64 {
 		lum := func(c color.Color) float64 {

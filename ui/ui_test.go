@@ -496,6 +496,9 @@ func TestTrainedModelSavedAndListed(t *testing.T) {
 // Every screen fits a 1280×800 window: no screen's content is wider than
 // 1280 or taller than 800 minus the window's chrome, so nothing is cut off.
 func TestEveryScreenFits1280By800(t *testing.T) {
+	if raceEnabled {
+		t.Skip("layout only: the first pass runs it (raceEnabled)")
+	}
 	wb, loop, _ := newTestWorkbench(t)
 	trainMLP(t, wb, loop, 1)
 	loop.run(func() {
