@@ -45,10 +45,13 @@ func TestRealSSHTorchCampaignRefusesAWrongHostKeyMatchesLocalAndResumesADroppedC
 	t.Setenv("PATH", sshd.Bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	engine := "torch@ssh://" + sshd.Host() + "?python=/usr/bin/python3"
 	ctx := context.Background()
+	// The test is the user: it names the engine and allows the spec's
+	// TorchScript model, as --engine and --allow-torchscript do.
+	trust := func(c *Campaign) Trust { return Trust{Engines: []string{engine}}.WithScripts(c.Spec.Model.File) }
 
 	restore := sshd.TrustOtherHostKey(t)
 	c := loadTorchSpec(t, t.TempDir())
-	_, err := c.Run(ctx, Options{Kernel: best(), Engine: engine})
+	_, err := c.Run(ctx, Options{Kernel: best(), Engine: engine, Trust: trust(c)})
 	if err == nil || !strings.Contains(err.Error(), "Host key verification failed") {
 		t.Fatalf("a campaign on a host whose key is not the one trusted: %v", err)
 	}
@@ -62,7 +65,7 @@ func TestRealSSHTorchCampaignRefusesAWrongHostKeyMatchesLocalAndResumesADroppedC
 	want := readCSV(t, run(t, local, job.Shard{}).Dir)
 	t.Logf("local torch engine: %.1f s", time.Since(t0).Seconds())
 	t0 = time.Now()
-	out, err := c.Run(ctx, Options{Kernel: best(), Engine: engine})
+	out, err := c.Run(ctx, Options{Kernel: best(), Engine: engine, Trust: trust(c)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +91,7 @@ func TestRealSSHTorchCampaignRefusesAWrongHostKeyMatchesLocalAndResumesADroppedC
 			}
 		}
 	}()
-	out, err = c.Run(ctx, Options{Kernel: best(), Engine: engine, Events: events})
+	out, err = c.Run(ctx, Options{Kernel: best(), Engine: engine, Events: events, Trust: trust(c)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +108,7 @@ func TestRealSSHTorchCampaignRefusesAWrongHostKeyMatchesLocalAndResumesADroppedC
 	}
 	t.Logf("%s: %s", task, st.Failed[0].Error)
 	localcluster.WaitFor(t, "the workers at the far end to end with their connections", 10*time.Second, func() bool { return len(sshd.Running()) == 0 })
-	out, err = c.Run(ctx, Options{Kernel: best(), Engine: engine})
+	out, err = c.Run(ctx, Options{Kernel: best(), Engine: engine, Trust: trust(c)})
 	if err != nil {
 		t.Fatal(err)
 	}
