@@ -485,7 +485,17 @@ func WriteAtomic(path string, write func(f *os.File) error) error {
 		return fmt.Errorf("save %s: %w", path, err)
 	}
 	defer os.Remove(f.Name())
-	err = write(f)
+	if err := fillAndKeep(f, write, func() error { return os.Rename(f.Name(), path) }); err != nil {
+		return fmt.Errorf("save %s: %w", path, err)
+	}
+	return nil
+}
+
+// fillAndKeep is the tail of both atomic saves (WriteAtomic, WriteIn):
+// write fills the temporary file f, which is made 0644, synced and closed;
+// then keep puts it in place.
+func fillAndKeep(f *os.File, write func(f *os.File) error, keep func() error) error {
+	err := write(f)
 	if err == nil {
 		err = f.Chmod(0o644)
 	}
@@ -496,12 +506,9 @@ func WriteAtomic(path string, write func(f *os.File) error) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(f.Name(), path)
+		err = keep()
 	}
-	if err != nil {
-		return fmt.Errorf("save %s: %w", path, err)
-	}
-	return nil
+	return err
 }
 
 // datasetFromArrays builds a dataset from x (n×… features) and y (n labels).

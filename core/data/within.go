@@ -61,20 +61,7 @@ func WriteIn(root, name string, write func(f *os.File) error) error {
 		return fmt.Errorf("save %s: %w", path, err)
 	}
 	defer r.Remove(tmp) // gone after the rename; what a failure left otherwise
-	err = write(f)
-	if err == nil {
-		err = f.Chmod(0o644)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = r.Rename(tmp, name)
-	}
-	if err != nil {
+	if err := fillAndKeep(f, write, func() error { return r.Rename(tmp, name) }); err != nil {
 		return fmt.Errorf("save %s: %w", path, err)
 	}
 	return nil
