@@ -495,8 +495,13 @@ func (narrow) Layout(objs []fyne.CanvasObject, size fyne.Size) {
 type linesHigh int
 
 func (n linesHigh) MinSize(objs []fyne.CanvasObject) fyne.Size {
-	line := fyne.MeasureText("M", theme.TextSize(), fyne.TextStyle{}).Height + theme.LineSpacing()
-	return fyne.NewSize(objs[0].MinSize().Width, float32(n)*line+2*theme.InnerPadding())
+	return fyne.NewSize(objs[0].MinSize().Width, linesHeight(int(n), theme.TextSize()))
+}
+
+// linesHeight is the height n lines of text of the size take in a label.
+func linesHeight(n int, size float32) float32 {
+	line := fyne.MeasureText("M", size, fyne.TextStyle{}).Height + theme.LineSpacing()
+	return float32(n)*line + 2*theme.InnerPadding()
 }
 
 func (n linesHigh) Layout(objs []fyne.CanvasObject, size fyne.Size) {
@@ -508,8 +513,7 @@ func (n linesHigh) Layout(objs []fyne.CanvasObject, size fyne.Size) {
 type captionLines int
 
 func (n captionLines) MinSize(objs []fyne.CanvasObject) fyne.Size {
-	line := fyne.MeasureText("M", theme.CaptionTextSize(), fyne.TextStyle{}).Height + theme.LineSpacing()
-	return fyne.NewSize(objs[0].MinSize().Width, float32(n)*line+2*theme.InnerPadding())
+	return fyne.NewSize(objs[0].MinSize().Width, linesHeight(int(n), theme.CaptionTextSize()))
 }
 
 func (n captionLines) Layout(objs []fyne.CanvasObject, size fyne.Size) {
