@@ -60,7 +60,6 @@ func (e evaluator) across(c Check, s selected, v *Verdict) {
 		return
 	}
 	var pairs []comparison
-	var ps []float64
 	for i, a := range c.A {
 		b := a
 		if len(c.B) > 0 {
@@ -81,12 +80,9 @@ func (e evaluator) across(c Check, s selected, v *Verdict) {
 			return
 		}
 		bt := stats.Bootstrap{Seed: bootSeed(s.dataset, s.title, o.title, la, lb, c.Metric, mb)}
-		pairs = append(pairs, comparison{a: la + " under " + s.title, b: lb + " under " + o.title, diff: bt.Diff(va, vb)})
-		ps = append(ps, bt.Paired(va, vb, holmLevels(len(c.A))).P)
+		pairs = append(pairs, comparison{a: la + " under " + s.title, b: lb + " under " + o.title, diff: bt.Diff(va, vb), pHolm: bt.Paired(va, vb, holmLevels(len(c.A))).P})
 	}
-	for i, ph := range stats.Holm(ps) {
-		pairs[i].pHolm, pairs[i].differ = ph, ph < report.Alpha
-	}
+	holmOver(pairs)
 	if c.Expect == "near" {
 		e.near(c, s, c.Metric, ma.Better, pairs, v)
 		return
