@@ -12,7 +12,7 @@ import (
 )
 
 // widestNet is a linear network that records the most inputs a call
-// passed it.
+// passed it (or, through imageNetEnv's Explain, asked maps of).
 type widestNet struct {
 	*enginetest.Linear
 	widest int
@@ -41,6 +41,7 @@ func imageNetEnv(n int) (*Env, *widestNet) {
 	env := &Env{Net: net, Test: ds, Train: ds, Method: "noise",
 		Maps: func(context.Context, string) ([]float32, error) { return maps, nil },
 		Explain: func(_ context.Context, _ engine.Network, x []float32, m int, _ []int) ([]float32, error) {
+			net.widest = max(net.widest, m)
 			return slices.Clone(x[:m*hw]), nil // the first channel
 		}}
 	return env, net
@@ -50,7 +51,8 @@ func imageNetEnv(n int) (*Env, *widestNet) {
 // than engine.Batch allows (2 MiB of them: 3), however many perturbed
 // copies it makes of an image: Deletion's 49 steps, ROAD's masks,
 // IROF's superpixels, Sensitivity-N's 900 subsets, Infidelity's 100 draws,
-// the robustness draws. Deletion sent 1 024 inputs (600 MiB) at a time.
+// the robustness draws, Smooth MPRT's noisy copies. Deletion sent 1 024
+// inputs (600 MiB) at a time, Smooth MPRT all 50 copies of an image.
 func TestProtocolBatchesAreSizedByBytesNotCounts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("ImageNet-sized images")
@@ -60,6 +62,7 @@ func TestProtocolBatchesAreSizedByBytesNotCounts(t *testing.T) {
 	for _, p := range []Protocol{
 		Deletion{Samples: 1}, ROAD{Rates: []float64{0.5}}, IROF{Samples: 1},
 		SensitivityN{Samples: 1, Ns: []int{10, 100}, Subsets: 20}, Infidelity{Samples: 1, Draws: 30}, MaxSensitivity(),
+		MPRT{Samples: 1, Draws: 10, Noise: 0.1},
 	} {
 		env, net := imageNetEnv(1)
 		if _, err := p.Run(ctx, env); err != nil {

@@ -287,32 +287,37 @@ func histEntropy(m []float32) float64 {
 // smoothed is the maps of n inputs on net, each averaged over draws noisy
 // copies of its input (Gaussian noise of standard deviation noise times
 // the input's range, drawn from the input's own stream, so every model
-// sees the same copies); draws 1: the maps themselves.
+// sees the same copies); draws 1: the maps themselves. The copies are
+// made and explained engine.Batch at a time, not all draws at once.
 func smoothed(ctx context.Context, env *Env, net engine.Network, x []float32, n int, target, shape []int, draws int, noise float64) ([]float32, error) {
 	if draws <= 1 {
 		return explainOn(ctx, env, net, x, n, target, shape)
 	}
 	dim, hw := engine.Size(shape), shape[1]*shape[2]
+	block := engine.Batch(shape, draws)
 	out := make([]float32, n*hw)
-	copies := make([]float32, draws*dim)
-	ts := make([]int, draws)
+	copies := make([]float32, block*dim)
+	ts := make([]int, block)
 	for i := range n {
 		img := x[i*dim : (i+1)*dim]
 		sigma := noise * float64(slices.Max(img)-slices.Min(img))
 		rng := rand.New(rand.NewPCG(env.Seed, uint64(i)))
-		for d := range draws {
-			for j, v := range img {
-				copies[d*dim+j] = v + float32(sigma*rng.NormFloat64())
+		for d0 := 0; d0 < draws; d0 += block {
+			k := min(block, draws-d0)
+			for d := range k {
+				for j, v := range img {
+					copies[d*dim+j] = v + float32(sigma*rng.NormFloat64())
+				}
+				ts[d] = target[i]
 			}
-			ts[d] = target[i]
-		}
-		maps, err := explainOn(ctx, env, net, copies, draws, ts, shape)
-		if err != nil {
-			return nil, err
-		}
-		for d := range draws {
-			for q, v := range maps[d*hw : (d+1)*hw] {
-				out[i*hw+q] += v / float32(draws)
+			maps, err := explainOn(ctx, env, net, copies[:k*dim], k, ts[:k], shape)
+			if err != nil {
+				return nil, err
+			}
+			for d := range k {
+				for q, v := range maps[d*hw : (d+1)*hw] {
+					out[i*hw+q] += v / float32(draws)
+				}
 			}
 		}
 	}

@@ -95,49 +95,54 @@ func (r Robustness) Run(ctx context.Context, env *Env) (Result, error) {
 		return res, fmt.Errorf("%s: %w", name, err)
 	}
 	dim, hw := engine.Size(shape), shape[1]*shape[2]
-	// The noisy copies of as many inputs as engine.Batch holds at a time
-	// (at least one input's): at 28×28, all 100 inputs' at once.
-	block := max(1, engine.Batch(shape, 0)/r.Draws)
-	noisy := make([]float32, min(n, block)*r.Draws*dim)
-	ts := make([]int, min(n, block)*r.Draws)
+	// The noisy copies, input by input and draw by draw, engine.Batch of
+	// them at a time, cut between inputs where a call holds all of an
+	// input's draws (at 28×28, every draw of 66 inputs at once); an
+	// input's draws come from its own stream, whatever the cut.
+	total := n * r.Draws
+	rows := engine.Batch(shape, 0)
+	if rows >= r.Draws {
+		rows -= rows % r.Draws
+	}
+	rows = min(rows, total)
+	noisy := make([]float32, rows*dim)
+	ts := make([]int, rows)
 	maxS, avgS, lip := make([]float64, n), make([]float64, n), make([]float64, n)
-	for lo := 0; lo < n; lo += block {
-		hi := min(lo+block, n)
-		for i := lo; i < hi; i++ {
-			rng := rand.New(rand.NewPCG(env.Seed, uint64(i)))
-			for d := range r.Draws {
-				k := (i-lo)*r.Draws + d
-				row := noisy[k*dim : (k+1)*dim]
-				for j, v := range x[i*dim : (i+1)*dim] {
-					e := r.Scale * rng.NormFloat64()
-					if r.Noise == "uniform" {
-						e = r.Scale * (2*rng.Float64() - 1)
-					}
-					row[j] = v + float32(e)
-				}
-				ts[k] = target[i]
+	var rng *rand.Rand
+	for lo := 0; lo < total; lo += rows {
+		hi := min(lo+rows, total)
+		for k := lo; k < hi; k++ {
+			i := k / r.Draws
+			if k%r.Draws == 0 {
+				rng = rand.New(rand.NewPCG(env.Seed, uint64(i)))
 			}
+			row := noisy[(k-lo)*dim : (k-lo+1)*dim]
+			for j, v := range x[i*dim : (i+1)*dim] {
+				e := r.Scale * rng.NormFloat64()
+				if r.Noise == "uniform" {
+					e = r.Scale * (2*rng.Float64() - 1)
+				}
+				row[j] = v + float32(e)
+			}
+			ts[k-lo] = target[i]
 		}
-		env.report(Progress{Stage: name + " maps", Done: lo, Total: n})
-		rows := (hi - lo) * r.Draws
-		maps, err := explainOn(ctx, env, env.Net, noisy[:rows*dim], rows, ts[:rows], shape)
+		env.report(Progress{Stage: name + " maps", Done: lo / r.Draws, Total: n})
+		maps, err := explainOn(ctx, env, env.Net, noisy[:(hi-lo)*dim], hi-lo, ts[:hi-lo], shape)
 		if err != nil {
 			return res, fmt.Errorf("%s: %w", name, err)
 		}
-		for i := lo; i < hi; i++ {
+		for k := lo; k < hi; k++ {
+			i := k / r.Draws
 			phi, x0 := orig[i*hw:(i+1)*hw], x[i*dim:(i+1)*dim]
 			norm := math.Sqrt(sumSq(phi, nil))
-			for d := range r.Draws {
-				k := (i-lo)*r.Draws + d
-				change := math.Sqrt(sumSq(maps[k*hw:(k+1)*hw], phi))
-				s := change / norm
-				if norm == 0 {
-					s = math.NaN() // a blank map has no relative change
-				}
-				maxS[i] = math.Max(maxS[i], s)
-				avgS[i] += s / float64(r.Draws)
-				lip[i] = math.Max(lip[i], change/math.Sqrt(sumSq(noisy[k*dim:(k+1)*dim], x0)))
+			change := math.Sqrt(sumSq(maps[(k-lo)*hw:(k-lo+1)*hw], phi))
+			s := change / norm
+			if norm == 0 {
+				s = math.NaN() // a blank map has no relative change
 			}
+			maxS[i] = math.Max(maxS[i], s)
+			avgS[i] += s / float64(r.Draws)
+			lip[i] = math.Max(lip[i], change/math.Sqrt(sumSq(noisy[(k-lo)*dim:(k-lo+1)*dim], x0)))
 		}
 	}
 	res.keep("max_sensitivity", maxS)

@@ -134,9 +134,12 @@ func (s SensitivityN) Run(ctx context.Context, env *Env) (Result, error) {
 	m := len(s.Ns) * s.Subsets
 	rows := engine.Batch(shape, m) // an image's occluded copies at a time: all of them at 28×28
 	batch := make([]float32, rows*dim)
-	firsts := make([][]float32, len(s.Ns)) // [N]: each image's first occluded copy, for the shift measures
+	// What the model saw: each image's first occluded copy at each N, how
+	// far from the data (FUD Tables 2 and 3's Sen-N row), measured as the
+	// copies are made.
+	firsts := make([]*shiftStream, len(s.Ns))
 	for a := range firsts {
-		firsts[a] = make([]float32, n*dim)
+		firsts[a] = newShiftStream(env.Net, cleanEnergy, x, n, env.Test.Shape)
 	}
 	keeps := make([]float32, rows*hw)
 	sums := make([]float64, m)
@@ -169,7 +172,9 @@ func (s SensitivityN) Run(ctx context.Context, env *Env) (Result, error) {
 			}
 			for a := range s.Ns {
 				if r := a * s.Subsets; r >= lo && r < hi {
-					copy(firsts[a][i*dim:(i+1)*dim], batch[(r-lo)*dim:(r-lo+1)*dim])
+					if err := firsts[a].add(ctx, batch[(r-lo)*dim:(r-lo+1)*dim]); err != nil {
+						return res, fmt.Errorf("sensitivity-n: %w", err)
+					}
 				}
 			}
 			v, err := scores(ctx, env.Net, batch[:(hi-lo)*dim], hi-lo, ts[:hi-lo], prob)
@@ -203,11 +208,9 @@ func (s SensitivityN) Run(ctx context.Context, env *Env) (Result, error) {
 	}
 	res.keep("mean_correlation", per)
 	res.Scalars = []Scalar{{"mean_correlation", mean(ys), Higher}}
-	// What the model saw: each image's first occluded copy at each N, how
-	// far from the data (FUD Tables 2 and 3's Sen-N row).
 	shifts := make([]Shift, len(s.Ns))
 	for a := range s.Ns {
-		if shifts[a], err = measureShift(ctx, env.Net, cleanEnergy, x, firsts[a], n, env.Test.Shape); err != nil {
+		if shifts[a], err = firsts[a].shift(ctx); err != nil {
 			return res, fmt.Errorf("sensitivity-n: %w", err)
 		}
 	}

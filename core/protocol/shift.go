@@ -86,46 +86,117 @@ func measureShift(ctx context.Context, net engine.Network, cleanEnergy []float64
 }
 
 func shiftOf(ctx context.Context, net engine.Network, cleanEnergy []float64, clean, perturbed []float32, n int, shape []int) (Shift, error) {
-	pe, err := energies(ctx, net, perturbed, n)
-	if err != nil {
-		return Shift{}, err
+	st := newShiftStream(net, cleanEnergy, clean, n, shape)
+	for i := range n {
+		if err := st.add(ctx, perturbed[i*st.dim:(i+1)*st.dim]); err != nil {
+			return Shift{}, err
+		}
 	}
+	return st.shift(ctx)
+}
+
+// shiftStream measures the Shift of n perturbed inputs handed to it one at
+// a time, in order, keeping engine.Batch of them at once rather than all n
+// (Sensitivity-N measures a copy of every image at each N): the same
+// energy passes, cut where the engine cuts them, and the same sums in the
+// same order as over all n at once.
+type shiftStream struct {
+	net         engine.Network
+	cleanEnergy []float64
+	clean       []float32
+	shape       []int
+	n, dim      int
+	span        float64
+	buf         []float32    // inputs not yet measured
+	k, done     int          // their count; inputs measured
+	pe          []float64    // the perturbed inputs' energies
+	se          float64      // Σ (perturbed − clean)²
+	q           [][3]float64 // each plane's SSIM, MS-SSIM and GMSD, over the first ssimImages inputs
+}
+
+func newShiftStream(net engine.Network, cleanEnergy []float64, clean []float32, n int, shape []int) *shiftStream {
+	dim := engine.Size(shape)
 	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, v := range clean[:n*engine.Size(shape)] {
+	for _, v := range clean[:n*dim] {
 		lo, hi = min(lo, float64(v)), max(hi, float64(v))
 	}
-	span := max(hi-lo, 1e-12)
-	var se float64
-	for i, v := range perturbed[:n*engine.Size(shape)] {
-		d := float64(v - clean[i])
-		se += d * d
+	rows := min(n, engine.Batch(shape, 1024)) // where engine.EachLogits cuts the energy passes
+	return &shiftStream{net: net, cleanEnergy: cleanEnergy, clean: clean, shape: shape, n: n, dim: dim,
+		span: max(hi-lo, 1e-12), buf: make([]float32, max(1, rows)*dim), pe: make([]float64, 0, n)}
+}
+
+// add takes the next perturbed input (copied).
+func (s *shiftStream) add(ctx context.Context, x []float32) error {
+	copy(s.buf[s.k*s.dim:(s.k+1)*s.dim], x)
+	s.k++
+	if s.k*s.dim == len(s.buf) {
+		return s.flush(ctx)
 	}
-	s := Shift{AUROC: AUROC(pe, cleanEnergy), FPR95: FPRAtTPR(cleanEnergy[:n], pe, 0.95),
-		AUPRIn: AveragePrecision(negated(cleanEnergy[:n]), negated(pe)), AUPROut: AveragePrecision(pe, cleanEnergy[:n]),
+	return nil
+}
+
+// flush measures the inputs held.
+func (s *shiftStream) flush(ctx context.Context) error {
+	if s.k == 0 {
+		return nil
+	}
+	return Stage(ctx, stageShift, func(ctx context.Context) error {
+		held := s.buf[:s.k*s.dim]
+		e, err := energies(ctx, s.net, held, s.k)
+		if err != nil {
+			return err
+		}
+		s.pe = append(s.pe, e...)
+		clean := s.clean[s.done*s.dim : (s.done+s.k)*s.dim]
+		for i, v := range held {
+			d := float64(v - clean[i])
+			s.se += d * d
+		}
+		if c, h, w := s.shape[0], s.shape[1], s.shape[2]; h >= 3 && w >= 3 && s.done < ssimImages {
+			// Each plane on every core, kept in order: the same sums on
+			// any number of cores.
+			planes := (min(s.done+s.k, ssimImages) - s.done) * c
+			q := make([][3]float64, planes)
+			eachChunk(planes, func(lo, hi int) {
+				for p := lo; p < hi; p++ {
+					a, b := clean[p*h*w:(p+1)*h*w], held[p*h*w:(p+1)*h*w]
+					q[p] = [3]float64{ssim(a, b, h, w, s.span), msssim(a, b, h, w, s.span), gmsd(a, b, h, w, s.span)}
+				}
+			})
+			s.q = append(s.q, q...)
+		}
+		s.done += s.k
+		s.k = 0
+		return nil
+	})
+}
+
+// shift is the Shift of the n inputs, once all have been added.
+func (s *shiftStream) shift(ctx context.Context) (Shift, error) {
+	if err := s.flush(ctx); err != nil {
+		return Shift{}, err
+	}
+	if s.done != s.n {
+		return Shift{}, fmt.Errorf("shift diagnostics: %d of %d inputs measured", s.done, s.n)
+	}
+	n, ce, pe := s.n, s.cleanEnergy[:s.n], s.pe
+	r := Shift{AUROC: AUROC(pe, s.cleanEnergy), FPR95: FPRAtTPR(ce, pe, 0.95),
+		AUPRIn: AveragePrecision(negated(ce), negated(pe)), AUPROut: AveragePrecision(pe, ce),
 		SSIM: math.NaN(), MSSSIM: math.NaN(), GMSD: math.NaN(),
 		PSNR: math.NaN()}
-	if se > 0 { // identical inputs have no error: their PSNR is infinite, left undefined
-		s.PSNR = 10 * math.Log10(span*span/(se/float64(n*engine.Size(shape))))
+	if s.se > 0 { // identical inputs have no error: their PSNR is infinite, left undefined
+		r.PSNR = 10 * math.Log10(s.span*s.span/(s.se/float64(n*s.dim)))
 	}
-	if c, h, w := shape[0], shape[1], shape[2]; h >= 3 && w >= 3 {
-		s.Image = true
-		m := min(n, ssimImages)
-		// Each plane on every core, then summed in order: the same sums
-		// on any number of cores.
-		q := make([][3]float64, m*c)
-		eachChunk(m*c, func(lo, hi int) {
-			for p := lo; p < hi; p++ {
-				a, b := clean[p*h*w:(p+1)*h*w], perturbed[p*h*w:(p+1)*h*w]
-				q[p] = [3]float64{ssim(a, b, h, w, span), msssim(a, b, h, w, span), gmsd(a, b, h, w, span)}
-			}
-		})
+	if h, w := s.shape[1], s.shape[2]; h >= 3 && w >= 3 {
+		r.Image = true
 		var sum, ms, gm float64
-		for _, v := range q {
+		for _, v := range s.q {
 			sum, ms, gm = sum+v[0], ms+v[1], gm+v[2]
 		}
-		s.SSIM, s.MSSSIM, s.GMSD = sum/float64(m*c), ms/float64(m*c), gm/float64(m*c)
+		m := float64(len(s.q))
+		r.SSIM, r.MSSSIM, r.GMSD = sum/m, ms/m, gm/m
 	}
-	return s, nil
+	return r, nil
 }
 
 // ssim is the structural similarity of two h×w images (Wang et al. 2004):

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"faithlab/core/engine"
 )
 
 func TestAUROCHandSolved(t *testing.T) {
@@ -110,5 +112,78 @@ func TestSSIMAndPSNR(t *testing.T) {
 		if math.Abs(e[i]+math.Log(z)) > 1e-4 {
 			t.Errorf("energy %d: %g, want %g", i, e[i], -math.Log(z))
 		}
+	}
+}
+
+// The shift of perturbed copies handed over one at a time, as
+// Sensitivity-N hands them (the stream keeps three 3×224×224 copies, not
+// all seven), is the one computed over all of them at once by hand:
+// energies from one pass each, PSNR over every value, SSIM, MS-SSIM and
+// GMSD averaged over every plane.
+func TestShiftStreamHoldsABatchAndMeasuresAll(t *testing.T) {
+	if testing.Short() {
+		t.Skip("ImageNet-sized images")
+	}
+	ctx := context.Background()
+	const n = 7
+	env, _ := imageNetEnv(n)
+	shape, dim, hw := env.Test.Shape, engine.Size(env.Test.Shape), 224*224
+	clean := env.Test.X
+	rng := rand.New(rand.NewPCG(9, 9))
+	perturbed := make([]float32, len(clean))
+	for i, v := range clean {
+		perturbed[i] = v + float32(0.1*rng.NormFloat64())
+	}
+	ce, err := energies(ctx, env.Net, clean, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := newShiftStream(env.Net, ce, clean, n, shape)
+	if held := len(st.buf) / dim; held >= n {
+		t.Fatalf("the stream holds %d copies, want fewer than %d", held, n)
+	}
+	for i := range n {
+		if err := st.add(ctx, perturbed[i*dim:(i+1)*dim]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := st.shift(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pe := make([]float64, n)
+	for i := range n {
+		e, err := energies(ctx, env.Net, perturbed[i*dim:(i+1)*dim], 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pe[i] = e[0]
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	var se float64
+	for i, v := range clean {
+		lo, hi = min(lo, float64(v)), max(hi, float64(v))
+		d := float64(perturbed[i] - v)
+		se += d * d
+	}
+	span := hi - lo
+	var ss float64
+	for p := range n * shape[0] {
+		ss += ssim(clean[p*hw:(p+1)*hw], perturbed[p*hw:(p+1)*hw], 224, 224, span)
+	}
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"AUROC", got.AUROC, AUROC(pe, ce)},
+		{"PSNR", got.PSNR, 10 * math.Log10(span*span/(se/float64(n*dim)))},
+		{"SSIM", got.SSIM, ss / float64(n*shape[0])},
+	} {
+		if math.Abs(c.got-c.want) > 1e-9*math.Max(1, math.Abs(c.want)) {
+			t.Errorf("%s %v, by hand %v", c.name, c.got, c.want)
+		}
+	}
+	if _, err := newShiftStream(env.Net, ce, clean, n, shape).shift(ctx); err == nil {
+		t.Error("a stream shifted before its inputs were all added gave a result")
 	}
 }
