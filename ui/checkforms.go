@@ -26,28 +26,25 @@ type formItem struct {
 type checkForms struct {
 	items    []formItem
 	checks   map[string]*widget.Check
-	settings map[string][]*paramForm // the first is always there
+	settings map[string][]*paramForm // the first is made when the item is first ticked or read (first)
 	boxes    map[string]*fyne.Container
 	content  *fyne.Container
 	changed  func() // after every edit
 }
 
 // newCheckForms lists items; changed runs after every edit of the list.
+// An item's parameter form is made when it is first ticked: the forty
+// protocols' and twenty methods' forms took most of the workbench's start.
 func newCheckForms(items []formItem, changed func()) *checkForms {
 	f := &checkForms{items: items, checks: map[string]*widget.Check{}, settings: map[string][]*paramForm{},
 		boxes: map[string]*fyne.Container{}, content: container.NewVBox(), changed: changed}
 	for _, it := range items {
-		form := newParamForm(it.params)
-		form.changed = changed
-		box := container.NewVBox(container.NewPadded(form.form))
-		if len(it.params) > 0 {
-			name := it.name
-			box.Add(container.NewHBox(widget.NewButtonWithIcon("another setting of "+name, theme.ContentAddIcon(), func() { f.add(name) })))
-		}
+		box := container.NewVBox()
 		box.Hide()
 		// The parameters stay folded away until the item is ticked.
 		check := widget.NewCheck(it.name, func(on bool) {
 			if on && len(it.params) > 0 {
+				f.first(it.name)
 				box.Show()
 			} else {
 				box.Hide()
@@ -57,23 +54,36 @@ func newCheckForms(items []formItem, changed func()) *checkForms {
 			}
 		})
 		hint := newHint(it.doc)
-		f.checks[it.name], f.settings[it.name], f.boxes[it.name] = check, []*paramForm{form}, box
+		f.checks[it.name], f.boxes[it.name] = check, box
 		f.content.Add(container.NewBorder(nil, nil, check, nil, hint))
 		f.content.Add(box)
 	}
 	return f
 }
 
+// first is an item's first setting's form, made and put in its box (with
+// the button that adds another setting) on the first call.
+func (f *checkForms) first(name string) *paramForm {
+	if forms := f.settings[name]; len(forms) > 0 {
+		return forms[0]
+	}
+	params := f.params(name)
+	form := newParamForm(params)
+	form.changed = f.changed
+	box := f.boxes[name]
+	box.Add(container.NewPadded(form.form))
+	if len(params) > 0 {
+		box.Add(container.NewHBox(widget.NewButtonWithIcon("another setting of "+name, theme.ContentAddIcon(), func() { f.add(name) })))
+	}
+	f.settings[name] = []*paramForm{form}
+	return form
+}
+
 // add appends another setting's form to an item, with a button that
 // removes it, and returns the form.
 func (f *checkForms) add(name string) *paramForm {
-	var params []param.Param
-	for _, it := range f.items {
-		if it.name == name {
-			params = it.params
-		}
-	}
-	form := newParamForm(params)
+	f.first(name)
+	form := newParamForm(f.params(name))
 	form.changed = f.changed
 	box := f.boxes[name]
 	var row *fyne.Container
@@ -95,6 +105,16 @@ func (f *checkForms) add(name string) *paramForm {
 	return form
 }
 
+// params is an item's parameters.
+func (f *checkForms) params(name string) []param.Param {
+	for _, it := range f.items {
+		if it.name == name {
+			return it.params
+		}
+	}
+	return nil
+}
+
 // Checked lists the checked items, in the list's order.
 func (f *checkForms) Checked() []string {
 	var out []string
@@ -110,6 +130,9 @@ func (f *checkForms) Checked() []string {
 func (f *checkForms) Settings(name string) ([]map[string]any, error) {
 	var out []map[string]any
 	var errs []error
+	if f.checks[name] != nil {
+		f.first(name)
+	}
 	for _, form := range f.settings[name] {
 		v, err := form.Values()
 		out, errs = append(out, v), append(errs, err)
@@ -124,6 +147,7 @@ func (f *checkForms) Set(name string, params map[string]any) {
 	if c == nil {
 		return
 	}
+	f.first(name)
 	if c.Checked {
 		if len(f.boxes[name].Objects) > 1 { // an item with parameters
 			f.add(name).Set(params)

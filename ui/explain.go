@@ -19,6 +19,7 @@ import (
 	"faithlab/core/attr/trace"
 	"faithlab/core/campaign"
 	"faithlab/core/model"
+	"faithlab/core/param"
 	"faithlab/core/perturb"
 	"faithlab/core/report"
 )
@@ -30,32 +31,33 @@ import (
 // scale (shared by all maps or per map) with its legend and an opacity
 // slider. TRACE's trajectories play back patch by patch.
 type Explain struct {
-	s           *State
-	methods     *widget.CheckGroup
-	forms       map[string]*paramForm
-	params      *fyne.Container
-	post        *entryWidget
-	split       *widget.RadioGroup
-	offset      *entryWidget
-	count       *entryWidget
-	target      *widget.RadioGroup
-	seed        *entryWidget
-	compute     *widget.Button
-	stop        *widget.Button
-	progress    *widget.ProgressBar
-	overlayC    *widget.Check
-	shared      *widget.Check
-	opacity     *widget.Slider
-	legend      *widget.Label
-	gallery     *fyne.Container
-	trace       *fyne.Container
-	results     []campaign.Explained
-	which       *widget.Label     // the model under explanation
-	form        *container.Scroll // the side panel: methods, parameters, samples
-	galleryArea *container.Scroll // the maps, scrolling
-	mapsOf      *model.Model      // the model the maps shown come from
-	mapsPath    string            // its file
-	cancel      context.CancelFunc
+	s            *State
+	methods      *widget.CheckGroup
+	forms        map[string]*paramForm
+	methodParams map[string][]param.Param // each method's, for its form when first shown
+	params       *fyne.Container
+	post         *entryWidget
+	split        *widget.RadioGroup
+	offset       *entryWidget
+	count        *entryWidget
+	target       *widget.RadioGroup
+	seed         *entryWidget
+	compute      *widget.Button
+	stop         *widget.Button
+	progress     *widget.ProgressBar
+	overlayC     *widget.Check
+	shared       *widget.Check
+	opacity      *widget.Slider
+	legend       *widget.Label
+	gallery      *fyne.Container
+	trace        *fyne.Container
+	results      []campaign.Explained
+	which        *widget.Label     // the model under explanation
+	form         *container.Scroll // the side panel: methods, parameters, samples
+	galleryArea  *container.Scroll // the maps, scrolling
+	mapsOf       *model.Model      // the model the maps shown come from
+	mapsPath     string            // its file
+	cancel       context.CancelFunc
 	// trajectory playback
 	traceSel  *selectWidget
 	traceStep *widget.Slider
@@ -65,7 +67,7 @@ type Explain struct {
 }
 
 func newExplain(s *State) *Explain {
-	e := &Explain{s: s, forms: map[string]*paramForm{}, params: container.NewVBox(), post: newEntry(), offset: newEntry(),
+	e := &Explain{s: s, forms: map[string]*paramForm{}, methodParams: map[string][]param.Param{}, params: container.NewVBox(), post: newEntry(), offset: newEntry(),
 		count: newEntry(), seed: newEntry(), progress: widget.NewProgressBar(), legend: widget.NewLabel(""),
 		gallery: container.NewGridWithColumns(1), trace: container.NewVBox()}
 	var names []string
@@ -74,7 +76,7 @@ func newExplain(s *State) *Explain {
 		label := m.Name + " — " + m.Title
 		names = append(names, label)
 		titles[label] = m.Name
-		e.forms[m.Name] = newParamForm(m.Params)
+		e.methodParams[m.Name] = m.Params
 	}
 	e.methods = widget.NewCheckGroup(names, func([]string) { e.showForms(titles) })
 	e.methods.SetSelected([]string{names[0], names[2]}) // gradient, ig
@@ -188,12 +190,23 @@ func (e *Explain) modelChanged() {
 	e.trace.Refresh()
 }
 
+// formOf is a method's parameter form, made on its first showing: twenty
+// forms made at the start took a third of the workbench's start.
+func (e *Explain) formOf(name string) *paramForm {
+	f := e.forms[name]
+	if f == nil {
+		f = newParamForm(e.methodParams[name])
+		e.forms[name] = f
+	}
+	return f
+}
+
 // showForms lists the parameter forms of the checked methods.
 func (e *Explain) showForms(titles map[string]string) {
 	e.params.Objects = nil
 	for _, label := range e.methods.Selected {
 		name := titles[label]
-		e.params.Add(widget.NewCard("", name, e.forms[name].form))
+		e.params.Add(widget.NewCard("", name, e.formOf(name).form))
 	}
 	e.params.Refresh()
 }
@@ -238,7 +251,7 @@ func (e *Explain) Compute() {
 	}
 	var reqs []campaign.Request
 	for _, name := range e.chosen() {
-		params, err := e.forms[name].Values()
+		params, err := e.formOf(name).Values()
 		if err != nil {
 			e.s.status.ErrorFrom(causeExplain, fmt.Errorf("%s: %w", name, err))
 			return
