@@ -93,3 +93,41 @@ func TestDeletionScoresDoNotDependOnTheBatch(t *testing.T) {
 		}
 	}
 }
+
+// passesNet is a linear network that counts the inputs it is passed.
+type passesNet struct {
+	*enginetest.Linear
+	inputs int
+}
+
+func (p *passesNet) Forward(x []float32, n int) ([]float32, error) {
+	p.inputs += n
+	return p.Linear.Forward(x, n)
+}
+
+// ROAD on the trained model scores each rate's perturbed test images and
+// measures their energies (the shift diagnostics) in one pass: per order,
+// the clean images once and each rate's copies once — the copies were
+// passed twice, once for the accuracy and once for the energies.
+func TestROADScoresAndMeasuresShiftInOnePass(t *testing.T) {
+	env, _ := imageNetEnv(2)
+	env.Test = &data.Dataset{Name: "small", Shape: []int{1, 8, 8}, Classes: []string{"a", "b"}, X: make([]float32, 2*64), Y: []int{0, 1}}
+	for i := range env.Test.X {
+		env.Test.X[i] = float32(i%7) / 7
+	}
+	env.Train = env.Test
+	net := &passesNet{Linear: enginetest.NewLinear(1, env.Test.Shape, 2)}
+	env.Net = net
+	env.Maps = func(context.Context, string) ([]float32, error) { return slices.Clone(env.Test.X), nil }
+	res, err := ROAD{Rates: []float64{0.2, 0.5, 0.8}}.Run(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Scalars) == 0 {
+		t.Fatal("ROAD gave no scores")
+	}
+	// Two orders, each: the clean images (2) and three rates' copies (2 each).
+	if want := 2 * (2 + 3*2); net.inputs != want {
+		t.Errorf("ROAD passed %d inputs through the model, want %d", net.inputs, want)
+	}
+}

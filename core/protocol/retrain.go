@@ -314,11 +314,21 @@ func removeAndScore(ctx context.Context, env *Env, stage string, rates []float64
 				return out, fmt.Errorf("%s %.0f%%: %w", stage, 100*rate, err)
 			}
 		}
-		ev, err := staged(ctx, stageEval, func(ctx context.Context) (train.Evaluation, error) { return train.Evaluate(ctx, net, mod[0], 1024) })
+		// Scored by the explained model itself (no retraining), the
+		// perturbed inputs' energies come from the same pass.
+		var pe []float64
+		var each func(int, []float32)
+		if net == env.Net {
+			pe = make([]float64, mod[0].Len())
+			each = func(i int, logits []float32) { pe[i] = energy(logits) }
+		}
+		ev, err := staged(ctx, stageEval, func(ctx context.Context) (train.Evaluation, error) {
+			return train.EvaluateEach(ctx, net, mod[0], 1024, each)
+		})
 		if err != nil {
 			return out, fmt.Errorf("%s %.0f%%: %w", stage, 100*rate, err)
 		}
-		sh, err := measureShift(ctx, env.Net, cleanEnergy, env.Test.X, mod[0].X, env.Test.Len(), env.Test.Shape)
+		sh, err := measureShiftOf(ctx, env.Net, pe, cleanEnergy, env.Test.X, mod[0].X, env.Test.Len(), env.Test.Shape)
 		if err != nil {
 			return out, fmt.Errorf("%s %.0f%%: %w", stage, 100*rate, err)
 		}

@@ -33,22 +33,25 @@ type Shift struct {
 func energies(ctx context.Context, net engine.Network, x []float32, n int) ([]float64, error) {
 	e := make([]float64, n)
 	err := Stage(ctx, stageShift, func(ctx context.Context) error {
-		return engine.EachLogits(ctx, net, x, n, 0, func(i int, row []float32) {
-			mx := float64(row[0])
-			for _, v := range row {
-				mx = max(mx, float64(v))
-			}
-			var s float64
-			for _, v := range row {
-				s += math.Exp(float64(v) - mx)
-			}
-			e[i] = -(mx + math.Log(s))
-		})
+		return engine.EachLogits(ctx, net, x, n, 0, func(i int, row []float32) { e[i] = energy(row) })
 	})
 	if err != nil {
 		return nil, fmt.Errorf("energy scores: %w", err)
 	}
 	return e, nil
+}
+
+// energy is one input's energy score from its logits.
+func energy(logits []float32) float64 {
+	mx := float64(logits[0])
+	for _, v := range logits {
+		mx = max(mx, float64(v))
+	}
+	var s float64
+	for _, v := range logits {
+		s += math.Exp(float64(v) - mx)
+	}
+	return -(mx + math.Log(s))
 }
 
 // EnergyAUROC is the AUROC with which net's energy score tells the nOut
@@ -80,19 +83,29 @@ const ssimImages = 1000
 // for perturbed inputs identical to the clean ones (GOAR at strength 0
 // without projection): infinite, it would swamp any mean.
 func measureShift(ctx context.Context, net engine.Network, cleanEnergy []float64, clean, perturbed []float32, n int, shape []int) (Shift, error) {
+	return measureShiftOf(ctx, net, nil, cleanEnergy, clean, perturbed, n, shape)
+}
+
+// measureShiftOf is measureShift where the caller's own pass of net over
+// the perturbed inputs measured their energies (pe; nil: measured here).
+func measureShiftOf(ctx context.Context, net engine.Network, pe, cleanEnergy []float64, clean, perturbed []float32, n int, shape []int) (Shift, error) {
 	return staged(ctx, stageShift, func(ctx context.Context) (Shift, error) {
-		return shiftOf(ctx, net, cleanEnergy, clean, perturbed, n, shape)
+		st := newShiftStream(net, cleanEnergy, clean, n, shape)
+		if pe != nil {
+			st.pe, st.given = pe[:n], true
+		}
+		return st.all(ctx, perturbed)
 	})
 }
 
-func shiftOf(ctx context.Context, net engine.Network, cleanEnergy []float64, clean, perturbed []float32, n int, shape []int) (Shift, error) {
-	st := newShiftStream(net, cleanEnergy, clean, n, shape)
-	for i := range n {
-		if err := st.add(ctx, perturbed[i*st.dim:(i+1)*st.dim]); err != nil {
+// all adds the n inputs of perturbed and measures them.
+func (s *shiftStream) all(ctx context.Context, perturbed []float32) (Shift, error) {
+	for i := range s.n {
+		if err := s.add(ctx, perturbed[i*s.dim:(i+1)*s.dim]); err != nil {
 			return Shift{}, err
 		}
 	}
-	return st.shift(ctx)
+	return s.shift(ctx)
 }
 
 // shiftStream measures the Shift of n perturbed inputs handed to it one at
@@ -110,6 +123,7 @@ type shiftStream struct {
 	buf         []float32    // inputs not yet measured
 	k, done     int          // their count; inputs measured
 	pe          []float64    // the perturbed inputs' energies
+	given       bool         // pe was given (measured in the caller's own pass), not measured here
 	se          float64      // Σ (perturbed − clean)²
 	q           [][3]float64 // each plane's SSIM, MS-SSIM and GMSD, over the first ssimImages inputs
 }
@@ -142,11 +156,13 @@ func (s *shiftStream) flush(ctx context.Context) error {
 	}
 	return Stage(ctx, stageShift, func(ctx context.Context) error {
 		held := s.buf[:s.k*s.dim]
-		e, err := energies(ctx, s.net, held, s.k)
-		if err != nil {
-			return err
+		if !s.given {
+			e, err := energies(ctx, s.net, held, s.k)
+			if err != nil {
+				return err
+			}
+			s.pe = append(s.pe, e...)
 		}
-		s.pe = append(s.pe, e...)
 		clean := s.clean[s.done*s.dim : (s.done+s.k)*s.dim]
 		for i, v := range held {
 			d := float64(v - clean[i])

@@ -401,6 +401,13 @@ type Evaluation struct {
 
 // Evaluate computes loss, accuracy and per-class accuracy in batches.
 func Evaluate(ctx context.Context, net engine.Network, ds *data.Dataset, batch int) (Evaluation, error) {
+	return EvaluateEach(ctx, net, ds, batch, nil)
+}
+
+// EvaluateEach is Evaluate, handing each sample's logits to each (when not
+// nil) in order as they are computed, for what a caller measures of the
+// same pass.
+func EvaluateEach(ctx context.Context, net engine.Network, ds *data.Dataset, batch int, each func(i int, logits []float32)) (Evaluation, error) {
 	if err := ds.Validate(); err != nil {
 		return Evaluation{}, fmt.Errorf("evaluate: %w", err)
 	}
@@ -431,9 +438,13 @@ func Evaluate(ctx context.Context, net engine.Network, ds *data.Dataset, batch i
 		l, _ := crossEntropy(grad[:(hi-lo)*k], logits, ds.Y[lo:hi], k)
 		ev.Loss += l * float64(hi-lo)
 		for i := lo; i < hi; i++ {
-			c := engine.Argmax(logits[(i-lo)*k : (i-lo+1)*k])
+			row := logits[(i-lo)*k : (i-lo+1)*k]
+			c := engine.Argmax(row)
 			ev.Confusion[ds.Y[i]][c]++
 			ev.Correct = append(ev.Correct, c == ds.Y[i])
+			if each != nil {
+				each(i, row)
+			}
 		}
 	}
 	n := ds.Len()
