@@ -262,18 +262,28 @@ func ssimCS(x, y []float32, h, w int, span float64) (float64, float64) {
 			rows[0][i], rows[1][i], rows[2][i], rows[3][i], rows[4][i] = a, b, aa, bb, ab
 		}
 	}
+	// Then along columns, an output row at a time: each moment's row of
+	// sums gathers the window's rows in order (the sums of a pixel at a
+	// time, in the same order, read eleven rows of five planes apart).
 	c1, c2 := 0.01*span*0.01*span, 0.03*span*0.03*span
 	var sum, cs float64
+	var mom [5][]float64
+	for m := range mom {
+		mom[m] = make([]float64, ow)
+	}
 	for r := range oh {
-		for c := range ow {
-			var mom [5]float64
+		for m := range mom {
+			acc := mom[m]
+			clear(acc)
 			for k, wt := range g {
-				for m := range mom {
-					mom[m] += wt * rows[m][(r+k)*ow+c]
+				for c, v := range rows[m][(r+k)*ow : (r+k+1)*ow] {
+					acc[c] += wt * v
 				}
 			}
-			mx, my := mom[0], mom[1]
-			vx, vy, cxy := mom[2]-mx*mx, mom[3]-my*my, mom[4]-mx*my
+		}
+		for c := range ow {
+			mx, my := mom[0][c], mom[1][c]
+			vx, vy, cxy := mom[2][c]-mx*mx, mom[3][c]-my*my, mom[4][c]-mx*my
 			sum += (2*mx*my + c1) * (2*cxy + c2) / ((mx*mx + my*my + c1) * (vx + vy + c2))
 			cs += (2*cxy + c2) / (vx + vy + c2)
 		}

@@ -187,3 +187,23 @@ func TestShiftStreamHoldsABatchAndMeasuresAll(t *testing.T) {
 		t.Error("a stream shifted before its inputs were all added gave a result")
 	}
 }
+
+// The image-quality measures of one 224×224 plane, which the shift
+// diagnostics take of every perturbed ImageNet-sized image's channels.
+func BenchmarkImageQuality224(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	x, y := make([]float32, 224*224), make([]float32, 224*224)
+	for i := range x {
+		x[i], y[i] = rng.Float32(), rng.Float32()
+	}
+	for _, m := range []struct {
+		name string
+		f    func(x, y []float32, h, w int, span float64) float64
+	}{{"ssim", ssim}, {"msssim", msssim}, {"gmsd", gmsd}} {
+		b.Run(m.name, func(b *testing.B) {
+			for b.Loop() {
+				m.f(x, y, 224, 224, 1)
+			}
+		})
+	}
+}
