@@ -125,6 +125,8 @@ type Agreement struct {
 	PExact    bool        `json:"p_exact"` // P is enumerated, not drawn
 	PError    float64     `json:"p_error"` // P's Monte-Carlo standard error (0 when exact)
 	Words     string      `json:"words"`
+	// Tied are the settings left out, where every method scores the same.
+	Tied []string `json:"tied,omitempty"`
 }
 
 // MissingUnits is a protocol setting whose records keep no per-input
@@ -628,7 +630,7 @@ func agreement(rankings []Ranking, seed uint64) []Agreement {
 			}
 			continue
 		}
-		a := Agreement{Dataset: ds, Methods: methods}
+		a := Agreement{Dataset: ds, Methods: methods, Tied: tied}
 		scores := make([][]float64, len(rs))
 		for p, r := range rs {
 			a.Protocols = append(a.Protocols, r.Protocol)

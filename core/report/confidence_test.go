@@ -413,10 +413,21 @@ func TestAgreementLeavesOutASaturatedSetting(t *testing.T) {
 		t.Fatal(err)
 	}
 	var cd []string
+	comparing := 0
 	for _, f := range figs {
 		if strings.HasSuffix(f.Name, "critical_difference") {
 			cd = append(cd, f.Name)
 		}
+		// The figures comparing the settings name the one they leave out.
+		if strings.HasSuffix(f.Name, "rank_probability") || strings.Contains(f.Plot.Title.Text, "Do the protocols agree?") {
+			comparing++
+			if !strings.Contains(f.Plot.Title.Text, "not shown: Deletion (samples=7) (every method scores the same)") {
+				t.Errorf("%s does not say it leaves out the saturated setting: %q", f.Name, f.Plot.Title.Text)
+			}
+		}
+	}
+	if comparing != 2 {
+		t.Errorf("%d figures compare the settings, want the ranks-first one and the agreement", comparing)
 	}
 	if len(cd) != 2 {
 		t.Errorf("critical-difference figures %v: want those of the two settings that rank", cd)
