@@ -125,8 +125,9 @@ type Agreement struct {
 	PExact    bool        `json:"p_exact"` // P is enumerated, not drawn
 	PError    float64     `json:"p_error"` // P's Monte-Carlo standard error (0 when exact)
 	Words     string      `json:"words"`
-	// Tied are the settings left out, where every method scores the same.
-	Tied []string `json:"tied,omitempty"`
+	// Left are the settings left out and why: "ROAR (every method scores
+	// the same)".
+	Left []string `json:"left,omitempty"`
 }
 
 // MissingUnits is a protocol setting whose records keep no per-input
@@ -595,13 +596,14 @@ func agreement(rankings []Ranking, seed uint64) []Agreement {
 	}
 	for _, ds := range datasets {
 		var rs, two []Ranking // settings ranking three methods or more, and two
-		var tied, noisy []string
+		var noisy []string
+		var left leftSettings
 		for _, r := range rankings {
+			if r.Dataset != ds || !left.keep(r) {
+				continue
+			}
 			r = r.rankedOnly()
 			switch {
-			case r.Dataset != ds || len(r.Methods) < 2:
-			case r.allEqual():
-				tied = append(tied, r.Protocol)
 			case len(r.Methods) == 2:
 				two = append(two, r)
 			default:
@@ -623,14 +625,14 @@ func agreement(rankings []Ranking, seed uint64) []Agreement {
 			case len(all) >= 2:
 				out = append(out, Agreement{Dataset: ds, W: math.NaN(), P: math.NaN(),
 					Words: fmt.Sprintf("Kendall's τ between the protocols is not computed: the %d protocols share %s, and a rank correlation needs three or more%s",
-						len(all), Count(len(shared(all)), "method"), leftOut(tied))})
-			case len(all)+len(tied) >= 2:
+						len(all), Count(len(shared(all)), "method"), left.words()), Left: left.named()})
+			case len(all)+len(left.tied)+len(left.unlearned) >= 2:
 				out = append(out, Agreement{Dataset: ds, W: math.NaN(), P: math.NaN(),
-					Words: fmt.Sprintf("the protocols cannot be compared: %s left out, where every method scores the same", strings.Join(tied, ", "))})
+					Words: "the protocols cannot be compared: " + left.sentence(), Left: left.named()})
 			}
 			continue
 		}
-		a := Agreement{Dataset: ds, Methods: methods, Tied: tied}
+		a := Agreement{Dataset: ds, Methods: methods, Left: left.named()}
 		scores := make([][]float64, len(rs))
 		for p, r := range rs {
 			a.Protocols = append(a.Protocols, r.Protocol)
@@ -658,7 +660,7 @@ func agreement(rankings []Ranking, seed uint64) []Agreement {
 			a.Words += fmt.Sprintf("; %s %s none of %s pairs apart, so %s τ with the others is within the noise",
 				strings.Join(noisy, ", "), pickWord(len(noisy) > 1, "tell", "tells"), pickWord(len(noisy) > 1, "their", "its"), pickWord(len(noisy) > 1, "their", "its"))
 		}
-		a.Words += leftOut(tied)
+		a.Words += left.words()
 		if len(two) > 0 {
 			var names []string
 			for _, r := range two {
@@ -693,6 +695,61 @@ func leftOut(tied []string) string {
 		return ""
 	}
 	return fmt.Sprintf("; left out: %s, where every method scores the same", strings.Join(tied, ", "))
+}
+
+// leftSettings are the settings of two or more methods that rank no two
+// of them: every method scores the same (tied), or fewer than two
+// methods' retrained models learned or have a score (unlearned).
+type leftSettings struct{ tied, unlearned []string }
+
+// keep reports whether r ranks two methods or more, noting it as left
+// out where it had two or more to rank and ranks fewer.
+func (l *leftSettings) keep(r Ranking) bool {
+	if len(r.Methods) < 2 {
+		return false
+	}
+	switch ranked := r.rankedOnly(); {
+	case len(ranked.Methods) < 2:
+		l.unlearned = append(l.unlearned, r.Protocol)
+	case ranked.allEqual():
+		l.tied = append(l.tied, r.Protocol)
+	default:
+		return true
+	}
+	return false
+}
+
+// words says which settings are left out and why ("; left out: …").
+func (l leftSettings) words() string {
+	w := leftOut(l.tied)
+	if len(l.unlearned) > 0 {
+		w += fmt.Sprintf("; left out: %s, where fewer than two methods' retrained models learned or have a score", strings.Join(l.unlearned, ", "))
+	}
+	return w
+}
+
+// sentence says which settings are left out and why, as a clause.
+func (l leftSettings) sentence() string {
+	var parts []string
+	if len(l.tied) > 0 {
+		parts = append(parts, strings.Join(l.tied, ", ")+" left out, where every method scores the same")
+	}
+	if len(l.unlearned) > 0 {
+		parts = append(parts, strings.Join(l.unlearned, ", ")+" left out, where fewer than two methods' retrained models learned or have a score")
+	}
+	return strings.Join(parts, "; ")
+}
+
+// named lists each setting left out with why, for a figure's title.
+func (l leftSettings) named() []string {
+	var out []string
+	for _, p := range l.tied {
+		out = append(out, p+" (every method scores the same)")
+	}
+	for _, p := range l.unlearned {
+		out = append(out, p+" (its retrained models learned nothing)")
+	}
+	return out
 }
 
 // concordance words Kendall's W (Schmidt 1997's reading: 0.1 very weak,

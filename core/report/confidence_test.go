@@ -319,8 +319,17 @@ func TestSettingsWhoseRetrainingLearnedNothingRankNoMethod(t *testing.T) {
 	if roar.Winner != "" || len(roar.Pairs) != 0 {
 		t.Errorf("winner %q, %d pairs where no retraining learned", roar.Winner, len(roar.Pairs))
 	}
-	if len(d.Confidence.Agreement) != 0 {
+	if a := d.Confidence.Agreement; len(a) != 1 || len(a[0].Protocols) != 0 ||
+		a[0].Words != "the protocols cannot be compared: ROAR left out, where fewer than two methods' retrained models learned or have a score" {
 		t.Errorf("agreement with a ROAR that ranks nothing: %+v", d.Confidence.Agreement)
+	}
+	figs, err := Figures(recs, d.Confidence)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := slices.IndexFunc(figs, func(f Figure) bool { return strings.HasSuffix(f.Name, "rank_probability") })
+	if first < 0 || !strings.Contains(figs[first].Plot.Title.Text, "not shown: ROAR (its retrained models learned nothing)") {
+		t.Errorf("the ranks-first figure does not name the ROAR it leaves out (found: %v)", first >= 0 && figs[first].Plot != nil)
 	}
 	table := Summary(recs, d)
 	for _, line := range strings.Split(table, "\n") {

@@ -26,15 +26,10 @@ import (
 func (c *campaign) confidenceFigures(ds string) []Figure {
 	var figs []Figure
 	var rs []Ranking // the settings that rank at least two methods, and those alone, not all tied
-	var tied []string
+	var left leftSettings
 	for _, r := range c.conf.Rankings {
-		r = r.rankedOnly()
-		switch {
-		case r.Dataset != ds || len(r.Methods) < 2:
-		case r.allEqual():
-			tied = append(tied, r.Protocol)
-		default:
-			rs = append(rs, r)
+		if r.Dataset == ds && left.keep(r) {
+			rs = append(rs, r.rankedOnly())
 		}
 	}
 	for _, r := range rs {
@@ -58,7 +53,7 @@ func (c *campaign) confidenceFigures(ds string) []Figure {
 		}
 		slices.SortStableFunc(methods, func(a, b string) int { return c.methods[a] - c.methods[b] })
 		axis := protocol.Axis{Title: "bootstrap probability of ranking first", Range: []float64{0, 1}}
-		if f, ok := c.barFigure("Which method ranks first — "+ds+tiedNote(tied), axis, "", methods, series, 1); ok {
+		if f, ok := c.barFigure("Which method ranks first — "+ds+leftNote(left.named()), axis, "", methods, series, 1); ok {
 			f.Name, f.Group, f.Kind = c.name(fileName(ds), "rank_probability"), Compared, Ranks
 			figs = append(figs, f)
 		}
@@ -71,13 +66,13 @@ func (c *campaign) confidenceFigures(ds string) []Figure {
 	return figs
 }
 
-// tiedNote is a figure title's line naming the settings it leaves out
-// because every method scores the same there ("": none).
-func tiedNote(tied []string) string {
-	if len(tied) == 0 {
+// leftNote is a figure title's line naming the settings it leaves out,
+// with why ("": none).
+func leftNote(left []string) string {
+	if len(left) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("\nnot shown: %s (every method scores the same)", strings.Join(tied, ", "))
+	return "\nnot shown: " + strings.Join(left, ", ")
 }
 
 // cdHeight leaves room for the axis, the group bars and a row of labels
@@ -243,7 +238,7 @@ func cmpFloat(a, b float64) int {
 // cells fill the width up to the colour scale and are about square.
 func tauFigure(c *campaign, a Agreement) Figure {
 	k := len(a.Protocols)
-	p := newPlot(fmt.Sprintf("Do the protocols agree? — %s\nKendall's W = %.2f (p %s) over %d methods%s", a.Dataset, a.W, pValue(a.P), len(a.Methods), tiedNote(a.Tied)))
+	p := newPlot(fmt.Sprintf("Do the protocols agree? — %s\nKendall's W = %.2f (p %s) over %d methods%s", a.Dataset, a.W, pValue(a.P), len(a.Methods), leftNote(a.Left)))
 	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = -0.5, float64(k)-0.5, -0.5, float64(k)-0.5
 	cm := moreland.SmoothBlueRed()
 	cm.SetMin(-1)
