@@ -54,7 +54,8 @@ func (m *Net) Gradient(ctx context.Context, x []float32, n int, want engine.Want
 	m.n = 0 // what the replicas run leaves nothing here to differentiate
 	piece, pass := piece, pass
 	if want&engine.ParamGrad == 0 {
-		piece, pass = inputPiece, inputPiece
+		piece = m.samplesPerPass(inputPiece)
+		pass = piece
 	}
 	pieces := (n + piece - 1) / piece
 	reps := m.replicasFor(min(runtime.GOMAXPROCS(0), pieces))
@@ -91,15 +92,16 @@ func (m *Net) Gradient(ctx context.Context, x []float32, n int, want engine.Want
 var _ engine.Inferrer = (*Net)(nil)
 
 // Infer implements engine.Inferrer: the batch in passes of 8 samples
-// (Gradient's) on one replica per core, forward only. A forward pass of
-// 1024 images through whole-batch layers holds hundreds of MB of
-// activations and im2col buffers that spill out of cache; passes of 8 do
-// not.
+// (Gradient's) on one replica per core, forward only; large inputs a
+// sample a pass (samplesPerPass). A forward pass of 1024 images through
+// whole-batch layers holds hundreds of MB of activations and im2col
+// buffers that spill out of cache; passes of 8 do not.
 func (m *Net) Infer(ctx context.Context, x []float32, n int) ([]float32, error) {
 	if err := engine.CheckInput(x, n, m.shape); err != nil {
 		return nil, fmt.Errorf("%s forward: %w", m.arch, err)
 	}
-	if !m.pieceable() || n <= pass {
+	pass := m.samplesPerPass(pass)
+	if !m.pieceable() || n <= pass && pass > 1 {
 		return m.forward(ctx, x, n)
 	}
 	m.n = 0
@@ -122,6 +124,18 @@ func (m *Net) Infer(ctx context.Context, x []float32, n int) ([]float32, error) 
 		return nil, fmt.Errorf("%s forward: %w", m.arch, err)
 	}
 	return out, nil
+}
+
+// samplesPerPass is p, or 1 for inputs so large that a call carries fewer
+// than p of them (engine.Batch: three 224×224 images): those then run a
+// sample a pass on a replica per core, where a call's few ran in one pass
+// on one core. The cut follows the input's shape, not the cores, so a
+// sample's numbers do not depend on the machine.
+func (m *Net) samplesPerPass(p int) int {
+	if engine.Batch(m.shape, 0) < p {
+		return 1
+	}
+	return p
 }
 
 // wholeBatch is Gradient for networks whose batch must not be cut, with
