@@ -107,16 +107,14 @@ func newResults(s *State) *Results {
 	exportCSV := widget.NewButtonWithIcon("CSV…", theme.DocumentSaveIcon(), r.AskExportCSV)
 	exportFigs := widget.NewButtonWithIcon("All figures…", theme.DocumentSaveIcon(), r.exportFigures)
 	saveFig := widget.NewButtonWithIcon("Save figure…", theme.DocumentSaveIcon(), r.saveFigure)
-	sixLines := widget.NewLabelWithStyle(strings.Repeat("M\n", 5)+"M", fyne.TextAlignLeading, r.summary.TextStyle)
+	line := fyne.MeasureText("M", theme.TextSize(), r.summary.TextStyle).Height
 	top := container.NewVBox(
 		container.NewBorder(nil, nil, widget.NewLabel("Run"), open, r.runs),
 		container.NewBorder(nil, nil, widget.NewLabel("Compare with"), r.diffOnly, r.compare),
 		container.NewBorder(nil, nil, widget.NewLabel("Filter"), container.NewHBox(widget.NewLabel("Export"), exportCSV, exportFigs), r.filter),
-		// Six whole lines of the summary, the rest by scrolling: the
-		// table and the figure below keep their room, in a window of
-		// 1024×700. As high as the label needs for six lines, less its
-		// padding below them, where the top of a seventh showed cut.
-		r.state, cappedScroll(r.summary, sixLines.MinSize().Height-theme.InnerPadding()))
+		// Six lines of the summary, the rest by scrolling: the table and
+		// the figure below keep their room, in a window of 1024×700.
+		r.state, cappedScroll(r.summary, 6*line+2*theme.InnerPadding()))
 	// A tap enlarges the figure, with a zoom.
 	enlargeFig := widget.NewButton("", func() {
 		if i := r.figIndex(r.figSel.Selected); i >= 0 && r.figure.Image != nil {
