@@ -47,20 +47,11 @@ build: deps
 run: build
 	$(BIN)/faithlab
 
-# The race pass runs beside the first: its longest package (ui) runs its
-# tests one after another on about one core for most of its time, which
-# the first pass's packages fill; its output follows the first pass's.
 test: deps
 	$(GO) vet ./...
 	CGO_ENABLED=0 $(GO) build ./core/... ./cmd/faithlab-cli
-	@race=$$(mktemp); \
-	$(GO) test -race -timeout 25m ./core/engine/... ./core/train/... ./core/job/... ./core/store/... ./ui/... > $$race 2>&1 & pid=$$!; \
-	echo "$(GO) test -timeout 20m ./...  (and the race pass beside it)"; \
-	$(GO) test -timeout 20m ./...; first=$$?; \
-	wait $$pid; second=$$?; \
-	echo "$(GO) test -race -timeout 25m ./core/engine/... ./core/train/... ./core/job/... ./core/store/... ./ui/..."; \
-	cat $$race; rm -f $$race; \
-	[ $$first = 0 ] && [ $$second = 0 ]
+	$(GO) test -timeout 20m ./...
+	$(GO) test -race -timeout 25m ./core/engine/... ./core/train/... ./core/job/... ./core/store/... ./ui/...
 	$(GO) test -tags purego ./core/engine/native # the scalar kernels
 
 # test-cluster runs the tests that need real daemons (tagged cluster): a
