@@ -92,7 +92,7 @@ func measureShiftOf(ctx context.Context, net engine.Network, pe, cleanEnergy []f
 	return staged(ctx, stageShift, func(ctx context.Context) (Shift, error) {
 		st := newShiftStream(net, cleanEnergy, clean, n, shape)
 		if pe != nil {
-			st.pe, st.given = pe[:n], true
+			st.pe = pe[:n]
 		}
 		return st.all(ctx, perturbed)
 	})
@@ -122,8 +122,7 @@ type shiftStream struct {
 	span        float64
 	buf         []float32    // inputs not yet measured
 	k, done     int          // their count; inputs measured
-	pe          []float64    // the perturbed inputs' energies
-	given       bool         // pe was given (measured in the caller's own pass), not measured here
+	pe          []float64    // the perturbed inputs' energies: measured as they come, or all given ahead
 	se          float64      // Σ (perturbed − clean)²
 	q           [][3]float64 // each plane's SSIM, MS-SSIM and GMSD, over the first ssimImages inputs
 }
@@ -156,7 +155,7 @@ func (s *shiftStream) flush(ctx context.Context) error {
 	}
 	return Stage(ctx, stageShift, func(ctx context.Context) error {
 		held := s.buf[:s.k*s.dim]
-		if !s.given {
+		if len(s.pe) == s.done { // not given ahead: measured here
 			e, err := energies(ctx, s.net, held, s.k)
 			if err != nil {
 				return err
