@@ -688,19 +688,16 @@ func shared(rs []Ranking) []string {
 	return methods
 }
 
-// leftOut words the settings the agreement leaves out because every
-// method scores the same ("" for none).
-func leftOut(tied []string) string {
-	if len(tied) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("; left out: %s, where every method scores the same", strings.Join(tied, ", "))
-}
-
 // leftSettings are the settings of two or more methods that rank no two
 // of them: every method scores the same (tied), or fewer than two
 // methods' retrained models learned or have a score (unlearned).
 type leftSettings struct{ tied, unlearned []string }
+
+// Why a setting is left out, in the agreement's words.
+const (
+	whyTied      = "every method scores the same"
+	whyUnlearned = "fewer than two methods' retrained models learned or have a score"
+)
 
 // keep reports whether r ranks two methods or more, noting it as left
 // out where it had two or more to rank and ranks fewer.
@@ -719,11 +716,25 @@ func (l *leftSettings) keep(r Ranking) bool {
 	return false
 }
 
+// groups are the settings left out, each group with why.
+func (l leftSettings) groups() [][2]string {
+	var out [][2]string
+	for _, g := range []struct {
+		names []string
+		why   string
+	}{{l.tied, whyTied}, {l.unlearned, whyUnlearned}} {
+		if len(g.names) > 0 {
+			out = append(out, [2]string{strings.Join(g.names, ", "), g.why})
+		}
+	}
+	return out
+}
+
 // words says which settings are left out and why ("; left out: …").
 func (l leftSettings) words() string {
-	w := leftOut(l.tied)
-	if len(l.unlearned) > 0 {
-		w += fmt.Sprintf("; left out: %s, where fewer than two methods' retrained models learned or have a score", strings.Join(l.unlearned, ", "))
+	var w string
+	for _, g := range l.groups() {
+		w += fmt.Sprintf("; left out: %s, where %s", g[0], g[1])
 	}
 	return w
 }
@@ -731,11 +742,8 @@ func (l leftSettings) words() string {
 // sentence says which settings are left out and why, as a clause.
 func (l leftSettings) sentence() string {
 	var parts []string
-	if len(l.tied) > 0 {
-		parts = append(parts, strings.Join(l.tied, ", ")+" left out, where every method scores the same")
-	}
-	if len(l.unlearned) > 0 {
-		parts = append(parts, strings.Join(l.unlearned, ", ")+" left out, where fewer than two methods' retrained models learned or have a score")
+	for _, g := range l.groups() {
+		parts = append(parts, fmt.Sprintf("%s left out, where %s", g[0], g[1]))
 	}
 	return strings.Join(parts, "; ")
 }
@@ -744,7 +752,7 @@ func (l leftSettings) sentence() string {
 func (l leftSettings) named() []string {
 	var out []string
 	for _, p := range l.tied {
-		out = append(out, p+" (every method scores the same)")
+		out = append(out, p+" ("+whyTied+")")
 	}
 	for _, p := range l.unlearned {
 		out = append(out, p+" (its retrained models learned nothing)")
