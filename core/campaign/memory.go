@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 
 	"faithlab/core/data"
 	"faithlab/core/engine"
@@ -119,6 +120,11 @@ func workers(spec, tasks int) int {
 	return min(w, max(1, tasks))
 }
 
+// measuredPasses holds passBytes's figure for each network (model file,
+// architecture, input shape, weight count, cores) this process has
+// measured.
+var measuredPasses sync.Map
+
 // netSize is what the networks of a task hold: the explained one (its
 // weights and the buffers its passes keep) and one being trained.
 type netSize struct{ explained, training int64 }
@@ -163,11 +169,16 @@ func netBytes(s *spec.Spec, ds *data.Dataset) (netSize, error) {
 	var size netSize
 	size.explained = 4*params + file // an ONNX file's bytes and its graph's weights besides
 	if kind, _ := model.EngineKind(s.Engine); kind == "native" {
-		pass, err := passBytes(m.Net)
-		if err != nil {
-			return size, err
+		key := fmt.Sprint(s.Model.File, "|", arch, "|", ds.Shape, "|", params, "|", runtime.GOMAXPROCS(0))
+		pass, ok := measuredPasses.Load(key)
+		if !ok {
+			b, err := passBytes(m.Net)
+			if err != nil {
+				return size, err
+			}
+			pass, _ = measuredPasses.LoadOrStore(key, b)
 		}
-		size.explained += pass
+		size.explained += pass.(int64)
 	}
 	const slots = 8 // a batch of 256 in pieces of 32, their passes of 8 samples
 	activations := int64(runtime.GOMAXPROCS(0)) * 8 * int64(engine.Size(ds.Shape)) * 4 * 200
@@ -180,8 +191,11 @@ func netBytes(s *spec.Spec, ds *data.Dataset) (netSize, error) {
 // collection before and after: what the engine keeps for its layers, its
 // per-core copies and their pieces. Measured rather than modelled, since
 // those are the engine's own to choose; the same network gives the same
-// figure to a few KiB.
+// figure to a few KiB — to a few tens under load — so a process measures
+// a network once (measuredPasses) and every plan of it is the same.
 func passBytes(net engine.Network) (int64, error) {
+	// Two collections: a sync.Pool's items outlive one (its victim cache).
+	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
@@ -189,6 +203,7 @@ func passBytes(net engine.Network) (int64, error) {
 	if err := passes(context.Background(), probe); err != nil {
 		return 0, err
 	}
+	runtime.GC()
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	runtime.KeepAlive(probe)
