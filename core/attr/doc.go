@@ -9,7 +9,7 @@
 // between calls: all randomness comes from the Seed in their settings, so the
 // same settings give the same maps. Gradient-based methods batch their inner
 // samples (IG steps, SmoothGrad draws) through the engine, at most Chunk
-// inputs per forward pass and at most engine.BatchBytes of them (3
+// inputs per forward pass and at most engine.Batch of them (4
 // ImageNet-sized images), which bounds memory.
 //
 // Every method returns an error, naming the method, when a map holds NaN or

@@ -48,7 +48,7 @@ func imageNetEnv(n int) (*Env, *widestNet) {
 }
 
 // At ImageNet's size no protocol passes the network more inputs at once
-// than engine.Batch allows (2 MiB of them: 3), however many perturbed
+// than engine.Batch allows (four of them), however many perturbed
 // copies it makes of an image: Deletion's 49 steps, ROAD's masks,
 // IROF's superpixels, Sensitivity-N's 900 subsets, Infidelity's 100 draws,
 // the robustness draws, Smooth MPRT's noisy copies. Deletion sent 1 024
@@ -89,7 +89,7 @@ func TestDeletionScoresDoNotDependOnTheBatch(t *testing.T) {
 	}
 	for i := range a.Curves {
 		if !slices.Equal(a.Curves[i].Y, b.Curves[i].Y) {
-			t.Errorf("curve %s: %v in batches of 3, %v one at a time", a.Curves[i].Name, a.Curves[i].Y, b.Curves[i].Y)
+			t.Errorf("curve %s: %v in batches of 4, %v one at a time", a.Curves[i].Name, a.Curves[i].Y, b.Curves[i].Y)
 		}
 	}
 }

@@ -31,7 +31,7 @@ type Deletion struct {
 	Reference string `json:"reference" doc:"value of removed pixels: zero, mean, dataset-mean, blur[:σ], road[:noise]"`
 	Output    string `json:"output" doc:"score: probability or logit of the target class" choices:"probability|logit"`
 	Target    string `json:"target" doc:"class explained: predicted or label" choices:"predicted|label"`
-	Chunk     int    `json:"chunk" doc:"inputs per forward pass, at most: fewer where they would take more than 2 MiB (ImageNet-sized images: 3)" range:"[1,]"`
+	Chunk     int    `json:"chunk" doc:"inputs per forward pass, at most: fewer where they would take more than 2 MiB (ImageNet-sized images: 4)" range:"[1,]"`
 	Rank      string `json:"rank" doc:"how maps rank features: magnitude (|value|: what the removal literature does with signed maps) or signed (largest value first)" choices:"magnitude|signed"`
 
 	as named // the name the setting goes by, if the literature has one
@@ -362,10 +362,15 @@ func perturbedScores(ctx context.Context, net engine.Network, x []float32, n, k 
 			mask(i, j, keeps[(r-lo)*hw:(r-lo+1)*hw])
 			ts[r-lo] = target[i]
 		}
-		if err := perturb.FillAll(ctx, ref, batch[:m*dim], shape, keeps[:m*hw], seed, uint64(lo)); err != nil {
+		err := Stage(ctx, stageMasks, func(ctx context.Context) error {
+			return perturb.FillAll(ctx, ref, batch[:m*dim], shape, keeps[:m*hw], seed, uint64(lo))
+		})
+		if err != nil {
 			return nil, err
 		}
-		v, err := scores(ctx, net, batch[:m*dim], m, ts[:m], prob)
+		v, err := staged(ctx, stageEval, func(ctx context.Context) ([]float64, error) {
+			return scores(ctx, net, batch[:m*dim], m, ts[:m], prob)
+		})
 		if err != nil {
 			return nil, err
 		}

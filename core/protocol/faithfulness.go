@@ -102,7 +102,7 @@ type FaithfulnessEstimate struct {
 	Reference string `json:"reference" doc:"value a removed feature takes: zero, mean, dataset-mean, blur[:σ], road[:noise], uniform"`
 	Output    string `json:"output" doc:"score: logit or probability of the target class" choices:"logit|probability"`
 	Target    string `json:"target" doc:"class explained: predicted or label" choices:"predicted|label"`
-	Chunk     int    `json:"chunk" doc:"inputs per forward pass, at most: fewer where they would take more than 2 MiB (ImageNet-sized images: 3)" range:"[1,]"`
+	Chunk     int    `json:"chunk" doc:"inputs per forward pass, at most: fewer where they would take more than 2 MiB (ImageNet-sized images: 4)" range:"[1,]"`
 }
 
 // Check implements param.Checker.
@@ -191,7 +191,7 @@ type Monotonicity struct {
 	Output    string `json:"output" doc:"score: probability or logit of the target class" choices:"probability|logit"`
 	Target    string `json:"target" doc:"class explained: predicted or label" choices:"predicted|label"`
 	Rank      string `json:"rank" doc:"how maps order features: signed (Arya et al.: the most negative first) or magnitude" choices:"signed|magnitude"`
-	Chunk     int    `json:"chunk" doc:"inputs per forward pass, at most: fewer where they would take more than 2 MiB (ImageNet-sized images: 3)" range:"[1,]"`
+	Chunk     int    `json:"chunk" doc:"inputs per forward pass, at most: fewer where they would take more than 2 MiB (ImageNet-sized images: 4)" range:"[1,]"`
 }
 
 // Check implements param.Checker.
@@ -305,7 +305,7 @@ type MonotonicityCorrelation struct {
 	Reference string `json:"reference" doc:"what replaces a feature: uniform (noise over the input's range), zero, mean, dataset-mean, blur[:σ], road[:noise]"`
 	Output    string `json:"output" doc:"score: probability or logit of the target class" choices:"probability|logit"`
 	Target    string `json:"target" doc:"class explained: predicted or label" choices:"predicted|label"`
-	Chunk     int    `json:"chunk" doc:"inputs per forward pass, at most: fewer where they would take more than 2 MiB (ImageNet-sized images: 3)" range:"[1,]"`
+	Chunk     int    `json:"chunk" doc:"inputs per forward pass, at most: fewer where they would take more than 2 MiB (ImageNet-sized images: 4)" range:"[1,]"`
 }
 
 // Check implements param.Checker.

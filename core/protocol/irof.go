@@ -35,7 +35,7 @@ type IROF struct {
 	Reference   string  `json:"reference" doc:"value of removed pixels: mean (the image's channel mean), zero, dataset-mean, blur[:σ], road[:noise], uniform"`
 	Rank        string  `json:"rank" doc:"how superpixels are ranked: by their pixels' mean magnitude (|value|, as the other removal protocols) or mean signed value (the paper's mean relevance)" choices:"magnitude|signed"`
 	Target      string  `json:"target" doc:"class explained: predicted or label" choices:"predicted|label"`
-	Chunk       int     `json:"chunk" doc:"inputs per forward pass, at most: fewer where they would take more than 2 MiB (ImageNet-sized images: 3)" range:"[1,]"`
+	Chunk       int     `json:"chunk" doc:"inputs per forward pass, at most: fewer where they would take more than 2 MiB (ImageNet-sized images: 4)" range:"[1,]"`
 }
 
 // Check implements param.Checker.

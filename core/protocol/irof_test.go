@@ -49,3 +49,32 @@ func TestIROFHandSolved(t *testing.T) {
 		checkDescribed(t, IROF{}, res)
 	}
 }
+
+// IROF's passes over its perturbed copies are timed as the evaluation
+// stage and its fills as masks, like every other removal protocol's: the
+// 224×224 campaign's breakdown had put 620 s of IROF's forward passes
+// under "protocol".
+func TestIROFsPassesAreTimedAsEvaluation(t *testing.T) {
+	const H, W = 16, 16
+	net := &enginetest.Linear{W: make([]float32, 2*H*W), B: make([]float32, 2), D: H * W, K: 2, Shape: []int{1, H, W}}
+	ds := &data.Dataset{Name: "flat", Shape: []int{1, H, W}, Classes: []string{"a", "b"}, X: make([]float32, H*W), Y: []int{0}}
+	maps := make([]float32, H*W)
+	env := &Env{Net: net, Test: ds, Method: "m", Maps: func(context.Context, string) ([]float32, error) { return maps, nil }}
+	var st Stages
+	err := Stage(WithStages(context.Background(), &st), "protocol", func(ctx context.Context) error {
+		_, err := IROF{Segments: 4, Reference: "zero"}.Run(ctx, env)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, s := range st.Times() {
+		seen[s.Stage] = true
+	}
+	for _, want := range []string{"protocol", stageMasks, stageEval} {
+		if !seen[want] {
+			t.Errorf("no %q stage among %v", want, st.Times())
+		}
+	}
+}

@@ -116,7 +116,7 @@ func TestSSIMAndPSNR(t *testing.T) {
 }
 
 // The shift of perturbed copies handed over one at a time, as
-// Sensitivity-N hands them (the stream keeps three 3×224×224 copies, not
+// Sensitivity-N hands them (the stream keeps four 3×224×224 copies, not
 // all seven), is the one computed over all of them at once by hand:
 // energies from one pass each, PSNR over every value, SSIM, MS-SSIM and
 // GMSD averaged over every plane.

@@ -127,7 +127,7 @@ func (m *Net) Infer(ctx context.Context, x []float32, n int) ([]float32, error) 
 }
 
 // samplesPerPass is p, or 1 for inputs so large that a call carries fewer
-// than p of them (engine.Batch: three 224×224 images): those then run a
+// than p of them (engine.Batch: four 224×224 images): those then run a
 // sample a pass on a replica per core, where a call's few ran in one pass
 // on one core. The cut follows the input's shape, not the cores, so a
 // sample's numbers do not depend on the machine.

@@ -216,7 +216,7 @@ func BenchmarkForward(b *testing.B) {
 }
 
 // Inputs so large that a call carries fewer than a pass of them (here
-// 300×300, engine.Batch 5) run a sample a pass on a replica per core —
+// 300×300, engine.Batch 6) run a sample a pass on a replica per core —
 // three 224×224 images ran on one core — and a sample's logits and input
 // gradient are the same bit for bit on one core or two, alone or in a call.
 func TestLargeInputsRunASampleAPassOnEveryCore(t *testing.T) {
