@@ -521,7 +521,11 @@ func (e *Evaluate) estimate(s *spec.Spec, look runLook, edit int) {
 		}
 		return err
 	}, func(err error) {
-		if err == nil && quiet && what != "" {
+		// Kept for the spec and the run folder the look saw, and only if the
+		// estimate saw the folder so too: a task that finished between the
+		// two (a run going on elsewhere) had kept a resume's size under the
+		// plain spec, and a new name then showed "which a resume skips".
+		if err == nil && quiet && what != "" && z.Skipped == look.done {
 			e.sized[what] = z
 		}
 		if edit != e.edits || errors.Is(err, context.Canceled) {

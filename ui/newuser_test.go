@@ -197,10 +197,10 @@ func TestShortcutsAreOnTheMainMenu(t *testing.T) {
 	})
 }
 
-// Launch on a campaign whose run stopped says Resume; on another name,
-// Launch.
-func TestLaunchSaysResumeOnAStoppedCampaign(t *testing.T) {
-	wb, loop, root := newTestWorkbench(t)
+// stoppedCampaign saves the form's small campaign "half" and runs it
+// until its first task has finished: a run to resume.
+func stoppedCampaign(t *testing.T, wb *Workbench, loop uiLoop, root string) {
+	t.Helper()
 	trainMLP(t, wb, loop, 1)
 	var spec string
 	loop.run(func() {
@@ -212,7 +212,6 @@ func TestLaunchSaysResumeOnAStoppedCampaign(t *testing.T) {
 		}
 		spec = wb.Evaluate.specPath
 	})
-	// A run stopped after its first task: a campaign to resume.
 	c, err := campaign.Load(spec)
 	if err != nil {
 		t.Fatal(err)
@@ -235,6 +234,42 @@ func TestLaunchSaysResumeOnAStoppedCampaign(t *testing.T) {
 	if err != nil || len(r.Records) == 0 || len(r.Status().Missing) == 0 {
 		t.Fatalf("the stopped run: %v", err)
 	}
+}
+
+// A size estimated while a run elsewhere finished a task — the look at the
+// folder saw none done, the estimate one — is shown but not kept for the
+// spec without a run: a new name would have shown a resume's size.
+func TestASizeThatSawTheRunMoveIsNotKept(t *testing.T) {
+	wb, loop, root := newTestWorkbench(t)
+	stoppedCampaign(t, wb, loop, root)
+	wb.State.Wait()
+	var key string
+	loop.run(func() {
+		e := wb.Evaluate
+		s, err := e.build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		key = sizeKey(s)
+		delete(e.sized, key)
+		e.estimate(s, runLook{}, e.edits) // as if the look came before the task finished
+	})
+	wb.State.Wait()
+	loop.run(func() {
+		if !strings.Contains(wb.Evaluate.size.Text, "which a resume skips") {
+			t.Errorf("the size shown: %q", wb.Evaluate.size.Text)
+		}
+		if z, ok := wb.Evaluate.sized[key]; ok {
+			t.Errorf("a resume's size (%d skipped) kept for the campaign without a run", z.Skipped)
+		}
+	})
+}
+
+// Launch on a campaign whose run stopped says Resume; on another name,
+// Launch.
+func TestLaunchSaysResumeOnAStoppedCampaign(t *testing.T) {
+	wb, loop, root := newTestWorkbench(t)
+	stoppedCampaign(t, wb, loop, root)
 	// The user names the campaign again (the form already says "half":
 	// the same text is no edit, and its last look at the folder may have
 	// come while the run was still going).
