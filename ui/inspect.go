@@ -11,6 +11,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -55,7 +56,7 @@ type Inspect struct {
 }
 
 func newInspect(s *State) *Inspect {
-	v := &Inspect{s: s, index: newEntry(), rateText: widget.NewLabel(""), panels: container.NewGridWrap(fyne.NewSize(150, 220)),
+	v := &Inspect{s: s, index: newEntry(), rateText: widget.NewLabel(""), panels: container.NewGridWrap(fyne.NewSize(150, 205)),
 		caption:   widget.NewLabel("Open a dataset and a model, then pick a sample (or click one on the Data screen)."),
 		traceStep: widget.NewSlider(0, 1), traceText: widget.NewLabel("")}
 	v.caption.Wrapping = fyne.TextWrapWord
@@ -344,7 +345,11 @@ func panel(img image.Image, title, caption string) fyne.CanvasObject {
 		c.Alignment, c.Truncation, c.SizeName = fyne.TextAlignCenter, fyne.TextTruncateEllipsis, theme.SizeNameCaptionText
 		lines = append(lines, c)
 	}
-	return container.NewBorder(t, container.NewVBox(lines...), nil, nil, ci)
+	// The caption's lines as close as a label's own lines (each is a label,
+	// to truncate on its own): label-padded, two lines took the room of
+	// three, and the GOAR and FUD row's second line fell below the panel.
+	tight := layout.NewCustomPaddedVBoxLayout(theme.LineSpacing() - 2*theme.InnerPadding())
+	return container.NewBorder(t, container.New(tight, lines...), nil, nil, ci)
 }
 
 // setupTrace offers trajectory playback when the map came from TRACE.

@@ -8,6 +8,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"faithlab/core/campaign"
@@ -132,10 +133,15 @@ func (v *manifoldView) show(shape []int, goar campaign.Projected, fud campaign.I
 	v.step.Max = float64(max(len(fud.Steps)-1, 0))
 	v.step.SetValue(v.step.Max)
 	// The in-painting's steps beside the four panels, so that both fit
-	// the window without scrolling.
-	v.stepText.Wrapping = fyne.TextWrapWord
+	// the window without scrolling (captions in the caption size).
+	v.stepText.Wrapping, v.stepText.SizeName = fyne.TextWrapWord, theme.SizeNameCaptionText
+	caption := func(s string) *widget.Label {
+		l := widget.NewLabel(s)
+		l.SizeName = theme.SizeNameCaptionText
+		return l
+	}
 	traj := container.NewVBox(widget.NewLabelWithStyle("FUD's in-painting, step by step", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
-		container.NewHBox(container.NewVBox(widget.NewLabel("x_t"), v.xt), container.NewVBox(widget.NewLabel("predicted x̂₀"), v.x0)),
+		container.NewHBox(container.NewVBox(caption("x_t"), v.xt), container.NewVBox(caption("predicted x̂₀"), v.x0)),
 		v.step, v.stepText)
 	v.box.Objects = []fyne.CanvasObject{container.NewBorder(nil, nil, v.panels, nil, traj)}
 	v.box.Refresh()

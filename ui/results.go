@@ -107,14 +107,18 @@ func newResults(s *State) *Results {
 	exportCSV := widget.NewButtonWithIcon("CSV…", theme.DocumentSaveIcon(), r.AskExportCSV)
 	exportFigs := widget.NewButtonWithIcon("All figures…", theme.DocumentSaveIcon(), r.exportFigures)
 	saveFig := widget.NewButtonWithIcon("Save figure…", theme.DocumentSaveIcon(), r.saveFigure)
-	line := fyne.MeasureText("M", theme.TextSize(), r.summary.TextStyle).Height
+	// Six whole lines of the summary as a label draws them, and its top
+	// padding: with the bottom padding too, or a glyph's height times six,
+	// the top of a seventh line showed.
+	six := widget.NewLabel(strings.Repeat("M\n", 5) + "M")
+	six.TextStyle = r.summary.TextStyle
 	top := container.NewVBox(
 		container.NewBorder(nil, nil, widget.NewLabel("Run"), open, r.runs),
 		container.NewBorder(nil, nil, widget.NewLabel("Compare with"), r.diffOnly, r.compare),
 		container.NewBorder(nil, nil, widget.NewLabel("Filter"), container.NewHBox(widget.NewLabel("Export"), exportCSV, exportFigs), r.filter),
 		// Six lines of the summary, the rest by scrolling: the table and
 		// the figure below keep their room, in a window of 1024×700.
-		r.state, cappedScroll(r.summary, 6*line+2*theme.InnerPadding()))
+		r.state, cappedScroll(r.summary, six.MinSize().Height-theme.InnerPadding()))
 	// A tap enlarges the figure, with a zoom.
 	enlargeFig := widget.NewButton("", func() {
 		if i := r.figIndex(r.figSel.Selected); i >= 0 && r.figure.Image != nil {
