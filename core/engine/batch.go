@@ -3,10 +3,11 @@ package engine
 // BatchBytes bounds the inputs of one engine call where a caller cuts many
 // inputs into calls (the protocols' perturbed copies, the attributions'
 // interpolations and draws, evaluation): 2 MiB of float32 values, three
-// ImageNet-sized images (Batch takes four: see there). A count of inputs alone held 600 MiB for 1 024
-// such images before any layer ran, and the engines' working memory grows
-// with the inputs of a call: the native engine's passes of a
-// ResNet-18-sized network at 224×224 hold 0.4 GiB for 4 inputs' logits and
+// ImageNet-sized images (Batch rounds them up to four: see there). A count
+// of inputs alone held 600 MiB for 1 024 such images before any layer
+// ran, and the engines' working memory grows with the inputs of a call:
+// the native engine's passes of a ResNet-18-sized network at 224×224
+// (then whole calls in one pass) held 0.4 GiB for 4 inputs' logits and
 // 1.1 GiB for 13, their input gradients 0.7 and 1.3 GiB (per-core pieces),
 // and the torch engine's worker runs a call whole; while 2 inputs a call
 // ran as fast as 13 there (the convolutions' GEMMs are large enough to
