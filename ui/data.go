@@ -8,7 +8,6 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
-	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"faithlab/core/data"
@@ -65,8 +64,8 @@ func newDataView(s *State) *DataView {
 			img.FillMode = canvas.ImageFillContain
 			img.ScaleMode = canvas.ImageScalePixels
 			img.SetMinSize(fyne.NewSize(100, 76)) // room for "→ T-shirt/top" beneath
-			lbl := widget.NewLabel("\n")
-			lbl.SizeName, lbl.Alignment = theme.SizeNameCaptionText, fyne.TextAlignCenter
+			lbl := captionLabel("\n")
+			lbl.Alignment = fyne.TextAlignCenter
 			return container.NewBorder(nil, lbl, nil, nil, img)
 		},
 		func(id widget.GridWrapItemID, o fyne.CanvasObject) {

@@ -12,7 +12,6 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
-	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"faithlab/core/attr"
@@ -382,10 +381,9 @@ func (e *Explain) cell(img image.Image, caption string, tap func()) fyne.CanvasO
 	ci.ScaleMode = canvas.ImageScalePixels
 	ci.FillMode = canvas.ImageFillContain
 	ci.SetMinSize(fyne.NewSize(112, 112))
-	l := widget.NewLabel(caption)
+	l := captionLabel(caption)
 	l.Alignment = fyne.TextAlignCenter
 	l.Truncation = fyne.TextTruncateEllipsis
-	l.SizeName = theme.SizeNameCaptionText
 	var top fyne.CanvasObject = ci
 	if tap != nil {
 		b := widget.NewButton("", tap)

@@ -341,8 +341,8 @@ func panel(img image.Image, title, caption string) fyne.CanvasObject {
 	t.Truncation = fyne.TextTruncateEllipsis
 	var lines []fyne.CanvasObject
 	for _, line := range strings.Split(caption, "\n") {
-		c := widget.NewLabel(line)
-		c.Alignment, c.Truncation, c.SizeName = fyne.TextAlignCenter, fyne.TextTruncateEllipsis, theme.SizeNameCaptionText
+		c := captionLabel(line)
+		c.Alignment, c.Truncation = fyne.TextAlignCenter, fyne.TextTruncateEllipsis
 		lines = append(lines, c)
 	}
 	// The caption's lines as close as a label's own lines (each is a label,

@@ -135,13 +135,8 @@ func (v *manifoldView) show(shape []int, goar campaign.Projected, fud campaign.I
 	// The in-painting's steps beside the four panels, so that both fit
 	// the window without scrolling (captions in the caption size).
 	v.stepText.Wrapping, v.stepText.SizeName = fyne.TextWrapWord, theme.SizeNameCaptionText
-	caption := func(s string) *widget.Label {
-		l := widget.NewLabel(s)
-		l.SizeName = theme.SizeNameCaptionText
-		return l
-	}
 	traj := container.NewVBox(widget.NewLabelWithStyle("FUD's in-painting, step by step", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
-		container.NewHBox(container.NewVBox(caption("x_t"), v.xt), container.NewVBox(caption("predicted x̂₀"), v.x0)),
+		container.NewHBox(container.NewVBox(captionLabel("x_t"), v.xt), container.NewVBox(captionLabel("predicted x̂₀"), v.x0)),
 		v.step, v.stepText)
 	v.box.Objects = []fyne.CanvasObject{container.NewBorder(nil, nil, v.panels, nil, traj)}
 	v.box.Refresh()

@@ -99,9 +99,7 @@ func newModelView(s *State) *ModelView {
 		},
 		v.confusionCell)
 	v.confusion.CreateHeader = func() fyne.CanvasObject {
-		l := widget.NewLabel("9 Ankle boot")
-		l.SizeName = theme.SizeNameCaptionText
-		return l
+		return captionLabel("9 Ankle boot")
 	}
 	v.confusion.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
 		l := o.(*widget.Label)

@@ -123,6 +123,13 @@ func bold(s string) *widget.Label {
 	return widget.NewLabelWithStyle(s, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 }
 
+// captionLabel is a label in the caption size, under an image.
+func captionLabel(s string) *widget.Label {
+	l := widget.NewLabel(s)
+	l.SizeName = theme.SizeNameCaptionText
+	return l
+}
+
 // ciText writes a score with its interval.
 func ciText(v, lo, hi float64) string {
 	if math.IsNaN(v) {
