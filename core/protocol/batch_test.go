@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"context"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"faithlab/core/data"
 	"faithlab/core/engine"
 	"faithlab/core/engine/enginetest"
+	"faithlab/core/perturb"
 )
 
 // widestNet is a linear network that records the most inputs a call
@@ -110,15 +112,7 @@ func (p *passesNet) Forward(x []float32, n int) ([]float32, error) {
 // the clean images once and each rate's copies once — the copies were
 // passed twice, once for the accuracy and once for the energies.
 func TestROADScoresAndMeasuresShiftInOnePass(t *testing.T) {
-	env, _ := imageNetEnv(2)
-	env.Test = &data.Dataset{Name: "small", Shape: []int{1, 8, 8}, Classes: []string{"a", "b"}, X: make([]float32, 2*64), Y: []int{0, 1}}
-	for i := range env.Test.X {
-		env.Test.X[i] = float32(i%7) / 7
-	}
-	env.Train = env.Test
-	net := &passesNet{Linear: enginetest.NewLinear(1, env.Test.Shape, 2)}
-	env.Net = net
-	env.Maps = func(context.Context, string) ([]float32, error) { return slices.Clone(env.Test.X), nil }
+	env, net := smallPassesEnv()
 	res, err := ROAD{Rates: []float64{0.2, 0.5, 0.8}}.Run(context.Background(), env)
 	if err != nil {
 		t.Fatal(err)
@@ -129,5 +123,101 @@ func TestROADScoresAndMeasuresShiftInOnePass(t *testing.T) {
 	// Two orders, each: the clean images (2) and three rates' copies (2 each).
 	if want := 2 * (2 + 3*2); net.inputs != want {
 		t.Errorf("ROAD passed %d inputs through the model, want %d", net.inputs, want)
+	}
+}
+
+// smallPassesEnv is passesNet on two 8×8 images with their own values as
+// maps.
+func smallPassesEnv() (*Env, *passesNet) {
+	env, _ := imageNetEnv(2)
+	env.Test = &data.Dataset{Name: "small", Shape: []int{1, 8, 8}, Classes: []string{"a", "b"}, X: make([]float32, 2*64), Y: []int{0, 1}}
+	for i := range env.Test.X {
+		env.Test.X[i] = float32(i%7) / 7
+	}
+	env.Train = env.Test
+	net := &passesNet{Linear: enginetest.NewLinear(1, env.Test.Shape, 2)}
+	env.Net = net
+	env.Maps = func(context.Context, string) ([]float32, error) { return slices.Clone(env.Test.X), nil }
+	return env, net
+}
+
+// Deletion passes each image untouched once (its class, score and energy)
+// and each curve's copies once: the step that removes nothing takes the
+// untouched pass's logits, and the shift diagnostics at 25, 50 and 75 %
+// take the curves' own. It passed the untouched images three more times
+// and six more copies an image.
+func TestDeletionPassesEachCopyOnce(t *testing.T) {
+	env, net := smallPassesEnv()
+	if _, err := (Deletion{Grid: 4, Samples: 2}).Run(context.Background(), env); err != nil {
+		t.Fatal(err)
+	}
+	// The two images, then per order and image the 16 steps that remove something.
+	if want := 2 + 2*2*16; net.inputs != want {
+		t.Errorf("Deletion passed %d inputs through the model, want %d", net.inputs, want)
+	}
+}
+
+// Deletion's shift diagnostics, measured on its curves' own copies as they
+// pass, are those of the images with the same features removed, measured
+// on their own (the deterministic zero fill makes them the same images).
+func TestDeletionShiftIsThatOfTheRemovedImages(t *testing.T) {
+	ctx := context.Background()
+	env, net := smallPassesEnv()
+	res, err := (Deletion{Grid: 4, Samples: 2}).Run(ctx, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, shape := env.Test.X, env.Test.Shape
+	feats, err := perturb.NewFeatures(8, 8, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clean, err := energies(ctx, net, x, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, order := range []string{"morf", "lerf"} {
+		orders, err := Orders(ranked(env.Test.X, Magnitude), 2, feats, order == "morf")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []Shift
+		for _, f := range shiftFractions {
+			mod, _, err := removed(ctx, env.Test, feats, orders, int(math.Round(f*16)), perturb.Zero{}, env.Seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sh, err := measureShift(ctx, net, clean, x, mod.X, 2, shape)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, sh)
+		}
+		cs, _ := shiftCurvesOver(want, shiftFractions, "", "_"+order)
+		for _, w := range cs {
+			i := slices.IndexFunc(res.Curves, func(c Curve) bool { return c.Name == w.Name })
+			if i < 0 {
+				t.Errorf("no %s curve", w.Name)
+				continue
+			}
+			for j, v := range w.Y {
+				if g := res.Curves[i].Y[j]; math.Abs(g-v) > 1e-9*max(1, math.Abs(v)) && !(math.IsNaN(g) && math.IsNaN(v)) {
+					t.Errorf("%s at %g: %g, measured on the removed images %g", w.Name, shiftFractions[j], g, v)
+				}
+			}
+		}
+	}
+}
+
+// The probe metrics (IROF here) pass each input untouched once, for its
+// class and its score together, and not again as the curve's first step.
+// IROF passed them three times.
+func TestIROFPassesEachCopyOnce(t *testing.T) {
+	env, net := smallPassesEnv()
+	if _, err := (IROF{Samples: 2, Segments: 4, Steps: 4}).Run(context.Background(), env); err != nil {
+		t.Fatal(err)
+	}
+	if want := 2 + 2*4; net.inputs != want {
+		t.Errorf("IROF passed %d inputs through the model, want %d", net.inputs, want)
 	}
 }

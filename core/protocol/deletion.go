@@ -7,7 +7,6 @@ import (
 	"math"
 	"slices"
 
-	"faithlab/core/data"
 	"faithlab/core/engine"
 	"faithlab/core/perturb"
 )
@@ -138,7 +137,7 @@ func (d Deletion) Run(ctx context.Context, env *Env) (Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("deletion: %w", err)
 	}
-	target, err := targets(ctx, env.Net, x, env.Test.Y[:n], n, d.Target)
+	u, err := passUntouched(ctx, env.Net, x, env.Test.Y[:n], n, d.Target, d.Output == "probability")
 	if err != nil {
 		return res, fmt.Errorf("deletion: %w", err)
 	}
@@ -160,14 +159,22 @@ func (d Deletion) Run(ctx context.Context, env *Env) (Result, error) {
 		frac[j] = float64(k) / float64(feats.N())
 	}
 	c := Curves{Net: env.Net, Shape: shape, Features: feats, Reference: ref, Counts: counts,
-		Prob: d.Output == "probability", Seed: env.Seed, Chunk: d.Chunk}
+		Prob: d.Output == "probability", Seed: env.Seed, Chunk: d.Chunk, Clean: u.logits}
 	names := []string{"morf", "lerf"}
 	var auc, tau, aopc [2]float64
 	var perAUC [2][]float64
-	images := env.Test.Head(n)
-	cleanEnergy, err := energies(ctx, env.Net, x, n)
-	if err != nil {
-		return res, fmt.Errorf("deletion: %w", err)
+	// What the model saw on the way, at the steps nearest a quarter, half
+	// and three quarters of the features removed: how far from the data
+	// (Shift) and the first few images, measured on the curves' own
+	// copies as they pass, with the energies of the curves' own passes.
+	at := make([]int, len(shiftFractions))
+	for s, f := range shiftFractions {
+		k := math.Round(f * float64(feats.N()))
+		for j, cj := range counts {
+			if math.Abs(float64(cj)-k) < math.Abs(float64(counts[at[s]])-k) {
+				at[s] = j
+			}
+		}
 	}
 	var shifts []Scalar
 	res.Samples = inputs(env.Test, maps, n, shape)
@@ -177,7 +184,26 @@ func (d Deletion) Run(ctx context.Context, env *Env) (Result, error) {
 			return res, fmt.Errorf("deletion: %w", err)
 		}
 		env.report(Progress{Stage: "deletion " + names[o], Done: o, Total: 2})
-		curves, err := staged(ctx, stageEval, func(ctx context.Context) ([][]float64, error) { return c.Run(ctx, x, target, orders) })
+		streams, seen := make([]*shiftStream, len(at)), make([][]float32, len(at))
+		for s := range streams {
+			streams[s] = newShiftStream(env.Net, u.energy, x, n, env.Test.Shape)
+		}
+		cp := c.copies(x, u.target, orders)
+		cp.seen = func(i, j int, img, logits []float32) error {
+			for s, js := range at {
+				if j != js {
+					continue
+				}
+				if i < previewCount {
+					seen[s] = append(seen[s], img...)
+				}
+				if err := streams[s].addWith(ctx, img, energy(logits)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		curves, err := cp.scores(ctx)
 		if err != nil {
 			return res, fmt.Errorf("deletion %s: %w", names[o], err)
 		}
@@ -200,25 +226,15 @@ func (d Deletion) Run(ctx context.Context, env *Env) (Result, error) {
 		res.keep("aopc_"+names[o], aopcs)
 		sd, nIn := spread(curves)
 		res.Curves = append(res.Curves, Curve{Name: names[o], XLabel: "fraction of features removed", YLabel: d.Output, X: frac, Y: avg, SD: sd, N: nIn})
-		// What the model saw on the way, at a quarter, half and three
-		// quarters of the features removed: how far from the data (Shift)
-		// and the first few images.
 		var rm removal
-		for _, f := range shiftFractions {
-			k := int(math.Round(f * float64(feats.N())))
-			mod, err := staged(ctx, stageMasks, func(ctx context.Context) (*data.Dataset, error) {
-				mod, _, err := removed(ctx, images, feats, orders, k, ref, env.Seed)
-				return mod, err
-			})
-			if err != nil {
-				return res, fmt.Errorf("deletion %s: %w", names[o], err)
-			}
-			sh, err := measureShift(ctx, env.Net, cleanEnergy, x, mod.X, n, env.Test.Shape)
+		for s, f := range shiftFractions {
+			sh, err := streams[s].shift(ctx)
 			if err != nil {
 				return res, fmt.Errorf("deletion %s: %w", names[o], err)
 			}
 			rm.shift = append(rm.shift, sh)
-			res.Samples = append(res.Samples, preview(fmt.Sprintf("Deletion %s %.0f%% test", names[o], 100*f), mod))
+			res.Samples = append(res.Samples, Sample{Name: fmt.Sprintf("Deletion %s %.0f%% test", names[o], 100*f),
+				Shape: append([]int{len(seen[s]) / env.Test.Dim()}, env.Test.Shape...), Values: seen[s]})
 		}
 		cs, ss := rm.shiftCurves(shiftFractions, "_"+names[o])
 		res.Curves, shifts = append(res.Curves, cs...), append(shifts, ss...)
@@ -312,81 +328,187 @@ type Curves struct {
 	Prob      bool  // score the softmax probability, not the logit
 	Seed      uint64
 	Chunk     int // inputs per forward pass, at most (engine.Batch bounds it by their bytes)
+	// Clean, if set, holds the images' logits untouched (n × classes):
+	// the step that removes nothing takes them without a pass.
+	Clean []float32
 }
 
 // Run returns, per image, the target's score after removing the first
-// Counts[j] features of the image's order (perturbedScores: all steps of
+// Counts[j] features of the image's order (copies.scores: all steps of
 // as many images as a batch holds go through the network at once).
 func (c Curves) Run(ctx context.Context, x []float32, target []int, orders [][]int) ([][]float64, error) {
-	return perturbedScores(ctx, c.Net, x, len(orders), len(c.Counts), c.Shape, c.Chunk, c.Reference, c.Seed, target, c.Prob,
-		func(i, j int, keep []float32) { c.Features.Keep(keep, orders[i], c.Counts[j]) }, nil)
+	return c.copies(x, target, orders).scores(ctx)
 }
 
-// perturbedScores returns, for each of n inputs in x, the target's score
-// on k perturbed copies of it: copy j of input i (row i·k + j) is the input
-// with the pixels mask(i, j, keep) marks 0 filled from ref, drawing its
-// randomness from the stream (seed, i·k + j) whatever the batching. Rows
-// go through the network in batches of at most engine.Batch(shape, chunk)
-// inputs: the copies of as many whole inputs as fit, or, where one input's
-// copies alone are more (a hundred steps of an ImageNet-sized image), an
-// input's copies over several batches. done, if set, hears how many inputs
-// are finished before each batch. A copy equal to the one before it, value
-// for value, gets that one's score: the same input scored at another row of
-// a batch can differ in its last bits (the kernels' summation order), which
-// would make a step that changes nothing — restoring a pixel whose value is
-// the baseline's — count as a fall (Monotonicity) or a drop (IROF).
-func perturbedScores(ctx context.Context, net engine.Network, x []float32, n, k int, shape []int, chunk int, ref perturb.Reference, seed uint64, target []int, prob bool, mask func(i, j int, keep []float32), done func(int)) ([][]float64, error) {
-	dim, hw := engine.Size(shape), shape[1]*shape[2]
-	per := engine.Batch(shape, chunk)
-	if per >= k {
-		per -= per % k // whole inputs
+// copies are the curves' perturbed copies of x.
+func (c Curves) copies(x []float32, target []int, orders [][]int) copies {
+	return copies{net: c.Net, x: x, n: len(orders), k: len(c.Counts), shape: c.Shape, chunk: c.Chunk, ref: c.Reference,
+		seed: c.Seed, target: target, prob: c.Prob, clean: c.Clean,
+		mask: func(i, j int, keep []float32) { c.Features.Keep(keep, orders[i], c.Counts[j]) }}
+}
+
+// copies are k perturbed copies of each of n inputs in x, scored by the
+// target's score (copies.scores): copy j of input i (row i·k + j) is the
+// input with the pixels mask(i, j, keep) marks 0 filled from ref, drawing
+// its randomness from the stream (seed, i·k + j) whatever the batching.
+type copies struct {
+	net    engine.Network
+	x      []float32
+	n, k   int
+	shape  []int
+	chunk  int // rows a pass, at most (engine.Batch bounds it by their bytes)
+	ref    perturb.Reference
+	seed   uint64
+	target []int
+	prob   bool // score the softmax probability, not the logit
+	mask   func(i, j int, keep []float32)
+	// clean, if set, holds the untouched inputs' logits (n × classes): a
+	// copy whose mask keeps every pixel is its input, and takes them
+	// without a pass.
+	clean []float32
+	// done, if set, hears how many inputs are finished before each batch.
+	done func(int)
+	// seen, if set, is handed every copy, in order, with its logits; both
+	// are valid only during the call.
+	seen func(i, j int, copy, logits []float32) error
+}
+
+// scores returns each input's k scores. Rows go through the network in
+// batches of at most engine.Batch(shape, chunk) inputs: the copies of as
+// many whole inputs as fit, or, where one input's copies alone are more (a
+// hundred steps of an ImageNet-sized image), an input's copies over several
+// batches. A copy equal to the one before it, value for value, gets that
+// one's logits: the same input scored at another row of a batch can differ
+// in its last bits (the kernels' summation order), which would make a step
+// that changes nothing — restoring a pixel whose value is the baseline's —
+// count as a fall (Monotonicity) or a drop (IROF).
+func (c copies) scores(ctx context.Context) ([][]float64, error) {
+	dim, hw, classes := engine.Size(c.shape), c.shape[1]*c.shape[2], c.net.Classes()
+	per := engine.Batch(c.shape, c.chunk)
+	if per >= c.k {
+		per -= per % c.k // whole inputs
 	}
-	per = min(per, n*k)
+	per = min(per, c.n*c.k)
 	batch := make([]float32, per*dim)
 	keeps := make([]float32, per*hw)
 	ts := make([]int, per)
-	out := make([][]float64, n)
+	out := make([][]float64, c.n)
 	for i := range out {
-		out[i] = make([]float64, k)
+		out[i] = make([]float64, c.k)
 	}
 	prev := make([]float32, 0, dim) // the copy before, perturbed
-	for lo := 0; lo < n*k; lo += per {
-		if done != nil {
-			done(lo / k)
+	prevLogits := make([]float32, classes)
+	soft := make([]float32, classes)
+	for lo := 0; lo < c.n*c.k; lo += per {
+		if c.done != nil {
+			c.done(lo / c.k)
 		}
-		hi := min(lo+per, n*k)
+		hi := min(lo+per, c.n*c.k)
 		m := hi - lo
 		for r := lo; r < hi; r++ {
-			i, j := r/k, r%k
-			copy(batch[(r-lo)*dim:(r-lo+1)*dim], x[i*dim:(i+1)*dim])
-			mask(i, j, keeps[(r-lo)*hw:(r-lo+1)*hw])
-			ts[r-lo] = target[i]
+			i, j := r/c.k, r%c.k
+			copy(batch[(r-lo)*dim:(r-lo+1)*dim], c.x[i*dim:(i+1)*dim])
+			c.mask(i, j, keeps[(r-lo)*hw:(r-lo+1)*hw])
+			ts[r-lo] = c.target[i]
 		}
 		err := Stage(ctx, stageMasks, func(ctx context.Context) error {
-			return perturb.FillAll(ctx, ref, batch[:m*dim], shape, keeps[:m*hw], seed, uint64(lo))
+			return perturb.FillAll(ctx, c.ref, batch[:m*dim], c.shape, keeps[:m*hw], c.seed, uint64(lo))
 		})
 		if err != nil {
 			return nil, err
 		}
-		v, err := staged(ctx, stageEval, func(ctx context.Context) ([]float64, error) {
-			return scores(ctx, net, batch[:m*dim], m, ts[:m], prob)
-		})
-		if err != nil {
-			return nil, err
+		// The untouched copies take their input's logits; the others
+		// go through the network together, at the batch's front.
+		passed := make([]int, m) // each row's place among those passed; -1: untouched
+		np := 0
+		for q := range m {
+			passed[q] = -1
+			if c.clean == nil || slices.ContainsFunc(keeps[q*hw:(q+1)*hw], func(v float32) bool { return v != 1 }) {
+				passed[q] = np
+				if np != q {
+					copy(batch[np*dim:(np+1)*dim], batch[q*dim:(q+1)*dim])
+				}
+				np++
+			}
+		}
+		var logits []float32
+		if np > 0 {
+			logits, err = staged(ctx, stageEval, func(ctx context.Context) ([]float32, error) {
+				return engine.Logits(ctx, c.net, batch[:np*dim], np)
+			})
+			if err != nil {
+				return nil, err
+			}
+			logits = slices.Clone(logits) // the engine's buffer: the next pass reuses it
 		}
 		for r := lo; r < hi; r++ {
-			row := batch[(r-lo)*dim : (r-lo+1)*dim]
-			if r%k != 0 && slices.Equal(row, prev) {
-				v[r-lo] = out[r/k][r%k-1]
+			i, j, q := r/c.k, r%c.k, passed[r-lo]
+			var row, lg []float32
+			if q < 0 {
+				row, lg = c.x[i*dim:(i+1)*dim], c.clean[i*classes:(i+1)*classes]
+			} else {
+				row, lg = batch[q*dim:(q+1)*dim], logits[q*classes:(q+1)*classes]
 			}
-			out[r/k][r%k] = v[r-lo]
+			if j != 0 && slices.Equal(row, prev) {
+				lg = prevLogits
+			}
+			s := lg
+			if c.prob {
+				s = engine.Softmax(soft, lg, classes)
+			}
+			out[i][j] = float64(s[ts[r-lo]])
+			if c.seen != nil {
+				if err := c.seen(i, j, row, lg); err != nil {
+					return nil, err
+				}
+			}
 			prev = append(prev[:0], row...)
+			copy(prevLogits, lg)
 		}
 	}
-	if done != nil {
-		done(n)
+	if c.done != nil {
+		c.done(c.n)
 	}
 	return out, nil
+}
+
+// untouched is what one pass of the network over the inputs untouched
+// tells the protocols that perturb them.
+type untouched struct {
+	logits []float32 // n × classes
+	target []int     // the class explained
+	score  []float64 // the target's probability or logit
+	energy []float64 // the energy score (Shift)
+}
+
+// passUntouched runs the n inputs of x forward once: how says which
+// class each one explains (predicted: its largest logit; label: labels),
+// prob whether its score is the probability or the logit.
+func passUntouched(ctx context.Context, net engine.Network, x []float32, labels []int, n int, how string, prob bool) (untouched, error) {
+	if how != "predicted" && how != "label" {
+		return untouched{}, fmt.Errorf("target %q: want predicted or label", how)
+	}
+	k := net.Classes()
+	u := untouched{logits: make([]float32, n*k), target: make([]int, n), score: make([]float64, n), energy: make([]float64, n)}
+	soft := make([]float32, k)
+	err := Stage(ctx, stageEval, func(ctx context.Context) error {
+		return engine.EachLogits(ctx, net, x, n, 0, func(i int, row []float32) {
+			copy(u.logits[i*k:], row)
+			u.target[i] = labels[i]
+			if how == "predicted" {
+				u.target[i] = engine.Argmax(row)
+			}
+			s := row
+			if prob {
+				s = engine.Softmax(soft, row, k)
+			}
+			u.score[i], u.energy[i] = float64(s[u.target[i]]), energy(row)
+		})
+	})
+	if err != nil {
+		return untouched{}, fmt.Errorf("the inputs untouched: %w", err)
+	}
+	return u, nil
 }
 
 // testImages returns the first n images of the test set (all when n ≤ 0).

@@ -30,6 +30,7 @@ type probe struct {
 	ref    perturb.Reference
 	prob   bool
 	base   []float64 // the explained class's score on each input untouched
+	clean  untouched // the pass over the inputs untouched
 }
 
 // newProbe reads env's first samples test inputs and their maps; grid
@@ -44,9 +45,11 @@ func newProbe(ctx context.Context, env *Env, samples, grid int, reference, outpu
 	if p.maps, err = mapsFor(ctx, env, "test", p.n, p.shape); err != nil {
 		return p, err
 	}
-	if p.target, err = targets(ctx, env.Net, p.x, env.Test.Y[:p.n], p.n, target); err != nil {
+	p.prob = output == "probability"
+	if p.clean, err = passUntouched(ctx, env.Net, p.x, env.Test.Y[:p.n], p.n, target, p.prob); err != nil {
 		return p, err
 	}
+	p.target, p.base = p.clean.target, p.clean.score
 	if p.shape[1] == 1 || grid > p.shape[1] || grid > p.shape[2] {
 		grid = 0
 	}
@@ -56,9 +59,7 @@ func newProbe(ctx context.Context, env *Env, samples, grid int, reference, outpu
 	if p.ref, err = perturb.ParseReference(reference, env.datasetMean); err != nil {
 		return p, err
 	}
-	p.prob = output == "probability"
-	p.base, err = scores(ctx, env.Net, p.x, p.n, p.target, p.prob)
-	return p, err
+	return p, nil
 }
 
 // featureScores returns input i's feature scores: its map summed over each
@@ -73,10 +74,13 @@ func (p probe) featureScores(i int) []float32 {
 // perturbed copies of it: mask(i, j, keep) writes the H×W keep-mask of
 // copy j (1 kept, 0 filled from the reference). Copy j of input i draws
 // its randomness from the stream (seed, i·k + j) whatever the batching.
-// A copy equal to the one before it gets that one's score (perturbedScores).
+// A copy equal to the one before it gets that one's score, one that
+// removes nothing the input's own (copies.scores).
 func (p probe) perturbed(ctx context.Context, env *Env, stage string, k, chunk int, mask func(i, j int, keep []float32)) ([][]float64, error) {
-	return perturbedScores(ctx, env.Net, p.x, p.n, k, p.shape, chunk, p.ref, env.Seed, p.target, p.prob, mask,
-		func(done int) { env.report(Progress{Stage: stage, Done: done, Total: p.n}) })
+	c := copies{net: env.Net, x: p.x, n: p.n, k: k, shape: p.shape, chunk: chunk, ref: p.ref, seed: env.Seed,
+		target: p.target, prob: p.prob, mask: mask, clean: p.clean.logits,
+		done: func(done int) { env.report(Progress{Stage: stage, Done: done, Total: p.n}) }}
+	return c.scores(ctx)
 }
 
 // only writes the keep-mask that removes feature f alone.

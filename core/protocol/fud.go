@@ -124,10 +124,11 @@ func (f FUD) Run(ctx context.Context, env *Env) (Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("FUD: %w", err)
 	}
-	target, err := targets(ctx, env.Net, x, env.Test.Y[:n], n, f.Target)
+	u, err := passUntouched(ctx, env.Net, x, env.Test.Y[:n], n, f.Target, true)
 	if err != nil {
 		return res, fmt.Errorf("FUD: %w", err)
 	}
+	target, cleanEnergy := u.target, u.energy
 	prior, _, err := openPrior(ctx, env, f.Prior)
 	if err != nil {
 		return res, fmt.Errorf("FUD: %w", err)
@@ -137,10 +138,6 @@ func (f FUD) Run(ctx context.Context, env *Env) (Result, error) {
 		return res, fmt.Errorf("FUD: %w", err)
 	}
 	orders, err := Orders(ranked(maps, f.Rank), n, feats, f.Order == "morf")
-	if err != nil {
-		return res, fmt.Errorf("FUD: %w", err)
-	}
-	cleanEnergy, err := energies(ctx, env.Net, x, n)
 	if err != nil {
 		return res, fmt.Errorf("FUD: %w", err)
 	}

@@ -113,22 +113,15 @@ func (s SensitivityN) Run(ctx context.Context, env *Env) (Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("sensitivity-n: %w", err)
 	}
-	target, err := targets(ctx, env.Net, x, env.Test.Y[:n], n, s.Target)
+	prob := s.Output == "probability"
+	u, err := passUntouched(ctx, env.Net, x, env.Test.Y[:n], n, s.Target, prob)
 	if err != nil {
 		return res, fmt.Errorf("sensitivity-n: %w", err)
 	}
+	target, base, cleanEnergy := u.target, u.score, u.energy
 	ref, err := perturb.ParseReference(s.Reference, env.datasetMean)
 	if err != nil {
 		return res, fmt.Errorf("sensitivity-n: %w", err)
-	}
-	prob := s.Output == "probability"
-	base, err := scores(ctx, env.Net, x, n, target, prob)
-	if err != nil {
-		return res, err
-	}
-	cleanEnergy, err := energies(ctx, env.Net, x, n)
-	if err != nil {
-		return res, err
 	}
 	dim := engine.Size(shape)
 	m := len(s.Ns) * s.Subsets
@@ -297,19 +290,12 @@ func (f Infidelity) Run(ctx context.Context, env *Env) (Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("infidelity: %w", err)
 	}
-	target, err := targets(ctx, env.Net, x, env.Test.Y[:n], n, f.Target)
+	prob := f.Output == "probability"
+	u, err := passUntouched(ctx, env.Net, x, env.Test.Y[:n], n, f.Target, prob)
 	if err != nil {
 		return res, fmt.Errorf("infidelity: %w", err)
 	}
-	prob := f.Output == "probability"
-	base, err := scores(ctx, env.Net, x, n, target, prob)
-	if err != nil {
-		return res, err
-	}
-	cleanEnergy, err := energies(ctx, env.Net, x, n)
-	if err != nil {
-		return res, err
-	}
+	target, base, cleanEnergy := u.target, u.score, u.energy
 	dim, hw := engine.Size(shape), H*W
 	rows := engine.Batch(shape, f.Draws) // an image's perturbed copies at a time: all of them at 28×28
 	batch := make([]float32, rows*dim)

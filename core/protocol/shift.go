@@ -148,6 +148,13 @@ func (s *shiftStream) add(ctx context.Context, x []float32) error {
 	return nil
 }
 
+// addWith takes the next perturbed input (copied) with its energy, from
+// the caller's own pass: a stream is fed by add or by addWith, not both.
+func (s *shiftStream) addWith(ctx context.Context, x []float32, e float64) error {
+	s.pe = append(s.pe, e)
+	return s.add(ctx, x)
+}
+
 // flush measures the inputs held.
 func (s *shiftStream) flush(ctx context.Context) error {
 	if s.k == 0 {
