@@ -425,15 +425,6 @@ func shiftCurvesOver(shift []Shift, x []float64, xlabel, suffix string) ([]Curve
 	return cs, ss
 }
 
-// removed returns a copy of ds with the first k features of each image's
-// order filled from ref, and the mean total variation of the masks.
-func removed(ctx context.Context, ds *data.Dataset, feats perturb.Features, orders [][]int, k int, ref perturb.Reference, seed uint64) (*data.Dataset, float64, error) {
-	out := *ds
-	out.X = make([]float32, len(ds.X))
-	tv, err := removeInto(ctx, out.X, ds, feats, func(dst []float32, i int) { feats.Keep(dst, orders[i], k) }, ref, seed)
-	return &out, tv, err
-}
-
 // removeChunk is how many images' masks removeInto holds at once, at
 // most (engine.Batch bounds it by the images' bytes).
 const removeChunk = 1024
