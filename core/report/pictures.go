@@ -26,8 +26,35 @@ import (
 // so that no renderer smooths them, and drawn as a plot with each row
 // labelled on the left.
 
-// pixelScale is how many picture pixels a sample pixel becomes.
-const pixelScale = 8
+// pixelScale is how many picture pixels a sample pixel becomes, at most:
+// fewer where the enlarged picture would be more than maxPicturePixels
+// across (ImageNet-sized grids: 2), whose pixels a page shows smaller than
+// a dot anyway.
+const (
+	pixelScale       = 8
+	maxPicturePixels = 4096
+)
+
+// pixels is a picture drawn enlarged pixel by pixel: it keeps the picture
+// at its own size and enlarges it only while it is drawn, so that a run's
+// hundreds of sample figures, held together until they are written, do
+// not hold 64 times their pixels each (the dpi paper run's 405 grids held
+// 8 GB).
+type pixels struct {
+	img        *image.RGBA
+	cols, rows float64
+}
+
+// Plot implements plot.Plotter.
+func (q pixels) Plot(c draw.Canvas, p *plot.Plot) {
+	w := q.img.Bounds().Dx()
+	k := max(1, min(pixelScale, maxPicturePixels/w))
+	big := imaging.Resize(q.img, w*k, 0, imaging.NearestNeighbor)
+	plotter.NewImage(big, 0, 0, q.cols, q.rows).Plot(c, p)
+}
+
+// DataRange implements plot.DataRanger.
+func (q pixels) DataRange() (xmin, xmax, ymin, ymax float64) { return 0, q.cols, 0, q.rows }
 
 // pictureRow is one row of a picture: its label and how to paint image k
 // (at most cols) of it.
@@ -57,9 +84,8 @@ func picturePlot(title string, rows []pictureRow, h, w int) (*plot.Plot, float64
 			}
 		}
 	}
-	big := imaging.Resize(img, img.Bounds().Dx()*pixelScale, 0, imaging.NearestNeighbor)
 	p := newPlot(title)
-	p.Add(plotter.NewImage(big, 0, 0, float64(cols), float64(len(rows))))
+	p.Add(pixels{img, float64(cols), float64(len(rows))})
 	p.HideX()
 	ticks := make([]plot.Tick, len(rows))
 	for r, row := range rows {
