@@ -397,6 +397,7 @@ func (c copies) scores(ctx context.Context) ([][]float64, error) {
 		out[i] = make([]float64, c.k)
 	}
 	prev := make([]float32, 0, dim) // the copy before, perturbed
+	passed := make([]int, per)      // each row's place among those passed; -1: untouched
 	prevLogits := make([]float32, classes)
 	soft := make([]float32, classes)
 	for lo := 0; lo < c.n*c.k; lo += per {
@@ -419,7 +420,6 @@ func (c copies) scores(ctx context.Context) ([][]float64, error) {
 		}
 		// The untouched copies take their input's logits; the others
 		// go through the network together, at the batch's front.
-		passed := make([]int, m) // each row's place among those passed; -1: untouched
 		np := 0
 		for q := range m {
 			passed[q] = -1
@@ -452,11 +452,7 @@ func (c copies) scores(ctx context.Context) ([][]float64, error) {
 			if j != 0 && slices.Equal(row, prev) {
 				lg = prevLogits
 			}
-			s := lg
-			if c.prob {
-				s = engine.Softmax(soft, lg, classes)
-			}
-			out[i][j] = float64(s[ts[r-lo]])
+			out[i][j] = targetScore(soft, lg, ts[r-lo], c.prob)
 			if c.seen != nil {
 				if err := c.seen(i, j, row, lg); err != nil {
 					return nil, err
@@ -498,11 +494,7 @@ func passUntouched(ctx context.Context, net engine.Network, x []float32, labels 
 			if how == "predicted" {
 				u.target[i] = engine.Argmax(row)
 			}
-			s := row
-			if prob {
-				s = engine.Softmax(soft, row, k)
-			}
-			u.score[i], u.energy[i] = float64(s[u.target[i]]), energy(row)
+			u.score[i], u.energy[i] = targetScore(soft, row, u.target[i], prob), energy(row)
 		})
 	})
 	if err != nil {

@@ -403,16 +403,20 @@ func (f Infidelity) Run(ctx context.Context, env *Env) (Result, error) {
 	return res, nil
 }
 
+// targetScore is class t's probability (prob; soft holds the softmax) or
+// logit in one input's logits.
+func targetScore(soft, logits []float32, t int, prob bool) float64 {
+	if prob {
+		logits = engine.Softmax(soft, logits, len(soft))
+	}
+	return float64(logits[t])
+}
+
 // scores is the target's logit (or probability) for each of n inputs.
 func scores(ctx context.Context, net engine.Network, x []float32, n int, target []int, prob bool) ([]float64, error) {
 	out := make([]float64, n)
 	p := make([]float32, net.Classes())
-	err := engine.EachLogits(ctx, net, x, n, 0, func(i int, row []float32) {
-		if prob {
-			row = engine.Softmax(p, row, len(p))
-		}
-		out[i] = float64(row[target[i]])
-	})
+	err := engine.EachLogits(ctx, net, x, n, 0, func(i int, row []float32) { out[i] = targetScore(p, row, target[i], prob) })
 	if err != nil {
 		return nil, err
 	}
