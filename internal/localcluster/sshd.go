@@ -30,7 +30,8 @@ type SSHD struct {
 func (d *SSHD) Host() string { return fmt.Sprintf("%s@127.0.0.1:%d", d.User, d.Port) }
 
 // StartSSHD generates a host key and a user key in a temporary folder and
-// starts sshd there on a free port, key authentication only. At the
+// starts sshd there on a free port, key authentication only; its sessions
+// see this process's BLAS and OpenMP variables (OPENBLAS_*, OMP_*, …). At the
 // test's end it stops the server, its sessions and what they run.
 func StartSSHD(t testing.TB) *SSHD {
 	t.Helper()
@@ -41,6 +42,19 @@ func StartSSHD(t testing.TB) *SSHD {
 	u, err := user.Current()
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The far end is this machine and should compute as it does here: its
+	// sessions get this process's BLAS and OpenMP settings (an
+	// OPENBLAS_CORETYPE set here and not there picks other kernels, and a
+	// worker under sshd then differed from one started here in the last
+	// bits of its passes).
+	env := []string{marker}
+	for _, kv := range os.Environ() {
+		for _, p := range []string{"OPENBLAS_", "GOTO_", "OMP_", "MKL_"} {
+			if strings.HasPrefix(kv, p) && !strings.ContainsAny(kv, " \t\"'") {
+				env = append(env, kv)
+			}
+		}
 	}
 	d := &SSHD{Port: freePorts(t, 1)[0], User: u.Username, Bin: filepath.Join(dir, "bin"), Config: filepath.Join(dir, "ssh_config"), KnownHosts: filepath.Join(dir, "known_hosts")}
 	for _, k := range []string{"host_key", "user_key"} {
@@ -75,7 +89,7 @@ X11Forwarding no
 PermitTTY no
 SetEnv %[4]s
 LogLevel VERBOSE
-`, d.Port, dir, d.User, marker), 0o600)
+`, d.Port, dir, d.User, strings.Join(env, " ")), 0o600)
 	write(t, d.Config, fmt.Sprintf(`Host *
 	User %s
 	IdentityFile %[2]s/user_key
