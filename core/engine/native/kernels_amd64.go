@@ -64,3 +64,21 @@ func sgemm5x16(c []float32, a []float32, b []float32, k int, ars int, aks int, l
 
 // sgemm6x16 is gemm16Scalar on tiles row tiles of 6 rows and blocks column blocks of 16, k > 0: the caller checks the slices.
 func sgemm6x16(c []float32, a []float32, b []float32, k int, ars int, aks int, ldb int, ldc int, tiles int, blocks int, add bool)
+
+// sgemm1x32z is gemm16Scalar on tiles row tiles of 1 rows and blocks column blocks of 32 (AVX-512F), k > 0: the caller checks the slices.
+func sgemm1x32z(c []float32, a []float32, b []float32, k int, ars int, aks int, ldb int, ldc int, tiles int, blocks int, add bool)
+
+// sgemm2x32z is gemm16Scalar on tiles row tiles of 2 rows and blocks column blocks of 32 (AVX-512F), k > 0: the caller checks the slices.
+func sgemm2x32z(c []float32, a []float32, b []float32, k int, ars int, aks int, ldb int, ldc int, tiles int, blocks int, add bool)
+
+// sgemm3x32z is gemm16Scalar on tiles row tiles of 3 rows and blocks column blocks of 32 (AVX-512F), k > 0: the caller checks the slices.
+func sgemm3x32z(c []float32, a []float32, b []float32, k int, ars int, aks int, ldb int, ldc int, tiles int, blocks int, add bool)
+
+// sgemm4x32z is gemm16Scalar on tiles row tiles of 4 rows and blocks column blocks of 32 (AVX-512F), k > 0: the caller checks the slices.
+func sgemm4x32z(c []float32, a []float32, b []float32, k int, ars int, aks int, ldb int, ldc int, tiles int, blocks int, add bool)
+
+// sgemm5x32z is gemm16Scalar on tiles row tiles of 5 rows and blocks column blocks of 32 (AVX-512F), k > 0: the caller checks the slices.
+func sgemm5x32z(c []float32, a []float32, b []float32, k int, ars int, aks int, ldb int, ldc int, tiles int, blocks int, add bool)
+
+// sgemm6x32z is gemm16Scalar on tiles row tiles of 6 rows and blocks column blocks of 32 (AVX-512F), k > 0: the caller checks the slices.
+func sgemm6x32z(c []float32, a []float32, b []float32, k int, ars int, aks int, ldb int, ldc int, tiles int, blocks int, add bool)

@@ -1852,3 +1852,717 @@ stored:
 	JNZ    tile
 	VZEROUPPER
 	RET
+
+// func sgemm1x32z(c []float32, a []float32, b []float32, k int, ars int, aks int, ldb int, ldc int, tiles int, blocks int, add bool)
+// Requires: AVX, AVX512F
+TEXT ·sgemm1x32z(SB), NOSPLIT, $0-129
+	MOVQ c_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ tiles+112(FP), DX
+
+tile:
+	LEAQ (AX), BX
+	MOVQ b_base+48(FP), SI
+	MOVQ blocks+120(FP), DI
+
+block:
+	MOVQ   ars+80(FP), R8
+	SHLQ   $0x02, R8
+	LEAQ   (CX), R8
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	MOVQ   aks+88(FP), R9
+	SHLQ   $0x02, R9
+	MOVQ   ldb+96(FP), R10
+	SHLQ   $0x02, R10
+	LEAQ   (SI), R11
+	MOVQ   k+72(FP), R12
+
+k:
+	VMOVUPS      (R11), Z2
+	VMOVUPS      64(R11), Z3
+	VBROADCASTSS (R8), Z4
+	VMULPS       Z2, Z4, Z2
+	VADDPS       Z2, Z0, Z0
+	VMULPS       Z3, Z4, Z2
+	VADDPS       Z2, Z1, Z1
+	ADDQ         R9, R8
+	ADDQ         R10, R11
+	DECQ         R12
+	JNZ          k
+	MOVQ         ldc+104(FP), R8
+	SHLQ         $0x02, R8
+	LEAQ         (BX), R9
+	MOVB         add+128(FP), R10
+	TESTB        R10, R10
+	JZ           set
+	VMOVUPS      (R9), Z2
+	VADDPS       Z0, Z2, Z2
+	VMOVUPS      Z2, (R9)
+	VMOVUPS      64(R9), Z2
+	VADDPS       Z1, Z2, Z2
+	VMOVUPS      Z2, 64(R9)
+	ADDQ         R8, R9
+	JMP          stored
+
+set:
+	VMOVUPS Z0, (R9)
+	VMOVUPS Z1, 64(R9)
+	ADDQ    R8, R9
+
+stored:
+	ADDQ   $0x80, BX
+	ADDQ   $0x80, SI
+	DECQ   DI
+	JNZ    block
+	MOVQ   ars+80(FP), BX
+	SHLQ   $0x02, BX
+	IMUL3Q $0x01, BX, BX
+	ADDQ   BX, CX
+	MOVQ   ldc+104(FP), BX
+	SHLQ   $0x02, BX
+	IMUL3Q $0x01, BX, BX
+	ADDQ   BX, AX
+	DECQ   DX
+	JNZ    tile
+	VZEROUPPER
+	RET
+
+// func sgemm2x32z(c []float32, a []float32, b []float32, k int, ars int, aks int, ldb int, ldc int, tiles int, blocks int, add bool)
+// Requires: AVX, AVX512F
+TEXT ·sgemm2x32z(SB), NOSPLIT, $0-129
+	MOVQ c_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ tiles+112(FP), DX
+
+tile:
+	LEAQ (AX), BX
+	MOVQ b_base+48(FP), SI
+	MOVQ blocks+120(FP), DI
+
+block:
+	MOVQ   ars+80(FP), R8
+	SHLQ   $0x02, R8
+	LEAQ   (CX), R9
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	MOVQ   aks+88(FP), R10
+	SHLQ   $0x02, R10
+	MOVQ   ldb+96(FP), R11
+	SHLQ   $0x02, R11
+	LEAQ   (SI), R12
+	MOVQ   k+72(FP), R13
+
+k:
+	VMOVUPS      (R12), Z4
+	VMOVUPS      64(R12), Z5
+	VBROADCASTSS (R9), Z6
+	VMULPS       Z4, Z6, Z7
+	VADDPS       Z7, Z0, Z0
+	VMULPS       Z5, Z6, Z6
+	VADDPS       Z6, Z1, Z1
+	VBROADCASTSS (R9)(R8*1), Z6
+	VMULPS       Z4, Z6, Z4
+	VADDPS       Z4, Z2, Z2
+	VMULPS       Z5, Z6, Z4
+	VADDPS       Z4, Z3, Z3
+	ADDQ         R10, R9
+	ADDQ         R11, R12
+	DECQ         R13
+	JNZ          k
+	MOVQ         ldc+104(FP), R8
+	SHLQ         $0x02, R8
+	LEAQ         (BX), R9
+	MOVB         add+128(FP), R10
+	TESTB        R10, R10
+	JZ           set
+	VMOVUPS      (R9), Z4
+	VADDPS       Z0, Z4, Z4
+	VMOVUPS      Z4, (R9)
+	VMOVUPS      64(R9), Z4
+	VADDPS       Z1, Z4, Z4
+	VMOVUPS      Z4, 64(R9)
+	ADDQ         R8, R9
+	VMOVUPS      (R9), Z4
+	VADDPS       Z2, Z4, Z4
+	VMOVUPS      Z4, (R9)
+	VMOVUPS      64(R9), Z4
+	VADDPS       Z3, Z4, Z4
+	VMOVUPS      Z4, 64(R9)
+	ADDQ         R8, R9
+	JMP          stored
+
+set:
+	VMOVUPS Z0, (R9)
+	VMOVUPS Z1, 64(R9)
+	ADDQ    R8, R9
+	VMOVUPS Z2, (R9)
+	VMOVUPS Z3, 64(R9)
+	ADDQ    R8, R9
+
+stored:
+	ADDQ   $0x80, BX
+	ADDQ   $0x80, SI
+	DECQ   DI
+	JNZ    block
+	MOVQ   ars+80(FP), BX
+	SHLQ   $0x02, BX
+	IMUL3Q $0x02, BX, BX
+	ADDQ   BX, CX
+	MOVQ   ldc+104(FP), BX
+	SHLQ   $0x02, BX
+	IMUL3Q $0x02, BX, BX
+	ADDQ   BX, AX
+	DECQ   DX
+	JNZ    tile
+	VZEROUPPER
+	RET
+
+// func sgemm3x32z(c []float32, a []float32, b []float32, k int, ars int, aks int, ldb int, ldc int, tiles int, blocks int, add bool)
+// Requires: AVX, AVX512F
+TEXT ·sgemm3x32z(SB), NOSPLIT, $0-129
+	MOVQ c_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ tiles+112(FP), DX
+
+tile:
+	LEAQ (AX), BX
+	MOVQ b_base+48(FP), SI
+	MOVQ blocks+120(FP), DI
+
+block:
+	MOVQ   ars+80(FP), R8
+	SHLQ   $0x02, R8
+	LEAQ   (CX), R9
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	MOVQ   aks+88(FP), R10
+	SHLQ   $0x02, R10
+	MOVQ   ldb+96(FP), R11
+	SHLQ   $0x02, R11
+	LEAQ   (SI), R12
+	MOVQ   k+72(FP), R13
+
+k:
+	VMOVUPS      (R12), Z6
+	VMOVUPS      64(R12), Z7
+	VBROADCASTSS (R9), Z8
+	VMULPS       Z6, Z8, Z9
+	VADDPS       Z9, Z0, Z0
+	VMULPS       Z7, Z8, Z8
+	VADDPS       Z8, Z1, Z1
+	VBROADCASTSS (R9)(R8*1), Z8
+	VMULPS       Z6, Z8, Z9
+	VADDPS       Z9, Z2, Z2
+	VMULPS       Z7, Z8, Z8
+	VADDPS       Z8, Z3, Z3
+	VBROADCASTSS (R9)(R8*2), Z8
+	VMULPS       Z6, Z8, Z6
+	VADDPS       Z6, Z4, Z4
+	VMULPS       Z7, Z8, Z6
+	VADDPS       Z6, Z5, Z5
+	ADDQ         R10, R9
+	ADDQ         R11, R12
+	DECQ         R13
+	JNZ          k
+	MOVQ         ldc+104(FP), R8
+	SHLQ         $0x02, R8
+	LEAQ         (BX), R9
+	MOVB         add+128(FP), R10
+	TESTB        R10, R10
+	JZ           set
+	VMOVUPS      (R9), Z6
+	VADDPS       Z0, Z6, Z6
+	VMOVUPS      Z6, (R9)
+	VMOVUPS      64(R9), Z6
+	VADDPS       Z1, Z6, Z6
+	VMOVUPS      Z6, 64(R9)
+	ADDQ         R8, R9
+	VMOVUPS      (R9), Z6
+	VADDPS       Z2, Z6, Z6
+	VMOVUPS      Z6, (R9)
+	VMOVUPS      64(R9), Z6
+	VADDPS       Z3, Z6, Z6
+	VMOVUPS      Z6, 64(R9)
+	ADDQ         R8, R9
+	VMOVUPS      (R9), Z6
+	VADDPS       Z4, Z6, Z6
+	VMOVUPS      Z6, (R9)
+	VMOVUPS      64(R9), Z6
+	VADDPS       Z5, Z6, Z6
+	VMOVUPS      Z6, 64(R9)
+	ADDQ         R8, R9
+	JMP          stored
+
+set:
+	VMOVUPS Z0, (R9)
+	VMOVUPS Z1, 64(R9)
+	ADDQ    R8, R9
+	VMOVUPS Z2, (R9)
+	VMOVUPS Z3, 64(R9)
+	ADDQ    R8, R9
+	VMOVUPS Z4, (R9)
+	VMOVUPS Z5, 64(R9)
+	ADDQ    R8, R9
+
+stored:
+	ADDQ   $0x80, BX
+	ADDQ   $0x80, SI
+	DECQ   DI
+	JNZ    block
+	MOVQ   ars+80(FP), BX
+	SHLQ   $0x02, BX
+	IMUL3Q $0x03, BX, BX
+	ADDQ   BX, CX
+	MOVQ   ldc+104(FP), BX
+	SHLQ   $0x02, BX
+	IMUL3Q $0x03, BX, BX
+	ADDQ   BX, AX
+	DECQ   DX
+	JNZ    tile
+	VZEROUPPER
+	RET
+
+// func sgemm4x32z(c []float32, a []float32, b []float32, k int, ars int, aks int, ldb int, ldc int, tiles int, blocks int, add bool)
+// Requires: AVX, AVX512F
+TEXT ·sgemm4x32z(SB), NOSPLIT, $0-129
+	MOVQ c_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ tiles+112(FP), DX
+
+tile:
+	LEAQ (AX), BX
+	MOVQ b_base+48(FP), SI
+	MOVQ blocks+120(FP), DI
+
+block:
+	MOVQ   ars+80(FP), R8
+	SHLQ   $0x02, R8
+	LEAQ   (CX), R9
+	LEAQ   (R8)(R8*2), R10
+	LEAQ   (CX)(R10*1), R10
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	MOVQ   aks+88(FP), R11
+	SHLQ   $0x02, R11
+	MOVQ   ldb+96(FP), R12
+	SHLQ   $0x02, R12
+	LEAQ   (SI), R13
+	MOVQ   k+72(FP), R14
+
+k:
+	VMOVUPS      (R13), Z8
+	VMOVUPS      64(R13), Z9
+	VBROADCASTSS (R9), Z10
+	VMULPS       Z8, Z10, Z11
+	VADDPS       Z11, Z0, Z0
+	VMULPS       Z9, Z10, Z10
+	VADDPS       Z10, Z1, Z1
+	VBROADCASTSS (R9)(R8*1), Z10
+	VMULPS       Z8, Z10, Z11
+	VADDPS       Z11, Z2, Z2
+	VMULPS       Z9, Z10, Z10
+	VADDPS       Z10, Z3, Z3
+	VBROADCASTSS (R9)(R8*2), Z10
+	VMULPS       Z8, Z10, Z11
+	VADDPS       Z11, Z4, Z4
+	VMULPS       Z9, Z10, Z10
+	VADDPS       Z10, Z5, Z5
+	VBROADCASTSS (R10), Z10
+	VMULPS       Z8, Z10, Z8
+	VADDPS       Z8, Z6, Z6
+	VMULPS       Z9, Z10, Z8
+	VADDPS       Z8, Z7, Z7
+	ADDQ         R11, R9
+	ADDQ         R11, R10
+	ADDQ         R12, R13
+	DECQ         R14
+	JNZ          k
+	MOVQ         ldc+104(FP), R8
+	SHLQ         $0x02, R8
+	LEAQ         (BX), R9
+	MOVB         add+128(FP), R10
+	TESTB        R10, R10
+	JZ           set
+	VMOVUPS      (R9), Z8
+	VADDPS       Z0, Z8, Z8
+	VMOVUPS      Z8, (R9)
+	VMOVUPS      64(R9), Z8
+	VADDPS       Z1, Z8, Z8
+	VMOVUPS      Z8, 64(R9)
+	ADDQ         R8, R9
+	VMOVUPS      (R9), Z8
+	VADDPS       Z2, Z8, Z8
+	VMOVUPS      Z8, (R9)
+	VMOVUPS      64(R9), Z8
+	VADDPS       Z3, Z8, Z8
+	VMOVUPS      Z8, 64(R9)
+	ADDQ         R8, R9
+	VMOVUPS      (R9), Z8
+	VADDPS       Z4, Z8, Z8
+	VMOVUPS      Z8, (R9)
+	VMOVUPS      64(R9), Z8
+	VADDPS       Z5, Z8, Z8
+	VMOVUPS      Z8, 64(R9)
+	ADDQ         R8, R9
+	VMOVUPS      (R9), Z8
+	VADDPS       Z6, Z8, Z8
+	VMOVUPS      Z8, (R9)
+	VMOVUPS      64(R9), Z8
+	VADDPS       Z7, Z8, Z8
+	VMOVUPS      Z8, 64(R9)
+	ADDQ         R8, R9
+	JMP          stored
+
+set:
+	VMOVUPS Z0, (R9)
+	VMOVUPS Z1, 64(R9)
+	ADDQ    R8, R9
+	VMOVUPS Z2, (R9)
+	VMOVUPS Z3, 64(R9)
+	ADDQ    R8, R9
+	VMOVUPS Z4, (R9)
+	VMOVUPS Z5, 64(R9)
+	ADDQ    R8, R9
+	VMOVUPS Z6, (R9)
+	VMOVUPS Z7, 64(R9)
+	ADDQ    R8, R9
+
+stored:
+	ADDQ   $0x80, BX
+	ADDQ   $0x80, SI
+	DECQ   DI
+	JNZ    block
+	MOVQ   ars+80(FP), BX
+	SHLQ   $0x02, BX
+	IMUL3Q $0x04, BX, BX
+	ADDQ   BX, CX
+	MOVQ   ldc+104(FP), BX
+	SHLQ   $0x02, BX
+	IMUL3Q $0x04, BX, BX
+	ADDQ   BX, AX
+	DECQ   DX
+	JNZ    tile
+	VZEROUPPER
+	RET
+
+// func sgemm5x32z(c []float32, a []float32, b []float32, k int, ars int, aks int, ldb int, ldc int, tiles int, blocks int, add bool)
+// Requires: AVX, AVX512F
+TEXT ·sgemm5x32z(SB), NOSPLIT, $0-129
+	MOVQ c_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ tiles+112(FP), DX
+
+tile:
+	LEAQ (AX), BX
+	MOVQ b_base+48(FP), SI
+	MOVQ blocks+120(FP), DI
+
+block:
+	MOVQ   ars+80(FP), R8
+	SHLQ   $0x02, R8
+	LEAQ   (CX), R9
+	LEAQ   (R8)(R8*2), R10
+	LEAQ   (CX)(R10*1), R10
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	MOVQ   aks+88(FP), R11
+	SHLQ   $0x02, R11
+	MOVQ   ldb+96(FP), R12
+	SHLQ   $0x02, R12
+	LEAQ   (SI), R13
+	MOVQ   k+72(FP), R14
+
+k:
+	VMOVUPS      (R13), Z10
+	VMOVUPS      64(R13), Z11
+	VBROADCASTSS (R9), Z12
+	VMULPS       Z10, Z12, Z13
+	VADDPS       Z13, Z0, Z0
+	VMULPS       Z11, Z12, Z12
+	VADDPS       Z12, Z1, Z1
+	VBROADCASTSS (R9)(R8*1), Z12
+	VMULPS       Z10, Z12, Z13
+	VADDPS       Z13, Z2, Z2
+	VMULPS       Z11, Z12, Z12
+	VADDPS       Z12, Z3, Z3
+	VBROADCASTSS (R9)(R8*2), Z12
+	VMULPS       Z10, Z12, Z13
+	VADDPS       Z13, Z4, Z4
+	VMULPS       Z11, Z12, Z12
+	VADDPS       Z12, Z5, Z5
+	VBROADCASTSS (R10), Z12
+	VMULPS       Z10, Z12, Z13
+	VADDPS       Z13, Z6, Z6
+	VMULPS       Z11, Z12, Z12
+	VADDPS       Z12, Z7, Z7
+	VBROADCASTSS (R10)(R8*1), Z12
+	VMULPS       Z10, Z12, Z10
+	VADDPS       Z10, Z8, Z8
+	VMULPS       Z11, Z12, Z10
+	VADDPS       Z10, Z9, Z9
+	ADDQ         R11, R9
+	ADDQ         R11, R10
+	ADDQ         R12, R13
+	DECQ         R14
+	JNZ          k
+	MOVQ         ldc+104(FP), R8
+	SHLQ         $0x02, R8
+	LEAQ         (BX), R9
+	MOVB         add+128(FP), R10
+	TESTB        R10, R10
+	JZ           set
+	VMOVUPS      (R9), Z10
+	VADDPS       Z0, Z10, Z10
+	VMOVUPS      Z10, (R9)
+	VMOVUPS      64(R9), Z10
+	VADDPS       Z1, Z10, Z10
+	VMOVUPS      Z10, 64(R9)
+	ADDQ         R8, R9
+	VMOVUPS      (R9), Z10
+	VADDPS       Z2, Z10, Z10
+	VMOVUPS      Z10, (R9)
+	VMOVUPS      64(R9), Z10
+	VADDPS       Z3, Z10, Z10
+	VMOVUPS      Z10, 64(R9)
+	ADDQ         R8, R9
+	VMOVUPS      (R9), Z10
+	VADDPS       Z4, Z10, Z10
+	VMOVUPS      Z10, (R9)
+	VMOVUPS      64(R9), Z10
+	VADDPS       Z5, Z10, Z10
+	VMOVUPS      Z10, 64(R9)
+	ADDQ         R8, R9
+	VMOVUPS      (R9), Z10
+	VADDPS       Z6, Z10, Z10
+	VMOVUPS      Z10, (R9)
+	VMOVUPS      64(R9), Z10
+	VADDPS       Z7, Z10, Z10
+	VMOVUPS      Z10, 64(R9)
+	ADDQ         R8, R9
+	VMOVUPS      (R9), Z10
+	VADDPS       Z8, Z10, Z10
+	VMOVUPS      Z10, (R9)
+	VMOVUPS      64(R9), Z10
+	VADDPS       Z9, Z10, Z10
+	VMOVUPS      Z10, 64(R9)
+	ADDQ         R8, R9
+	JMP          stored
+
+set:
+	VMOVUPS Z0, (R9)
+	VMOVUPS Z1, 64(R9)
+	ADDQ    R8, R9
+	VMOVUPS Z2, (R9)
+	VMOVUPS Z3, 64(R9)
+	ADDQ    R8, R9
+	VMOVUPS Z4, (R9)
+	VMOVUPS Z5, 64(R9)
+	ADDQ    R8, R9
+	VMOVUPS Z6, (R9)
+	VMOVUPS Z7, 64(R9)
+	ADDQ    R8, R9
+	VMOVUPS Z8, (R9)
+	VMOVUPS Z9, 64(R9)
+	ADDQ    R8, R9
+
+stored:
+	ADDQ   $0x80, BX
+	ADDQ   $0x80, SI
+	DECQ   DI
+	JNZ    block
+	MOVQ   ars+80(FP), BX
+	SHLQ   $0x02, BX
+	IMUL3Q $0x05, BX, BX
+	ADDQ   BX, CX
+	MOVQ   ldc+104(FP), BX
+	SHLQ   $0x02, BX
+	IMUL3Q $0x05, BX, BX
+	ADDQ   BX, AX
+	DECQ   DX
+	JNZ    tile
+	VZEROUPPER
+	RET
+
+// func sgemm6x32z(c []float32, a []float32, b []float32, k int, ars int, aks int, ldb int, ldc int, tiles int, blocks int, add bool)
+// Requires: AVX, AVX512F
+TEXT ·sgemm6x32z(SB), NOSPLIT, $0-129
+	MOVQ c_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ tiles+112(FP), DX
+
+tile:
+	LEAQ (AX), BX
+	MOVQ b_base+48(FP), SI
+	MOVQ blocks+120(FP), DI
+
+block:
+	MOVQ   ars+80(FP), R8
+	SHLQ   $0x02, R8
+	LEAQ   (CX), R9
+	LEAQ   (R8)(R8*2), R10
+	LEAQ   (CX)(R10*1), R10
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	MOVQ   aks+88(FP), R11
+	SHLQ   $0x02, R11
+	MOVQ   ldb+96(FP), R12
+	SHLQ   $0x02, R12
+	LEAQ   (SI), R13
+	MOVQ   k+72(FP), R14
+
+k:
+	VMOVUPS      (R13), Z12
+	VMOVUPS      64(R13), Z13
+	VBROADCASTSS (R9), Z14
+	VMULPS       Z12, Z14, Z15
+	VADDPS       Z15, Z0, Z0
+	VMULPS       Z13, Z14, Z14
+	VADDPS       Z14, Z1, Z1
+	VBROADCASTSS (R9)(R8*1), Z14
+	VMULPS       Z12, Z14, Z15
+	VADDPS       Z15, Z2, Z2
+	VMULPS       Z13, Z14, Z14
+	VADDPS       Z14, Z3, Z3
+	VBROADCASTSS (R9)(R8*2), Z14
+	VMULPS       Z12, Z14, Z15
+	VADDPS       Z15, Z4, Z4
+	VMULPS       Z13, Z14, Z14
+	VADDPS       Z14, Z5, Z5
+	VBROADCASTSS (R10), Z14
+	VMULPS       Z12, Z14, Z15
+	VADDPS       Z15, Z6, Z6
+	VMULPS       Z13, Z14, Z14
+	VADDPS       Z14, Z7, Z7
+	VBROADCASTSS (R10)(R8*1), Z14
+	VMULPS       Z12, Z14, Z15
+	VADDPS       Z15, Z8, Z8
+	VMULPS       Z13, Z14, Z14
+	VADDPS       Z14, Z9, Z9
+	VBROADCASTSS (R10)(R8*2), Z14
+	VMULPS       Z12, Z14, Z12
+	VADDPS       Z12, Z10, Z10
+	VMULPS       Z13, Z14, Z12
+	VADDPS       Z12, Z11, Z11
+	ADDQ         R11, R9
+	ADDQ         R11, R10
+	ADDQ         R12, R13
+	DECQ         R14
+	JNZ          k
+	MOVQ         ldc+104(FP), R8
+	SHLQ         $0x02, R8
+	LEAQ         (BX), R9
+	MOVB         add+128(FP), R10
+	TESTB        R10, R10
+	JZ           set
+	VMOVUPS      (R9), Z12
+	VADDPS       Z0, Z12, Z12
+	VMOVUPS      Z12, (R9)
+	VMOVUPS      64(R9), Z12
+	VADDPS       Z1, Z12, Z12
+	VMOVUPS      Z12, 64(R9)
+	ADDQ         R8, R9
+	VMOVUPS      (R9), Z12
+	VADDPS       Z2, Z12, Z12
+	VMOVUPS      Z12, (R9)
+	VMOVUPS      64(R9), Z12
+	VADDPS       Z3, Z12, Z12
+	VMOVUPS      Z12, 64(R9)
+	ADDQ         R8, R9
+	VMOVUPS      (R9), Z12
+	VADDPS       Z4, Z12, Z12
+	VMOVUPS      Z12, (R9)
+	VMOVUPS      64(R9), Z12
+	VADDPS       Z5, Z12, Z12
+	VMOVUPS      Z12, 64(R9)
+	ADDQ         R8, R9
+	VMOVUPS      (R9), Z12
+	VADDPS       Z6, Z12, Z12
+	VMOVUPS      Z12, (R9)
+	VMOVUPS      64(R9), Z12
+	VADDPS       Z7, Z12, Z12
+	VMOVUPS      Z12, 64(R9)
+	ADDQ         R8, R9
+	VMOVUPS      (R9), Z12
+	VADDPS       Z8, Z12, Z12
+	VMOVUPS      Z12, (R9)
+	VMOVUPS      64(R9), Z12
+	VADDPS       Z9, Z12, Z12
+	VMOVUPS      Z12, 64(R9)
+	ADDQ         R8, R9
+	VMOVUPS      (R9), Z12
+	VADDPS       Z10, Z12, Z12
+	VMOVUPS      Z12, (R9)
+	VMOVUPS      64(R9), Z12
+	VADDPS       Z11, Z12, Z12
+	VMOVUPS      Z12, 64(R9)
+	ADDQ         R8, R9
+	JMP          stored
+
+set:
+	VMOVUPS Z0, (R9)
+	VMOVUPS Z1, 64(R9)
+	ADDQ    R8, R9
+	VMOVUPS Z2, (R9)
+	VMOVUPS Z3, 64(R9)
+	ADDQ    R8, R9
+	VMOVUPS Z4, (R9)
+	VMOVUPS Z5, 64(R9)
+	ADDQ    R8, R9
+	VMOVUPS Z6, (R9)
+	VMOVUPS Z7, 64(R9)
+	ADDQ    R8, R9
+	VMOVUPS Z8, (R9)
+	VMOVUPS Z9, 64(R9)
+	ADDQ    R8, R9
+	VMOVUPS Z10, (R9)
+	VMOVUPS Z11, 64(R9)
+	ADDQ    R8, R9
+
+stored:
+	ADDQ   $0x80, BX
+	ADDQ   $0x80, SI
+	DECQ   DI
+	JNZ    block
+	MOVQ   ars+80(FP), BX
+	SHLQ   $0x02, BX
+	IMUL3Q $0x06, BX, BX
+	ADDQ   BX, CX
+	MOVQ   ldc+104(FP), BX
+	SHLQ   $0x02, BX
+	IMUL3Q $0x06, BX, BX
+	ADDQ   BX, AX
+	DECQ   DX
+	JNZ    tile
+	VZEROUPPER
+	RET

@@ -13,6 +13,9 @@ import "golang.org/x/sys/cpu"
 
 // Kernels names the kernels this build runs on this CPU.
 func Kernels() string {
+	if cpu.X86.HasAVX2 && useAVX512 {
+		return "avx2, avx512 gemm"
+	}
 	if cpu.X86.HasAVX2 {
 		return "avx2"
 	}
@@ -200,10 +203,21 @@ func col2imRows(dst, src []float32, k, run, dstRow, step, count int) {
 	col2imRowsAsm(dst, src, k, run, dstRow, step, count)
 }
 
-// gemmTiles are the AVX2 kernels for row tiles of 1 … 6 rows.
-var gemmTiles = [...]func(c, a, b []float32, k, ars, aks, ldb, ldc, tiles, blocks int, add bool){
-	nil, sgemm1x16, sgemm2x16, sgemm3x16, sgemm4x16, sgemm5x16, sgemm6x16,
-}
+// gemmTiles are the AVX2 kernels for row tiles of 1 … 6 rows and blocks
+// of 16 columns, gemmTilesZ their AVX-512 twins for blocks of 32: the same
+// bits, twice the floats an instruction.
+var (
+	gemmTiles = [...]func(c, a, b []float32, k, ars, aks, ldb, ldc, tiles, blocks int, add bool){
+		nil, sgemm1x16, sgemm2x16, sgemm3x16, sgemm4x16, sgemm5x16, sgemm6x16,
+	}
+	gemmTilesZ = [...]func(c, a, b []float32, k, ars, aks, ldb, ldc, tiles, blocks int, add bool){
+		nil, sgemm1x32z, sgemm2x32z, sgemm3x32z, sgemm4x32z, sgemm5x32z, sgemm6x32z,
+	}
+)
+
+// useAVX512 says whether gemm16 takes the AVX-512 tiles (tests turn it off
+// to check the AVX2 ones on a machine that has both).
+var useAVX512 = cpu.X86.HasAVX512F
 
 func gemm16(c, a, b []float32, m, n, k, ars, aks, ldb, ldc int, add bool) {
 	if m <= 0 || n <= 0 || k <= 0 || n%16 != 0 || ars < 0 || aks < 0 || ldb < n || ldc < n || !cpu.X86.HasAVX2 {
@@ -211,11 +225,26 @@ func gemm16(c, a, b []float32, m, n, k, ars, aks, ldb, ldc int, add bool) {
 		return
 	}
 	_, _, _ = c[(m-1)*ldc+n-1], a[(m-1)*ars+(k-1)*aks], b[(k-1)*ldb+n-1]
-	full := m / 6
-	if full > 0 {
-		sgemm6x16(c, a, b, k, ars, aks, ldb, ldc, full, n/16, add)
+	full, rest := m/6, m%6
+	wide := 0 // columns in blocks of 32
+	if useAVX512 {
+		wide = n &^ 31
 	}
-	if r := m % 6; r > 0 {
-		gemmTiles[r](c[full*6*ldc:], a[full*6*ars:], b, k, ars, aks, ldb, ldc, 1, n/16, add)
+	if wide > 0 {
+		if full > 0 {
+			sgemm6x32z(c, a, b, k, ars, aks, ldb, ldc, full, wide/32, add)
+		}
+		if rest > 0 {
+			gemmTilesZ[rest](c[full*6*ldc:], a[full*6*ars:], b, k, ars, aks, ldb, ldc, 1, wide/32, add)
+		}
+	}
+	if n > wide { // the last 16 columns, or all of them
+		c, b := c[wide:], b[wide:]
+		if full > 0 {
+			sgemm6x16(c, a, b, k, ars, aks, ldb, ldc, full, (n-wide)/16, add)
+		}
+		if rest > 0 {
+			gemmTiles[rest](c[full*6*ldc:], a[full*6*ars:], b, k, ars, aks, ldb, ldc, 1, (n-wide)/16, add)
+		}
 	}
 }

@@ -52,6 +52,9 @@ func col2imRows(dst, src []float32, k, run, dstRow, step, count int) {
 	col2imRowsScalar(dst, src, k, run, dstRow, step, count)
 }
 
+// useAVX512 is gemm16's choice of AVX-512 tiles: none here.
+var useAVX512 = false
+
 func gemm16(c, a, b []float32, m, n, k, ars, aks, ldb, ldc int, add bool) {
 	gemm16Scalar(c, a, b, m, n, k, ars, aks, ldb, ldc, add)
 }

@@ -212,14 +212,23 @@ func TestIm2colAndCol2imMatchTheDefinition(t *testing.T) {
 	}
 }
 
-// TestGemm16MatchesScalar checks the AVX2 tiles against gemm16Scalar bit for
-// bit (row tiles of every height, A row-major and transposed, set and add)
-// and both against a float64 product.
+// TestGemm16MatchesScalar checks the AVX2 tiles, and the AVX-512 ones where
+// the CPU has them, against gemm16Scalar bit for bit (row tiles of every
+// height, blocks of 32 columns with a last one of 16, A row-major and
+// transposed, set and add) and all against a float64 product.
 func TestGemm16MatchesScalar(t *testing.T) {
+	defer func(v bool) { useAVX512 = v }(useAVX512)
+	for _, wide := range slices.Compact([]bool{useAVX512, false}) {
+		useAVX512 = wide
+		t.Run(fmt.Sprintf("avx512=%v", wide), testGemm16MatchesScalar)
+	}
+}
+
+func testGemm16MatchesScalar(t *testing.T) {
 	for _, tc := range []struct {
 		m, n, k int
 		trans   bool
-	}{{100, 64, 32, false}, {100, 32, 64, false}, {64, 32, 100, true}, {1, 16, 1, false}, {5, 48, 7, true}, {13, 16, 3, false}} {
+	}{{100, 64, 32, false}, {100, 32, 64, false}, {64, 32, 100, true}, {1, 16, 1, false}, {5, 48, 7, true}, {13, 16, 3, false}, {11, 80, 9, true}, {7, 96, 5, false}} {
 		lda := tc.k
 		if tc.trans {
 			lda = tc.m
