@@ -381,8 +381,7 @@ func MeasureWorkSpeeds(ctx context.Context, ds *data.Dataset) (fill, impute, qua
 			c, h, w := ds.Shape[0], ds.Shape[1], ds.Shape[2]
 			for p := range n * c {
 				a, b := x[p*h*w:(p+1)*h*w], buf[p*h*w:(p+1)*h*w]
-				ssim(a, b, h, w, span)
-				msssim(a, b, h, w, span)
+				ssimAndMS(a, b, h, w, span)
 				gmsd(a, b, h, w, span)
 			}
 			return nil

@@ -131,3 +131,21 @@ func TestGMSDHandSolved(t *testing.T) {
 		t.Errorf("GMSD against a flat image %g, want %g", got, want)
 	}
 }
+
+// The shift diagnostics read SSIM off MS-SSIM's finest scale: the same
+// bits as each computed on its own, on images of one scale up to five.
+func TestSSIMAndMSSSIMTogetherAreEachAlone(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	for _, hw := range [][2]int{{7, 9}, {28, 28}, {64, 48}, {224, 224}} {
+		h, w := hw[0], hw[1]
+		x, y := make([]float32, h*w), make([]float32, h*w)
+		for i := range x {
+			x[i] = rng.Float32()
+			y[i] = x[i] + 0.2*rng.Float32()
+		}
+		s, ms := ssimAndMS(x, y, h, w, 1.2)
+		if s != ssim(x, y, h, w, 1.2) || ms != msssim(x, y, h, w, 1.2) {
+			t.Errorf("%d×%d: together %v, %v; alone %v, %v", h, w, s, ms, ssim(x, y, h, w, 1.2), msssim(x, y, h, w, 1.2))
+		}
+	}
+}

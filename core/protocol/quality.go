@@ -35,6 +35,13 @@ func msssimScales(h, w int) int {
 // exponents rescaled to sum to 1, and the window shrunk to fit as in ssim.
 // With one scale it is SSIM (clipped at 0).
 func msssim(x, y []float32, h, w int, span float64) float64 {
+	_, ms := ssimAndMS(x, y, h, w, span)
+	return ms
+}
+
+// ssimAndMS is ssim and msssim of the same images, the first read off the
+// second's finest scale rather than computed again.
+func ssimAndMS(x, y []float32, h, w int, span float64) (ssim, ms float64) {
 	m := msssimScales(h, w)
 	var total float64
 	for _, b := range msssimWeights[:m] {
@@ -43,6 +50,9 @@ func msssim(x, y []float32, h, w int, span float64) float64 {
 	out := 1.0
 	for j := range m {
 		s, cs := ssimCS(x, y, h, w, span)
+		if j == 0 {
+			ssim = s
+		}
 		v := cs
 		if j == m-1 {
 			v = s
@@ -52,7 +62,7 @@ func msssim(x, y []float32, h, w int, span float64) float64 {
 			x, y, h, w = halve(x, h, w), halve(y, h, w), h/2, w/2
 		}
 	}
-	return out
+	return ssim, out
 }
 
 // halve is the h×w image reduced by 2×2 means to ⌊h/2⌋×⌊w/2⌋.

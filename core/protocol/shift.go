@@ -182,7 +182,8 @@ func (s *shiftStream) flush(ctx context.Context) error {
 			eachChunk(planes, func(lo, hi int) {
 				for p := lo; p < hi; p++ {
 					a, b := clean[p*h*w:(p+1)*h*w], held[p*h*w:(p+1)*h*w]
-					q[p] = [3]float64{ssim(a, b, h, w, s.span), msssim(a, b, h, w, s.span), gmsd(a, b, h, w, s.span)}
+					ss, ms := ssimAndMS(a, b, h, w, s.span)
+					q[p] = [3]float64{ss, ms, gmsd(a, b, h, w, s.span)}
 				}
 			})
 			s.q = append(s.q, q...)

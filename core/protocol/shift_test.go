@@ -199,7 +199,10 @@ func BenchmarkImageQuality224(b *testing.B) {
 	for _, m := range []struct {
 		name string
 		f    func(x, y []float32, h, w int, span float64) float64
-	}{{"ssim", ssim}, {"msssim", msssim}, {"gmsd", gmsd}} {
+	}{{"ssim", ssim}, {"msssim", msssim}, {"gmsd", gmsd}, {"ssim+msssim", func(x, y []float32, h, w int, span float64) float64 {
+		s, ms := ssimAndMS(x, y, h, w, span)
+		return s + ms
+	}}} {
 		b.Run(m.name, func(b *testing.B) {
 			for b.Loop() {
 				m.f(x, y, 224, 224, 1)
