@@ -218,7 +218,11 @@ func stoppedCampaign(t *testing.T, wb *Workbench, loop uiLoop, root string) {
 	}
 	c.Spec.Workers = 1
 	ctx, cancel := context.WithCancel(context.Background())
-	events := make(chan job.Event, 64)
+	// Unbuffered: the runner waits for each event to be taken, so the next
+	// task's first event is taken only after the cancel — with a buffer,
+	// a loaded machine let the runner finish every task before it (the
+	// run then had nothing to resume).
+	events := make(chan job.Event)
 	go func() {
 		for ev := range events {
 			if ev.Kind == job.Finished {
