@@ -75,11 +75,10 @@ func main() {
 	affine3()
 	im2colRows()
 	col2imRows()
-	for rows := 1; rows <= 6; rows++ {
-		sgemmTile(rows)
-	}
-	for rows := 1; rows <= 6; rows++ {
-		sgemmTileZ(rows)
+	for _, wide := range []bool{false, true} {
+		for rows := 1; rows <= 6; rows++ {
+			sgemmTile(rows, wide)
+		}
 	}
 	Generate()
 }
@@ -714,11 +713,19 @@ func col2imRows() {
 // sgemmTile emits the kernel for tiles of rows×16 of C = A·B (C += A·B
 // when add): twelve accumulators at most, each float summed over k in order
 // as a product then an addition (no fused multiply-add), as gemm16Scalar
-// does, so that both give the same bits.
-func sgemmTile(rows int) {
-	name := fmt.Sprintf("sgemm%dx16", rows)
+// does, so that both give the same bits. wide emits its AVX-512 twin, for
+// tiles of rows×32 (two 16-float registers a row): the same products and
+// additions of each float in the same order, in half the instructions.
+func sgemmTile(rows int, wide bool) {
+	name, cols, isa := fmt.Sprintf("sgemm%dx16", rows), 16, ""
+	vec := YMM
+	if wide {
+		name, cols, isa, vec = fmt.Sprintf("sgemm%dx32z", rows), 32, " (AVX-512F)", ZMM
+	}
+	half := cols * 2 // bytes in one register: half a row of the tile
+	vload := func(m Mem) VecVirtual { d := vec(); VMOVUPS(m, d); return d }
 	TEXT(name, NOSPLIT, "func(c, a, b []float32, k, ars, aks, ldb, ldc, tiles, blocks int, add bool)")
-	Doc(fmt.Sprintf("%s is gemm16Scalar on tiles row tiles of %d rows and blocks column blocks of 16, k > 0: the caller checks the slices.", name, rows))
+	Doc(fmt.Sprintf("%s is gemm16Scalar on tiles row tiles of %d rows and blocks column blocks of %d%s, k > 0: the caller checks the slices.", name, rows, cols, isa))
 	ct, at := ptr("c"), ptr("a") // the row tile's first row of C and of A
 	tiles := Load(Param("tiles"), GP64())
 	times("tile", tiles, func() {
@@ -745,108 +752,24 @@ func sgemmTile(rows int) {
 			}
 			acc := make([]VecVirtual, 2*rows)
 			for i := range acc {
-				acc[i] = zero()
+				acc[i] = vec()
+				if wide {
+					VPXORD(acc[i], acc[i], acc[i])
+				} else {
+					VXORPS(acc[i], acc[i], acc[i])
+				}
 			}
 			aks4, ldb4 := bytes4("aks"), bytes4("ldb")
 			bp := lea(bb)
 			n := Load(Param("k"), GP64())
 			times("k", n, func() {
-				b0, b1 := load(bp), load(bp.Offset(32))
+				b := []VecVirtual{vload(bp), vload(bp.Offset(half))}
 				for j := range rows {
-					t := YMM()
+					t := vec()
 					VBROADCASTSS(row(j), t)
-					VADDPS(mul(t, b0), acc[2*j], acc[2*j]) // acc = acc + a·b
-					VADDPS(mul(t, b1), acc[2*j+1], acc[2*j+1])
-				}
-				step(aks4, p0)
-				if rows > 3 {
-					step(aks4, p3)
-				}
-				step(ldb4, bp)
-			})
-			ldc4 := bytes4("ldc")
-			cr := lea(cb)
-			addFlag := Load(Param("add"), GP8())
-			TESTB(addFlag, addFlag)
-			JZ(LabelRef("set"))
-			for j := range rows {
-				for h := range 2 {
-					v := load(cr.Offset(32 * h))
-					VADDPS(acc[2*j+h], v, v) // c = c + acc
-					store(v, cr.Offset(32*h))
-				}
-				step(ldc4, cr)
-			}
-			JMP(LabelRef("stored"))
-			Label("set")
-			for j := range rows {
-				store(acc[2*j], cr)
-				store(acc[2*j+1], cr.Offset(32))
-				step(ldc4, cr)
-			}
-			Label("stored")
-			step(Imm(64), cb, bb)
-		})
-		r := bytes4("ars")
-		IMUL3Q(Imm(uint64(rows)), r, r)
-		step(r, at)
-		r2 := bytes4("ldc")
-		IMUL3Q(Imm(uint64(rows)), r2, r2)
-		step(r2, ct)
-	})
-	VZEROUPPER()
-	RET()
-}
-
-// sgemmTileZ emits sgemmTile's kernel on AVX-512 registers, for tiles of
-// rows×32 (blocks of 32 columns, two 16-float registers a row): the same
-// products and additions of each float in the same order, so the same
-// bits, in half the instructions.
-func sgemmTileZ(rows int) {
-	name := fmt.Sprintf("sgemm%dx32z", rows)
-	TEXT(name, NOSPLIT, "func(c, a, b []float32, k, ars, aks, ldb, ldc, tiles, blocks int, add bool)")
-	Doc(fmt.Sprintf("%s is gemm16Scalar on tiles row tiles of %d rows and blocks column blocks of 32 (AVX-512F), k > 0: the caller checks the slices.", name, rows))
-	zload := func(m Mem) VecVirtual { d := ZMM(); VMOVUPS(m, d); return d }
-	ct, at := ptr("c"), ptr("a")
-	tiles := Load(Param("tiles"), GP64())
-	times("tile", tiles, func() {
-		cb, bb := lea(ct), ptr("b")
-		blocks := Load(Param("blocks"), GP64())
-		times("block", blocks, func() {
-			ars4 := bytes4("ars")
-			p0 := lea(at)
-			var p3 Mem
-			if rows > 3 {
-				three := GP64()
-				LEAQ(Mem{Base: ars4, Index: ars4, Scale: 2}, three)
-				p3 = lea(plus(at, three, 1))
-			}
-			row := func(j int) Mem {
-				base := p0
-				if j >= 3 {
-					base, j = p3, j-3
-				}
-				if j == 0 {
-					return base
-				}
-				return plus(base, ars4, uint8(j))
-			}
-			acc := make([]VecVirtual, 2*rows)
-			for i := range acc {
-				acc[i] = ZMM()
-				VPXORD(acc[i], acc[i], acc[i])
-			}
-			aks4, ldb4 := bytes4("aks"), bytes4("ldb")
-			bp := lea(bb)
-			n := Load(Param("k"), GP64())
-			times("k", n, func() {
-				b0, b1 := zload(bp), zload(bp.Offset(64))
-				for j := range rows {
-					t := ZMM()
-					VBROADCASTSS(row(j), t)
-					for h, bv := range []VecVirtual{b0, b1} {
-						p := ZMM()
-						VMULPS(bv, t, p)
+					for h := range 2 {
+						p := vec()
+						VMULPS(b[h], t, p)
 						VADDPS(p, acc[2*j+h], acc[2*j+h]) // acc = acc + a·b
 					}
 				}
@@ -863,21 +786,21 @@ func sgemmTileZ(rows int) {
 			JZ(LabelRef("set"))
 			for j := range rows {
 				for h := range 2 {
-					v := zload(cr.Offset(64 * h))
+					v := vload(cr.Offset(half * h))
 					VADDPS(acc[2*j+h], v, v) // c = c + acc
-					VMOVUPS(v, cr.Offset(64*h))
+					store(v, cr.Offset(half*h))
 				}
 				step(ldc4, cr)
 			}
 			JMP(LabelRef("stored"))
 			Label("set")
 			for j := range rows {
-				VMOVUPS(acc[2*j], cr)
-				VMOVUPS(acc[2*j+1], cr.Offset(64))
+				store(acc[2*j], cr)
+				store(acc[2*j+1], cr.Offset(half))
 				step(ldc4, cr)
 			}
 			Label("stored")
-			step(Imm(128), cb, bb)
+			step(Imm(uint64(2*half)), cb, bb)
 		})
 		r := bytes4("ars")
 		IMUL3Q(Imm(uint64(rows)), r, r)
