@@ -206,13 +206,11 @@ func col2imRows(dst, src []float32, k, run, dstRow, step, count int) {
 // gemmTiles are the AVX2 kernels for row tiles of 1 … 6 rows and blocks
 // of 16 columns, gemmTilesZ their AVX-512 twins for blocks of 32: the same
 // bits, twice the floats an instruction.
+type tileKernels [7]func(c, a, b []float32, k, ars, aks, ldb, ldc, tiles, blocks int, add bool)
+
 var (
-	gemmTiles = [...]func(c, a, b []float32, k, ars, aks, ldb, ldc, tiles, blocks int, add bool){
-		nil, sgemm1x16, sgemm2x16, sgemm3x16, sgemm4x16, sgemm5x16, sgemm6x16,
-	}
-	gemmTilesZ = [...]func(c, a, b []float32, k, ars, aks, ldb, ldc, tiles, blocks int, add bool){
-		nil, sgemm1x32z, sgemm2x32z, sgemm3x32z, sgemm4x32z, sgemm5x32z, sgemm6x32z,
-	}
+	gemmTiles  = tileKernels{nil, sgemm1x16, sgemm2x16, sgemm3x16, sgemm4x16, sgemm5x16, sgemm6x16}
+	gemmTilesZ = tileKernels{nil, sgemm1x32z, sgemm2x32z, sgemm3x32z, sgemm4x32z, sgemm5x32z, sgemm6x32z}
 )
 
 // useAVX512 says whether gemm16 takes the AVX-512 tiles (tests turn it off
@@ -225,26 +223,26 @@ func gemm16(c, a, b []float32, m, n, k, ars, aks, ldb, ldc int, add bool) {
 		return
 	}
 	_, _, _ = c[(m-1)*ldc+n-1], a[(m-1)*ars+(k-1)*aks], b[(k-1)*ldb+n-1]
-	full, rest := m/6, m%6
 	wide := 0 // columns in blocks of 32
 	if useAVX512 {
 		wide = n &^ 31
 	}
 	if wide > 0 {
-		if full > 0 {
-			sgemm6x32z(c, a, b, k, ars, aks, ldb, ldc, full, wide/32, add)
-		}
-		if rest > 0 {
-			gemmTilesZ[rest](c[full*6*ldc:], a[full*6*ars:], b, k, ars, aks, ldb, ldc, 1, wide/32, add)
-		}
+		gemmRows(&gemmTilesZ, c, a, b, m, k, ars, aks, ldb, ldc, wide/32, add)
 	}
 	if n > wide { // the last 16 columns, or all of them
-		c, b := c[wide:], b[wide:]
-		if full > 0 {
-			sgemm6x16(c, a, b, k, ars, aks, ldb, ldc, full, (n-wide)/16, add)
-		}
-		if rest > 0 {
-			gemmTiles[rest](c[full*6*ldc:], a[full*6*ars:], b, k, ars, aks, ldb, ldc, 1, (n-wide)/16, add)
-		}
+		gemmRows(&gemmTiles, c[wide:], a, b[wide:], m, k, ars, aks, ldb, ldc, (n-wide)/16, add)
+	}
+}
+
+// gemmRows runs the m rows of C on kern's tiles: six rows a tile, then a
+// tile of the rows left.
+func gemmRows(kern *tileKernels, c, a, b []float32, m, k, ars, aks, ldb, ldc, blocks int, add bool) {
+	full, rest := m/6, m%6
+	if full > 0 {
+		kern[6](c, a, b, k, ars, aks, ldb, ldc, full, blocks, add)
+	}
+	if rest > 0 {
+		kern[rest](c[full*6*ldc:], a[full*6*ars:], b, k, ars, aks, ldb, ldc, 1, blocks, add)
 	}
 }
