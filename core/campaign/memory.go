@@ -89,7 +89,7 @@ func (c *Campaign) Memory() (MemoryPlan, error) {
 			if k, ok := param.Values(proto)["samples"].(int); ok && k > 0 && int64(k) < evaluated {
 				evaluated = int64(k)
 			}
-			task := int64(f.Train*float64(trainN) + f.Test*float64(evaluated))
+			task := int64(f.Train*float64(trainN) + f.Test*float64(evaluated) + f.Held)
 			// The maps a task computes (a method's first), before they
 			// stream back from the cache.
 			mapped := evaluated
@@ -130,27 +130,34 @@ var measuredPasses sync.Map
 type netSize struct{ explained, training int64 }
 
 // netBytes sizes the campaign's networks on ds. The explained network
-// holds its weights (and an ONNX or TorchScript file's bytes twice: the
-// file read and its graph's weights, or the copy the torch engine keeps to
-// build the module again) and its pass buffers, measured (passBytes) on the
-// native engine; on another engine they are the worker's, in its own
-// process (MemoryPlan.Worker). Training holds the
+// holds its weights (and an ONNX file's bytes twice: the file read and its
+// graph's weights) and its pass buffers, measured (passBytes) on the
+// native engine. On another engine the passes are the worker's, in its own
+// process (MemoryPlan.Worker), and this one holds the weights three times
+// (the torch engine's mirror: their values, their gradients and what the
+// worker was last sent) and a TorchScript file's bytes, kept to build the
+// module again in a new worker. Training holds the
 // weights, their gradients and Adam's two moments, a gradient slot per
 // piece of a batch, and each core's activations for a piece.
 func netBytes(s *spec.Spec, ds *data.Dataset) (netSize, error) {
 	arch := s.Model.Arch
 	var m *model.Model
-	var file int64 // a TorchScript or ONNX file's bytes, held twice
+	var file int64 // an ONNX file's bytes, held twice
 	if f := s.Model.File; f != "" {
-		if st, err := os.Stat(f); err == nil && (model.IsTorchScript(f) || model.IsONNX(f)) {
+		st, err := os.Stat(f)
+		if model.IsTorchScript(f) {
+			if err != nil {
+				return netSize{}, err
+			}
+			w, err := model.ScriptWeightBytes(f)
+			if err != nil {
+				return netSize{}, err
+			}
+			return netSize{explained: st.Size() + 3*w}, nil
+		}
+		if err == nil && model.IsONNX(f) {
 			file = 2 * st.Size()
 		}
-		if model.IsTorchScript(f) {
-			// The module runs in the PyTorch worker's process; here, its
-			// bytes and the copy the engine keeps to build it again.
-			return netSize{explained: file}, nil
-		}
-		var err error
 		if m, err = model.Load(f, gemm.Gonum{}); err != nil {
 			return netSize{}, err
 		}
@@ -168,7 +175,9 @@ func netBytes(s *spec.Spec, ds *data.Dataset) (netSize, error) {
 	}
 	var size netSize
 	size.explained = 4*params + file // an ONNX file's bytes and its graph's weights besides
-	if kind, _ := model.EngineKind(s.Engine); kind == "native" {
+	if kind, _ := model.EngineKind(s.Engine); kind != "native" {
+		size.explained = 3*4*params + file
+	} else {
 		key := fmt.Sprint(s.Model.File, "|", arch, "|", ds.Shape, "|", params, "|", runtime.GOMAXPROCS(0))
 		pass, ok := measuredPasses.Load(key)
 		if !ok {

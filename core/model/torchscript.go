@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path"
 	"slices"
 
 	"faithlab/core/data"
@@ -73,6 +74,27 @@ func TorchScriptNotice(path string) string {
 		d = "unreadable: " + err.Error()
 	}
 	return fmt.Sprintf("%s is a TorchScript model: loading it runs code from the file, with your rights, in the PyTorch worker. Open models only from sources you trust (SHA-256 of the file and its description: %s)", path, d)
+}
+
+// ScriptWeightBytes is the bytes of the tensors a TorchScript file stores:
+// its archive's data/ entries (torch.jit.save writes one per storage).
+func ScriptWeightBytes(file string) (int64, error) {
+	f, size, err := data.OpenRegular(file, MaxScriptBytes)
+	if err != nil {
+		return 0, fmt.Errorf("TorchScript model %s: %w", file, err)
+	}
+	defer f.Close()
+	z, err := zip.NewReader(f, size)
+	if err != nil {
+		return 0, fmt.Errorf("TorchScript model %s: %w", file, err)
+	}
+	var n int64
+	for _, e := range z.File {
+		if path.Base(path.Dir(e.Name)) == "data" {
+			n += int64(min(e.UncompressedSize64, MaxScriptBytes))
+		}
+	}
+	return n, nil
 }
 
 // ScriptInfoPath is where a TorchScript file's description is: FILE.json.

@@ -595,3 +595,63 @@ func BenchmarkOrder(b *testing.B) {
 		OrderInto(idx, s, true)
 	}
 }
+
+// heldBytes is what the solver's buffers hold, by their capacities.
+func (s *roadSolver) heldBytes() int64 {
+	b := 8*(cap(s.diag)+cap(s.kv)+cap(s.l)+cap(s.inv)+cap(s.b)+cap(s.off)) + 4*(cap(s.idx)+cap(s.px)+cap(s.pix)+cap(s.first))
+	m := &s.mg
+	b += 8*(cap(m.x)+cap(m.r)+cap(m.p)+cap(m.q)+cap(m.scalars)) + cap(m.done)
+	for _, l := range m.levels {
+		b += 8 * (cap(l.a) + cap(l.d) + cap(l.inv) + cap(l.x) + cap(l.b) + cap(l.r))
+		for _, c := range l.colour {
+			b += 4 * cap(c)
+		}
+	}
+	return int64(b)
+}
+
+// The memory plan counts ROADSolverBytes per core: it must bound what a
+// solver holds after imputing images of every removal rate, with random
+// and blocky (ranked-map-like) masks, and not by more than half again
+// where it matters (images of 112×112 and more).
+func TestROADSolverBytesBoundsWhatItHolds(t *testing.T) {
+	for _, size := range []int{32, 64, 112, 224} {
+		for _, C := range []int{1, 3} {
+			rng := rand.New(rand.NewPCG(1, uint64(size)))
+			img := make([]float32, C*size*size)
+			keep := make([]float32, size*size)
+			var s roadSolver
+			for _, rate := range []float64{0.1, 0.3, 0.5, 0.7, 0.9} {
+				for _, blocky := range []bool{false, true} {
+					kept := 0
+					for i := range keep {
+						v := rng.Float64()
+						if blocky { // 8×8 blocks in a scrambled order
+							v = float64((i/size/8*131+i%size/8*71)%97) / 97
+						}
+						keep[i] = 0
+						if v >= rate {
+							keep[i], kept = 1, kept+1
+						}
+					}
+					if kept == 0 {
+						continue
+					}
+					for i := range img {
+						img[i] = rng.Float32()
+					}
+					if err := s.fill(img, []int{C, size, size}, keep, 0.01, rng); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			held, bound := s.heldBytes(), ROADSolverBytes(C, size*size)
+			if held > bound {
+				t.Errorf("%d×%d×%d: the solver holds %d bytes, over ROADSolverBytes's %d", C, size, size, held, bound)
+			}
+			if size >= 112 && float64(bound) > 1.5*float64(held) {
+				t.Errorf("%d×%d×%d: ROADSolverBytes says %d bytes, more than half again the %d held", C, size, size, bound, held)
+			}
+		}
+	}
+}

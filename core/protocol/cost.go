@@ -3,6 +3,7 @@ package protocol
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
 	"time"
 
@@ -158,6 +159,11 @@ func (f FUD) PriorPasses(ctx context.Context, env *Env) (diffusion.Prior, float6
 type Footprint struct {
 	Train, Test float64
 	Model       bool
+	// Held is what a run holds whatever the number of inputs, in bytes:
+	// the previews a result keeps to show (the first previewCount inputs
+	// at every rate, order or fraction) and the filling's per-core buffers
+	// (ROAD's solvers). At 224×224 a ROAD run's previews alone hold 87 MB.
+	Held float64
 }
 
 // Footprinter is a protocol that says its Footprint.
@@ -174,6 +180,22 @@ func FootprintOf(p Protocol, dim, hw int) Footprint {
 	return Footprint{Test: float64(4*hw + 4*dim)}
 }
 
+// previewBytes is what a result keeps to show: the first previewCount
+// inputs untouched, their maps, and a perturbed copy of them at each of
+// the perturbed steps (rates, orders, fractions).
+func previewBytes(perturbed, dim, hw int) float64 {
+	return float64(previewCount * (4*dim + 4*hw + perturbed*4*dim))
+}
+
+// fillBytes is what filling removed pixels with ref (a reference's name)
+// holds beside the images: ROAD's solvers, one per core (perturb.FillAll).
+func fillBytes(ref string, dim, hw int) float64 {
+	if !strings.HasPrefix(ref, "road") {
+		return 0
+	}
+	return float64(int64(runtime.GOMAXPROCS(0)) * perturb.ROADSolverBytes(dim/hw, hw))
+}
+
 // removalFootprint is removeAndScore's per input of a split: the maps and
 // the ranks they give (the maps freed, not yet collected, when the split's
 // perturbed copy is made), and that copy.
@@ -181,22 +203,35 @@ func removalFootprint(dim, hw int) float64 { return float64(4*hw + 2*hw + 4*dim)
 
 // Footprint implements Footprinter.
 func (r ROAR) Footprint(dim, hw int) Footprint {
+	r = r.defaults()
 	f := removalFootprint(dim, hw)
-	return Footprint{Train: f, Test: f}
+	return Footprint{Train: f, Test: f, Held: previewBytes(len(r.Rates), dim, hw) + fillBytes(r.Reference, dim, hw)}
 }
 
 // Footprint implements Footprinter.
 func (r ROAD) Footprint(dim, hw int) Footprint {
+	r = r.defaults()
 	f := removalFootprint(dim, hw)
+	held := previewBytes(2*len(r.Rates), dim, hw) + fillBytes(r.Reference, dim, hw) // both orders
 	if r.Retrain {
-		return Footprint{Train: f, Test: f}
+		return Footprint{Train: f, Test: f, Held: held}
 	}
-	return Footprint{Test: f}
+	return Footprint{Test: f, Held: held}
 }
 
 // Footprint implements Footprinter: the proxy's masked training batches are
 // small; the test set as ROAR's.
-func (EvalX) Footprint(dim, hw int) Footprint { return Footprint{Test: removalFootprint(dim, hw)} }
+func (e EvalX) Footprint(dim, hw int) Footprint {
+	return Footprint{Test: removalFootprint(dim, hw), Held: previewBytes(len(e.defaults().Rates), dim, hw)}
+}
+
+// Footprint implements Footprinter: the test maps and a perturbed copy
+// (FootprintOf's), the previews of both orders at the shift fractions
+// and the filling's buffers.
+func (d Deletion) Footprint(dim, hw int) Footprint {
+	d = d.defaults()
+	return Footprint{Test: float64(4*hw + 4*dim), Held: previewBytes(2*len(shiftFractions), dim, hw) + fillBytes(d.Reference, dim, hw)}
+}
 
 // Footprint implements Footprinter: each split's maps, shift directions,
 // shifted and projected copies (the projections pass through the cache as
