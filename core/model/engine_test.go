@@ -69,6 +69,22 @@ func TestTorchScriptModelNeedsItsDescription(t *testing.T) {
 	}
 }
 
+// The memory plan sizes a TorchScript module's weights from its archive:
+// the fixture's data/ entries are its 10 float tensors and batch norm's
+// counter, 21 168 bytes (unzip -l). A file that is no archive is an error
+// naming it.
+func TestScriptWeightBytesSumsItsTensors(t *testing.T) {
+	fixture := filepath.Join("..", "..", "testdata", "torch", "scripted-cnn.pt")
+	if n, err := ScriptWeightBytes(fixture); err != nil || n != 21168 {
+		t.Errorf("ScriptWeightBytes = %d, %v; want 21168", n, err)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.pt")
+	os.WriteFile(bad, []byte("PK\x03\x04 and then nothing"), 0o644)
+	if _, err := ScriptWeightBytes(bad); err == nil || !strings.Contains(err.Error(), "bad.pt") {
+		t.Errorf("a truncated archive: %v", err)
+	}
+}
+
 // On the native engine a retrained network is stored as the model file
 // it always was: the base model's header without its training record.
 func TestRetrainedModelsOnTheNativeEngineAreModelFiles(t *testing.T) {

@@ -221,3 +221,34 @@ func TestIROFPassesEachCopyOnce(t *testing.T) {
 		t.Errorf("IROF passed %d inputs through the model, want %d", net.inputs, want)
 	}
 }
+
+// The previews a result keeps (the first inputs untouched, their maps and
+// their perturbed copies at every rate, order or fraction) are the
+// protocol's Footprint.Held, which the memory plan adds to a task: at
+// 224×224 a ROAD run's previews of both orders at 9 rates hold 87 MB, and
+// a plan without them set the collector's limit under the live heap.
+// (Filled with uniform noise, these runs hold no solver besides.)
+func TestFootprintHoldsTheResultsPreviews(t *testing.T) {
+	if testing.Short() {
+		t.Skip("ImageNet-sized images")
+	}
+	ctx := context.Background()
+	env, _ := imageNetEnv(previewCount + 2)
+	dim, hw := engine.Size(env.Test.Shape), 224*224
+	for _, p := range []Protocol{
+		ROAD{Rates: []float64{0.3, 0.6}, Reference: "uniform"},
+		Deletion{Samples: previewCount + 2, Steps: 4, Reference: "uniform"},
+	} {
+		res, err := p.Run(ctx, env)
+		if err != nil {
+			t.Fatalf("%s: %v", p.Info().Name, err)
+		}
+		var kept float64
+		for _, s := range res.Samples {
+			kept += float64(4 * len(s.Values))
+		}
+		if held := FootprintOf(p, dim, hw).Held; kept != held {
+			t.Errorf("%s keeps %.0f bytes of previews; its footprint says %.0f", p.Info().Name, kept, held)
+		}
+	}
+}
