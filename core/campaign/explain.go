@@ -123,6 +123,7 @@ func attribute(ctx context.Context, m *model.Model, trainSet, testSet *data.Data
 	if err != nil {
 		return ex, err
 	}
+	defer engine.Release(net)
 	switch {
 	case target != nil:
 		in.Target = target

@@ -330,6 +330,7 @@ func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol, u
 	if err != nil {
 		return protocol.Result{}, name, err
 	}
+	defer engine.Release(net)
 	env := &protocol.Env{Net: net, Train: trainSet, Test: testSet, Method: label, Recipe: recipe, Seed: t.Seed,
 		NewNet: func() (engine.Network, error) { return eng.Fresh(ctx, m, trainSet, t.Seed) },
 		Models: &models{r: r, base: base, from: m, data: trainKey(s.Datasets[t.Dataset], trainSet)}, Artefacts: artefacts{r},

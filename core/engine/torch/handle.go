@@ -69,6 +69,9 @@ func newHandle(ctx context.Context, e *Engine, build map[string]any, buildA []ar
 func (h *handle) construct(ctx context.Context, w *worker, gen int) error {
 	req := maps.Clone(h.build)
 	req["net"] = h.id
+	if free := h.e.takeFree(); len(free) > 0 {
+		req["free"] = free // before the build: a released network's module is not held beside the new one
+	}
 	f, err := w.call(ctx, req, h.buildA, nil)
 	if err != nil {
 		return err

@@ -27,12 +27,14 @@ type Net struct {
 	arch    string
 	classes int
 	n       int // the last Forward's batch, 0 when there is nothing to differentiate
+	cleanup runtime.Cleanup
 }
 
 var (
 	_ engine.Network    = (*Net)(nil)
 	_ engine.Gradienter = (*Net)(nil)
 	_ engine.CAMLayerer = (*Net)(nil)
+	_ engine.Releaser   = (*Net)(nil)
 )
 
 // New builds a built-in architecture (goar-cnn, mlp, resnet18, logreg)
@@ -127,8 +129,15 @@ func channels(s Script) (mean, std []float64, err error) {
 
 func (e *Engine) wrap(h *handle, arch string, classes int) *Net {
 	m := &Net{handle: h, arch: arch, classes: classes}
-	runtime.AddCleanup(m, e.release, h.id)
+	m.cleanup = runtime.AddCleanup(m, e.release, h.id)
 	return m
+}
+
+// Release implements engine.Releaser: the worker frees the network with
+// the engine's next request (a network's build among them).
+func (m *Net) Release() {
+	m.cleanup.Stop()
+	m.e.release(m.id)
 }
 
 // Arch implements engine.Network.
