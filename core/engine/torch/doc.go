@@ -33,7 +33,11 @@
 // and after the worker changed them (training, batch-norm statistics, a
 // reset) they come back. So a worker that died is replaced at the next
 // request and every network rebuilt there; the request under way fails
-// with an error that names the host, the process and the cause.
+// with an error that names the host, the process and the cause. A network
+// is freed in the worker with the next request (a build among them) once
+// released (engine.Release: a campaign's task does, when done) or
+// collected; the worker then hands the freed pages back to the system.
+// A TorchScript image model runs there in channels-last layout.
 //
 // Results are close to the native engine's, not bit-identical: other
 // kernels sum in other orders (on a GPU, other hardware). The package's

@@ -298,3 +298,35 @@ func TestHelperProcessHoldsAWorker(t *testing.T) {
 	fmt.Printf("worker pid %d\n", info.PID)
 	time.Sleep(time.Minute)
 }
+
+// A released network is freed in the worker by the engine's next request
+// — a build among them, before it builds: a campaign's task releases its
+// network so that the next task's module is not loaded beside it. The
+// released one is then unknown to the worker, which says so.
+func TestReleasedNetworkIsFreedByTheNextBuild(t *testing.T) {
+	e := testEngine(t)
+	ctx := context.Background()
+	shape := []int{1, 8, 8}
+	a, err := e.New(ctx, "mlp", shape, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := make([]float32, 2*64)
+	if _, err := a.Forward(x, 2); err != nil {
+		t.Fatal(err)
+	}
+	a.Release()
+	b, err := e.New(ctx, "mlp", shape, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if free := e.takeFree(); len(free) != 0 {
+		t.Errorf("ids %v still queued after the build", free)
+	}
+	if _, err := b.Forward(x, 2); err != nil {
+		t.Errorf("the new network: %v", err)
+	}
+	if _, err := a.Forward(x, 2); err == nil || !strings.Contains(err.Error(), "not held here") {
+		t.Errorf("the released network's request: %v, want the worker to say it holds it no more", err)
+	}
+}

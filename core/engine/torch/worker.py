@@ -521,6 +521,8 @@ class Worker:
                 if op is None:
                     raise ValueError(f"unknown request {h['op']!r}")
                 net = self.nets.get(h.get("net")) if "net" in h else None
+                if net is None and "net" in h and h["op"] not in ("build", "load_script"):
+                    raise ValueError(f"network {h['net']} is not held here: released, or never built")
                 if net is not None:
                     self.load_params(net, arrays)
                 reply, out = op(h, arrays, net)
