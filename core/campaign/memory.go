@@ -22,13 +22,15 @@ import (
 
 // A campaign's memory is the data, held once and shared by every task, and
 // what the tasks running at once hold beside it: their maps, ranks and
-// perturbed copies of the data (protocol.Footprint), the maps a task
+// perturbed copies of the data, the previews their results keep and the
+// filling's buffers (protocol.Footprint), the maps a task
 // computes, the inputs of one engine call (engine.Batch: 2 MiB of them
 // whatever their size), the explained network with the buffers its passes
 // keep (measured on a copy: at 224×224 a ResNet-18-sized network's per-core
 // pieces hold most of a task), and the networks it trains with their
 // optimiser state and each core's working buffers. None of it grows with the number of
-// methods, rates, seeds or tasks: every artefact streams from the cache
+// methods, seeds or tasks, nor with rates but for a result's eight
+// previews at each: every artefact streams from the cache
 // when a task needs it and is dropped when the task ends. Memory plans it
 // before any work; Run refuses a campaign that cannot fit the user's cap
 // (memory_gb, Settings' memory cap), and sets the collector's soft limit
