@@ -174,12 +174,12 @@ func (s *roadSolver) fill(img []float32, shape []int, keep []float32, noise floa
 	// (its bound, N rows of W+5, is three times what holes at 224×224 take).
 	envelope := 0
 	for i := 0; i < N; i += 4 {
-		f := int(min(s.start(i), s.start(i+1), s.start(i+2), s.start(i+3)))
+		f := int(s.blockStart(i))
 		envelope += 4*(i-f) + 10 // Σ r−f+1 over the block's rows r = i…i+3
 	}
 	s.l = resize(s.l, envelope)
 	for i := 0; i < N; i += 4 {
-		f := min(s.start(i), s.start(i+1), s.start(i+2), s.start(i+3))
+		f := s.blockStart(i)
 		for r := i; r < i+4; r++ {
 			s.row(r, f, r >= n)
 		}
@@ -215,7 +215,7 @@ func (s *roadSolver) multigridCheaper(C, H, W, n int) bool {
 	}
 	var e float64
 	for i := 0; i < n; i += 4 {
-		f := min(s.start(i), s.start(i+1), s.start(i+2), s.start(i+3))
+		f := s.blockStart(i)
 		for r := i; r < i+4; r++ {
 			e += float64(r-int(f)+1) * float64(r-int(f)+1)
 		}
@@ -224,6 +224,12 @@ func (s *roadSolver) multigridCheaper(C, H, W, n int) bool {
 		}
 	}
 	return false
+}
+
+// blockStart is the first column of the block of four rows from unknown
+// i, which are factored together: the earliest of their starts.
+func (s *roadSolver) blockStart(i int) int32 {
+	return min(s.start(i), s.start(i+1), s.start(i+2), s.start(i+3))
 }
 
 // start is the first column of unknown i's row of the system: its earliest

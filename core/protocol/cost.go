@@ -177,8 +177,12 @@ func FootprintOf(p Protocol, dim, hw int) Footprint {
 	if f, ok := p.(Footprinter); ok {
 		return f.Footprint(dim, hw)
 	}
-	return Footprint{Test: float64(4*hw + 4*dim)}
+	return Footprint{Test: plainTest(dim, hw)}
 }
+
+// plainTest is a protocol's per test input that holds its map and a
+// perturbed copy of the input.
+func plainTest(dim, hw int) float64 { return float64(4*hw + 4*dim) }
 
 // previewBytes is what a result keeps to show: the first previewCount
 // inputs untouched, their maps, and a perturbed copy of them at each of
@@ -230,7 +234,7 @@ func (e EvalX) Footprint(dim, hw int) Footprint {
 // and the filling's buffers.
 func (d Deletion) Footprint(dim, hw int) Footprint {
 	d = d.defaults()
-	return Footprint{Test: float64(4*hw + 4*dim), Held: previewBytes(2*len(shiftFractions), dim, hw) + fillBytes(d.Reference, dim, hw)}
+	return Footprint{Test: plainTest(dim, hw), Held: previewBytes(2*len(shiftFractions), dim, hw) + fillBytes(d.Reference, dim, hw)}
 }
 
 // Footprint implements Footprinter: each split's maps, shift directions,
