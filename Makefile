@@ -111,7 +111,8 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./core/model
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./core/spec
 	$(GO) test -run '^$$' -fuzz FuzzParseTarget -fuzztime 30s ./core/engine/torch
-	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./core/engine/onnx
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./core/engine/onnx
+	$(GO) test -run '^$$' -fuzz '^FuzzFold$$' -fuzztime 30s ./core/engine/onnx
 	$(GO) test -run '^$$' -fuzz FuzzMapsFile -fuzztime 30s ./core/attr
 	$(GO) test -run '^$$' -fuzz FuzzRunFolder -fuzztime 30s ./core/store
 

@@ -104,11 +104,18 @@ type importer struct {
 	silu    map[*node]string  // Mul nodes that are x·σ(x), with x
 	skip    map[*node]bool    // Sigmoid nodes folded into those
 	out     string
+	// Constant folding (consts.go): the file's bytes, the values folded so
+	// far and the most a file of that size may fold, stored tensors' values
+	// converted once.
+	size, made, budget int
+	cache              map[*constant]values
 }
 
-func (g *Graph) read(gr *graph) error {
+// read reads the graph of a file of size bytes.
+func (g *Graph) read(gr *graph, size int) error {
 	im := &importer{g: g, opset: g.Opset, vals: map[string]value{}, readers: map[string]int{}, taken: map[string]bool{},
-		count: map[string]int{}, index: map[string]int{}, naming: map[string]naming{}, silu: map[*node]string{}, skip: map[*node]bool{}}
+		count: map[string]int{}, index: map[string]int{}, naming: map[string]naming{}, silu: map[*node]string{}, skip: map[*node]bool{},
+		size: size, budget: foldBudget(size)}
 	for i := range gr.initializers {
 		t := &gr.initializers[i]
 		im.vals[t.name] = value{c: &constant{t: t, dims: t.dims}}
@@ -170,7 +177,7 @@ func inputShape(in valueInfo) (shape, []int, error) {
 			continue // the batchSize
 		}
 		if !d.known || d.value <= 0 || d.value > 1<<16 {
-			return shape{}, nil, fmt.Errorf("input %q: dimension %d is %q: Faithlab needs the input's shape (all but the batchSize) fixed", in.name, i, d.param)
+			return shape{}, nil, fmt.Errorf("input %q: dimension %d is %q: Faithlab needs the input's shape (all but the batch size) fixed", in.name, i, d.param)
 		}
 		declared = append(declared, int(d.value))
 	}

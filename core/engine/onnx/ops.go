@@ -655,7 +655,7 @@ func (im *importer) reshape(n *node) error {
 	switch n.op {
 	case "Flatten":
 		if a := integer(n, "axis", 1); a != 1 && !(a == -3 && !x.s.flat) && !(a == -1 && x.s.flat) {
-			return fmt.Errorf("node %q: Flatten with axis %d: only axis 1 (keep the batchSize) is supported", n.name, a)
+			return fmt.Errorf("node %q: Flatten with axis %d: only axis 1 (keep the batch) is supported", n.name, a)
 		}
 	case "Reshape":
 		c, err := im.constant(n, 1, "shape")
@@ -719,10 +719,15 @@ func (im *importer) reshape(n *node) error {
 	return nil
 }
 
-// shapeText writes a shape with the batchSize as N.
+// shapeText writes a shape with the batchSize as N, its first 8 values
+// and their count where it holds more (a file's "shape" of a million).
 func shapeText(v []int64) string {
 	var parts []string
-	for _, d := range v {
+	for i, d := range v {
+		if i == 8 && len(v) > 9 {
+			parts = append(parts, fmt.Sprintf("… (%d values)", len(v)))
+			break
+		}
 		if d == batchSize {
 			parts = append(parts, "N")
 		} else {
