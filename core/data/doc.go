@@ -18,6 +18,19 @@
 // claim at most 64 times their size, and an .npz is read member by member,
 // by name (NPZ).
 //
+// An image folder's images are checked from their headers before they are
+// decoded: at most 64 MiB of pixels decoded (16 megapixels of 8-bit RGBA),
+// no side over 65 535 pixels and neither side more than 1 000 times the
+// other (a photograph is within 1:20; a 1×67 000 000 PNG is not a picture,
+// and it would ask gigabytes of the resize), and for a JPEG at most 256 MiB
+// in the decoder's own buffers, counted from its frame header (a
+// progressive JPEG holds 4 bytes of coefficients per pixel and component).
+// An image is resized along its longer axis first, so that the
+// intermediate image holds at most size × √(width × height) pixels (7 MiB
+// at size 224). Symbolic links in an image folder, to class folders and to
+// images alike, are followed within the dataset's folder; one leading
+// outside it is refused by name.
+//
 // Open resolves a short id (fashion-mnist, iris, wine, breast-cancer, digits,
 // gmm, or gmm with its settings such as gmm:dim=64, ParseGMM) or a path to a
 // train and a test split.

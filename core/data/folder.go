@@ -3,42 +3,78 @@ package data
 import (
 	"fmt"
 	"image"
-	"image/color"
-	_ "image/jpeg" // the formats loadImage reads
-	_ "image/png"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"github.com/disintegration/imaging"
 )
 
 // LoadImageFolder reads root/<class>/<image> files (PNG or JPEG), resized to
 // size×size with Lanczos filtering, as channels (1: grey, 3: RGB) in [0, 1].
-// Classes are the sub-folder names in lexical order. Each image is a regular
-// file of at most 64 MiB (maxImageFileBytes) whose header declares at most
-// 64 MiB of pixels (maxImageBytes: 16 megapixels of 8-bit RGBA), checked
-// before it is decoded (loadImage); size is at most 4096.
+// Classes are the sub-folder names in lexical order. Symbolic links are
+// followed, for class folders and image files alike, as long as they lead
+// to a place inside root; one that leads outside it, or nowhere, is refused
+// by name. Each image is a regular file of at most 64 MiB
+// (maxImageFileBytes) whose header is checked before it is decoded
+// (decodeImage): at most 64 MiB of pixels (maxImageBytes: 16 megapixels of
+// 8-bit RGBA), sides of at most 65 535 pixels (maxImageSourceSide), the
+// longer at most 1 000 times the shorter (maxImageAspect), and a JPEG's
+// decoder buffers at most 256 MiB (maxJPEGDecodeBytes); size is at most
+// 4096.
 func LoadImageFolder(root string, size, channels int) (*Dataset, error) {
+	return loadImageFolder(root, root, size, channels)
+}
+
+// loadImageFolder is LoadImageFolder, with links allowed to lead anywhere
+// inside the folder within (root or a folder above it: a dataset's folder
+// for its train/ and test/ parts).
+func loadImageFolder(root, within string, size, channels int) (*Dataset, error) {
 	if size <= 0 || size > maxImageSide || (channels != 1 && channels != 3) {
 		return nil, fmt.Errorf("load %s: size %d and %d channels: want a size in [1, %d] and 1 or 3 channels", root, size, channels, maxImageSide)
 	}
-	entries, err := os.ReadDir(root)
+	inside, err := filepath.EvalSymlinks(within)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", root, err)
+	}
+	dir, err := filepath.EvalSymlinks(root)
+	if err == nil && !isInside(inside, dir) {
+		err = linkOutside(root, dir, within)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", root, err)
+	}
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", root, err)
 	}
 	d := &Dataset{Name: filepath.Base(root), Shape: []int{channels, size, size}}
+	classDirs := map[string]string{}
 	for _, e := range entries {
-		if e.IsDir() {
+		p, real, isDir := filepath.Join(root, e.Name()), filepath.Join(dir, e.Name()), e.IsDir()
+		if e.Type()&fs.ModeSymlink != 0 {
+			st, err := os.Stat(real)
+			if err != nil {
+				return nil, fmt.Errorf("load %s: %s is a symbolic link that cannot be followed: %w", root, p, err)
+			}
+			if !st.IsDir() {
+				continue // a file beside the classes, not read, as any other
+			}
+			if real, err = resolveInside(inside, within, p); err != nil {
+				return nil, fmt.Errorf("load %s: %w", root, err)
+			}
+			isDir = true
+		}
+		if isDir {
 			d.Classes = append(d.Classes, e.Name())
+			classDirs[e.Name()] = real
 		}
 	}
 	slices.Sort(d.Classes)
 	per := channels * size * size
 	for ci, c := range d.Classes {
-		files, err := os.ReadDir(filepath.Join(root, c))
+		files, err := os.ReadDir(classDirs[c])
 		if err != nil {
 			return nil, fmt.Errorf("load %s: %w", root, err)
 		}
@@ -47,12 +83,18 @@ func LoadImageFolder(root string, size, channels int) (*Dataset, error) {
 			if f.IsDir() || (ext != ".png" && ext != ".jpg" && ext != ".jpeg") {
 				continue
 			}
-			p := filepath.Join(root, c, f.Name())
-			img, err := loadImage(p)
+			p := filepath.Join(root, c, f.Name()) // as the user knows it
+			q := filepath.Join(classDirs[c], f.Name())
+			if f.Type()&fs.ModeSymlink != 0 {
+				if q, err = resolveInside(inside, within, p); err != nil {
+					return nil, fmt.Errorf("load %s: %w", root, err)
+				}
+			}
+			img, err := loadImage(q)
 			if err != nil {
 				return nil, fmt.Errorf("load %s: %w", p, err)
 			}
-			d.X = append(d.X, imageToCHW(imaging.Resize(img, size, size, imaging.Lanczos), channels)[:per]...)
+			d.X = append(d.X, imageToCHW(resizeImage(img, size), channels)[:per]...)
 			d.Y = append(d.Y, ci)
 		}
 	}
@@ -60,6 +102,30 @@ func LoadImageFolder(root string, size, channels int) (*Dataset, error) {
 		return nil, fmt.Errorf("load %s: %w", root, err)
 	}
 	return d, nil
+}
+
+// resolveInside resolves the symbolic links of path, which must lead
+// inside the folder within (resolved: inside).
+func resolveInside(inside, within, path string) (string, error) {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", fmt.Errorf("%s is a symbolic link that cannot be followed: %w", path, err)
+	}
+	if !isInside(inside, real) {
+		return "", linkOutside(path, real, within)
+	}
+	return real, nil
+}
+
+// isInside reports whether the resolved path real is the folder inside
+// (resolved) or below it.
+func isInside(inside, real string) bool {
+	rel, err := filepath.Rel(inside, real)
+	return err == nil && (rel == "." || filepath.IsLocal(rel))
+}
+
+func linkOutside(path, real, within string) error {
+	return fmt.Errorf("%s leads to %s, outside %s: an image folder is read only inside itself (copy what the link leads to into it)", path, real, within)
 }
 
 // loadImage decodes a PNG or JPEG file of at most maxImageFileBytes.
@@ -70,66 +136,4 @@ func loadImage(path string) (image.Image, error) {
 	}
 	defer f.Close()
 	return decodeImage(io.NewSectionReader(f, 0, size))
-}
-
-// decodeImage decodes a PNG or JPEG image after checking, from its header,
-// that the decoded pixels take at most maxImageBytes: a small file that
-// claims a huge image is refused before the decoder allocates it.
-func decodeImage(r io.ReadSeeker) (image.Image, error) {
-	cfg, format, err := image.DecodeConfig(r)
-	if err != nil {
-		return nil, fmt.Errorf("not a readable image: %w", err)
-	}
-	if format != "png" && format != "jpeg" {
-		return nil, fmt.Errorf("a %s image: want PNG or JPEG", format)
-	}
-	bpp := int64(4) // 8-bit RGBA and YCbCr (at most 3), CMYK
-	switch cfg.ColorModel {
-	case color.GrayModel:
-		bpp = 1
-	case color.Gray16Model:
-		bpp = 2
-	case color.RGBA64Model, color.NRGBA64Model:
-		bpp = 8
-	}
-	if _, paletted := cfg.ColorModel.(color.Palette); paletted {
-		bpp = 1
-	}
-	if cfg.Width <= 0 || cfg.Height <= 0 {
-		return nil, fmt.Errorf("%s of %d×%d pixels: empty image", format, cfg.Width, cfg.Height)
-	}
-	if px := int64(cfg.Width) * int64(cfg.Height); px > maxImageBytes/bpp {
-		return nil, fmt.Errorf("%s of %d×%d pixels takes %.0f MiB decoded, more than the %s limit", format, cfg.Width, cfg.Height, float64(px)*float64(bpp)/(1<<20), bytesText(maxImageBytes))
-	}
-	if _, err := r.Seek(0, io.SeekStart); err != nil {
-		return nil, err
-	}
-	img, _, err := image.Decode(r)
-	if err != nil && !strings.HasPrefix(err.Error(), format+":") { // Go's PNG errors name it already
-		err = fmt.Errorf("%s: %w", format, err)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return img, nil
-}
-
-// imageToCHW converts an NRGBA image to channels-first floats in [0, 1];
-// one channel is the ITU-R 601 luma.
-func imageToCHW(img *image.NRGBA, channels int) []float32 {
-	b := img.Bounds()
-	w, h := b.Dx(), b.Dy()
-	out := make([]float32, channels*w*h)
-	for y := 0; y < h; y++ {
-		for x := 0; x < w; x++ {
-			o := img.PixOffset(x+b.Min.X, y+b.Min.Y)
-			r, g, bl := float32(img.Pix[o])/255, float32(img.Pix[o+1])/255, float32(img.Pix[o+2])/255
-			if channels == 1 {
-				out[y*w+x] = 0.299*r + 0.587*g + 0.114*bl
-				continue
-			}
-			out[y*w+x], out[w*h+y*w+x], out[2*w*h+y*w+x] = r, g, bl
-		}
-	}
-	return out
 }

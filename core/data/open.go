@@ -43,6 +43,24 @@ type Options struct {
 	TrainHead, TestHead int `json:"-"`
 }
 
+// Applied is o without the image folder's side and channels where the
+// samples read with o are not of that shape (shape: channels, height,
+// width): options that never applied, such as the train command's default
+// size recorded for a dataset that is no folder of images (digits' 8×8).
+func (o Options) Applied(shape []int) Options {
+	if len(shape) != 3 {
+		o.ImageSize, o.Channels = 0, 0
+		return o
+	}
+	if o.ImageSize != 0 && (o.ImageSize != shape[1] || o.ImageSize != shape[2]) {
+		o.ImageSize = 0
+	}
+	if o.Channels != 0 && o.Channels != shape[0] {
+		o.Channels = 0
+	}
+	return o
+}
+
 // Open loads a dataset by short id or path and returns its train and test
 // splits. Paths may be an IDX folder (train-images-idx3-ubyte[.gz] …), a
 // CIFAR binary folder, an image folder (with train/ and test/ sub-folders or
@@ -54,6 +72,9 @@ type Options struct {
 func Open(ref string, opt Options) (train, test *Dataset, err error) {
 	if train, test, err = open(ref, opt); err != nil {
 		return nil, nil, err
+	}
+	if err := CheckNames("class", train.Classes); err != nil {
+		return nil, nil, fmt.Errorf("dataset %s: %w", ref, err)
 	}
 	for _, h := range []struct {
 		set  **Dataset
@@ -182,11 +203,13 @@ func open(ref string, opt Options) (train, test *Dataset, err error) {
 		return LoadCIFAR(ref)
 	}
 	if st, err := os.Stat(filepath.Join(ref, "train")); err == nil && st.IsDir() {
-		tr, err := LoadImageFolder(filepath.Join(ref, "train"), opt.ImageSize, opt.Channels)
+		// Links in train/ may lead into test/ or a folder of all images
+		// beside them: inside the dataset's folder.
+		tr, err := loadImageFolder(filepath.Join(ref, "train"), ref, opt.ImageSize, opt.Channels)
 		if err != nil {
 			return nil, nil, err
 		}
-		te, err := LoadImageFolder(filepath.Join(ref, "test"), opt.ImageSize, opt.Channels)
+		te, err := loadImageFolder(filepath.Join(ref, "test"), ref, opt.ImageSize, opt.Channels)
 		if err != nil {
 			return nil, nil, err
 		}

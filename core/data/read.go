@@ -43,6 +43,25 @@ const (
 	// before it is decoded.
 	maxImageFileBytes = 64 << 20
 	maxImageBytes     = 64 << 20
+	// maxImageSourceSide and maxImageAspect bound an image's shape, also
+	// from its header: no side longer than a JPEG's can be (65 535), the
+	// longer side at most 1 000 times the shorter. A picture is far inside
+	// both (a panorama is 1:10); a 1×67 000 000 "image" fits
+	// maxImageBytes, yet its decoder's rows and its resize's filter
+	// weights and column buffers grow with its longest side. With them,
+	// resizeImage's intermediate image holds at most size×8192 pixels
+	// (size × √(W·H)): 0.9 MiB at 28, 7 MiB at 224.
+	maxImageSourceSide = 1<<16 - 1
+	maxImageAspect     = 1000
+	// maxJPEGDecodeBytes bounds what image/jpeg allocates to decode one
+	// JPEG, counted from its frame header (jpegFrame.decodeBytes): a
+	// progressive JPEG keeps every 8×8 block's coefficients as int32 (4
+	// bytes per pixel and component, the image padded to whole MCUs)
+	// beside the image: 5 bytes a pixel in grey, 15 in full-resolution
+	// YCbCr (4:4:4), 24 in CMYK. 256 MiB takes any baseline JPEG within
+	// maxImageBytes, and a progressive one of 16 megapixels in YCbCr, 53
+	// in grey or 11 in CMYK.
+	maxJPEGDecodeBytes = 256 << 20
 	// maxImageSide bounds the side images are resized to.
 	maxImageSide = 4096
 	// maxNamesBytes bounds a text file of class names (CIFAR's
