@@ -71,7 +71,7 @@ func Open(dir string) (*Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	recs, notes, damaged := log.Records, log.Notes(), len(log.Damaged)
+	recs, notes, damaged := log.Records, log.Notes(), log.DamagedLines()
 	var shardMans []store.Manifest
 	shards, _ := filepath.Glob(filepath.Join(dir, "shards", "*"))
 	for _, sd := range shards {
@@ -86,7 +86,7 @@ func Open(dir string) (*Results, error) {
 		if err != nil {
 			return nil, err
 		}
-		recs, notes, damaged = append(recs, more.Records...), append(notes, more.Notes()...), damaged+len(more.Damaged)
+		recs, notes, damaged = append(recs, more.Records...), append(notes, more.Notes()...), damaged+more.DamagedLines()
 		if sm, err := sr.Manifest(); err == nil && !sm.Started.IsZero() {
 			shardMans = append(shardMans, sm)
 		}
@@ -534,12 +534,15 @@ func (r *Results) WriteCSV(path string) error {
 		path = filepath.Join(r.Dir, "results.csv")
 	}
 	dir := filepath.Dir(path)
-	if err := data.WriteFileIn(dir, filepath.Base(path), b); err != nil {
+	if err := data.CheckWritableIn(dir, filepath.Base(path), "REPORT.md"); err != nil {
 		return err
 	}
 	md := filepath.Join(dir, "REPORT.md")
 	if old, err := data.ReadFileLimit(md, 64<<20); err == nil && !bytes.HasPrefix(old, []byte("# Campaign ")) {
-		return fmt.Errorf("%s exists and is not a Faithlab report: the CSV is written, the report is not (export into another folder to have it)", md)
+		return fmt.Errorf("%s exists and is not a Faithlab report: nothing written (export into another folder)", md)
+	}
+	if err := data.WriteFileIn(dir, filepath.Base(path), b); err != nil {
+		return err
 	}
 	return data.WriteFileIn(dir, "REPORT.md", []byte(r.Report()))
 }

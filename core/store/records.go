@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -39,12 +40,23 @@ const (
 	keptBytes    = 4 << 10
 )
 
+// shownDamage is how many damaged lines a Log describes one by one: the
+// rest are counted, so that a file of millions of junk lines costs no more
+// memory, and no more lines of warnings, than one of a few.
+const shownDamage = 5
+
+// maxRecordsBytes bounds the records of one results file, all lines
+// together (each counted with recordOverhead): a campaign of 50 000 test
+// inputs and a few hundred tasks writes well under it. A file that holds
+// more is refused as soon as its records pass it, whatever its lines say.
+var maxRecordsBytes int64 = 1 << 30 // a var: the tests lower it
+
 // Damage is a line of the results file that is not a whole record: cut
 // short by a kill, or damaged (its checksum or its JSON wrong). Its task
 // counts as not run, so that the next run does it again.
 type Damage struct {
 	Line int    // 1-based
-	Text string // the line, as found (its first keptBytes when longer than a record may be)
+	Text string // the line's first keptBytes
 	Size int64  // the line's length in bytes
 	Err  error
 }
@@ -55,23 +67,41 @@ func (d Damage) Error() string { return fmt.Sprintf("line %d: %v", d.Line, d.Err
 type Log struct {
 	Path    string
 	Records []Record // the whole, checked records, in file order
-	Damaged []Damage
+	// Damaged describes the first shownDamage damaged lines; MoreDamaged
+	// counts the others, which are not kept (Repair finds them again).
+	Damaged     []Damage
+	MoreDamaged int
+	lastDamaged int // the last damaged line's number
 	// Unchecked counts the records read unchecked: from lines without a
 	// checksum (from before checksums, or with it removed), or copied from
 	// such a line by an earlier run or merge (Record.Unchecked).
 	Unchecked int
 	unsummed  int  // lines without a checksum: Repair writes them again
+	mixed     bool // lines with and without checksums: those without are damage
 	accepted  bool // Accept dropped marks: Repair writes the records again
 	torn      bool // the last line has no newline (cut short, or its newline damaged)
+}
+
+// DamagedLines is how many lines of the file are damaged.
+func (l Log) DamagedLines() int { return len(l.Damaged) + l.MoreDamaged }
+
+// DamageNotes words the damaged lines, the first shownDamage a line each
+// and the rest in one, each followed by then ("its task runs again").
+func (l Log) DamageNotes(then string) []string {
+	var notes []string
+	for _, d := range l.Damaged {
+		notes = append(notes, fmt.Sprintf("%s line %d: %v; %s", l.Path, d.Line, d.Err, then))
+	}
+	if l.MoreDamaged > 0 {
+		notes = append(notes, fmt.Sprintf("%s: and %d more damaged lines, up to line %d; %s", l.Path, l.MoreDamaged, l.lastDamaged, then))
+	}
+	return notes
 }
 
 // Notes words what is wrong with the file, a line each: the damaged lines
 // (their tasks run again) and the records read unchecked.
 func (l Log) Notes() []string {
-	var notes []string
-	for _, d := range l.Damaged {
-		notes = append(notes, fmt.Sprintf("%s line %d: %v; its task runs again", l.Path, d.Line, d.Err))
-	}
+	notes := l.DamageNotes("its task runs again")
 	if n := l.UncheckedNote(); n != "" {
 		notes = append(notes, n)
 	}
@@ -110,69 +140,53 @@ func (l *Log) Accept() int {
 }
 
 // Read reads the results file as a stream, checking every line; it writes
-// nothing. A line past maxLineBytes is damage and is not held in memory.
+// nothing. It holds the records and one line at a time: a line past
+// maxLineBytes is damage and is not held, only the first shownDamage
+// damaged lines are described, and a file whose records exceed
+// maxRecordsBytes is refused.
 func (r *Run) Read() (Log, error) {
 	l := Log{Path: r.ResultsPath()}
-	f, err := openNoFollow(l.Path, os.O_RDONLY)
-	if errors.Is(err, fs.ErrNotExist) {
-		return l, nil
-	}
-	if err != nil {
-		return l, err
-	}
-	defer f.Close()
-	if err := regular(f, l.Path); err != nil {
-		return l, err
-	}
 	type unsummed struct {
-		at   int // in l.Records
-		line int
-		text string
+		at, line int // in l.Records; in the file
 	}
 	var plain []unsummed
+	var plainShown []Damage // the first lines without a checksum, in case they are damage
 	var checked int
-	lr := &lineReader{f: f, buf: make([]byte, 1<<20)}
-	for n := 1; ; n++ {
-		line, size, whole, err := lr.next()
+	var held int64
+	err := r.scan(func(n int, line []byte, size int64, whole bool) error {
+		l.torn = l.torn || !whole
+		rec, sum, err := classify(line, size, whole)
 		if err != nil {
-			return l, fmt.Errorf("%s: %w", l.Path, err)
+			l.damage(Damage{Line: n, Text: string(line[:min(len(line), keptBytes)]), Size: size, Err: err})
+			return nil
 		}
-		if size == 0 {
-			break
+		if held += size + recordOverhead; held > maxRecordsBytes {
+			return fmt.Errorf("line %d: records of more than %d GiB in all, more than a campaign's results hold: damaged, or not a results file", n, maxRecordsBytes>>30)
 		}
-		d := Damage{Line: n, Text: string(line), Size: size}
-		switch {
-		case !whole:
-			l.torn = true
-			d.Err = errors.New("cut short (no end of line: the process was killed while writing it, or the line is damaged)")
-		case size > maxLineBytes:
-			d.Err = fmt.Errorf("%d bytes, more than a record may hold (%d): damaged", size, maxLineBytes)
-		default:
-			rec, sum, err := decodeLine(line[:len(line)-1])
-			if err != nil {
-				d.Err = err
-				break
+		if sum {
+			checked++
+		} else {
+			plain = append(plain, unsummed{len(l.Records), n})
+			if len(plainShown) < shownDamage {
+				plainShown = append(plainShown, Damage{Line: n, Text: string(line[:min(len(line), keptBytes)]), Size: size, Err: errNoSum})
 			}
-			if sum {
-				checked++
-			} else {
-				plain = append(plain, unsummed{len(l.Records), n, string(line)})
-				if rec.Unchecked == "" {
-					rec.Unchecked = fmt.Sprintf("%s line %d", l.Path, n)
-				}
+			if rec.Unchecked == "" {
+				rec.Unchecked = fmt.Sprintf("%s line %d", l.Path, n)
 			}
-			l.Records = append(l.Records, rec)
-			continue
 		}
-		l.Damaged = append(l.Damaged, d)
+		l.Records = append(l.Records, rec)
+		return nil
+	})
+	if err != nil {
+		return l, err
 	}
 	if checked > 0 && len(plain) > 0 {
 		// Faithlab writes every line with its sum, so a file of both
 		// holds damaged lines (a sum removed, say).
+		l.mixed = true
 		drop := map[int]bool{}
 		for _, p := range plain {
 			drop[p.at] = true
-			l.Damaged = append(l.Damaged, Damage{Line: p.line, Text: p.text, Size: int64(len(p.text)), Err: errors.New("no checksum in a file whose records have them (damaged)")})
 		}
 		kept := l.Records[:0]
 		for i, rec := range l.Records {
@@ -180,8 +194,12 @@ func (r *Run) Read() (Log, error) {
 				kept = append(kept, rec)
 			}
 		}
-		l.Records, plain = kept, nil
-		slices.SortFunc(l.Damaged, func(a, b Damage) int { return a.Line - b.Line })
+		shown := append(l.Damaged, plainShown...)
+		slices.SortFunc(shown, func(a, b Damage) int { return a.Line - b.Line })
+		l.Records, l.Damaged = kept, shown[:min(len(shown), shownDamage)]
+		l.MoreDamaged += len(shown) - len(l.Damaged) + len(plain) - len(plainShown)
+		l.lastDamaged = max(l.lastDamaged, plain[len(plain)-1].line)
+		plain = nil
 	}
 	l.unsummed = len(plain)
 	for _, rec := range l.Records {
@@ -192,6 +210,69 @@ func (r *Run) Read() (Log, error) {
 	return l, nil
 }
 
+// recordOverhead is what a record holds in memory besides its line's
+// bytes, counted against maxRecordsBytes so that millions of tiny records
+// are bounded too.
+const recordOverhead = 512
+
+var (
+	errNoSum     = errors.New("no checksum in a file whose records have them (damaged)")
+	errNotObject = errors.New("not a record: no JSON object")
+)
+
+// damage counts a damaged line, describing it if it is among the first.
+func (l *Log) damage(d Damage) {
+	if len(l.Damaged) < shownDamage {
+		l.Damaged = append(l.Damaged, d)
+	} else {
+		l.MoreDamaged++
+	}
+	l.lastDamaged = d.Line
+}
+
+// classify decodes a line as lineReader gave it: a record, and whether it
+// carried a checksum, or why the line is damage.
+func classify(line []byte, size int64, whole bool) (Record, bool, error) {
+	switch {
+	case !whole:
+		return Record{}, false, errors.New("cut short (no end of line: the process was killed while writing it, or the line is damaged)")
+	case size > maxLineBytes:
+		return Record{}, false, fmt.Errorf("%d bytes, more than a record may hold (%d): damaged", size, maxLineBytes)
+	}
+	return decodeLine(line[:len(line)-1])
+}
+
+// scan calls visit with each line of the results file in turn: its number,
+// its bytes as lineReader gives them (valid until the next call), its
+// length and whether it ends in a newline. A missing file has no lines.
+func (r *Run) scan(visit func(n int, line []byte, size int64, whole bool) error) error {
+	path := r.ResultsPath()
+	f, err := openNoFollow(path, os.O_RDONLY)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := regular(f, path); err != nil {
+		return err
+	}
+	lr := &lineReader{f: f, buf: make([]byte, 1<<20)}
+	for n := 1; ; n++ {
+		line, size, whole, err := lr.next()
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if size == 0 {
+			return nil
+		}
+		if err := visit(n, line, size, whole); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+}
+
 // lineReader reads a results file a line at a time.
 type lineReader struct {
 	f    *os.File
@@ -199,6 +280,7 @@ type lineReader struct {
 	r, w int   // buf[r:w] is read and not yet taken
 	off  int64 // the file's offset at buf[w]
 	eof  bool
+	line []byte // the last line given, its room used again for the next
 }
 
 // next reads one line (with its newline; whole is false when the file
@@ -206,8 +288,10 @@ type lineReader struct {
 // at most maxLineBytes of the line, and of a longer one (or of one that
 // cannot be a record: it does not start with '{') only the first
 // keptBytes, skipping the holes of a sparse file, which hold only zeros,
-// without reading them.
+// without reading them. The line is valid until the next call.
 func (lr *lineReader) next() (line []byte, size int64, whole bool, err error) {
+	line = lr.line[:0]
+	defer func() { lr.line = line }()
 	first, record := true, false
 	for {
 		chunk := lr.buf[lr.r:lr.w]
@@ -224,9 +308,12 @@ func (lr *lineReader) next() (line []byte, size int64, whole bool, err error) {
 		record = record && size <= maxLineBytes && bytes.IndexByte(chunk, 0) < 0
 		switch {
 		case record:
+			if cap(line)-len(line) < len(chunk) { // doubling: append's smaller steps past 256 KB copy a long line many times
+				line = slices.Grow(line, max(len(chunk), cap(line)))
+			}
 			line = append(line, chunk...)
 		case len(line) > keptBytes: // no record after all: keep its start only
-			line = bytes.Clone(line[:keptBytes])
+			line = line[:keptBytes]
 		case len(line) < keptBytes:
 			line = append(line, chunk[:min(len(chunk), keptBytes-len(line))]...)
 		}
@@ -270,6 +357,9 @@ var recordKeys = func() map[string]bool {
 // decodeLine checks and decodes one line (without its newline); sum
 // reports whether it carried a checksum.
 func decodeLine(line []byte) (rec Record, sum bool, err error) {
+	if len(line) == 0 || line[0] != '{' {
+		return rec, false, errNotObject
+	}
 	body := line
 	if n := len(line) - len(sumMember) - 2*sha256.Size - 2; n > 0 && string(line[n:n+len(sumMember)]) == sumMember && bytes.HasSuffix(line, []byte(`"}`)) {
 		body = append(line[:n:n], '}')
@@ -291,6 +381,15 @@ func decodeLine(line []byte) (rec Record, sum bool, err error) {
 	}
 	if err := json.Unmarshal(body, &rec); err != nil {
 		return rec, sum, fmt.Errorf("not a record: %v", err)
+	}
+	if rec.Task == "" {
+		return rec, sum, errors.New("not a record: no task")
+	}
+	for i, v := range []string{rec.Task, rec.Label, rec.Dataset, rec.Model, rec.Method, rec.Post, rec.Protocol, rec.Faithlab} {
+		if !data.Printable(v) {
+			name := []string{"task", "label", "dataset", "model", "method", "post", "protocol", "faithlab_version"}[i]
+			return rec, sum, fmt.Errorf("not a record: a control character in its %s (Faithlab writes none)", name)
+		}
 	}
 	return rec, sum, nil
 }
@@ -314,15 +413,11 @@ func encodeLine(rec Record) ([]byte, error) {
 // keeping its mark (Record.Unchecked) unless the user accepted it
 // (Log.Accept). It writes nothing when the file is whole.
 func (r *Run) Repair(l Log) error {
-	if len(l.Damaged) == 0 && l.unsummed == 0 && !l.torn && !l.accepted {
+	if l.DamagedLines() == 0 && l.unsummed == 0 && !l.torn && !l.accepted {
 		return nil
 	}
-	if len(l.Damaged) > 0 {
-		var bad bytes.Buffer
-		for _, d := range l.Damaged {
-			bad.WriteString(strings.TrimSuffix(d.Text, "\n") + "\n")
-		}
-		if err := appendOwn(r.ResultsPath()+".damaged", bad.Bytes()); err != nil {
+	if l.DamagedLines() > 0 {
+		if err := r.setAside(l); err != nil {
 			return err
 		}
 	}
@@ -335,6 +430,32 @@ func (r *Run) Repair(l Log) error {
 		buf.Write(line)
 	}
 	return data.WriteFileIn(r.Dir, "results.jsonl", buf.Bytes())
+}
+
+// setAside appends the damaged lines of the results file to
+// results.jsonl.damaged and syncs it: a second pass over the file finds
+// them as Read did (Read describes only the first few), each as lineReader
+// holds it (a line that cannot be a record, only its first keptBytes).
+func (r *Run) setAside(l Log) error {
+	f, err := openOwn(r.ResultsPath()+".damaged", os.O_APPEND|os.O_CREATE|os.O_WRONLY)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	err = r.scan(func(n int, line []byte, size int64, whole bool) error {
+		if _, sum, err := classify(line, size, whole); err == nil && (sum || !l.mixed) {
+			return nil
+		}
+		w.Write(bytes.TrimSuffix(line, []byte("\n")))
+		return w.WriteByte('\n')
+	})
+	if err == nil {
+		err = w.Flush()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	return errors.Join(err, f.Close())
 }
 
 // Append adds a record to the results file and syncs it to disk.
