@@ -46,7 +46,8 @@ func stub(t *testing.T, dir, name, out string) {
 }
 
 // A spec someone sent names the campaign and its run folder: in the
-// script they are data. A name with line breaks and command substitutions,
+// script they are data. A name with a directive and command substitutions
+// (a line break is refused when the spec is read),
 // and a folder with quotes and a semicolon, reach sbatch and faithlab-cli
 // as the words they are, and run nothing.
 func TestSlurmScriptRunsNothingASpecSays(t *testing.T) {
@@ -57,7 +58,7 @@ func TestSlurmScriptRunsNothingASpecSays(t *testing.T) {
 	}
 	out := "o'; touch PWNED; 'x y"
 	spec := strings.Replace(campaignSpec, "name: kill-test\noutput: run",
-		`name: "a\n#SBATCH --wrap=x\ntouch PWNED1 $(touch PWNED2) `+"`touch PWNED3`"+`"`+"\noutput: \""+out+"\"", 1)
+		`name: "a #SBATCH --wrap=x; touch PWNED1 $(touch PWNED2) `+"`touch PWNED3`"+`"`+"\noutput: \""+out+"\"", 1)
 	c := loadSpec(t, dir, spec)
 	stub(t, bin, "faithlab-cli", "")
 	stub(t, bin, "sbatch", "42;cluster\\n")

@@ -2,12 +2,15 @@ package diffusion
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 
 	"faithlab/core/data"
@@ -325,7 +328,7 @@ func (tr *trainer) load(st *trainState) (bool, error) {
 	got := ck.State.Record.Config
 	got.Checkpoint, got.CheckpointEvery, got.Epochs = want.Checkpoint, want.CheckpointEvery, want.Epochs
 	if got != want || ck.State.Record.Dataset != tr.ds.Name || ck.State.Record.Samples != tr.ds.Len() {
-		return false, fmt.Errorf("it was made by another run (%+v on %s, %d samples)", ck.State.Record.Config, ck.State.Record.Dataset, ck.State.Record.Samples)
+		return false, fmt.Errorf("it was made by another run (%s on %s, %d samples; now %s, %d samples)", settingsBesides(got, want), ck.State.Record.Dataset, ck.State.Record.Samples, tr.ds.Name, tr.ds.Len())
 	}
 	if ck.State.Epoch > want.Epochs {
 		return false, fmt.Errorf("it has trained %d epochs, more than the %d asked for", ck.State.Epoch, want.Epochs)
@@ -353,4 +356,24 @@ func (tr *trainer) checkpoint(st trainState, rec TrainRecord, start time.Time) e
 		return fmt.Errorf("train prior: checkpoint %s: %w", tr.cfg.Checkpoint, err)
 	}
 	return nil
+}
+
+// settingsBesides words the settings of a that differ from b's, by their
+// names in a training record ("batch_size 64, lr 0.001"; "the same settings").
+func settingsBesides(a, b TrainConfig) string {
+	var ma, mb map[string]any
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	json.Unmarshal(ja, &ma)
+	json.Unmarshal(jb, &mb)
+	var diff []string
+	for _, k := range slices.Sorted(maps.Keys(ma)) {
+		if fmt.Sprint(ma[k]) != fmt.Sprint(mb[k]) {
+			diff = append(diff, fmt.Sprintf("%s %v", k, ma[k]))
+		}
+	}
+	if len(diff) == 0 {
+		return "the same settings"
+	}
+	return strings.Join(diff, ", ")
 }

@@ -149,7 +149,7 @@ func (h Header) DataOptions(opt data.Options) (data.Options, error) {
 	}
 	if src := h.Source; src != nil {
 		trainHead, testHead := opt.TrainHead, opt.TestHead
-		opt = src.Options
+		opt = src.Options.Applied(h.InputShape)
 		opt.TrainHead, opt.TestHead = trainHead, testHead
 	} else if h.Training != nil {
 		opt.Seed = h.Training.Config.Seed

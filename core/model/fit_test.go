@@ -192,3 +192,19 @@ func TestDataDecodesAnImageFolderAsTheModelTakesIt(t *testing.T) {
 		t.Errorf("a recorded model asked for 32×32: %v", err)
 	}
 }
+
+// A model trained by `train --dataset digits` records the command's
+// default image size (28), which never applied to digits' 8×8 samples:
+// reading the model's own data again ignores it, where it once refused
+// ("28×28 pixels asked for, but the model takes 1×8×8"); a size the user
+// asks for is still checked.
+func TestARecordedImageSizeThatNeverAppliedIsIgnored(t *testing.T) {
+	h := Header{InputShape: []int{1, 8, 8}, Source: &Source{Ref: "digits", Options: data.Options{ImageSize: 28, Channels: 1, TestFrac: 0.2}}}
+	opt, err := h.DataOptions(data.Options{})
+	if err != nil || opt.ImageSize != 8 || opt.Channels != 1 || opt.TestFrac != 0.2 {
+		t.Fatalf("DataOptions = %+v, %v; want size 8, one channel, the recorded split", opt, err)
+	}
+	if _, err := h.DataOptions(data.Options{ImageSize: 28}); err == nil {
+		t.Error("a size the model does not take, asked for, was accepted")
+	}
+}

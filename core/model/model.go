@@ -332,6 +332,9 @@ func decode(b []byte, kern gemm.Kernel) (*Model, error) {
 	if len(h.Classes) < 2 {
 		return nil, fmt.Errorf("header lists %d classes", len(h.Classes))
 	}
+	if err := data.CheckNames("class", h.Classes); err != nil {
+		return nil, fmt.Errorf("header: %w", err)
+	}
 	if len(h.InputShape) != 3 || slices.Min(h.InputShape) <= 0 || engine.Size(h.InputShape) > 1<<24 {
 		return nil, fmt.Errorf("header: bad input shape %v", h.InputShape)
 	}

@@ -135,6 +135,9 @@ func (s ScriptInfo) check() error {
 	if len(s.Classes) < 2 {
 		return fmt.Errorf("%d classes: name at least 2", len(s.Classes))
 	}
+	if err := data.CheckNames("class", s.Classes); err != nil {
+		return err
+	}
 	if (len(s.Mean) == 0) != (len(s.Std) == 0) {
 		return fmt.Errorf("give mean and std together")
 	}

@@ -13,7 +13,9 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 
+	"faithlab/core/data"
 	"faithlab/core/store"
 )
 
@@ -53,7 +55,7 @@ const FewInputs = "few inputs: interval may be too narrow"
 // fast the tasks ran, so a resumed or merged run writes the same bytes as
 // an uninterrupted one.
 func WriteCSV(w io.Writer, runID string, recs []store.Record, conf Confidence) error {
-	cw := csv.NewWriter(w)
+	cw := cellWriter{csv.NewWriter(w)}
 	if err := cw.Write(CSVHeader); err != nil {
 		return err
 	}
@@ -117,7 +119,7 @@ func WriteCSV(w io.Writer, runID string, recs []store.Record, conf Confidence) e
 }
 
 // writePooled writes a method's rows over all its seeds (seed "all").
-func writePooled(cw *csv.Writer, runID string, r store.Record, proto string, g []store.Record, conf Confidence, curveRange func(string) []float64,
+func writePooled(cw cellWriter, runID string, r store.Record, proto string, g []store.Record, conf Confidence, curveRange func(string) []float64,
 	f func(float64) string, ci func(lo, hi float64, n, seeds int, few bool) []string) error {
 	row := func(metric, param, value string, tail []string) error {
 		return cw.Write(append([]string{runID, r.Dataset, r.Model, r.Method, r.Post, proto, AllSeeds, metric, param, value}, tail...))
@@ -164,7 +166,7 @@ var UnitsHeader = []string{"run", "dataset", "model", "method", "post", "protoco
 // the given order, as CSV (pandas: pd.read_csv(path)). Records without
 // per-input values (runs from before they were kept) write no rows.
 func WriteUnitsCSV(w io.Writer, runID string, recs []store.Record) error {
-	cw := csv.NewWriter(w)
+	cw := cellWriter{csv.NewWriter(w)}
 	if err := cw.Write(UnitsHeader); err != nil {
 		return err
 	}
@@ -189,4 +191,34 @@ func WriteUnitsCSV(w io.Writer, runID string, recs []store.Record) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// cellWriter writes CSV rows whose text cells — names from specs, records
+// and datasets — are inert in a spreadsheet: control and format characters
+// become spaces (a cell stays on its line), and a text that a spreadsheet
+// would run as a formula (it starts with =, +, -, @) is marked as text
+// with a leading apostrophe (OWASP's advice). Numbers are written as they are.
+type cellWriter struct{ *csv.Writer }
+
+func (w cellWriter) Write(row []string) error {
+	for i, c := range row {
+		row[i] = CSVText(c)
+	}
+	return w.Writer.Write(row)
+}
+
+// CSVText is a cell's text made inert (see cellWriter).
+func CSVText(c string) string {
+	c = strings.Map(func(r rune) rune {
+		if data.Unprintable(r) {
+			return ' '
+		}
+		return r
+	}, c)
+	if c != "" && strings.ContainsRune("=+-@", rune(c[0])) {
+		if _, err := strconv.ParseFloat(c, 64); err != nil {
+			return "'" + c
+		}
+	}
+	return c
 }

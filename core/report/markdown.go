@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"faithlab/core/data"
 	"faithlab/core/stats"
 	"faithlab/core/store"
 )
@@ -19,9 +20,9 @@ import (
 func Markdown(title string, recs []store.Record, d Diagnostics, left Left) string {
 	conf := d.Confidence
 	var b strings.Builder
-	fmt.Fprintf(&b, "# %s\n\n", title)
+	fmt.Fprintf(&b, "# %s\n\n", Inline(title))
 	if head, rest := left.Incomplete(len(recs)); head != "" {
-		fmt.Fprintf(&b, "> **%s** %s (`faithlab-cli status` lists them).\n\n", head, rest)
+		fmt.Fprintf(&b, "> **%s** %s (`faithlab-cli status` lists them).\n\n", Inline(head), Inline(rest))
 	}
 	fmt.Fprintf(&b, "Every score is the mean over the test inputs (and over the seeds, where there are several) with its %.0f %% interval, inside the score's natural range: Agresti–Coull where each input scores 0 or 1 (an accuracy), else the hull of the BCa and studentized bootstrap intervals of %d resamples (seed %d) over the inputs, or a percentile bootstrap over the seeds and then the inputs, so that retraining noise counts. An interval marked \"%s\" rests on inputs too few for how skewed their scores are (n ≤ 25·skewness², Cochran's rule), where no interval is known to cover %.0f %%: add inputs. Two methods are told apart when the paired test of no difference — the larger p of an exact (or Monte-Carlo) sign-flip permutation test and a studentized bootstrap test — rejects at %.0f %%, Holm-corrected over the protocol's pairs; a p drawn by Monte Carlo is shown with its standard error and drawn until its side of every level Holm compares it with is settled. Methods sharing a letter cannot be told apart. P(first) is the share of resamples in which a method ranks first.\n\n",
 		100*conf.Level, conf.Resamples, conf.Seed, FewInputs, 100*conf.Level, 100*Alpha)
@@ -37,7 +38,7 @@ func Markdown(title string, recs []store.Record, d Diagnostics, left Left) strin
 	if len(conf.Missing) > 0 {
 		var names []string
 		for _, m := range conf.Missing {
-			names = append(names, m.Protocol+" on "+m.Dataset)
+			names = append(names, Inline(m.Protocol+" on "+m.Dataset))
 		}
 		fmt.Fprintf(&b, "> **No intervals for %s**: these results keep no per-input values (a run from before Faithlab kept them). Run the campaign again, in a new folder, to have them.\n\n", strings.Join(names, ", "))
 	}
@@ -49,23 +50,23 @@ func Markdown(title string, recs []store.Record, d Diagnostics, left Left) strin
 		}
 		b.WriteString("\n")
 		for _, row := range conf.Card {
-			fmt.Fprintf(&b, "### %s on %s\n\n", row.Protocol, row.Dataset)
+			fmt.Fprintf(&b, "### %s on %s\n\n", Inline(row.Protocol), Inline(row.Dataset))
 			b.WriteString("| check | value | finding |\n|---|---|---|\n")
 			for _, f := range row.Findings() {
 				mark := ""
 				if f.F.Flag {
 					mark = " ⚠"
 				}
-				fmt.Fprintf(&b, "| %s%s | %s | %s |\n", f.Name, mark, findingValue(f.Name, f.F.Value), cellText(f.F.Words))
+				fmt.Fprintf(&b, "| %s%s | %s | %s |\n", cellText(f.Name), mark, findingValue(f.Name, f.F.Value), cellText(f.F.Words))
 			}
 			b.WriteString("\n")
 		}
 	}
 	for _, r := range conf.Rankings {
-		fmt.Fprintf(&b, "## %s on %s: %s (%s)\n\n", r.Protocol, r.Dataset, r.Metric, betterWord(r.Better))
+		fmt.Fprintf(&b, "## %s on %s: %s (%s)\n\n", Inline(r.Protocol), Inline(r.Dataset), Inline(r.Metric), betterWord(r.Better))
 		fmt.Fprintf(&b, "%s × %s. ", Count(r.Units, "input"), Count(r.Seeds, "seed"))
 		if v := r.Verdict(); v != "" {
-			fmt.Fprintf(&b, "%s%s.\n\n", strings.ToUpper(v[:1]), v[1:])
+			fmt.Fprintf(&b, "%s%s.\n\n", strings.ToUpper(v[:1]), Inline(v[1:]))
 		} else {
 			b.WriteString("\n\n")
 		}
@@ -75,7 +76,7 @@ func Markdown(title string, recs []store.Record, d Diagnostics, left Left) strin
 			if m.Weak {
 				weak = " !"
 			}
-			fmt.Fprintf(&b, "| %s%s | %s%s | %s | %s | %s |\n", cellText(m.Method), weak, cellOf(m), fewWords(m.CI), m.Letters, Fixed2(m.PFirst), Fixed2(m.MeanRank))
+			fmt.Fprintf(&b, "| %s%s | %s%s | %s | %s | %s |\n", cellText(m.Method), weak, cellOf(m), fewWords(m.CI), cellText(m.Letters), Fixed2(m.PFirst), Fixed2(m.MeanRank))
 		}
 		b.WriteString("\n")
 		if len(r.Pairs) > 0 {
@@ -94,20 +95,20 @@ func Markdown(title string, recs []store.Record, d Diagnostics, left Left) strin
 	if len(conf.Agreement)+len(conf.Contradictions) > 0 {
 		b.WriteString("## Do the protocols agree?\n\n")
 		for _, c := range conf.Contradictions {
-			fmt.Fprintf(&b, "**They contradict each other on %s**: %s.\n\n", c.Dataset, c.Words)
+			fmt.Fprintf(&b, "**They contradict each other on %s**: %s.\n\n", Inline(c.Dataset), Inline(c.Words))
 		}
 		for _, a := range conf.Agreement {
-			fmt.Fprintf(&b, "On %s, %s.\n\n", a.Dataset, a.Words)
+			fmt.Fprintf(&b, "On %s, %s.\n\n", Inline(a.Dataset), Inline(a.Words))
 			if len(a.Protocols) == 0 {
 				continue
 			}
-			fmt.Fprintf(&b, "Kendall's τ between the rankings:\n\n| | %s |\n|---|%s\n", strings.Join(a.Protocols, " | "), strings.Repeat("---|", len(a.Protocols)))
+			fmt.Fprintf(&b, "Kendall's τ between the rankings:\n\n| | %s |\n|---|%s\n", strings.Join(cellTexts(a.Protocols), " | "), strings.Repeat("---|", len(a.Protocols)))
 			for i, p := range a.Protocols {
 				var cells []string
 				for _, v := range a.Tau[i] {
 					cells = append(cells, tauCell(v))
 				}
-				fmt.Fprintf(&b, "| %s | %s |\n", p, strings.Join(cells, " | "))
+				fmt.Fprintf(&b, "| %s | %s |\n", cellText(p), strings.Join(cells, " | "))
 			}
 			b.WriteString("\n")
 		}
@@ -115,12 +116,12 @@ func Markdown(title string, recs []store.Record, d Diagnostics, left Left) strin
 	if lines := d.Summary(); len(lines) > 0 {
 		b.WriteString("## Diagnostics\n\n")
 		for _, l := range lines {
-			fmt.Fprintf(&b, "- %s\n", l)
+			fmt.Fprintf(&b, "- %s\n", Inline(l))
 		}
 		b.WriteString("\n")
 	}
 	if s := Summary(recs, d); s != "" {
-		b.WriteString("## Headline scores\n\n```\n" + s + "```\n")
+		b.WriteString("## Headline scores\n\n```\n" + CodeText(s) + "```\n")
 	}
 	return b.String()
 }
@@ -149,8 +150,65 @@ func fewWords(iv stats.Interval) string {
 	return " (" + FewInputs + ")"
 }
 
-// cellText keeps a table cell on its line.
-func cellText(s string) string { return strings.NewReplacer("|", "\\|", "\n", " ").Replace(s) }
+// cellText is text from a file or a record made inert in a table cell
+// (Inline: a cell's "|" is escaped too).
+func cellText(s string) string { return Inline(s) }
+
+func cellTexts(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = cellText(s)
+	}
+	return out
+}
+
+// Inline makes text that may come from a file — a spec's name, a method's
+// label, a dataset's path, a class's name, a record's fields, and the
+// sentences that quote them — inert where it lands in Markdown, and so in
+// REPORT.md and in the workbench's views of it: kept on its line (control
+// and format characters become spaces), and never markup that escapes its
+// place — no HTML tag ("<" becomes "&lt;"), no link or image ("](" and
+// "![" are escaped), no address a viewer links or fetches ("://" and
+// "www." are escaped), no code span, table cell's end or emphasis
+// ("`", "|", "*", "~" and "\\" are escaped). A person reads the same words.
+func Inline(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		switch {
+		case data.Unprintable(r):
+			b.WriteByte(' ')
+		case r == '<':
+			b.WriteString("&lt;")
+		case strings.ContainsRune("\\`|*~", r),
+			r == '(' && i > 0 && s[i-1] == ']',
+			r == '[' && i > 0 && s[i-1] == '!',
+			r == '/' && strings.HasPrefix(s[i:], "//") && i > 0 && s[i-1] == ':',
+			r == '.' && i >= 3 && strings.EqualFold(s[i-3:i], "www"):
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// CodeText makes text inert inside a fenced code block: its lines kept,
+// control and format characters other than the newline made spaces, and
+// no backtick, so that no line closes the fence.
+func CodeText(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n':
+			return r
+		case r == '`':
+			return '\''
+		case data.Unprintable(r):
+			return ' '
+		}
+		return r
+	}, s)
+}
 
 func tauCell(v float64) string {
 	if math.IsNaN(v) {

@@ -16,6 +16,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
@@ -313,6 +314,13 @@ func (p *parser) list(n *yaml.Node, path string) []*yaml.Node {
 	return nil
 }
 
+// maxName bounds a campaign's name: a title, a folder's and a script's
+// name; maxMemoryGB a spec's memory cap (1 PiB: a cap in bytes fits an int64).
+const (
+	maxName     = 100
+	maxMemoryGB = 1 << 20
+)
+
 func (p *parser) spec(doc *yaml.Node) *Spec {
 	root := doc
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
@@ -320,8 +328,15 @@ func (p *parser) spec(doc *yaml.Node) *Spec {
 	}
 	f := p.fields(root, "", "name", "output", "cache", "datasets", "model", "methods", "post", "reduce", "protocols", "seeds", "retrain", "workers", "memory_gb", "engine")
 	s := &Spec{Name: strings.TrimSuffix(filepath.Base(p.file), filepath.Ext(p.file)), Post: []string{""}, Reduce: "sum", Seeds: []uint64{1}, Retrain: Retrain{Epochs: 5}}
-	if n := f["name"]; n != nil {
-		p.decode(n, "name", &s.Name)
+	if n := f["name"]; n != nil && p.decode(n, "name", &s.Name) {
+		switch {
+		case strings.TrimSpace(s.Name) == "":
+			p.errorf(n, "name", "empty: name the campaign, e.g. %s", strings.TrimSuffix(filepath.Base(p.file), filepath.Ext(p.file)))
+		case !data.Printable(s.Name):
+			p.errorf(n, "name", "%q holds a line break or another control character: a name is one line of text", s.Name)
+		case utf8.RuneCountInString(s.Name) > maxName:
+			p.errorf(n, "name", "%d characters: a name is at most %d", utf8.RuneCountInString(s.Name), maxName)
+		}
 	}
 	if n := f["output"]; n != nil {
 		if p.decode(n, "output", &s.Output) {
@@ -341,6 +356,8 @@ func (p *parser) spec(doc *yaml.Node) *Spec {
 	if n := f["memory_gb"]; n != nil {
 		if p.decode(n, "memory_gb", &s.MemoryGB) && !(s.MemoryGB >= 0) {
 			p.errorf(n, "memory_gb", "%g GiB: want 0 (no cap) or more", s.MemoryGB)
+		} else if s.MemoryGB > maxMemoryGB {
+			p.errorf(n, "memory_gb", "%g GiB: more than any machine holds (want at most %d, or 0 for no cap)", s.MemoryGB, maxMemoryGB)
 		}
 	}
 	if n := f["engine"]; n != nil && p.decode(n, "engine", &s.Engine) {
@@ -571,8 +588,8 @@ func (p *parser) method(n *yaml.Node, path string) Method {
 	var params *yaml.Node
 	var f map[string]*yaml.Node
 	m.Name, params, f = p.named(n, path, "label")
-	if v := f["label"]; v != nil && p.decode(v, path+".label", &m.As) && (m.As == "" || strings.ContainsAny(m.As, "{}+,\n")) {
-		p.errorf(v, path+".label", "label %q: want a name without braces, commas or +", m.As)
+	if v := f["label"]; v != nil && p.decode(v, path+".label", &m.As) && (m.As == "" || strings.ContainsAny(m.As, "{}+,") || !data.Printable(m.As)) {
+		p.errorf(v, path+".label", "label %q: want a name on one line, without braces, commas or +", m.As)
 	}
 	if m.Name == "" {
 		return m

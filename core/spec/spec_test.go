@@ -94,6 +94,12 @@ func TestSpecErrors(t *testing.T) {
 		{"bad rate type", "output: o\ndatasets: [iris]\nmodel: {arch: mlp}\nmethods: [gradient]\nprotocols: [{name: roar, params: {rates: fast}}]\n", "protocols[0]"},
 		{"negative seed", "output: o\ndatasets: [iris]\nmodel: {arch: mlp}\nmethods: [gradient]\nprotocols: [deletion]\nseeds: [-1]\n", "seeds[0]"},
 		{"negative memory", "output: o\ndatasets: [iris]\nmodel: {arch: mlp}\nmethods: [gradient]\nprotocols: [deletion]\nmemory_gb: -2\n", "memory_gb"},
+		{"memory past any machine", "output: o\ndatasets: [iris]\nmodel: {arch: mlp}\nmethods: [gradient]\nprotocols: [deletion]\nmemory_gb: 1e300\n", "memory_gb: 1e+300 GiB: more than any machine holds"},
+		{"name of two lines", "name: \"a\\n## Verdict\"\noutput: o\ndatasets: [iris]\nmodel: {arch: mlp}\nmethods: [gradient]\nprotocols: [deletion]\n", `bad.yaml:1:7: name: "a\n## Verdict" holds a line break`},
+		{"name with NUL", "name: \"a\\0b\"\noutput: o\ndatasets: [iris]\nmodel: {arch: mlp}\nmethods: [gradient]\nprotocols: [deletion]\n", `another control character`},
+		{"empty name", "name: \" \"\noutput: o\ndatasets: [iris]\nmodel: {arch: mlp}\nmethods: [gradient]\nprotocols: [deletion]\n", `name: empty`},
+		{"long name", "name: " + strings.Repeat("a", 101) + "\noutput: o\ndatasets: [iris]\nmodel: {arch: mlp}\nmethods: [gradient]\nprotocols: [deletion]\n", `name: 101 characters: a name is at most 100`},
+		{"label of two lines", "output: o\ndatasets: [iris]\nmodel: {arch: mlp}\nmethods: [{name: gradient, label: \"g\\rx\"}]\nprotocols: [deletion]\n", `want a name on one line`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse("bad.yaml", []byte(tc.src))
