@@ -11,12 +11,14 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"faithlab/core/campaign"
+	"faithlab/core/data"
 	"faithlab/core/model"
 )
 
 // trust is what the user has allowed campaigns launched here: the engine
-// in Settings, the workbench's own folders (runs, campaigns, the cache)
-// and what the user's configuration file lists (campaign.UserTrust).
+// in Settings, the workbench's own folders (runs, campaigns, the cache),
+// the datasets the user opened and what the user's configuration file
+// lists (campaign.UserTrust).
 func (s *State) trust() (campaign.Trust, error) {
 	t, err := campaign.UserTrust()
 	if err != nil {
@@ -26,7 +28,17 @@ func (s *State) trust() (campaign.Trust, error) {
 	if e := s.engine(); e != "" {
 		engines = append(engines, e)
 	}
-	return t.With(engines, []string{s.cfg.Root, s.cacheDir()}), nil
+	folders := []string{s.cfg.Root, s.cacheDir()}
+	// The datasets the user opened here are the user's to read.
+	for _, ref := range s.Recent(prefRecentData) {
+		if !data.IsID(ref) {
+			folders = append(folders, ref)
+		}
+	}
+	if d := s.Data; d != nil && !data.IsID(d.Ref) {
+		folders = append(folders, d.Ref)
+	}
+	return t.With(engines, folders), nil
 }
 
 // withConsent calls launch with what the user allows the campaign: at

@@ -61,7 +61,7 @@ func parseRun(args []string) (runRequest, error) {
 	allowEngine := fs.Bool("allow-engine", false, "allow the spec's engine to run the program or reach the host it names (a spec from elsewhere may not, unless you allow it here or in your configuration file)")
 	allowScript := fs.Bool("allow-torchscript", false, "allow the spec's TorchScript model to load: loading one runs code from its file (a spec from elsewhere may not, unless you allow it here or in your configuration file)")
 	var allowFolders multiFlag
-	fs.Var(&allowFolders, "allow-folder", "a folder outside the spec's own that the spec may read maps files from and write in (repeatable)")
+	fs.Var(&allowFolders, "allow-folder", "a folder outside the spec's own that the spec may read datasets and maps files from and write in (repeatable)")
 	accept := fs.Bool("accept-unchecked", false, "make the run folder's records read without a checksum your own: written again with checksums and no longer marked unchecked (only if you trust them)")
 	outDir := fs.String("out", "", "run folder to write, instead of the spec's output (which must lie in the spec's folder unless you choose it here)")
 	cacheDir := fs.String("cache", "", "artefact cache to use, instead of the spec's cache (which must lie in the spec's folder unless you choose it here)")

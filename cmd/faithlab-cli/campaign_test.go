@@ -108,9 +108,13 @@ func TestStoppedRunSaysWhatItKept(t *testing.T) {
 }
 
 // SIGTERM, as a cluster's scheduler sends at a job's time limit, stops the
-// context as Ctrl-C does and is reported as itself, so that main exits 143.
+// context as Ctrl-C does and is reported as itself, so that main exits 143;
+// a command that does not return (a phase that does not watch the context)
+// is ended stopGrace after the signal, with that status.
 func TestSIGTERMStopsAndIsNamed(t *testing.T) {
-	ctx, stopped := stopOnSignal()
+	exited := make(chan int, 1)
+	start := time.Now()
+	ctx, stopped := stopOnSignal(func(code int) { exited <- code })
 	if _, ok := stopped(); ok {
 		t.Fatal("a signal reported before any came")
 	}
@@ -124,5 +128,13 @@ func TestSIGTERMStopsAndIsNamed(t *testing.T) {
 	}
 	if sig, ok := stopped(); !ok || sig != syscall.SIGTERM || 128+int(sig) != 143 {
 		t.Fatalf("stopped() = %v, %v; want SIGTERM (exit 143)", sig, ok)
+	}
+	select {
+	case code := <-exited:
+		if waited := time.Since(start); code != 143 || waited < stopGrace || waited > stopGrace+5*time.Second {
+			t.Errorf("ended with %d after %v, want 143 after %v", code, waited, stopGrace)
+		}
+	case <-time.After(stopGrace + 10*time.Second):
+		t.Fatal("a command that did not return was never ended")
 	}
 }

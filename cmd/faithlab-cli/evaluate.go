@@ -112,9 +112,14 @@ func runEvaluate(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	// The engine, the model and the folder are the user's own, from this
-	// command line.
-	return runLoaded(ctx, c, job.Shard{}, false, "", campaign.Trust{Engines: []string{s.Engine}}.WithScripts(s.Model.File), false)
+	// The engine, the model, the dataset (named, or the model's own) and
+	// the folder are the user's own, from this command line.
+	trust := campaign.Trust{Engines: []string{s.Engine}, Folders: c.DatasetPaths()}.WithScripts(s.Model.File)
+	err = runLoaded(ctx, c, job.Shard{}, false, "", trust, false)
+	if err != nil && !errors.Is(err, errStopped) {
+		c.Forget() // refused before it began: the folder as it was
+	}
+	return err
 }
 
 func protocolNames() string {

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"faithlab/core/campaign"
 	"faithlab/core/param"
@@ -55,7 +56,7 @@ func commands() []command {
 }
 
 func main() {
-	ctx, stopped := stopOnSignal()
+	ctx, stopped := stopOnSignal(os.Exit)
 	if len(os.Args) < 2 {
 		usage(os.Stderr)
 		os.Exit(2)
@@ -105,11 +106,19 @@ func main() {
 // SIGTERM) and it has said what it kept.
 var errStopped = errors.New("stopped")
 
+// stopGrace is how long a command may take to stop after SIGINT or
+// SIGTERM before the process ends anyway.
+const stopGrace = 2 * time.Second
+
 // stopOnSignal returns a context cancelled at the first SIGINT or SIGTERM
 // and a function that says which of them came, if one did. After the first,
 // the signals' default returns: a second Ctrl-C ends the process at once
-// (a run folder keeps every task finished before it).
-func stopOnSignal() (context.Context, func() (syscall.Signal, bool)) {
+// (a run folder keeps every task finished before it). A command still
+// running stopGrace after the first — in a phase that does not watch the
+// context, such as reading a large file — is ended then, by exit (with
+// 128 + the signal, as shells report it): every record and file Faithlab
+// writes is whole or absent after any end, so what was finished is kept.
+func stopOnSignal(exit func(code int)) (context.Context, func() (syscall.Signal, bool)) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
@@ -117,8 +126,13 @@ func stopOnSignal() (context.Context, func() (syscall.Signal, bool)) {
 	go func() {
 		s := <-ch
 		signal.Stop(ch)
-		got.Store(s.(syscall.Signal))
+		sig := s.(syscall.Signal)
+		got.Store(sig)
 		cancel()
+		time.AfterFunc(stopGrace, func() {
+			fmt.Fprintf(os.Stderr, "faithlab-cli: stopped (%v) in a step that could not stop sooner; what was finished is kept\n", sig)
+			exit(128 + int(sig))
+		})
 	}()
 	return ctx, func() (syscall.Signal, bool) {
 		s, ok := got.Load().(syscall.Signal)

@@ -158,7 +158,7 @@ retrain: {epochs: 1}
 	if err := os.WriteFile(filepath.Join(dir, "c.yaml"), []byte(spec), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := runCampaign(ctx, []string{filepath.Join(dir, "c.yaml"), "--quiet"}); err != nil {
+	if err := runCampaign(ctx, []string{filepath.Join(dir, "c.yaml"), "--quiet", "--allow-folder", images}); err != nil {
 		t.Fatal(err)
 	}
 	csv := string(readCSV(t, filepath.Join(dir, "run")))

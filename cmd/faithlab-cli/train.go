@@ -88,7 +88,7 @@ func runTrain(ctx context.Context, args []string) error {
 	defer eng.Close()
 	fmt.Fprintf(os.Stderr, "training %s on %s (%d samples of %v) on the %s engine\n", *arch, trainSet.Name, trainSet.Len(), trainSet.Shape, eng)
 	m, err := model.Fit{Arch: *arch, Config: cfg, Train: trainSet, Test: testSet, Kernel: kernel(), Engine: eng, Out: *out,
-		Source: &model.Source{Ref: *dsRef, Options: *dopt}}.Run(ctx, newTrainProgress(os.Stderr))
+		Source: &model.Source{Ref: *dsRef, Options: dopt.Applied(trainSet.Shape)}}.Run(ctx, newTrainProgress(os.Stderr))
 	if err != nil {
 		return err
 	}

@@ -28,7 +28,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -53,6 +55,7 @@ type Campaign struct {
 	// Path is the spec file, absolute ("" for a campaign built in
 	// memory): its folder is where the spec may write (Check).
 	Path string
+	made []string // what Save made: the file, and its folder if new
 }
 
 // Load reads and checks the spec file at path.
@@ -85,16 +88,66 @@ func Save(dir string, s *spec.Spec) (*Campaign, string, error) {
 	if err := store.Claim(dir, "campaign.yaml", text); err != nil {
 		return nil, "", err
 	}
+	path := filepath.Join(dir, "campaign.yaml")
+	made, err := Made(dir, "campaign.yaml")
+	if err != nil {
+		return nil, "", err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, "", err
 	}
-	path := filepath.Join(dir, "campaign.yaml")
 	if err := data.WriteFileIn(dir, "campaign.yaml", text); err != nil {
+		Undo(made, "")
 		return nil, "", err
 	}
 	c, err := Load(path)
-	return c, path, err
+	if err != nil {
+		Undo(made, "")
+		return nil, "", err
+	}
+	c.made = made
+	return c, path, nil
 }
+
+// Made lists, of dir and the files names inside it, those that do not
+// exist yet, in the order they will be made: what Undo removes again when
+// a command that makes them is refused.
+func Made(dir string, names ...string) ([]string, error) {
+	var made []string
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		made = append(made, dir)
+	} else if err != nil {
+		return nil, err
+	}
+	for _, n := range names {
+		p := filepath.Join(dir, n)
+		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+			made = append(made, p)
+		} else if err != nil {
+			return nil, err
+		}
+	}
+	return made, nil
+}
+
+// Undo removes what a command made (Made) once it was refused, last made
+// first, so that it leaves the folder as it found it — unless runDir
+// ("" for none) became a run folder meanwhile (its spec.yaml written:
+// the run has begun, and a resume needs what was made). A folder is
+// removed only if it is empty again.
+func Undo(made []string, runDir string) {
+	if runDir != "" {
+		if _, err := os.Lstat(filepath.Join(runDir, "spec.yaml")); err == nil {
+			return
+		}
+	}
+	for i := len(made) - 1; i >= 0; i-- {
+		os.Remove(made[i])
+	}
+}
+
+// Forget undoes Save for a campaign refused before its run began (Undo).
+func (c *Campaign) Forget() { Undo(c.made, c.Spec.Output) }
 
 // ID names the campaign by its spec, so that a resumed, a sharded and an
 // uninterrupted run of one spec carry the same id.
@@ -305,8 +358,8 @@ func (c *Campaign) prepare(run *store.Run, accept bool) ([]note, error) {
 		return nil, err
 	}
 	var notes []note
-	for _, d := range log.Damaged {
-		notes = append(notes, note{job.Repaired, fmt.Sprintf("%s line %d: %v; set aside in %s.damaged, its task runs again", log.Path, d.Line, d.Err, log.Path)})
+	for _, n := range log.DamageNotes(fmt.Sprintf("set aside in %s.damaged, its task runs again", log.Path)) {
+		notes = append(notes, note{job.Repaired, n})
 	}
 	switch n := log.Unchecked; {
 	case n > 0 && accept:
@@ -384,6 +437,9 @@ func (c *Campaign) openEngine(ctx context.Context, setting string, kern gemm.Ker
 // DIR/REPORT.md (which says what is left) from the finished records and
 // fills the outcome's diagnostics and summary.
 func (c *Campaign) writeResults(dir string, ok []store.Record, left report.Left, out *Outcome) error {
+	if err := data.CheckWritableIn(dir, "results.csv", "diagnostics.json", "REPORT.md"); err != nil {
+		return err
+	}
 	out.Diagnostics = report.Diagnose(ok)
 	out.Summary = report.Summary(ok, out.Diagnostics)
 	var buf bytes.Buffer

@@ -20,7 +20,7 @@ import (
 // writes are files someone may have sent: data, never a command. What a
 // campaign may do beyond computing — start a program, reach a host, load
 // a TorchScript model (which runs code from its file), write outside its
-// spec's folder or read maps from outside it — comes from its user, not
+// spec's folder or read maps or a dataset from outside it — comes from its user, not
 // from its file: Trust holds what the user allowed, and Run refuses a
 // campaign that asks for more (a *ConsentError) before it runs or writes
 // anything.
@@ -34,10 +34,11 @@ type Trust struct {
 	// or a host (model.EngineReach) runs only on one of these.
 	Engines []string `json:"engines,omitempty"`
 	// Folders are folders the user chose (--out, --cache,
-	// --allow-folder, the workbench's own folders, the configuration
-	// file): a spec's output and cache, and the maps files its `file`
-	// methods read, lie inside the spec's own folder or inside one of
-	// these.
+	// --allow-folder, a dataset or model named on the command line or
+	// opened in the workbench, the workbench's own folders, the
+	// configuration file): a spec's output and cache, the datasets it
+	// reads and the maps files its `file` methods read lie inside the
+	// spec's own folder or inside one of these.
 	Folders []string `json:"folders,omitempty"`
 	// Scripts are TorchScript model files (or folders holding them) the
 	// user allowed campaigns to load (--allow-torchscript, the model the
@@ -69,7 +70,7 @@ func (t Trust) allowsEngine(setting string) bool {
 
 // Ask is one thing a campaign asks for that only its user may allow.
 type Ask struct {
-	Field string // the spec's key: engine, model, maps, output or cache
+	Field string // the spec's key: engine, model, maps, dataset, output or cache
 	What  string // in full: the program, the host, the folder
 	Why   string // in words, e.g. "runs the program /x/y"
 	Allow string // how to allow it from the command line
@@ -163,6 +164,16 @@ func (c *Campaign) Check(t Trust, engine string) error {
 				Allow: "--allow-folder DIR for a folder holding it, or list that folder under folders: in " + userConfigName()})
 		}
 	}
+	for _, f := range c.DatasetPaths() {
+		ok, err := inside(f, roots)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			asks = append(asks, Ask{Field: "dataset", What: f, Why: "reads the dataset " + f + ", " + where,
+				Allow: "--allow-folder DIR for a folder holding it, or list that folder under folders: in " + userConfigName()})
+		}
+	}
 	folders := []struct{ field, dir, flag string }{{"output", c.Spec.Output, "--out DIR"}}
 	if c.Spec.Cache != "" { // the default cache lies in the output
 		folders = append(folders, struct{ field, dir, flag string }{"cache", c.Spec.Cache, "--cache DIR"})
@@ -181,6 +192,25 @@ func (c *Campaign) Check(t Trust, engine string) error {
 		return &ConsentError{Spec: c.Path, Asks: asks}
 	}
 	return nil
+}
+
+// DatasetPaths are the datasets the campaign reads from files or folders
+// (not the built-in ids), each as written: a spec's dataset, or, for one
+// that names none, the dataset the model file's description names.
+func (c *Campaign) DatasetPaths() []string {
+	var paths []string
+	for _, d := range c.Spec.Datasets {
+		ref := d.Ref
+		if ref == "" && c.Spec.Model.File != "" {
+			if h, err := model.HeaderOf(c.Spec.Model.File); err == nil && h.Source != nil {
+				ref = h.Source.Ref
+			}
+		}
+		if ref != "" && !data.IsID(ref) && !slices.Contains(paths, ref) {
+			paths = append(paths, ref)
+		}
+	}
+	return paths
 }
 
 // mapsFiles are the maps files the spec's `file` methods read, each as

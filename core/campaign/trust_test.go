@@ -230,3 +230,35 @@ func TestARelocatedRunReadsBackWhole(t *testing.T) {
 		t.Errorf("%d done, %d missing", len(st.Done), len(st.Missing))
 	}
 }
+
+// A spec someone sent reads datasets only inside its own folder, as it
+// reads maps files: one that names a folder elsewhere (a colleague's
+// photos, say) is refused, naming the folder, until the user allows it;
+// the built-in ids need nothing.
+func TestASpecReadsADatasetOutsideItsFolderOnlyWhenAllowed(t *testing.T) {
+	elsewhere, dir := t.TempDir(), t.TempDir()
+	p := filepath.Join(dir, "campaign.yaml")
+	text := strings.Replace(trustSpec, "{id: gmm, train_samples: 200, test_samples: 40}", "{id: "+elsewhere+"}", 1)
+	text = strings.Replace(strings.Replace(text, "OUTPUT", "run", 1), "ENGINE", "", 1)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Run(context.Background(), Options{Kernel: best()})
+	var consent *ConsentError
+	if !errors.As(err, &consent) || len(consent.Asks) != 1 || consent.Asks[0].Field != "dataset" || consent.Asks[0].What != elsewhere {
+		t.Fatalf("a dataset outside the spec's folder: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "run")); err == nil {
+		t.Error("the refused run made its folder")
+	}
+	if err := c.Check(consent.Allow(Trust{}), ""); err != nil {
+		t.Errorf("allowed: %v", err)
+	}
+	if err := writeTrustSpec(t, t.TempDir(), "run", "").Check(Trust{}, ""); err != nil {
+		t.Errorf("a built-in dataset: %v", err)
+	}
+}

@@ -76,32 +76,52 @@ func Run(ctx context.Context, r *Reproduction, o Options) (Ran, error) {
 	if err := checkFolder(o.Out, text); err != nil {
 		return out, fmt.Errorf("reproduction %s (%s): %w", r.Name, size, err)
 	}
+	made, err := campaign.Made(o.Out, specFile, resources.ModelName)
+	if err != nil {
+		return out, err
+	}
+	// A refusal before the run begins (a --data that does not load, say)
+	// leaves the folder as it was, so that the corrected command starts
+	// afresh.
+	runDir := filepath.Join(o.Out, "run")
+	refused := func(err error) (Ran, error) {
+		campaign.Undo(made, runDir)
+		return out, err
+	}
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
 		return out, err
 	}
 	path := filepath.Join(o.Out, specFile)
 	if err := data.WriteFileIn(o.Out, specFile, text); err != nil {
-		return out, err
+		return refused(err)
 	}
 	// The shipped model, where the spec names it, beside the spec.
 	if bytes.Contains(text, []byte(resources.ModelName)) {
 		if err := data.WriteFileIn(o.Out, resources.ModelName, resources.Model()); err != nil {
-			return out, err
+			return refused(err)
 		}
 	}
 	c, err := campaign.Load(path)
 	if err != nil {
-		return out, fmt.Errorf("reproduction %s (%s): %w", r.Name, size, err)
+		return refused(fmt.Errorf("reproduction %s (%s): %w", r.Name, size, err))
 	}
 	trust, err := campaign.UserTrust()
 	if err != nil {
-		return out, err
+		return refused(err)
 	}
+	var given []string // the datasets the user named (--data) are the user's to read
+	for _, p := range o.Data {
+		given = append(given, p)
+	}
+	trust = trust.With(nil, given)
 	events := o.Events
 	o.Events = nil // Run closes it
 	ran, err := c.Run(ctx, campaign.Options{Kernel: o.Kernel, Events: events, Trust: trust})
 	out.Elapsed, out.Failed = ran.Elapsed, ran.Failed
 	if err != nil {
+		if ctx.Err() == nil {
+			return refused(err)
+		}
 		return out, err
 	}
 	res, err := campaign.Open(ran.Dir)
