@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // A folder someone sent (a run folder, a reproduction's report folder) may
@@ -48,12 +49,7 @@ func WriteIn(root, name string, write func(f *os.File) error) error {
 	if err := mkdirIn(r, root, filepath.Dir(name)); err != nil {
 		return fmt.Errorf("save %s: %w", path, err)
 	}
-	switch st, err := r.Lstat(name); {
-	case err == nil && st.Mode()&fs.ModeSymlink != 0:
-		return fmt.Errorf("save %s: %w", path, linkError(path, root))
-	case err == nil && !st.Mode().IsRegular():
-		return fmt.Errorf("save %s: there is a %s there, not a regular file to replace", path, kindOf(st))
-	case err != nil && !errors.Is(err, fs.ErrNotExist):
+	if err := replaceable(r, root, name); err != nil {
 		return fmt.Errorf("save %s: %w", path, err)
 	}
 	tmp, f, err := createTempIn(r, name)
@@ -63,6 +59,59 @@ func WriteIn(root, name string, write func(f *os.File) error) error {
 	defer r.Remove(tmp) // gone after the rename; what a failure left otherwise
 	if err := fillAndKeep(f, write, func() error { return r.Rename(tmp, name) }); err != nil {
 		return fmt.Errorf("save %s: %w", path, err)
+	}
+	return nil
+}
+
+// CheckWritableIn says, before anything is written, whether WriteIn could
+// write each of names inside root: no symbolic link on the way to it or in
+// its place, no folder or device where the file should be. A command that
+// writes several files checks them all first, so that a refusal leaves the
+// folder as it found it.
+func CheckWritableIn(root string, names ...string) error {
+	for _, name := range names {
+		path := filepath.Join(root, name)
+		r, name, err := openRootFor(root, name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // WriteIn's caller makes root
+		}
+		if err != nil {
+			return fmt.Errorf("save %s: %w", path, err)
+		}
+		err = replaceable(r, root, name)
+		for d := filepath.Dir(name); err == nil && d != "."; d = filepath.Dir(d) {
+			err = folderOrNothing(r, root, d)
+		}
+		r.Close()
+		if err != nil {
+			return fmt.Errorf("save %s: %w", path, err)
+		}
+	}
+	return nil
+}
+
+// replaceable says whether name (inside r) is missing or a regular file.
+func replaceable(r *os.Root, root, name string) error {
+	switch st, err := r.Lstat(name); {
+	case err == nil && st.Mode()&fs.ModeSymlink != 0:
+		return linkError(filepath.Join(root, name), root)
+	case err == nil && !st.Mode().IsRegular():
+		return fmt.Errorf("there is a %s there, not a regular file to replace", kindOf(st))
+	case err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
+		return err
+	}
+	return nil
+}
+
+// folderOrNothing says whether dir (inside r) is missing or a folder.
+func folderOrNothing(r *os.Root, root, dir string) error {
+	switch st, err := r.Lstat(dir); {
+	case err == nil && st.Mode()&fs.ModeSymlink != 0:
+		return linkError(filepath.Join(root, dir), root)
+	case err == nil && !st.IsDir():
+		return fmt.Errorf("%s is not a folder", filepath.Join(root, dir))
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return err
 	}
 	return nil
 }
