@@ -27,6 +27,8 @@ type convg struct {
 	cols, dcols, y, dx []float32
 	wk                 []float32 // the weights in the GEMM's layout, made at each forward pass
 	gk                 []float32 // the weight gradient in that layout
+	pooled             bool      // a max-pool compares the outputs: the forward product runs on gemm16 (pooledconv.go)
+	wt16, c16          []float32 // the weights as gemm16 reads them, a group after another; its scratch
 }
 
 func newConvg(name string, in dims, cout int, w window, groups int, noBias bool, kern gemm.Kernel) *convg {
@@ -141,6 +143,15 @@ func (l *convg) forward(x []float32, n int, _ bool) []float32 {
 	if !l.noBias {
 		fillRows(y, l.b.Data, M)
 		beta = 1
+	}
+	if l.pooled {
+		n16 := pad16(cout)
+		bt := grow(&l.wt16, l.groups*K*n16)
+		for g := range l.groups {
+			transpose16(bt[g*K*n16:], wk[g*cout*K:(g+1)*cout*K], cout, K)
+			pooledGEMM(y[g*cout:], l.o.c, cols[g*M*K:], M, K, bt[g*K*n16:], cout, !l.noBias, spreads(l.kern), &l.c16)
+		}
+		return y
 	}
 	for g := range l.groups {
 		l.kern.Sgemm(false, true, M, cout, K, 1, cols[g*M*K:], K, wk[g*cout*K:], K, beta, y[g*cout:], l.o.c)

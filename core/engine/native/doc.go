@@ -28,7 +28,9 @@
 // avo program in asm/), in every build, and as scalar code with the same
 // operations in the same order elsewhere, on a CPU without AVX2 and under
 // the purego build tag: the same bits either way. Kernels names the ones a
-// build runs.
+// build runs. The convolutions a max-pool reads run their forward product
+// on gemm16 too, whatever their shape, so that every output pixel is summed
+// in one order and a pooling window's ties are PyTorch's (pooledconv.go).
 //
 // Activations are kept channels-last (NHWC) inside the network so that one
 // GEMM per layer writes its output in place without a transpose; inputs,

@@ -61,6 +61,8 @@ type conv2d struct {
 	// the weight gradient of every pass until flushGrad (a replica's layer,
 	// see laidOut); pending: gk holds some not yet flushed.
 	borrowed, pending bool
+	pooled            bool      // a max-pool compares the outputs: the forward product runs on gemm16 (pooledconv.go)
+	wt16, c16         []float32 // the weights as gemm16 reads them; its scratch
 }
 
 func newConv2d(name string, in dims, cout, k, stride, pad int, kern gemm.Kernel) *conv2d {
@@ -113,6 +115,10 @@ func (l *conv2d) forward(x []float32, n int, _ bool) []float32 {
 	if !l.borrowed {
 		l.layout()
 	}
+	if l.pooled {
+		l.pooledForward(cols, y, M, K)
+		return y
+	}
 	l.kern.Sgemm(false, true, M, l.o.c, K, 1, cols, K, l.kernelWeights(), K, beta, y, l.o.c)
 	return y
 }
@@ -131,9 +137,9 @@ func (l *conv2d) kernelWeights() []float32 {
 	return l.wk
 }
 
-// layout permutes PyTorch's layout of the weights into l.wk when the GEMM's
-// differs from it.
-func (l *conv2d) layout() {
+// permute permutes PyTorch's layout of the weights into l.wk when the
+// GEMM's differs from it (layout, in pooledconv.go, calls it).
+func (l *conv2d) permute() {
 	if !l.permuted() {
 		return
 	}
@@ -150,7 +156,8 @@ func (l *conv2d) layout() {
 }
 
 func (l *conv2d) borrow(from laidOut) {
-	l.wk, l.borrowed = from.(*conv2d).wk, true
+	f := from.(*conv2d)
+	l.wk, l.wt16, l.borrowed = f.wk, f.wt16, true
 }
 
 // flushGrad adds the weight gradient gk holds, in the GEMM's layout, to the

@@ -137,6 +137,7 @@ func newGraph(arch string, shape []int, classes int, kern gemm.Kernel, nodes []n
 	if o := nodes[len(nodes)-1].out(); o.size() != classes {
 		return nil, fmt.Errorf("%s: last layer gives %d outputs, want %d classes", arch, o.size(), classes)
 	}
+	markPooled(nodes, from)
 	k := len(nodes)
 	return &Net{arch: arch, shape: append([]int(nil), shape...), classes: classes, nodes: nodes, from: from, readers: readers,
 		lays: laidOutLayers(nodes), kern: kern, outs: make([][]float32, k), grads: make([][]float32, k),
