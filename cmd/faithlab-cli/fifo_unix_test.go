@@ -48,6 +48,7 @@ protocols:
 		}},
 		{"eval --model fifo.npz", "fifo.npz", func() error { return runEval(ctx, []string{"--model", p("fifo.npz")}) }},
 		{"eval --model fifo.flm", "fifo.flm", func() error { return runEval(ctx, []string{"--model", p("fifo.flm")}) }},
+		{"eval --logits fifo.csv", "fifo.csv", func() error { return runEval(ctx, []string{"--model", p("m.flm"), "--logits", p("fifo.csv")}) }},
 		{"a file method's maps", "fifo.npy", func() error { return runCampaign(ctx, []string{spec, "--quiet"}) }},
 	} {
 		err := fifotest.Refused(t, p(tc.fifo), tc.run)

@@ -152,16 +152,22 @@ func openModel(path, dsRef string, dopt *data.Options) (*model.Model, *data.Data
 }
 
 func runEval(ctx context.Context, args []string) error {
-	fs := newFlags("eval", "", "accuracy and per-class accuracy of a model on a dataset's test split (the split the model was trained with)")
+	fs := newFlags("eval", "", "accuracy and per-class accuracy of a model on a dataset's test split (the split the model was trained with); with --logits, every input's logits and predicted class")
 	dsRef, dopt := modelDataFlags(fs)
 	path := fs.String("model", "", "model file, an ONNX classifier (.onnx, with PATH.json if it has one) or a TorchScript one (.pt) described by PATH.json (required)")
 	asJSON := fs.Bool("json", false, "print JSON")
+	logitsOut := fs.String("logits", "", logitsUsage)
 	engineSetting := engineFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usageError(fs, fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
+	}
+	if *logitsOut != "" {
+		if err := checkLogitsOut(*logitsOut); err != nil {
+			return err
+		}
 	}
 	m, _, testSet, err := openModel(*path, *dsRef, dopt)
 	if err != nil {
@@ -176,13 +182,30 @@ func runEval(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	ev, err := train.Evaluate(ctx, net, testSet, 512)
+	var logits []float32
+	var keep func(i int, row []float32)
+	if *logitsOut != "" {
+		k := net.Classes()
+		logits = make([]float32, testSet.Len()*k)
+		keep = func(i int, row []float32) { copy(logits[i*k:], row) }
+	}
+	ev, err := train.EvaluateEach(ctx, net, testSet, 512, keep)
 	if err != nil {
 		return err
 	}
+	if *logitsOut != "" {
+		if err := writeLogits(*logitsOut, logits, testSet.Y, net.Classes()); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "logits of %d inputs × %d classes → %s (class k: %s)\n", testSet.Len(), net.Classes(), *logitsOut, classList(m.Classes))
+	}
 	if *asJSON {
-		return json.NewEncoder(os.Stdout).Encode(map[string]any{"model": *path, "dataset": testSet.Name,
-			"accuracy": ev.Accuracy, "loss": ev.Loss, "samples": ev.Samples, "class_accuracy": classMap(m.Classes, ev.ClassAccuracy)})
+		out := map[string]any{"model": *path, "dataset": testSet.Name, "accuracy": ev.Accuracy, "loss": ev.Loss,
+			"samples": ev.Samples, "class_accuracy": classMap(m.Classes, ev.ClassAccuracy), "classes": m.Classes}
+		if *logitsOut != "" {
+			out["logits"] = *logitsOut
+		}
+		return json.NewEncoder(os.Stdout).Encode(out)
 	}
 	fmt.Printf("%s on %s: accuracy %.4f, loss %.4f (%d samples)\n", *path, testSet.Name, ev.Accuracy, ev.Loss, ev.Samples)
 	for i, a := range ev.ClassAccuracy {
