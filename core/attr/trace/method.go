@@ -81,6 +81,7 @@ type TRACE struct {
 	T0         float64   `json:"t0" doc:"simulated annealing: initial temperature (0: 0.1 for probabilities, 2 for logits)" range:"[0,]"`
 	Cooling    float64   `json:"cooling" doc:"simulated annealing: cooling rate η (0: 0.999)" range:"[0,1)"`
 	GreedyInit bool      `json:"greedy_init" doc:"simulated annealing: start from TRACE-Greedy-Le's trajectory"`
+	Restart    int       `json:"restart" doc:"simulated annealing: an independent restart, its draws from a seed of its own (0: the run's seed), so that a verdict can rest on several" range:"[0,]"`
 	Reference  string    `json:"reference" doc:"value of removed patches, a removal reference: zero, mean (the image's channel means) or blur[:σ] (the image blurred; σ 5 pixels by default)"`
 	Alpha      float64   `json:"alpha" doc:"heatmap exponent α in ψ = (rank/t)^α" range:"(0,]"`
 	Upsample   string    `json:"upsample" doc:"heatmap to image: bilinear (the paper's figures; neighbouring patches blend, so a deletion metric on the same patches may rank them otherwise) or patch (each patch's ψ on its pixels: the deletion metric on the same grid deletes in the trajectory's order)" choices:"bilinear|patch"`
@@ -145,8 +146,8 @@ func (m TRACE) Check() error {
 	if g := m.defaults().Grid; m.Algorithm == "exact" && g > 4 {
 		return fmt.Errorf("grid %d: exact search scores all 2^(g×g) patch subsets, g at most 4", g)
 	}
-	if m.Iterations != 0 || m.T0 != 0 || m.Cooling != 0 || m.GreedyInit {
-		return fmt.Errorf("iterations, t0, cooling and greedy_init apply to trace-sa only")
+	if m.Iterations != 0 || m.T0 != 0 || m.Cooling != 0 || m.GreedyInit || m.Restart != 0 {
+		return fmt.Errorf("iterations, t0, cooling, greedy_init and restart apply to trace-sa only")
 	}
 	return nil
 }
@@ -163,10 +164,10 @@ func Entries() []attr.Entry {
 			newTRACE("sa"), TRACE.defaults),
 		attr.NewEntry("trace-greedy", "TRACE (greedy)", attr.CategoryTRACE, []string{"image"},
 			"the patch order that optimises the deletion objective, built greedily step by step, as a heatmap (TRACE paper)",
-			newTRACE("greedy"), TRACE.defaults, "iterations", "t0", "cooling", "greedy_init"),
+			newTRACE("greedy"), TRACE.defaults, "iterations", "t0", "cooling", "greedy_init", "restart"),
 		attr.NewEntry("trace-go", "TRACE (exact optimum)", attr.CategoryTRACE, []string{"image"},
 			"the patch order that optimises the deletion objective exactly (TRACE-GO; 2^t forward passes, so at most 4×4 patches), as a heatmap; its record keeps the complete-search bound (TRACE paper, Fig. 2(a))",
-			newTRACE("exact"), TRACE.defaults, "iterations", "t0", "cooling", "greedy_init"),
+			newTRACE("exact"), TRACE.defaults, "iterations", "t0", "cooling", "greedy_init", "restart"),
 	}
 }
 
@@ -181,7 +182,7 @@ func (m TRACE) Name() string {
 func (m TRACE) Settings() map[string]any {
 	m = m.defaults()
 	return map[string]any{"algorithm": m.Algorithm, "objective": string(m.Objective), "grid": m.Grid, "logit": m.Logit,
-		"iterations": m.Iterations, "t0": m.T0, "cooling": m.Cooling, "greedy_init": m.GreedyInit,
+		"iterations": m.Iterations, "t0": m.T0, "cooling": m.Cooling, "greedy_init": m.GreedyInit, "restart": m.Restart,
 		"reference": string(m.Reference), "alpha": m.Alpha, "upsample": m.Upsample, "seed": m.Seed}
 }
 
@@ -240,7 +241,7 @@ func (m TRACE) Explain(ctx context.Context, net engine.Network, in attr.Input) (
 		case "greedy":
 			r, err = Greedy(ctx, f, t, m.Objective)
 		case "sa":
-			a := Annealing{Iterations: m.Iterations, T0: m.T0, Cooling: m.Cooling, Seed: m.Seed + uint64(i)}
+			a := Annealing{Iterations: m.Iterations, T0: m.T0, Cooling: m.Cooling, Seed: m.Seed + uint64(i) + uint64(m.Restart)<<32}
 			if m.GreedyInit {
 				g, gerr := Greedy(ctx, f, t, Le)
 				if gerr != nil {

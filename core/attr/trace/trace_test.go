@@ -298,3 +298,35 @@ func TestExactMethodMapsKeepTheOptimalOrder(t *testing.T) {
 		t.Error("exact search over 5×5 patches accepted")
 	}
 }
+
+// Restarts of simulated annealing draw from seeds of their own, so that a
+// verdict can rest on several runs of the optimiser: restart 0 is the
+// run's own seed (the maps of before restarts were), another restart
+// anneals to another trajectory; greedy and exact search refuse restarts.
+func TestAnnealingRestartsDrawTheirOwnTrajectories(t *testing.T) {
+	k, _ := gemm.Best()
+	net, _ := native.New("goar-cnn", []int{1, 28, 28}, 10, k)
+	net.Init(5)
+	rng := rand.New(rand.NewPCG(4, 4))
+	x := make([]float32, 784)
+	for i := range x {
+		x[i] = rng.Float32()
+	}
+	in := attr.Input{X: x, N: 1, Shape: []int{1, 28, 28}, Target: []int{3}}
+	trajectory := func(restart int) []int {
+		_, res, err := TRACE{Algorithm: "sa", Objective: Le, Grid: 4, Iterations: 200, Restart: restart, Seed: 9}.Explain(context.Background(), net, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res[0].Trajectory
+	}
+	if a, b := trajectory(0), trajectory(0); !slices.Equal(a, b) {
+		t.Error("one restart, two trajectories")
+	}
+	if a, b := trajectory(0), trajectory(1); slices.Equal(a, b) {
+		t.Errorf("restarts 0 and 1 annealed to the same trajectory %v", a)
+	}
+	if err := (TRACE{Algorithm: "greedy", Objective: Le, Restart: 1}).Check(); err == nil {
+		t.Error("a greedy restart accepted")
+	}
+}
