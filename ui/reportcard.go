@@ -12,15 +12,19 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"faithlab/core/report"
+	"faithlab/core/stats"
 )
 
 // reportCard is the Report card tab: for each protocol setting of the run,
-// its verdict in words, the checks behind it (each flagged one marked),
-// and its ranking — every method's score with its 95 % interval (‡ where
-// the inputs are too few for it), the letters of the methods it cannot
-// tell apart and the chance of ranking first; above them, whether the
-// protocols agree and every two that order two methods oppositely
-// (report.Contradiction).
+// its verdict in words beginning with its outcome (holds, does not hold,
+// inconclusive, not evaluated; its icon says which), the checks behind it
+// (each flagged one marked), and its ranking — every method's score with
+// its 95 % interval (‡ where the inputs are too few for it), the letters
+// of the methods it cannot tell apart and the chance of ranking first —
+// and each pair of methods, told apart or inconclusive with the smallest
+// difference the run finds and about how many inputs (or seeds) would
+// tell them apart; above them, whether the protocols agree and every two
+// that order two methods oppositely (report.Contradiction).
 func reportCard(d report.Diagnostics, left report.Left, done int) []fyne.CanvasObject {
 	conf := d.Confidence
 	var out []fyne.CanvasObject
@@ -42,7 +46,7 @@ func reportCard(d report.Diagnostics, left report.Left, done int) []fyne.CanvasO
 		return out
 	}
 	for _, a := range conf.Agreement {
-		out = append(out, widget.NewLabelWithStyle("Do the protocols agree? On "+a.Dataset+", "+a.Words+".", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}))
+		out = append(out, widget.NewLabelWithStyle("Do the protocols agree on "+a.Dataset+"? "+capital(a.Says())+".", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}))
 		out[len(out)-1].(*widget.Label).Wrapping = fyne.TextWrapWord
 	}
 	// Two protocols that order two methods oppositely, each order told
@@ -62,10 +66,8 @@ func reportCard(d report.Diagnostics, left report.Left, done int) []fyne.CanvasO
 		}
 		var body []fyne.CanvasObject
 		if row != nil {
-			icon := theme.ConfirmIcon()
-			if !row.CanRank {
-				icon = theme.NewErrorThemedResource(theme.ErrorIcon())
-			} else if strings.Contains(row.Verdict, "caveats") {
+			icon := outcomeIcon(row.Outcome)
+			if row.Outcome == report.Holds && strings.Contains(row.Verdict, "caveats") {
 				icon = theme.NewWarningThemedResource(theme.WarningIcon())
 			}
 			body = append(body, container.NewBorder(nil, nil, widget.NewIcon(icon), nil, wrapped(row.Verdict)))
@@ -101,6 +103,16 @@ func reportCard(d report.Diagnostics, left report.Left, done int) []fyne.CanvasO
 		if few {
 			body = append(body, wrapped("‡ "+report.FewInputs))
 		}
+		if len(r.Pairs) > 0 {
+			body = append(body, bold("Told apart? (paired test, Holm-corrected, 5 %)"))
+			for _, p := range r.Pairs {
+				l := wrapped(fmt.Sprintf("%s − %s: %s — %s", p.A, p.B, diffText(p), p.Words))
+				if p.Outcome == report.Holds {
+					l.TextStyle.Bold = true
+				}
+				body = append(body, l)
+			}
+		}
 		sub := fmt.Sprintf("%s (%s) over %s × %s", r.Metric, strings.TrimSuffix(betterOf(r), " is better")+" is better", report.Count(r.Units, "input"), report.Count(r.Seeds, "seed"))
 		if v := r.Verdict(); v != "" {
 			sub += "; " + v
@@ -111,6 +123,39 @@ func reportCard(d report.Diagnostics, left report.Left, done int) []fyne.CanvasO
 		out = append(out, widget.NewCard(r.Protocol+" on "+r.Dataset, "", container.NewVBox(body...)))
 	}
 	return out
+}
+
+// outcomeIcon is the icon of a statement's outcome: a tick where it
+// holds, an error where it does not, a question where it is
+// inconclusive, information where nothing judged it.
+func outcomeIcon(o report.Outcome) fyne.Resource {
+	switch o {
+	case report.Holds:
+		return theme.ConfirmIcon()
+	case report.DoesNotHold:
+		return theme.NewErrorThemedResource(theme.ErrorIcon())
+	case report.Inconclusive:
+		return theme.NewWarningThemedResource(theme.QuestionIcon())
+	}
+	return theme.InfoIcon()
+}
+
+// diffText is a pair's difference with its interval, or "no input
+// differs" where none does.
+func diffText(p report.Pair) string {
+	if p.Diff.Method == stats.MethodNoneDiffer {
+		return report.NoneDiffer
+	}
+	return ciText(p.Diff.Estimate, p.Diff.Lo, p.Diff.Hi)
+}
+
+// capital is s with its first letter a capital.
+func capital(s string) string {
+	r := []rune(s)
+	if len(r) == 0 {
+		return s
+	}
+	return strings.ToUpper(string(r[0])) + string(r[1:])
 }
 
 func wrapped(s string) *widget.Label {

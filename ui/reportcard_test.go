@@ -8,6 +8,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"faithlab/core/report"
+	"faithlab/core/stats"
 )
 
 // The report card of a run with tasks missing opens saying so, as its
@@ -46,5 +47,35 @@ func TestReportCardSaysProtocolsContradictEachOther(t *testing.T) {
 	}
 	if s := all.String(); !strings.Contains(s, "The protocols contradict each other on d: "+words) || !strings.Contains(s, "⚠ Other protocols") || !strings.Contains(s, "ROAD ranks gradient above ig") {
 		t.Errorf("report card:\n%s", s)
+	}
+}
+
+// A pair the paired test cannot tell apart is inconclusive on the card,
+// with the smallest difference the run finds and about how many inputs
+// would tell them apart; the card's verdict begins with its outcome, and
+// the protocols' agreement with its.
+func TestReportCardSaysInconclusiveWithHowManyInputs(t *testing.T) {
+	test.NewTempApp(t)
+	plan := "inconclusive: this run finds a difference of 0.047 or more 80 % of the time (at Holm's level 0.05); about 79 inputs would tell them apart"
+	r := report.Ranking{Dataset: "d", Protocol: "Deletion",
+		Methods: []report.RankedMethod{{Method: "ig", CI: stats.Interval{Estimate: 0.33}}, {Method: "gradient", CI: stats.Interval{Estimate: 0.306}}},
+		Pairs:   []report.Pair{{A: "ig", B: "gradient", Diff: stats.Interval{Estimate: 0.024, Lo: -0.006, Hi: 0.06}, Outcome: report.Inconclusive, Words: plan}}}
+	d := report.Diagnostics{Confidence: report.Confidence{
+		Rankings: []report.Ranking{r},
+		Card: []report.CardRow{{Dataset: "d", Protocol: "Deletion", Outcome: report.Inconclusive,
+			Verdict: "Inconclusive: Deletion cannot yet rank these methods here: …; about 79 inputs would tell them apart"}},
+		Agreement: []report.Agreement{{Dataset: "d", Outcome: report.Inconclusive, Words: "the 2 protocols agree strongly, but no more than chance would"}},
+	}}
+	var all strings.Builder
+	for _, o := range reportCard(d, report.Left{}, 2) {
+		all.WriteString(labelTexts(o))
+	}
+	s := all.String()
+	for _, want := range []string{"Inconclusive: Deletion cannot yet rank these methods here", "ig − gradient: 0.024 [-0.006, 0.060] — " + plan,
+		"; inconclusive: no clear winner — the best, ig, cannot be told apart from the runner-up, gradient; this run finds a difference of 0.047",
+		"Do the protocols agree on d? Inconclusive: the 2 protocols agree strongly"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("report card lacks %q:\n%s", want, s)
+		}
 	}
 }

@@ -15,7 +15,8 @@ import (
 
 // Monotonicity of Gradient's maps on the shipped model against PyTorch
 // float32 on the same weights and maps (testdata/monotonicity_ref.py):
-// each input's count of steps that do not fall agrees — restoring a
+// each input's count of steps that do not fall agrees, to the last bits'
+// worth of steps — restoring a
 // pixel whose value is the baseline's leaves the input as it was, and its
 // score with it, however the batch places the copy (123–675 of 784 steps
 // per Fashion-MNIST image). Before, such steps fell by rounding: 0.608 of
@@ -93,8 +94,13 @@ protocols: [{name: monotonicity, params: {samples: N}}]
 	if err := json.Unmarshal(raw, &want); err != nil || len(want) != n || len(rising) != n {
 		t.Fatalf("PyTorch: %s (%v); ours: %v", raw, err, rising)
 	}
+	// Steps between distinct copies whose probabilities differ in their
+	// last bits can fall one way in one float32 summation order and the
+	// other way in another (OpenBLAS's kernels, PyTorch's oneDNN and the
+	// engine's own tiles each sum in their own): up to 2 of 784 may differ.
+	// The fault this guards against moved hundreds.
 	for i, w := range want {
-		if rising[i] != float64(w) {
+		if d := rising[i] - float64(w); d < -2 || d > 2 {
 			t.Errorf("input %d: %v of 784 steps do not fall; PyTorch %d", i, rising[i], w)
 		}
 	}

@@ -23,12 +23,17 @@ import (
 
 // Finding is one line of a report card.
 type Finding struct {
-	Value float64 `json:"value"`           // the figure; NaN when not measured
-	Lo    float64 `json:"lo,omitempty"`    // its interval, where it has one
-	Hi    float64 `json:"hi,omitempty"`    //
-	Words string  `json:"words"`           // what it says, in words
-	Flag  bool    `json:"flag,omitempty"`  // it undermines the setting's ranking
-	Short string  `json:"short,omitempty"` // the flag in a few words, for the verdict
+	Value float64 `json:"value"`          // the figure; NaN when not measured
+	Lo    float64 `json:"lo,omitempty"`   // its interval, where it has one
+	Hi    float64 `json:"hi,omitempty"`   //
+	Words string  `json:"words"`          // what it says, in words
+	Flag  bool    `json:"flag,omitempty"` // it undermines the setting's ranking
+	// Noise: the flag rests on differences within the noise — pairs not
+	// told apart, a control not told apart from a method — which more
+	// inputs could lift: the verdict it blocks is inconclusive, not
+	// "does not hold".
+	Noise bool   `json:"noise,omitempty"`
+	Short string `json:"short,omitempty"` // the flag in a few words, for the verdict
 }
 
 // CardRow is one protocol setting's report card.
@@ -45,7 +50,13 @@ type CardRow struct {
 	Complexity  Finding `json:"complexity"`
 	Protocols   Finding `json:"other_protocols"` // other settings that order two of its methods the other way (Contradiction)
 	CanRank     bool    `json:"can_rank"`
-	Verdict     string  `json:"verdict"`
+	// Outcome of "this setting can rank these methods here": holds (with
+	// caveats or not), does not hold (a check found evidence against),
+	// inconclusive (its blocking checks rest on the noise: Verdict says
+	// the smallest difference the run could find and about how many
+	// inputs would decide it), not evaluated (no check could judge it).
+	Outcome Outcome `json:"outcome"`
+	Verdict string  `json:"verdict"` // the outcome in words, beginning with it
 }
 
 // Findings lists the row's findings with their names, in card order.
@@ -108,7 +119,7 @@ func card(conf Confidence, d Diagnostics, recs []store.Record) []CardRow {
 		row.Truth = truthFinding(d, r)
 		row.Complexity = complexityFinding(conf, r)
 		row.Protocols = contradictionFinding(conf, r)
-		row.CanRank, row.Verdict = verdict(row, controlCount(r.rankedOnly()))
+		row.CanRank, row.Outcome, row.Verdict = verdict(row, r, controlCount(r.rankedOnly()))
 		out = append(out, row)
 	}
 	return out
@@ -146,6 +157,7 @@ func randomFinding(r Ranking, family protocol.Family) Finding {
 	}
 	var words, short []string
 	var flag bool
+	evidence := false     // a control ranks above a method, told apart, or scores the same as one
 	beaten := math.Inf(1) // the fewest methods any control falls below, told apart
 	for _, ctl := range controls {
 		var above, same, within []string
@@ -156,6 +168,7 @@ func randomFinding(r Ranking, family protocol.Family) Finding {
 			switch {
 			case c > v:
 				above = append(above, inline(m.Method))
+				evidence = evidence || ok && p.Differ
 			case c == v:
 				same = append(same, inline(m.Method))
 			case ok && p.Differ:
@@ -169,9 +182,10 @@ func randomFinding(r Ranking, family protocol.Family) Finding {
 		if len(same) == len(methods) { // the metric tells the methods from chance no better than from each other
 			words = append(words, fmt.Sprintf("%s scores the same as every method (%s): the metric does not tell them from it", name, number(ctl.CI.Estimate)))
 			short = append(short, fmt.Sprintf("%s scores the same as every method", name))
-			flag = true
+			flag, evidence = true, true
 			continue
 		}
+		evidence = evidence || len(same) > 0
 		var parts []string
 		if len(above) > 0 {
 			parts = append(parts, "ranks above "+strings.Join(above, ", "))
@@ -198,7 +212,7 @@ func randomFinding(r Ranking, family protocol.Family) Finding {
 		}
 		flag = flag || len(above)+len(same)+len(within) > 0
 	}
-	return Finding{Value: beaten, Words: strings.Join(words, "; "), Flag: flag, Short: strings.Join(short, "; ")}
+	return Finding{Value: beaten, Words: strings.Join(words, "; "), Flag: flag, Noise: flag && !evidence, Short: strings.Join(short, "; ")}
 }
 
 // controlNotApplied says why a random control need not rank last on a
@@ -269,9 +283,9 @@ func separationFinding(r Ranking) Finding {
 	f := Finding{Value: share, Words: words}
 	switch {
 	case apart == 0:
-		f.Flag, f.Short = true, fmt.Sprintf("the methods' scores differ by less than the noise (%d of %d pairs told apart)", apart, pairs)
+		f.Flag, f.Noise, f.Short = true, true, fmt.Sprintf("the methods' scores differ by less than the noise (%d of %d pairs told apart)", apart, pairs)
 	case share < minApart:
-		f.Flag, f.Short = true, fmt.Sprintf("most of the methods' differences lie within the noise (%d of %d pairs told apart)", apart, pairs)
+		f.Flag, f.Noise, f.Short = true, true, fmt.Sprintf("most of the methods' differences lie within the noise (%d of %d pairs told apart)", apart, pairs)
 	}
 	return f
 }
@@ -298,7 +312,7 @@ func reliabilityFinding(r Ranking, seed uint64) Finding {
 	}
 	f := Finding{Value: rel, Words: fmt.Sprintf("the ranking on one half of the inputs agrees with the other's at %.2f (split-half, Spearman–Brown; Tomsett et al. 2020)", rel)}
 	if rel < minReliability {
-		f.Flag, f.Short = true, fmt.Sprintf("its ranking changes with the inputs (split-half %.2f)", rel)
+		f.Flag, f.Noise, f.Short = true, true, fmt.Sprintf("its ranking changes with the inputs (split-half %.2f)", rel)
 	}
 	return f
 }
@@ -445,42 +459,6 @@ func complexityFinding(conf Confidence, r Ranking) Finding {
 		f.Flag, f.Short = true, fmt.Sprintf("the %s maps win: its ranking follows the maps' sparseness (ρ = %+.2f)", which, rho)
 	}
 	return f
-}
-
-// verdict words the card: whether the setting can rank these methods here,
-// and why not.
-func verdict(row CardRow, controls int) (bool, string) {
-	var problems []string
-	for _, f := range row.Findings() {
-		if f.F.Flag && f.F.Short != "" {
-			problems = append(problems, f.F.Short)
-		}
-	}
-	can := !row.Separation.Flag && !row.Random.Flag && !row.Reliability.Flag
-	switch {
-	case !can:
-		return false, fmt.Sprintf("%s cannot rank these methods here: %s", row.Protocol, strings.Join(problems, "; "))
-	case len(problems) > 0:
-		return true, fmt.Sprintf("%s ranks these methods, with caveats: %s", row.Protocol, strings.Join(problems, "; "))
-	}
-	// What the checks that ran found.
-	var passed []string
-	if !row.Random.Flag && row.Random.Value >= 1 {
-		passed = append(passed, pickWord(controls > 1, "the random controls rank", "the random control ranks")+" below them")
-	}
-	switch s := row.Separation.Value; {
-	case s == 1:
-		passed = append(passed, "every pair of them is told apart")
-	case !math.IsNaN(s):
-		passed = append(passed, "half or more of their pairs are told apart")
-	}
-	if !math.IsNaN(row.Reliability.Value) {
-		passed = append(passed, "the ranking holds across inputs")
-	}
-	if len(passed) == 0 {
-		return true, fmt.Sprintf("%s ranks these methods here; no check could judge its ranking", row.Protocol)
-	}
-	return true, fmt.Sprintf("%s ranks these methods here: %s", row.Protocol, andList(passed))
 }
 
 // andList joins words with commas and a last "and".

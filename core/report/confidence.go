@@ -2,13 +2,13 @@ package report
 
 import (
 	"cmp"
-	"encoding/json"
-	"fmt"
 	"hash/fnv"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"faithlab/core/protocol"
 	"faithlab/core/stats"
@@ -67,14 +67,20 @@ const AllSeeds = "all"
 // Ranking is one protocol setting's ranking of the methods by its
 // headline score, with what the data can and cannot tell apart.
 type Ranking struct {
-	Dataset  string               `json:"dataset"`
-	Protocol string               `json:"protocol"`
-	Metric   string               `json:"metric"`
-	Better   protocol.Better      `json:"better"`
-	Methods  []RankedMethod       `json:"methods"`          // best first
-	Pairs    []Pair               `json:"pairs"`            // between the methods it ranks (RankedMethod.Ranked)
-	Winner   string               `json:"winner,omitempty"` // the best method, when the runner-up differs from it; "" for no clear winner
-	Units    int                  `json:"units"`            // inputs per seed the methods share
+	Dataset  string          `json:"dataset"`
+	Protocol string          `json:"protocol"`
+	Metric   string          `json:"metric"`
+	Better   protocol.Better `json:"better"`
+	Methods  []RankedMethod  `json:"methods"`          // best first
+	Pairs    []Pair          `json:"pairs"`            // between the methods it ranks (RankedMethod.Ranked)
+	Winner   string          `json:"winner,omitempty"` // the best method, when the runner-up differs from it and the report card does not find the setting cannot rank them; "" for none
+	// Withheld is the best method, told apart from the runner-up, where
+	// the report card finds the setting cannot rank these methods here
+	// (Outcome DoesNotHold): no winner is named beside that verdict.
+	Withheld string               `json:"winner_withheld,omitempty"`
+	Outcome  Outcome              `json:"outcome"` // of "the ranking names a best method" (Verdict says why)
+	Says     string               `json:"verdict"` // Verdict, for diagnostics.json
+	Units    int                  `json:"units"`   // inputs per seed the methods share
 	Seeds    int                  `json:"seeds"`
 	Values   map[string][]float64 `json:"-"` // each method's per-input values, averaged over seeds (the report card's split halves)
 }
@@ -108,26 +114,27 @@ type Pair struct {
 	P         float64        `json:"p"`          // the paired test's p-value of no difference (stats.Bootstrap.Paired)
 	PExact    bool           `json:"p_exact"`    // P is enumerated, not drawn
 	PError    float64        `json:"p_error"`    // P's Monte-Carlo standard error (0 when exact)
+	PTest     string         `json:"p_test"`     // the test whose p it is (stats.PValue.Test): over seeds, "t over seeds"
 	PHolm     float64        `json:"p_holm"`     // Holm-corrected over the setting's pairs of ranked methods
 	PWilcoxon float64        `json:"p_wilcoxon"` // Wilcoxon signed-rank on the inputs' values summed over seeds (shown, not decided on)
 	Differ    bool           `json:"differ"`     // PHolm < Alpha
-}
-
-// Agreement is whether the protocols on one dataset rank the methods they
-// share alike: Kendall's τ between every two, Kendall's W over all.
-type Agreement struct {
-	Dataset   string      `json:"dataset"`
-	Protocols []string    `json:"protocols"`
-	Methods   []string    `json:"methods"` // those every protocol ranks
-	Tau       [][]float64 `json:"tau"`     // between protocols i and j, over the methods both rank
-	W         float64     `json:"w"`
-	P         float64     `json:"p"`       // permutation p-value of W
-	PExact    bool        `json:"p_exact"` // P is enumerated, not drawn
-	PError    float64     `json:"p_error"` // P's Monte-Carlo standard error (0 when exact)
-	Words     string      `json:"words"`
-	// Left are the settings left out and why: "ROAR (every method scores
-	// the same)".
-	Left []string `json:"left,omitempty"`
+	// Outcome of "A and B are told apart": Holds where Differ, else
+	// Inconclusive (NotEvaluated without a p), with what the run could
+	// have told (pairs.go).
+	Outcome Outcome `json:"outcome"`
+	// Level is the level Holm reads P against: Alpha/(m − j + 1), P the
+	// j-th smallest of the setting's m.
+	Level float64 `json:"level"`
+	// Detectable is the smallest true |A − B| a paired test at Level
+	// finds 80 % of the time on a run like this one (stats.Detectable;
+	// stats.DetectableSeeds over seeds), NaN where not said.
+	Detectable float64 `json:"detectable"`
+	// Needed is about how many Unit (of which the run has Diff.Units, or
+	// Diff.Groups seeds) would find the observed difference so
+	// (stats.UnitsFor, stats.SeedsFor); 0 where not said.
+	Needed int    `json:"needed,omitempty"`
+	Unit   string `json:"unit"`  // "inputs", or "seeds" where the seed is the unit
+	Words  string `json:"words"` // the outcome in words
 }
 
 // MissingUnits is a protocol setting whose records keep no per-input
@@ -163,19 +170,29 @@ func Confident(recs []store.Record, o ConfidenceOptions) Confidence {
 	for _, g := range c.groups {
 		methods, by := c.methodsOf(g.recs)
 		anyUnits := false
+		all := map[string]map[string]series{} // metric → method → series
+		for _, m := range g.info.Metrics {
+			all[m.Name] = map[string]series{}
+			for _, meth := range methods {
+				if s, ok := seriesOf(by[meth], m.Name); ok {
+					all[m.Name][meth] = s
+				}
+			}
+		}
 		for _, meth := range methods {
 			for _, m := range g.info.Metrics {
-				s, ok := seriesOf(by[meth], m.Name)
+				s, ok := all[m.Name][meth]
 				if !ok {
 					continue
 				}
 				anyUnits = true
+				skew := othersSkewness(all[m.Name], meth)
 				for k, seed := range s.seeds {
 					conf.add(ScoreCI{Dataset: g.dataset, Protocol: g.title, Method: meth, Metric: m.Name, Seed: strconv.FormatUint(seed, 10),
-						Interval: conf.interval(o, g, meth, m, s.pick(k))})
+						Interval: conf.interval(o, g, meth, m, s.pick(k), skew)})
 				}
 				if len(s.seeds) > 1 {
-					conf.add(ScoreCI{Dataset: g.dataset, Protocol: g.title, Method: meth, Metric: m.Name, Seed: AllSeeds, Interval: conf.interval(o, g, meth, m, s)})
+					conf.add(ScoreCI{Dataset: g.dataset, Protocol: g.title, Method: meth, Metric: m.Name, Seed: AllSeeds, Interval: conf.interval(o, g, meth, m, s, skew)})
 				}
 			}
 		}
@@ -191,6 +208,10 @@ func Confident(recs []store.Record, o ConfidenceOptions) Confidence {
 	}
 	conf.Agreement = agreement(conf.Rankings, o.Seed)
 	conf.Contradictions = contradictions(conf.Rankings)
+	conf.judgeAgreement()
+	for i := range conf.Rankings {
+		conf.Rankings[i].judge()
+	}
 	return conf
 }
 
@@ -212,16 +233,18 @@ func boot(o ConfidenceOptions, parts ...string) stats.Bootstrap {
 }
 
 // interval is the interval of a method's series of metric m under g's
-// setting, in the metric's own units, inside its range: computed once
-// per (setting, method, metric, seeds) and shared by every table and
-// figure that shows it.
-func (c *Confidence) interval(o ConfidenceOptions, g *group, method string, m protocol.Metric, s series) stats.Interval {
+// setting, in the metric's own units, inside its range, flagged
+// (Interval.Few) by the skewness of the score in the setting's other
+// methods (othersSkewness): computed once per (setting, method, metric,
+// seeds) and shared by every table and figure that shows it.
+func (c *Confidence) interval(o ConfidenceOptions, g *group, method string, m protocol.Metric, s series, skew float64) stats.Interval {
 	key := ciKey(g.dataset, g.title, method, m.Name, s.seedList(), strconv.FormatFloat(s.den, 'g', -1, 64))
 	if iv, ok := c.cache[key]; ok {
 		return iv
 	}
 	b := boot(o, g.dataset, g.title, m.Name, s.seedList())
 	b.Range = s.scaled(m.Value.Range)
+	b.Skewness = &skew
 	iv := s.unscale(b.Mean(s.data))
 	if c.cache == nil {
 		c.cache = map[string]stats.Interval{}
@@ -366,8 +389,12 @@ func (c *Confidence) rank(o ConfidenceOptions, g *group, methods []string, by ma
 	den := ss[0].den
 	r := Ranking{Dataset: g.dataset, Protocol: g.title, Metric: h.Name, Better: h.Better, Units: n, Seeds: len(data[0]), Values: map[string][]float64{}}
 	cis := make([]stats.Interval, len(names))
+	all := map[string]series{}
 	for m, name := range names {
-		cis[m] = c.interval(o, g, name, h, ss[m])
+		all[name] = ss[m]
+	}
+	for m, name := range names {
+		cis[m] = c.interval(o, g, name, h, ss[m], othersSkewness(all, name))
 		v := seedMeans(data[m])
 		for i := range v {
 			v[i] /= den
@@ -413,23 +440,63 @@ func (c *Confidence) rank(o ConfidenceOptions, g *group, methods []string, by ma
 		levels[k] = Alpha / float64(k+1)
 	}
 	seeds := ss[0].seedList()
+	var diffSeries [][][]float64 // each pair's differences, for their skewness
 	for x, a := range contenders {
 		for _, b := range contenders[x+1:] {
 			i, j := order[a], order[b]
-			bt := boot(o, g.dataset, g.title, h.Name, seeds, "pair")
-			bt.Range = ss[0].scaled(h.Value.Range)
-			d := ss[0].unscale(bt.Diff(data[i], data[j]))
-			p := bt.Paired(data[i], data[j], levels)
-			_, _, pw := stats.Wilcoxon(seedSums(data[i]), seedSums(data[j]))
-			r.Pairs = append(r.Pairs, Pair{A: names[i], B: names[j], Diff: d, P: p.P, PExact: p.Exact, PError: p.Error, PWilcoxon: pw})
-			idx, ps = append(idx, ij{a, b}), append(ps, p.P)
+			d := make([][]float64, len(data[i]))
+			for k := range d {
+				d[k] = make([]float64, len(data[i][k]))
+				for u := range d[k] {
+					d[k][u] = data[i][k][u] - data[j][k][u]
+				}
+			}
+			diffSeries = append(diffSeries, d)
 		}
 	}
+	for x, a := range contenders {
+		for _, b := range contenders[x+1:] {
+			idx = append(idx, ij{a, b})
+		}
+	}
+	// Each pair's interval and tests are its own (their draws seeded
+	// alike, whatever the order), so the pairs run on every core: a
+	// setting of 26 methods has 325 pairs, each drawing until its p is
+	// settled against Holm's levels.
+	r.Pairs, ps = make([]Pair, len(idx)), make([]float64, len(idx))
+	var wg sync.WaitGroup
+	work := make(chan int)
+	for range min(runtime.GOMAXPROCS(0), len(idx)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range work {
+				i, j := order[idx[k].i], order[idx[k].j]
+				bt := boot(o, g.dataset, g.title, h.Name, seeds, "pair")
+				bt.Range = ss[0].scaled(h.Value.Range)
+				skew := pairsSkewness(diffSeries, k)
+				bt.Skewness = &skew
+				d := ss[0].unscale(bt.Diff(data[i], data[j]))
+				p := bt.Paired(data[i], data[j], levels)
+				_, _, pw := stats.Wilcoxon(seedSums(data[i]), seedSums(data[j]))
+				r.Pairs[k], ps[k] = Pair{A: names[i], B: names[j], Diff: d, P: p.P, PExact: p.Exact, PError: p.Error, PTest: p.Test, PWilcoxon: pw}, p.P
+			}
+		}()
+	}
+	for k := range idx {
+		work <- k
+	}
+	close(work)
+	wg.Wait()
 	differ := map[ij]bool{}
 	for k, ph := range stats.Holm(ps) {
 		r.Pairs[k].PHolm = ph
 		r.Pairs[k].Differ = ph < Alpha
 		differ[idx[k]] = r.Pairs[k].Differ
+	}
+	for k, level := range holmLevels(ps) {
+		r.Pairs[k].Level = level
+		r.Pairs[k].judge(c.Level)
 	}
 	for x, l := range stats.Letters(len(contenders), func(x, y int) bool {
 		if x > y {
@@ -485,325 +552,6 @@ func (c *Confidence) rank(o ConfidenceOptions, g *group, methods []string, by ma
 	return r, true
 }
 
-// seedSums is each input's values summed over seeds, NaN where a seed
-// lacks it: on a grid, exact counts, so that the Wilcoxon test sees the
-// ties there are.
-func seedSums(data [][]float64) []float64 {
-	if len(data) == 0 {
-		return nil
-	}
-	out := make([]float64, len(data[0]))
-	for _, d := range data {
-		for i, v := range d {
-			out[i] += v
-		}
-	}
-	return out
-}
-
-// seedMeans is each input's value averaged over seeds (NaN left out).
-func seedMeans(data [][]float64) []float64 {
-	if len(data) == 0 {
-		return nil
-	}
-	out := make([]float64, len(data[0]))
-	for i := range out {
-		var s float64
-		var n int
-		for _, d := range data {
-			if !math.IsNaN(d[i]) {
-				s, n = s+d[i], n+1
-			}
-		}
-		out[i] = math.NaN()
-		if n > 0 {
-			out[i] = s / float64(n)
-		}
-	}
-	return out
-}
-
-// unitRanks is each method's rank among the methods (1: best; ties share
-// their mean rank) on each input of each seed where every method has a
-// value, averaged: the mean ranks of a critical-difference diagram.
-func unitRanks(data [][][]float64, better protocol.Better) []float64 {
-	k := len(data)
-	sum := make([]float64, k)
-	units := 0
-	v := make([]float64, k)
-	for s := range data[0] {
-	inputs:
-		for i := range data[0][s] {
-			for m := range data {
-				v[m] = -oriented(data[m][s][i], better) // rank 1 for the best
-				if math.IsNaN(v[m]) {
-					continue inputs
-				}
-			}
-			for m, r := range midRanks(v) {
-				sum[m] += r
-			}
-			units++
-		}
-	}
-	for m := range sum {
-		if units == 0 {
-			sum[m] = math.NaN()
-		} else {
-			sum[m] /= float64(units)
-		}
-	}
-	return sum
-}
-
-// midRanks are v's 1-based ranks, ascending, ties sharing their mean rank.
-func midRanks(v []float64) []float64 {
-	idx := make([]int, len(v))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(v[a], v[b]) })
-	r := make([]float64, len(v))
-	for lo := 0; lo < len(idx); {
-		hi := lo + 1
-		for hi < len(idx) && v[idx[hi]] == v[idx[lo]] {
-			hi++
-		}
-		for k := lo; k < hi; k++ {
-			r[idx[k]] = float64(lo+hi+1) / 2
-		}
-		lo = hi
-	}
-	return r
-}
-
-// agreement compares the rankings of each dataset's protocol settings over
-// the methods they share (at least three): the methods each ranks (not
-// weak, with a score), a setting ranking two left out and named, and one
-// whose methods all score the same (no ranking to compare: saturated)
-// left out and named — where that leaves no τ to compute (fewer than two
-// settings, or fewer than three methods shared), an Agreement with no
-// protocols says why. A setting that tells none of its pairs apart stays
-// in, named: its τ with the others is within its noise. The orders two
-// settings flip are Contradictions, whatever the number of methods.
-func agreement(rankings []Ranking, seed uint64) []Agreement {
-	var out []Agreement
-	var datasets []string
-	for _, r := range rankings {
-		if !slices.Contains(datasets, r.Dataset) {
-			datasets = append(datasets, r.Dataset)
-		}
-	}
-	for _, ds := range datasets {
-		var rs, two []Ranking // settings ranking three methods or more, and two
-		var noisy []string
-		var left leftSettings
-		for _, r := range rankings {
-			if r.Dataset != ds || !left.keep(r) {
-				continue
-			}
-			r = r.rankedOnly()
-			switch {
-			case len(r.Methods) == 2:
-				two = append(two, r)
-			default:
-				rs = append(rs, r)
-				if !slices.ContainsFunc(r.Pairs, func(p Pair) bool { return p.Differ }) {
-					noisy = append(noisy, r.Protocol)
-				}
-			}
-		}
-		// The methods every setting ranks, in the first's order.
-		var methods []string
-		if len(rs) >= 2 {
-			methods = shared(rs)
-		}
-		if len(methods) < 3 {
-			// Nothing for τ: say why where there were settings to compare
-			// (the orders they flip are Contradictions, for any number).
-			switch all := append(slices.Clone(rs), two...); {
-			case len(all) >= 2:
-				out = append(out, Agreement{Dataset: ds, W: math.NaN(), P: math.NaN(),
-					Words: fmt.Sprintf("Kendall's τ between the protocols is not computed: the %d protocols share %s, and a rank correlation needs three or more%s",
-						len(all), Count(len(shared(all)), "method"), left.words()), Left: left.named()})
-			case len(all)+len(left.tied)+len(left.unlearned) >= 2:
-				out = append(out, Agreement{Dataset: ds, W: math.NaN(), P: math.NaN(),
-					Words: "the protocols cannot be compared: " + left.sentence(), Left: left.named()})
-			}
-			continue
-		}
-		a := Agreement{Dataset: ds, Methods: methods, Left: left.named()}
-		scores := make([][]float64, len(rs))
-		for p, r := range rs {
-			a.Protocols = append(a.Protocols, r.Protocol)
-			for _, m := range methods {
-				i := slices.IndexFunc(r.Methods, func(x RankedMethod) bool { return x.Method == m })
-				scores[p] = append(scores[p], oriented(r.Methods[i].CI.Estimate, r.Better))
-			}
-		}
-		a.Tau = make([][]float64, len(rs))
-		for i := range rs {
-			a.Tau[i] = make([]float64, len(rs))
-			for j := range rs {
-				a.Tau[i][j] = stats.KendallTau(scores[i], scores[j])
-			}
-		}
-		var p stats.PValue
-		a.W, p = stats.KendallW(scores, seed, []float64{Alpha})
-		a.P, a.PExact, a.PError = p.P, p.Exact, p.Error
-		chance := "beyond chance"
-		if !(a.P < Alpha) {
-			chance = "but no more than chance would (with this few methods and protocols)"
-		}
-		a.Words = fmt.Sprintf("the %d protocols %s on the %d methods they share (Kendall's W = %.2f), %s: permutation p %s", len(rs), concordance(a.W), len(methods), a.W, chance, pWords(a.P, a.PExact, a.PError))
-		if len(noisy) > 0 {
-			a.Words += fmt.Sprintf("; %s %s none of %s pairs apart, so %s τ with the others is within the noise",
-				strings.Join(noisy, ", "), pickWord(len(noisy) > 1, "tell", "tells"), pickWord(len(noisy) > 1, "their", "its"), pickWord(len(noisy) > 1, "their", "its"))
-		}
-		a.Words += left.words()
-		if len(two) > 0 {
-			var names []string
-			for _, r := range two {
-				names = append(names, r.Protocol)
-			}
-			a.Words += fmt.Sprintf("; left out of τ: %s, which %s only two methods", strings.Join(names, ", "), pickWord(len(two) > 1, "rank", "ranks"))
-		}
-		out = append(out, a)
-	}
-	return out
-}
-
-// shared lists the methods every ranking ranks, in the first's order.
-func shared(rs []Ranking) []string {
-	var methods []string
-	for _, m := range rs[0].Methods {
-		all := true
-		for _, r := range rs[1:] {
-			all = all && slices.ContainsFunc(r.Methods, func(x RankedMethod) bool { return x.Method == m.Method })
-		}
-		if all {
-			methods = append(methods, m.Method)
-		}
-	}
-	return methods
-}
-
-// leftSettings are the settings of two or more methods that rank no two
-// of them: every method scores the same (tied), or fewer than two
-// methods' retrained models learned or have a score (unlearned).
-type leftSettings struct{ tied, unlearned []string }
-
-// Why a setting is left out, in the agreement's words.
-const (
-	whyTied      = "every method scores the same"
-	whyUnlearned = "fewer than two methods' retrained models learned or have a score"
-)
-
-// keep reports whether r ranks two methods or more, noting it as left
-// out where it had two or more to rank and ranks fewer.
-func (l *leftSettings) keep(r Ranking) bool {
-	if len(r.Methods) < 2 {
-		return false
-	}
-	switch ranked := r.rankedOnly(); {
-	case len(ranked.Methods) < 2:
-		l.unlearned = append(l.unlearned, r.Protocol)
-	case ranked.allEqual():
-		l.tied = append(l.tied, r.Protocol)
-	default:
-		return true
-	}
-	return false
-}
-
-// groups are the settings left out, each group with why.
-func (l leftSettings) groups() [][2]string {
-	var out [][2]string
-	for _, g := range []struct {
-		names []string
-		why   string
-	}{{l.tied, whyTied}, {l.unlearned, whyUnlearned}} {
-		if len(g.names) > 0 {
-			out = append(out, [2]string{strings.Join(g.names, ", "), g.why})
-		}
-	}
-	return out
-}
-
-// words says which settings are left out and why ("; left out: …").
-func (l leftSettings) words() string {
-	var w string
-	for _, g := range l.groups() {
-		w += fmt.Sprintf("; left out: %s, where %s", g[0], g[1])
-	}
-	return w
-}
-
-// sentence says which settings are left out and why, as a clause.
-func (l leftSettings) sentence() string {
-	var parts []string
-	for _, g := range l.groups() {
-		parts = append(parts, fmt.Sprintf("%s left out, where %s", g[0], g[1]))
-	}
-	return strings.Join(parts, "; ")
-}
-
-// named lists each setting left out with why, for a figure's title.
-func (l leftSettings) named() []string {
-	var out []string
-	for _, p := range l.tied {
-		out = append(out, p+" ("+whyTied+")")
-	}
-	for _, p := range l.unlearned {
-		out = append(out, p+" (its retrained models learned nothing)")
-	}
-	return out
-}
-
-// concordance words Kendall's W (Schmidt 1997's reading: 0.1 very weak,
-// 0.3 weak, 0.5 moderate, 0.7 strong).
-func concordance(w float64) string {
-	switch {
-	case math.IsNaN(w):
-		return "cannot be compared"
-	case w < 0.1:
-		return "do not agree"
-	case w < 0.3:
-		return "agree very weakly"
-	case w < 0.5:
-		return "agree weakly"
-	case w < 0.7:
-		return "agree moderately"
-	}
-	return "agree strongly"
-}
-
-// pValue writes a p-value with its relation: "= 0.042", "< 0.001".
-func pValue(p float64) string {
-	switch {
-	case math.IsNaN(p):
-		return "—"
-	case p < 0.001:
-		return "< 0.001"
-	}
-	return "= " + strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3f", p), "0"), ".")
-}
-
-// pWords writes a p-value with how it was had: "= 0.049 (exact)", "=
-// 0.052 ± 0.002 (Monte Carlo)" with its standard error, "< 0.001 (Monte
-// Carlo)" below what its draws resolve.
-func pWords(p float64, exact bool, mcError float64) string {
-	switch {
-	case math.IsNaN(p):
-		return "—"
-	case exact:
-		return pValue(p) + " (exact)"
-	case p < 0.001:
-		return pValue(p) + " (Monte Carlo)"
-	}
-	return pValue(p) + " ± " + strconv.FormatFloat(mcError, 'g', 1, 64) + " (Monte Carlo)"
-}
-
 // add records an interval.
 func (c *Confidence) add(s ScoreCI) {
 	if c.byKey == nil {
@@ -834,65 +582,4 @@ func (c Confidence) Ranking(dataset, setting string) (Ranking, bool) {
 		}
 	}
 	return Ranking{}, false
-}
-
-// JSON has no NaN: the types below write an undefined number as null.
-
-// MarshalJSON implements json.Marshaler: what the score is, then its
-// interval's fields (the embedded Interval's own MarshalJSON would
-// otherwise stand for the whole and drop what it is of).
-func (s ScoreCI) MarshalJSON() ([]byte, error) {
-	head, err := json.Marshal(struct {
-		Dataset  string `json:"dataset"`
-		Protocol string `json:"protocol"`
-		Method   string `json:"method"`
-		Metric   string `json:"metric"`
-		Seed     string `json:"seed"`
-	}{s.Dataset, s.Protocol, s.Method, s.Metric, s.Seed})
-	if err != nil {
-		return nil, err
-	}
-	iv, err := json.Marshal(s.Interval)
-	if err != nil {
-		return nil, err
-	}
-	return append(append(head[:len(head)-1], ','), iv[1:]...), nil
-}
-
-// MarshalJSON implements json.Marshaler.
-func (m RankedMethod) MarshalJSON() ([]byte, error) {
-	type plain RankedMethod
-	return json.Marshal(struct {
-		plain
-		PFirst   *float64 `json:"p_first"`
-		MeanRank *float64 `json:"mean_rank"`
-	}{plain(m), stats.Null(m.PFirst), stats.Null(m.MeanRank)})
-}
-
-// MarshalJSON implements json.Marshaler.
-func (p Pair) MarshalJSON() ([]byte, error) {
-	type plain Pair
-	return json.Marshal(struct {
-		plain
-		P         *float64 `json:"p"`
-		PHolm     *float64 `json:"p_holm"`
-		PWilcoxon *float64 `json:"p_wilcoxon"`
-	}{plain(p), stats.Null(p.P), stats.Null(p.PHolm), stats.Null(p.PWilcoxon)})
-}
-
-// MarshalJSON implements json.Marshaler.
-func (a Agreement) MarshalJSON() ([]byte, error) {
-	type plain Agreement
-	tau := make([][]*float64, len(a.Tau))
-	for i, row := range a.Tau {
-		for _, v := range row {
-			tau[i] = append(tau[i], stats.Null(v))
-		}
-	}
-	return json.Marshal(struct {
-		plain
-		Tau [][]*float64 `json:"tau"`
-		W   *float64     `json:"w"`
-		P   *float64     `json:"p"`
-	}{plain(a), tau, stats.Null(a.W), stats.Null(a.P)})
 }

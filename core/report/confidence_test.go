@@ -142,7 +142,7 @@ func TestSummaryAndCSVCarryTheIntervals(t *testing.T) {
 	recs := unitRecords()
 	d := Diagnose(recs)
 	s := Summary(recs, d)
-	for _, want := range []string{"no clear winner", "[95% interval over 2 seeds, then the test inputs]", "Kendall's W", " *"} {
+	for _, want := range []string{"no clear winner", "[95% interval over 2 seeds' means, the seed the unit]", "Kendall's W", " *"} {
 		if !strings.Contains(flat(s), want) {
 			t.Errorf("summary lacks %q:\n%s", want, s)
 		}
@@ -276,7 +276,7 @@ func TestSummaryNamesNoWinnerWhenNoRetrainedModelLearned(t *testing.T) {
 		}
 	}
 	s := Summary(recs, Diagnose(recs))
-	if !strings.Contains(flat(s), "drop rates; no winner named: no method's retrained models learned in this setting (!)") {
+	if !strings.Contains(flat(s), "drop rates; not evaluated: no winner named, as no method's retrained models learned in this setting (!)") {
 		t.Errorf("summary:\n%s", s)
 	}
 }
@@ -364,7 +364,8 @@ func TestSettingsWhoseRetrainingLearnedNothingRankNoMethod(t *testing.T) {
 }
 
 // The verdict names a winner only when told apart, says when every method
-// scores the same, and says why it names none otherwise.
+// scores the same, and says why it names none otherwise, each beginning
+// with its outcome; one the report card withholds is named as such.
 func TestRankingVerdictSaysWhyNoWinner(t *testing.T) {
 	m := func(name string, v float64) RankedMethod {
 		return RankedMethod{Method: name, CI: stats.Interval{Estimate: v}}
@@ -376,11 +377,16 @@ func TestRankingVerdictSaysWhyNoWinner(t *testing.T) {
 		r    Ranking
 		want string
 	}{
-		{"told apart", Ranking{Methods: []RankedMethod{m("ig", 0.3), m("random", 0.1)}, Winner: "ig"}, "best: ig, told apart from the runner-up"},
-		{"all the same", Ranking{Methods: []RankedMethod{m("ig", 0), m("gradient", 0), m("random", 0)}}, "no winner: every method scores the same (0.000)"},
-		{"within the noise", Ranking{Methods: []RankedMethod{m("ig", 0.3), m("random", 0.29)}}, "no clear winner: the best cannot be told apart from the runner-up"},
-		{"one scored", Ranking{Methods: []RankedMethod{m("ig", 0.3), m("random", math.NaN())}}, "no winner named: fewer than two methods have a score"},
-		{"no learner", Ranking{Methods: []RankedMethod{weak, m("random", 0.2)}}, "no winner named: no method's retrained models learned in this setting (!)"},
+		{"told apart", Ranking{Methods: []RankedMethod{m("ig", 0.3), m("random", 0.1)}, Winner: "ig"}, "holds: best ig, told apart from the runner-up"},
+		{"withheld", Ranking{Protocol: "ROAD", Methods: []RankedMethod{m("ig", 0.3), m("random", 0.1)}, Withheld: "ig"},
+			"does not hold: ig is told apart from the runner-up, but the report card finds that ROAD cannot rank these methods here, so no best is named"},
+		{"all the same", Ranking{Methods: []RankedMethod{m("ig", 0), m("gradient", 0), m("random", 0)}}, "does not hold: no winner, as every method scores the same (0.000)"},
+		{"within the noise", Ranking{Methods: []RankedMethod{m("ig", 0.3), m("random", 0.29)}}, "inconclusive: no clear winner — the best, ig, cannot be told apart from the runner-up, random"},
+		{"within the noise, with the pair's plan", Ranking{Methods: []RankedMethod{m("ig", 0.3), m("random", 0.29)},
+			Pairs: []Pair{{A: "ig", B: "random", Outcome: Inconclusive, Words: "inconclusive: about 80 inputs would tell them apart"}}},
+			"inconclusive: no clear winner — the best, ig, cannot be told apart from the runner-up, random; about 80 inputs would tell them apart"},
+		{"one scored", Ranking{Methods: []RankedMethod{m("ig", 0.3), m("random", math.NaN())}}, "not evaluated: no winner named, as fewer than two methods have a score"},
+		{"no learner", Ranking{Methods: []RankedMethod{weak, m("random", 0.2)}}, "not evaluated: no winner named, as no method's retrained models learned in this setting (!)"},
 		{"one method", Ranking{Methods: []RankedMethod{m("ig", 0.3)}}, ""},
 	} {
 		if got := c.r.Verdict(); got != c.want {

@@ -187,6 +187,7 @@ func Diagnose(recs []store.Record) Diagnostics {
 	}
 	d.Confidence = Confident(recs, ConfidenceOptions{})
 	d.Confidence.Card = card(d.Confidence, d, recs)
+	d.Confidence.reconcile()
 	return d
 }
 

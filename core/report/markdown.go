@@ -24,8 +24,8 @@ func Markdown(title string, recs []store.Record, d Diagnostics, left Left) strin
 	if head, rest := left.Incomplete(len(recs)); head != "" {
 		fmt.Fprintf(&b, "> **%s** %s (`faithlab-cli status` lists them).\n\n", Inline(head), Inline(rest))
 	}
-	fmt.Fprintf(&b, "Every score is the mean over the test inputs (and over the seeds, where there are several) with its %.0f %% interval, inside the score's natural range: Agresti–Coull where each input scores 0 or 1 (an accuracy), else the hull of the BCa and studentized bootstrap intervals of %d resamples (seed %d) over the inputs, or a percentile bootstrap over the seeds and then the inputs, so that retraining noise counts. An interval marked \"%s\" rests on inputs too few for how skewed their scores are (n ≤ 25·skewness², Cochran's rule), where no interval is known to cover %.0f %%: add inputs. Two methods are told apart when the paired test of no difference — the larger p of an exact (or Monte-Carlo) sign-flip permutation test and a studentized bootstrap test — rejects at %.0f %%, Holm-corrected over the protocol's pairs; a p drawn by Monte Carlo is shown with its standard error and drawn until its side of every level Holm compares it with is settled. Methods sharing a letter cannot be told apart. P(first) is the share of resamples in which a method ranks first.\n\n",
-		100*conf.Level, conf.Resamples, conf.Seed, FewInputs, 100*conf.Level, 100*Alpha)
+	fmt.Fprintf(&b, "Every score is the mean over the test inputs (and over the seeds, where there are several) with its %.0f %% interval, inside the score's natural range: Agresti–Coull where each input scores 0 or 1 (an accuracy), else the hull of the BCa and studentized bootstrap intervals of %d resamples (seed %d) over the inputs (with Student's t over the inputs that differ, where most tie at one value); over several seeds, Student's t on the seeds' means, so that retraining noise counts: there the seed is the unit. An interval marked \"%s\" rests on inputs too few for how skewed the score is across the run's other methods and seeds (n ≤ 25·skewness², Cochran's rule), where no interval is known to cover %.0f %%: add inputs. Two methods are told apart when the paired test of no difference — the larger p of an exact (or Monte-Carlo) sign-flip permutation test and a studentized bootstrap test, or, over several seeds, Student's t test on the seeds' mean differences — rejects at %.0f %%, Holm-corrected over the protocol's pairs; a p drawn by Monte Carlo is shown with its standard error, drawn afresh once a pilot has settled its side of every level Holm compares it with. Methods sharing a letter cannot be told apart. P(first) is the share of resamples in which a method ranks first. Each statement holds, does not hold, is inconclusive (within the noise: it says the smallest difference this run finds %.0f %% of the time and about how many inputs, or seeds, would decide it) or is not evaluated.\n\n",
+		100*conf.Level, conf.Resamples, conf.Seed, FewInputs, 100*conf.Level, 100*Alpha, 100*power)
 	few := 0
 	for _, r := range conf.Rankings {
 		if r.Seeds >= 2 && r.Seeds < 5 {
@@ -33,7 +33,7 @@ func Markdown(title string, recs []store.Record, d Diagnostics, left Left) strin
 		}
 	}
 	if few > 0 {
-		fmt.Fprintf(&b, "With %d seeds, intervals over seeds understate the noise between them where retraining noise dominates (the two-level bootstrap covers 85 %% of the time at 3 seeds when that noise is four times an input mean's; package stats): read them there as lower bounds, and add seeds to narrow the doubt.\n\n", few)
+		fmt.Fprintf(&b, "With %d seeds, Student's t over the seeds has %s: its intervals are wide and its tests find only large differences (at 3 seeds, 30 %% of the differences the inputs pooled would find 80 %% of the time; package stats), the price of counting retraining noise that %d seeds measure poorly. Add seeds to narrow them.\n\n", few, Count(few-1, "degree")+" of freedom", few)
 	}
 	if len(conf.Missing) > 0 {
 		var names []string
@@ -66,7 +66,7 @@ func Markdown(title string, recs []store.Record, d Diagnostics, left Left) strin
 		fmt.Fprintf(&b, "## %s on %s: %s (%s)\n\n", Inline(r.Protocol), Inline(r.Dataset), Inline(r.Metric), betterWord(r.Better))
 		fmt.Fprintf(&b, "%s × %s. ", Count(r.Units, "input"), Count(r.Seeds, "seed"))
 		if v := r.Verdict(); v != "" {
-			fmt.Fprintf(&b, "%s%s.\n\n", strings.ToUpper(v[:1]), Inline(v[1:]))
+			fmt.Fprintf(&b, "%s.\n\n", capital(Inline(v)))
 		} else {
 			b.WriteString("\n\n")
 		}
@@ -82,12 +82,12 @@ func Markdown(title string, recs []store.Record, d Diagnostics, left Left) strin
 		if len(r.Pairs) > 0 {
 			b.WriteString("| A − B | difference [95 % interval] | p (paired) | p (Holm) | p (Wilcoxon) | told apart |\n|---|---|---|---|---|---|\n")
 			for _, p := range r.Pairs {
-				yes := "no"
-				if p.Differ {
-					yes = "**yes**"
+				apart := cellText(p.Words)
+				if p.Outcome == Holds {
+					apart = "**" + apart + "**"
 				}
-				fmt.Fprintf(&b, "| %s − %s | %s [%s, %s]%s | %s | %s | %s | %s |\n", cellText(p.A), cellText(p.B), number(p.Diff.Estimate), number(p.Diff.Lo), number(p.Diff.Hi), fewWords(p.Diff),
-					strings.TrimPrefix(pWords(p.P, p.PExact, p.PError), "= "), strings.TrimPrefix(pValue(p.PHolm), "= "), strings.TrimPrefix(pValue(p.PWilcoxon), "= "), yes)
+				fmt.Fprintf(&b, "| %s − %s | %s | %s | %s | %s | %s |\n", cellText(p.A), cellText(p.B), diffText(p.Diff),
+					strings.TrimPrefix(pairP(p), "= "), strings.TrimPrefix(pValue(p.PHolm), "= "), strings.TrimPrefix(pValue(p.PWilcoxon), "= "), apart)
 			}
 			b.WriteString("\n")
 		}
@@ -98,7 +98,7 @@ func Markdown(title string, recs []store.Record, d Diagnostics, left Left) strin
 			fmt.Fprintf(&b, "**They contradict each other on %s**: %s.\n\n", Inline(c.Dataset), Inline(c.Words))
 		}
 		for _, a := range conf.Agreement {
-			fmt.Fprintf(&b, "On %s, %s.\n\n", Inline(a.Dataset), Inline(a.Words))
+			fmt.Fprintf(&b, "Do the protocols agree on %s? %s.\n\n", Inline(a.Dataset), capital(Inline(a.Says())))
 			if len(a.Protocols) == 0 {
 				continue
 			}
@@ -139,6 +139,34 @@ func (l Left) Incomplete(done int) (head, rest string) {
 	}
 	return fmt.Sprintf("Incomplete: %d of %s are missing", n, Count(done+n, "task")),
 		fmt.Sprintf("(%d failed, %d not run). The rankings rest on the %d done and may change when the rest run", l.Failed, l.NotRun, done)
+}
+
+// diffText is a pair's difference with its interval, "0.012 [-0.003,
+// 0.027]", or "no input differs" where none does (an interval of [0, 0]
+// would claim the methods are the same beyond these inputs).
+func diffText(d stats.Interval) string {
+	if d.Method == stats.MethodNoneDiffer {
+		return NoneDiffer
+	}
+	return fmt.Sprintf("%s [%s, %s]%s", number(d.Estimate), number(d.Lo), number(d.Hi), fewWords(d))
+}
+
+// pairP writes a pair's p with how it was had: pWords's, or "= 0.12 (t
+// over 3 seeds)" where Student's t over the seeds gave it.
+func pairP(p Pair) string {
+	if p.PTest == stats.TestSeeds && !math.IsNaN(p.P) {
+		return pValue(p.P) + " (t over " + Count(p.Diff.Groups, "seed") + ")"
+	}
+	return pWords(p.P, p.PExact, p.PError)
+}
+
+// capital is s with its first letter a capital.
+func capital(s string) string {
+	if s == "" {
+		return s
+	}
+	r := []rune(s)
+	return strings.ToUpper(string(r[0])) + string(r[1:])
 }
 
 // fewWords is what a flagged interval says beside it: " (few inputs:

@@ -150,27 +150,38 @@ func float32s(x []float64) []float64 {
 
 // Twenty inputs of skewed scores (a sensitivity's, say) are too few for
 // any interval to be known to cover: the interval says so in the CSV
-// (few_inputs), REPORT.md and the summary; 400 normal ones are not
-// flagged.
+// (few_inputs), REPORT.md and the summary. The flag reads the score's
+// skewness across the run's other methods (package stats: a series' own
+// 20 values are too few to tell it), so that a method whose 20 values
+// happen to look plain is flagged beside a skewed one, and the skewed
+// one too; twenty plain values beside plain ones are not flagged.
 func TestFewInputsAreFlaggedWhereTheyShow(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 9))
-	skewed, plain := make([]float64, 20), make([]float64, 20)
+	skewed, plain, plain2 := make([]float64, 20), make([]float64, 20), make([]float64, 20)
 	for i := range skewed {
 		skewed[i] = math.Exp(2 * r.NormFloat64())
 		plain[i] = 1 + 0.1*r.NormFloat64()
+		plain2[i] = 1 + 0.1*r.NormFloat64()
+	}
+	flags := func(recs []store.Record) (Diagnostics, map[string]bool) {
+		d := Diagnose(recs)
+		rk, ok := d.Confidence.Ranking("d", "MaxSensitivity")
+		if !ok {
+			t.Fatalf("no ranking: %+v", d.Confidence)
+		}
+		few := map[string]bool{}
+		for _, m := range rk.Methods {
+			few[m.Method] = m.CI.Few
+		}
+		return d, few
+	}
+	if _, few := flags(unitRecordsOf("MaxSensitivity", "max_sensitivity", protocol.Lower, 0, map[string][]float64{"gradient": plain2, "ig": plain})); few["gradient"] || few["ig"] {
+		t.Errorf("plain scores beside plain ones: flags %v; want none", few)
 	}
 	recs := unitRecordsOf("MaxSensitivity", "max_sensitivity", protocol.Lower, 0, map[string][]float64{"gradient": skewed, "ig": plain})
-	d := Diagnose(recs)
-	rk, ok := d.Confidence.Ranking("d", "MaxSensitivity")
-	if !ok {
-		t.Fatalf("no ranking: %+v", d.Confidence)
-	}
-	few := map[string]bool{}
-	for _, m := range rk.Methods {
-		few[m.Method] = m.CI.Few
-	}
-	if !few["gradient"] || few["ig"] {
-		t.Fatalf("flags %v; want gradient's alone", few)
+	d, few := flags(recs)
+	if !few["gradient"] || !few["ig"] {
+		t.Fatalf("flags %v; want both: the run's score is skewed", few)
 	}
 	var buf bytes.Buffer
 	if err := WriteCSV(&buf, "run", recs, d.Confidence); err != nil {

@@ -114,7 +114,7 @@ func Summary(recs []store.Record, d Diagnostics) string {
 			n := seeds(all)
 			over := "the test inputs"
 			if n > 1 {
-				over = fmt.Sprintf("%d seeds, then the test inputs", n)
+				over = fmt.Sprintf("%d seeds' means, the seed the unit", n)
 			}
 			legend = append(legend, fmt.Sprintf("[95%% interval over %s]; methods sharing a letter cannot be told apart (paired, Holm-corrected, 5%%); * best, told apart from the runner-up", over))
 		}
@@ -136,7 +136,7 @@ func Summary(recs []store.Record, d Diagnostics) string {
 		}
 		for _, a := range d.Confidence.Agreement {
 			if a.Dataset == ds {
-				writeNote(&b, a.Words)
+				writeNote(&b, "Do the protocols agree? "+a.Says())
 			}
 		}
 		for _, c := range d.Confidence.Contradictions {
@@ -197,22 +197,4 @@ func (r Ranking) allEqual() bool {
 		}
 	}
 	return true
-}
-
-// Verdict words whether the ranking names a best method, and why not:
-// "" for a ranking of one method.
-func (r Ranking) Verdict() string {
-	switch {
-	case r.Winner != "":
-		return "best: " + r.Winner + ", told apart from the runner-up"
-	case len(r.Methods) > 1 && slices.ContainsFunc(r.Methods, func(m RankedMethod) bool { return m.Weak }):
-		return "no winner named: no method's retrained models learned in this setting (!)"
-	case len(r.Methods) > 1 && len(r.rankedOnly().Methods) < 2:
-		return "no winner named: fewer than two methods have a score"
-	case len(r.Methods) > 1 && r.allEqual():
-		return "no winner: every method scores the same (" + number(r.rankedOnly().Methods[0].CI.Estimate) + ")"
-	case len(r.Methods) > 1:
-		return "no clear winner: the best cannot be told apart from the runner-up"
-	}
-	return ""
 }

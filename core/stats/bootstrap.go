@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -35,6 +34,15 @@ type Bootstrap struct {
 	// are a proportion (Agresti–Coull). Diff's differences lie within
 	// [lo − hi, hi − lo].
 	Range []float64
+	// Skewness, where given (not nil, not NaN), is the skewness of the
+	// score's values across the run — PooledSkewness of the other
+	// methods' and seeds' series of it, or of the other pairs'
+	// differences for Diff — and Interval.Few's rule reads the larger of
+	// it and the sample's own: a sample's own skewness at tens of units
+	// is too noisy to tell a skewed score from a symmetric one, and the
+	// intervals it alone leaves unflagged undercover (the package doc
+	// measures both).
+	Skewness *float64
 }
 
 // Defaults of Bootstrap's zero fields.
@@ -86,10 +94,11 @@ func (b Bootstrap) settings() (resamples int, level float64, ok bool) {
 // of the BCa and studentized bootstrap intervals of their resamples,
 // inside the range; a constant series, a zero-width interval.
 //
-// Several groups: two-level bootstrap — resample groups with replacement,
-// then units within each chosen group — so that the variation between
-// groups (retraining noise) counts; the estimate is the mean of group
-// means, the interval the resample means' percentiles, inside the range.
+// Several groups (seeds): the seed is the unit — Student's t on the
+// group means at g − 1 degrees of freedom, its standard error floored at
+// the units' own noise (seeds.go), so that the variation between groups
+// (retraining noise) counts however few the groups; the estimate is the
+// mean of group means, the interval inside the range.
 //
 // The package doc gives the intervals' measured coverage.
 func (b Bootstrap) Mean(data [][]float64) Interval {
@@ -105,14 +114,21 @@ func (b Bootstrap) Mean(data [][]float64) Interval {
 // where either is NaN (or missing from the shorter of the two) are
 // dropped. Mean's interval of the differences, inside [lo − hi, hi − lo]
 // for a range [lo, hi] (differences all at its ends are a proportion;
-// without a range, none are). Paired tests the difference.
+// without a range, none are). Where no unit differs its Method is
+// MethodNoneDiffer, with the ends [0, 0]: what the units say, not an
+// interval of what other units would (to be written "no input differs").
+// Paired tests the difference.
 func (b Bootstrap) Diff(a, b2 [][]float64) Interval {
 	var rng []float64
 	if len(b.Range) == 2 {
 		w := b.Range[1] - b.Range[0]
 		rng = []float64{-w, w}
 	}
-	return b.interval(diffs(a, b2), rng, rng)
+	iv := b.interval(diffs(a, b2), rng, rng)
+	if iv.Method == MethodConstant && iv.Estimate == 0 {
+		iv.Method = MethodNoneDiffer
+	}
+	return iv
 }
 
 // interval is Mean's interval of data inside rng; units all at the two
@@ -147,13 +163,10 @@ func (b Bootstrap) interval(data [][]float64, rng, ends []float64) Interval {
 	if len(s.groups) == 1 {
 		k := newCentred(s.groups[0])
 		iv.Lo, iv.Hi = oneLevel(k, resamples, level, b.Seed, rng)
-		iv.Method, iv.Few = MethodBootstrap, s.units < minStudentized || cochran(s.units, k.skew)
+		iv.Method, iv.Few = MethodBootstrap, s.units < minStudentized || k.off < minStudentized || cochran(s.units, b.skew(k.skew))
 		return iv
 	}
-	means := make([]float64, resamples)
-	s.replicate(resamples, b.Seed, means)
-	slices.Sort(means)
-	iv.Lo, iv.Hi = percentiles(means, level)
+	iv.Lo, iv.Hi = newSeedLevel(s).interval(level)
 	if len(rng) == 2 {
 		iv.Lo, iv.Hi = max(iv.Lo, rng[0]), min(iv.Hi, rng[1])
 	}
@@ -161,8 +174,21 @@ func (b Bootstrap) interval(data [][]float64, rng, ends []float64) Interval {
 	for _, g := range s.groups {
 		all = append(all, g...)
 	}
-	iv.Method, iv.Few = MethodTwoLevel, cochran(s.units, newCentred(all).skew)
+	iv.Method, iv.Few = MethodSeeds, cochran(s.units, b.skew(newCentred(all).skew))
 	return iv
+}
+
+// skew is the skewness Interval.Few is decided from: the larger of the
+// sample's own and Bootstrap.Skewness, where that is given (and a
+// number).
+func (b Bootstrap) skew(own float64) float64 {
+	if b.Skewness == nil || math.IsNaN(*b.Skewness) {
+		return own
+	}
+	if math.IsNaN(own) {
+		return *b.Skewness
+	}
+	return max(math.Abs(own), math.Abs(*b.Skewness))
 }
 
 // twoPoint reports whether every unit lies at one of the two ends (none
@@ -188,18 +214,19 @@ func twoPoint(s sample, ends []float64) ([2]float64, bool) {
 //   - SignFlip's, exact where the methods are exchangeable on each unit
 //     (each difference's distribution symmetric about 0), at any number of
 //     units;
-//   - a bootstrap one that does not need that symmetry: one group, the
-//     studentized bootstrap test of a zero mean (the larger of its
-//     equal-tailed and symmetric p-values); several groups, the
-//     two-level bootstrap's two-sided percentile p,
-//     min(1, 2·min(share of resample means ≤ 0, share ≥ 0)) settled by
-//     drawing more — which counts the noise between groups (retraining)
-//     that flipping units' signs cannot.
+//   - one that does not need that symmetry: one group, the studentized
+//     bootstrap test of a zero mean (the larger of its equal-tailed and
+//     symmetric p-values); several groups, Student's t test on the
+//     groups' mean differences at g − 1 degrees of freedom (seeds.go) —
+//     which counts the noise between groups (retraining) that flipping
+//     units' signs cannot, however few the groups.
 //
 // A difference is called only where both reject: the test's level is
-// the sign-flip test's where that is exact, and the bootstrap's where the
-// differences are skewed with a zero mean (the package doc gives both).
-// P is 1 without a nonzero difference, NaN for invalid settings.
+// the sign-flip test's where that is exact, the bootstrap's where the
+// differences are skewed with a zero mean, and the seeds' t test's where
+// retraining noise dominates (the package doc gives all three). P is 1
+// without a nonzero difference, NaN for invalid settings; PValue.Test
+// names the test whose p it is.
 func (b Bootstrap) Paired(a, b2 [][]float64, thresholds []float64) PValue {
 	if _, _, ok := b.settings(); !ok {
 		return PValue{P: math.NaN()}
@@ -210,14 +237,24 @@ func (b Bootstrap) Paired(a, b2 [][]float64, thresholds []float64) PValue {
 	if flip.P == 1 || s.units < 2 || s.constant() {
 		return flip
 	}
-	var boot PValue
+	var other PValue
 	if len(s.groups) == 1 {
-		boot = studentizedP(newCentred(s.groups[0]), b.Seed^bootSalt, thresholds)
+		// The larger p decides: at a threshold the sign-flip p already
+		// lies above (settled), the bootstrap p decides nothing, and need
+		// not be drawn until settled against it (among many pairs' Holm
+		// levels, that drew millions of resamples a pair for nothing).
+		var open []float64
+		for _, t := range thresholds {
+			if !(flip.P > t && (flip.Exact || flip.Settled)) {
+				open = append(open, t)
+			}
+		}
+		other = studentizedP(newCentred(s.groups[0]), b.Seed^bootSalt, open)
 	} else {
-		boot = s.twoLevelP(b.Seed^bootSalt, thresholds)
+		other = newSeedLevel(s).p()
 	}
-	if boot.P > flip.P {
-		return boot
+	if other.P > flip.P {
+		return other
 	}
 	return flip
 }
@@ -225,39 +262,18 @@ func (b Bootstrap) Paired(a, b2 [][]float64, thresholds []float64) PValue {
 // bootSalt sets Paired's bootstrap stream apart from its sign flips'.
 const bootSalt = 0x6a09e667f3bcc908
 
-// twoLevelP is the two-level bootstrap's two-sided percentile p-value of
-// a zero mean, settled against the thresholds. Its resolution is
-// 1/draws; P = 0 reads "below 1/Draws".
-func (s sample) twoLevelP(seed uint64, thresholds []float64) PValue {
-	rng := newRNG(seed)
-	var le, ge, n int
-	var means []float64
-	return settle(thresholds, settleWork/s.units, func(k int) float64 {
-		means = slices.Grow(means[:0], k)[:k]
-		s.replicateWith(rng, means)
-		for _, m := range means {
-			if m <= 0 {
-				le++
-			}
-			if m >= 0 {
-				ge++
-			}
-		}
-		n += k
-		return min(1, 2*float64(min(le, ge))/float64(n))
-	})
-}
-
 // Replicates returns, for several series measured on the same units
 // (series[m][g][i]), the mean of each series in each bootstrap resample,
 // all series under the SAME resampled indices: out[r][m]. The resampling
-// is Mean's (two-level for several groups) over the units where no series
-// is NaN (a unit missing from a shorter series counts as NaN). With the
-// same seed and the same units, a series' column holds the means of the
-// resamples behind Mean's interval (the same indices; for several
-// groups, exactly the means whose percentiles it is). Nil when no unit
-// has every value or the settings are invalid. (Used for rank
-// probabilities: the share of resamples in which a method ranks first.)
+// is over the units where no series is NaN (a unit missing from a shorter
+// series counts as NaN): one group, its units with replacement (the
+// resamples behind Mean's one-group interval: the same indices); several,
+// two levels — groups with replacement, then units within each chosen
+// group — whose spread, with few groups, understates the noise between
+// them (the package doc; Mean's several-group interval is Student's t
+// over the groups instead). Nil when no unit has every value or the
+// settings are invalid. (Used for rank probabilities: the share of
+// resamples in which a method ranks first.)
 func (b Bootstrap) Replicates(series [][][]float64) [][]float64 {
 	resamples, _, ok := b.settings()
 	s := newSample(series)

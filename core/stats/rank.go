@@ -110,7 +110,7 @@ func Spearman(x, y []float64) float64 {
 // NaN score (or missing from a shorter row) are dropped. m < 2 or n < 2,
 // or every rater giving all items one score: NaN and p = 1.
 func KendallW(scores [][]float64, seed uint64, thresholds []float64) (w float64, p PValue) {
-	one := PValue{P: 1, Exact: true, Settled: true}
+	one := PValue{P: 1, Exact: true, Settled: true, Test: TestPermutation}
 	m := len(scores)
 	n := 0
 	for _, row := range scores {
@@ -167,11 +167,14 @@ item:
 	center := mf * (nf + 1)
 	w = 12 * (obs - nf*center*center) / 4 / den
 	if hits, total, ok := kendallWExact(rk, sums, sq, obs); ok {
-		return w, PValue{P: hits / total, Exact: true, Settled: true}
+		return w, PValue{P: hits / total, Exact: true, Settled: true, Test: TestPermutation}
 	}
 	rng := newRNG(seed)
 	hits, draws := 0, 0
-	return w, settle(thresholds, settleWork/(m*n), func(k int) float64 {
+	p = settle(thresholds, settleWork/(m*n), func(k int, fresh bool) float64 {
+		if fresh {
+			hits, draws = 0, 0
+		}
 		for range k {
 			clear(sums)
 			for _, r := range rk {
@@ -187,6 +190,8 @@ item:
 		draws += k
 		return hitsP(hits, draws)
 	})
+	p.Test = TestPermutation
+	return w, p
 }
 
 // kendallWExact counts the rankings of raters 1… (each permuted every
