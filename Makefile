@@ -10,7 +10,7 @@ PKGS_APT := libopenblas0-pthread dataset-fashion-mnist python3-sklearn python3-t
 PKGS_CLUSTER := slurm-wlm munge openssh-server
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps deps-cluster build run test test-cluster reproduce bench bench-compare bench-resnet bench-campaigns screenshots tour shipped-model package fuzz lint clean prior
+.PHONY: deps deps-cluster build run test test-cluster reproduce readme-verdicts bench bench-compare bench-resnet bench-campaigns screenshots tour shipped-model package fuzz lint clean prior
 
 # deps installs the Debian packages the build and the tests need; it does
 # nothing when they are all present.
@@ -76,6 +76,12 @@ reproduce: build
 		mv reproduce-$$r.verdicts reproduce/$$r/verdicts; cat reproduce/$$r/verdicts; \
 		diff core/reproduce/testdata/$$r-quick.verdicts reproduce/$$r/verdicts || { echo "$$r: verdicts differ from the recorded ones"; status=1; }; done; \
 	exit $$status
+
+# readme-verdicts writes README.md's table of the quick verdicts from the
+# recorded ones (core/reproduce/testdata/NAME-quick.verdicts); a test fails
+# while the two differ.
+readme-verdicts:
+	$(GO) test ./core/reproduce -run '^TestREADMEVerdictsAreTheGoldens$$' -count=1 -args -update-readme
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./core/...

@@ -16,7 +16,7 @@ import (
 // runReproduce is `faithlab-cli reproduce NAME [--size quick] [--out DIR]`
 // and `faithlab-cli reproduce --list`.
 func runReproduce(ctx context.Context, args []string) error {
-	fs := newFlags("reproduce", "NAME", "run a seed paper's central experiment and write a report that sets our results beside the paper's, claim by claim (holds, holds in part, does not hold); --list names them")
+	fs := newFlags("reproduce", "NAME", "run a seed paper's central experiment and write a report that sets our results beside the paper's, claim by claim (holds, holds in part, does not hold, inconclusive, not evaluated); --list names them")
 	list := fs.Bool("list", false, "list the reproductions, their papers and sizes, and run nothing")
 	size := fs.String("size", "quick", "size: smoke (seconds), quick (minutes on 2 cores) or paper (the paper's scale where the data is here)")
 	out := fs.String("out", "", "report folder (default reproduce-NAME-SIZE); the same command again resumes it")

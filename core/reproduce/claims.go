@@ -17,85 +17,84 @@ import (
 // Outcome is a claim's verdict.
 type Outcome string
 
-// The verdicts.
+// The verdicts: holds, does not hold (only where the evidence excludes
+// the claim), inconclusive (it neither confirms nor excludes it), not
+// evaluated (the run has no results for it); holds in part only for a
+// claim made of parts, some of which hold (decide).
 const (
 	Holds        Outcome = "holds"
 	InPart       Outcome = "holds in part"
 	DoesNotHold  Outcome = "does not hold"
+	Inconclusive Outcome = "inconclusive"
 	NotEvaluated Outcome = "not evaluated"
 )
 
-// Check says how a claim is decided on a run. Kind is one of:
+// Check says how a claim is decided on a run: the run's statistics for
+// the claim's parts, each judged (decide) as directional — the claim says
+// it lies above a bound — or as equivalence — within ±Within of zero, the
+// margin the claim states —, and combined as the claim's words say. Kind
+// is one of:
 //
 //   - order: Spearman's ρ between the methods' parameter Param (v_λ's
 //     lambda) and the setting's headline score oriented so that higher is
 //     better, with a bootstrap interval over the test inputs (all methods
-//     resampled on the same inputs). Expect increasing: holds when the
-//     interval lies above 0 and no two methods the paired test tells
-//     apart score in the order opposite to their parameters' (a peak in
-//     the middle is not an order), in part when ρ is above 0. Expect flat: does
-//     not hold when the interval excludes 0; in part when it does not but
-//     some pair of methods is told apart (the paired test, Holm);
-//     holds when no pair is.
+//     resampled on the same inputs). Expect increasing: holds when ρ's
+//     interval lies above 0 and no two methods the paired test tells apart
+//     score against their parameters' order; does not hold when the
+//     interval lies below 0 or some pair is told apart against the order
+//     (a peak in the middle is no order); inconclusive otherwise. Expect
+//     flat ("blind to λ"): every pair of the methods equivalent within
+//     ±Within.
 //   - versus: every method of A against every method of B under the
-//     setting's headline score, by the run's paired comparisons (Holm at
-//     5 %). Expect above (A better) or below (A worse): holds when every
-//     pair is told apart that way, in part when some are, not when none
-//     is. "*" in A stands for every method that is not a random control.
-//     With Metric, another score than the headline: the report's paired
-//     test and interval of its per-input values, Holm-corrected over the
-//     claim's pairs. Expect
-//     near (A within Within of B, in the score's units: TRACE Fig. 2(a)'s
-//     "almost negligible" gap to the optimum): holds when every pair's
-//     interval of A − B lies inside ±Within, in part when every estimate
-//     does, not otherwise. Expect flat, with A alone: A's methods against
-//     each other (GOAR §6.2's "minimal differences"): holds when no pair
-//     is told apart, in part when some are, not when all are.
-//   - post: the DPI paper's Table 2 — over the (method, rate) points of
-//     the Plain maps and of each of Posts, how often the post-processed
-//     maps reach the better Curve value; the share's 95 % Wilson interval
-//     decides: holds when it lies above one half, in part when only the
-//     share does.
+//     setting's headline score (or Metric), by the run's paired tests
+//     (Holm over the claim's pairs, 5 %). Expect above (A better) or
+//     below (A worse): each pair holds when told apart as claimed and is
+//     excluded when told apart the other way; every pair must hold. "*" in
+//     A stands for every method that is not a random control. Expect near
+//     (A within Within of B: TRACE Fig. 2(a)'s "almost negligible") and
+//     flat (A's methods against each other: GOAR §6.2's "minimal
+//     differences"): every pair equivalent within ±Within — its interval
+//     inside the margin; excluded when wholly beyond it.
+//   - post: the DPI paper's Table 2 — for each of Posts, over the (method,
+//     rate) points of its maps and of the Plain maps, the share of
+//     comparisons in which the post-processed maps reach the better Curve
+//     value, with its 95 % Wilson interval, above one half, every post.
 //   - tv: the DPI paper's Table 3 — R² of Curve on the masks' total
-//     variation over the Plain maps at each rate, with a bootstrap
-//     interval over the points; holds when every rate's R² reaches
-//     MinR2, in part when some do.
-//   - truth: GOAR's Table 1 — Pearson's r across the methods between
-//     each setting's headline score, oriented so that higher is better
-//     (the "performance drop"), and each ground-truth agreement measure of
-//     Truths (the GroundTruth protocol's FA … RC); the Setting's r less
-//     each of Others' r with a bootstrap interval over the methods. Holds
-//     when every interval lies above 0, in part when some difference
-//     does, not when none does.
+//     variation over the Plain maps at each rate, signed by the slope (the
+//     paper's direction: smoother masks, better score), with a bootstrap
+//     interval over the methods, reaching MinR2 at every rate.
+//   - truth: GOAR's Table 1 — Pearson's r across the methods between each
+//     setting's headline score, oriented so that higher is better, and
+//     each ground-truth agreement measure of Truths (the GroundTruth
+//     protocol's FA … RC); the Setting's r less each of Others' r, with a
+//     bootstrap interval over the inputs, above 0 in "almost all cases"
+//     (almostAll of the comparisons). Expect low: the Setting's r below
+//     Within for almostAll of the measures.
 //   - scores: the Setting's Metric against the MetricB of Others[0], a
 //     method at a time (their mean over seeds), for measures of a
-//     protocol rather than of a method (FUD's Tables 2 to 4: how far its
-//     samples lie from the data, how smooth its curves are). The mean
+//     protocol rather than of a method (FUD's Tables 2 to 4): the mean
 //     difference over the methods both ran, with a bootstrap interval over
-//     the methods: expect below or above; holds when the interval lies
-//     on that side of 0, in part when only the mean does.
+//     the methods, below or above 0.
 //   - across: method A[i] under the Setting against B[i] (A[i] itself
 //     where B is empty) under Others[0] — the same method in two
 //     settings, say pixels against patches (TRACE §5.2) — by Metric in
 //     the setting and MetricB (default Metric) in the other, paired over
-//     the inputs both evaluated (the same first test inputs): a paired
-//     bootstrap a pair, Holm over the claim's pairs. Expect above or
-//     below: holds when every pair is told apart that way, in part when
-//     some are; expect near: as versus near.
+//     the inputs both evaluated: as versus, above, below or near.
 //   - reorders: whether the Setting ranks the methods it shares with
-//     Others[0] in another order (FUD Table 7: "FUD not only reorders
-//     existing attribution methods"): holds when some pair of methods is
-//     told apart by both rankings in opposite orders, in part when the
-//     orders differ only within the noise of one, not when they agree.
+//     Others[0] in another order (FUD Table 7): holds when some pair is
+//     told apart by both rankings in opposite orders; does not hold when
+//     every pair both rankings tell apart is in the same order and no pair
+//     is left undecided.
 //
-// A flat verdict that holds (order or versus) also says whether the run
-// could have seen a difference: the smallest difference its paired tests
-// would find with 80 % power at the Holm-corrected level, from the pairs'
-// intervals, against Within, the largest difference that counts as none;
-// and, as a positive control, whether removing features moved the
-// setting's accuracy from the explained model's at all. Where the one
-// exceeds Within, the other does not, or every method scores the same on
-// every input, the verdict says it has no power (Verdict.Power).
+// An equivalence verdict also needs a setting that responds at all: where
+// removing up to its largest rate of the features moved no model's
+// accuracy further than Within from the explained model's, or every method
+// scores the same on every input, it could have separated nothing, and
+// the verdict is inconclusive, saying so (the positive control).
+//
+// Each claim's PaperValues are its rule's test: the rule applied to the
+// paper's own numbers must find that the claim holds
+// (TestEveryRuleHoldsOnThePapersOwnNumbers).
 type Check struct {
 	Kind    string           `yaml:"kind"`
 	Setting map[string]any   `yaml:"setting"` // protocol: NAME, and the parameters its configuration must have
@@ -158,10 +157,6 @@ type Verdict struct {
 	Result  string            // our result in words, with the interval behind the verdict
 	Rule    string            // the rule that decided it
 	Ours    map[string]string // the check's figures by key, for the paper's numbers
-	// Power, for a flat expectation, says why the run could not have seen
-	// a difference that matters ("" where it could): a flat verdict
-	// without power is no evidence of flatness.
-	Power string
 	// Provisional says why the verdict may not survive another run (one
 	// retraining seed: a retrained model's accuracy moves with its seed
 	// by about what these claims turn on); "" for none.
@@ -180,9 +175,6 @@ func (v Verdict) Line() string {
 	s := v.Claim.ID + ": " + string(v.Outcome)
 	if v.Provisional != "" {
 		s += " (provisional)"
-	}
-	if v.Power != "" {
-		s += " (no power)"
 	}
 	if v.Claim.Extension != "" {
 		s += " [our extension]"
@@ -505,16 +497,6 @@ func spearman0(x, y []float64) float64 {
 		return 0
 	}
 	return r
-}
-
-func pick(all, some bool) Outcome {
-	switch {
-	case all:
-		return Holds
-	case some:
-		return InPart
-	}
-	return DoesNotHold
 }
 
 // percentileCI is the 95 % percentile interval of replicates.

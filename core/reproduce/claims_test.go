@@ -81,11 +81,11 @@ func TestOrderVerdicts(t *testing.T) {
 	}{
 		// ROAR: lower accuracy is better, so a score rising with λ is an accuracy falling with it.
 		{"clearly ordered", []int{180, 100, 20}, inc, Holds},
-		{"ordered within the noise", []int{102, 101, 100}, inc, InPart},
-		{"rising, then falling beyond the noise", []int{180, 20, 100}, inc, InPart},
+		{"ordered within the noise", []int{102, 101, 100}, inc, Inconclusive},
+		{"rising, then falling beyond the noise", []int{180, 20, 100}, inc, DoesNotHold},
 		{"ordered the other way", []int{20, 100, 180}, inc, DoesNotHold},
 		{"all the same", []int{150, 150, 150}, flat, Holds},
-		{"apart but not ordered", []int{100, 180, 100}, flat, InPart},
+		{"apart but not ordered", []int{100, 180, 100}, flat, DoesNotHold}, // λ 0 and 1 alike, the middle far from both: not flat
 		{"ordered, so not flat", []int{180, 100, 20}, flat, DoesNotHold},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -141,9 +141,10 @@ func TestVersusCorrectsOverTheClaimsPairs(t *testing.T) {
 	}
 }
 
-// Expect near: A within ±Within of B, the interval deciding between holds
-// and in part (gradient's accuracy less ig's, each right on its first k of
-// 200 inputs).
+// Expect near: A within ±Within of B, an equivalence: holds when the
+// interval lies inside the margin, does not hold when it lies beyond it,
+// inconclusive when it reaches across (gradient's accuracy less ig's, each
+// right on its first k of 200 inputs).
 func TestVersusNearVerdicts(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -152,7 +153,7 @@ func TestVersusNearVerdicts(t *testing.T) {
 		want     Outcome
 	}{
 		{"a difference of 0.01 within 0.05", 190, 188, 0.05, Holds},
-		{"0.05 within 0.06, its interval not", 190, 180, 0.06, InPart},
+		{"0.05 within 0.06, its interval not", 190, 180, 0.06, Inconclusive},
 		{"0.2 beyond 0.05", 190, 150, 0.05, DoesNotHold},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -200,7 +201,8 @@ func TestPostCountsAndTVFit(t *testing.T) {
 	}
 	three := map[string]pt{"a": {[]float64{0.9, 0.8}, []float64{30, 10}}, "b": {[]float64{0.7, 0.6}, []float64{20, 20}}, "c": {[]float64{0.5, 0.7}, []float64{10, 30}}}
 	post := Check{Kind: "post", Setting: map[string]any{"protocol": "roar"}, Plain: "square", Posts: []string{"square,gaussian:1"}, Curve: "accuracy"}
-	for wins, want := range map[int]Outcome{6: Holds, 4: InPart, 2: DoesNotHold} {
+	// 6 of 6: Wilson [0.61, 1], a majority; 4 and 2 of 6 cannot tell one.
+	for wins, want := range map[int]Outcome{6: Holds, 4: Inconclusive, 2: Inconclusive} {
 		v := decide(t, mk(three, wins), post)
 		if v.Outcome != want || v.Ours["count"] != fmt.Sprintf("%d/6", wins) {
 			t.Errorf("%d wins: %s, %s; want %s", wins, v.Outcome, v.Ours["count"], want)
@@ -216,7 +218,7 @@ func TestPostCountsAndTVFit(t *testing.T) {
 	five["pixelrandom"] = pt{[]float64{0.1, 0.1}, []float64{200, 200}}
 	tv1 := Check{Kind: "tv", Setting: map[string]any{"protocol": "roar"}, Plain: "square", Curve: "accuracy", MinR2: 0.5}
 	v := decide(t, mk(five, 0), tv1)
-	if !strings.HasPrefix(v.Ours["r2:0.1"], "1.00 ") || !strings.HasPrefix(v.Ours["r2:0.3"], "0.00 ") || v.Outcome != InPart || !strings.Contains(v.Result, "controls left out of the fit: pixelrandom") {
+	if !strings.HasPrefix(v.Ours["r2:0.1"], "1.00, slope +") || !strings.HasPrefix(v.Ours["r2:0.3"], "0.00, ") || v.Outcome != InPart || !strings.Contains(v.Result, "controls left out of the fit: pixelrandom") {
 		t.Errorf("R² %q and %q, %s; want 1.00, 0.00, holds in part, pixelrandom left out (%s)", v.Ours["r2:0.1"], v.Ours["r2:0.3"], v.Outcome, v.Result)
 	}
 	// The same fit the other way round (smoother masks, worse accuracy)
@@ -224,7 +226,7 @@ func TestPostCountsAndTVFit(t *testing.T) {
 	for i, m := range []string{"a", "b", "c", "d", "e"} {
 		five[m] = pt{five[m].acc, []float64{50 - 10*float64(i), 50 - 10*float64(i)}}
 	}
-	if v := decide(t, mk(five, 0), tv1); !strings.HasPrefix(v.Ours["r2:0.1"], "1.00 ") || !strings.HasSuffix(v.Ours["r2:0.1"], "slope −") || v.Outcome != DoesNotHold {
+	if v := decide(t, mk(five, 0), tv1); !strings.HasPrefix(v.Ours["r2:0.1"], "1.00, slope − (signed by the paper's direction: -1.00") || v.Outcome != DoesNotHold {
 		t.Errorf("falling with TV: R² %q, %s; want 1.00 with a negative slope, does not hold", v.Ours["r2:0.1"], v.Outcome)
 	}
 }
@@ -328,7 +330,7 @@ func TestTruthVerdicts(t *testing.T) {
 		want        Outcome
 	}{
 		{"GOAR follows, Eval-X runs against", follows, agree, Holds}, // high accuracy where agreement is high: r = −1
-		{"GOAR follows, Eval-X nearly", follows, evalxNearly, InPart},
+		{"GOAR follows, Eval-X nearly", follows, evalxNearly, Inconclusive},
 		{"GOAR loosely, Eval-X follows", loosely, evalxFollows, DoesNotHold},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -416,7 +418,7 @@ func TestFlatOnTiedScoresSaysRhoUndefinedAndTheCardsCaveat(t *testing.T) {
 	}
 	inc := c
 	inc.Expect, inc.Within = "increasing", 0
-	if v := decide(t, lambdaRun(150, 150, 150), inc); v.Outcome != DoesNotHold || !strings.Contains(v.Result, "Caveat: the run's report card finds every method scores 0.750") {
+	if v := decide(t, lambdaRun(150, 150, 150), inc); v.Outcome != Inconclusive || !strings.Contains(v.Result, "Caveat: the run's report card finds every method scores 0.750") {
 		t.Errorf("an order claimed of a setting that cannot rank: %s, %s", v.Outcome, v.Result)
 	}
 	if v := decide(t, lambdaRun(180, 100, 20), c); strings.Contains(v.Result, "report card") || strings.Contains(v.Ours["rho"], "undefined") {
@@ -464,31 +466,32 @@ func TestOneRetrainingSeedIsProvisional(t *testing.T) {
 	}
 }
 
-// A flat verdict needs the power to see a difference that matters: a
-// setting where every input scores the same under every method (ROAR at
-// 1.00 everywhere) has none, nor has one whose paired tests would miss
-// differences larger than Within; many inputs with no difference have it.
-func TestFlatSaysWhenItHasNoPower(t *testing.T) {
+// A flat verdict is an equivalence at the claim's margin: a setting where
+// every input scores the same under every method (ROAR at 1.00
+// everywhere) is inconclusive — it could separate nothing —, and so is one
+// whose pairs' intervals reach past the margin (200 inputs), saying what
+// would decide it; many inputs with no difference hold.
+func TestFlatIsAnEquivalenceAtTheMargin(t *testing.T) {
 	flat := Check{Kind: "order", Setting: map[string]any{"protocol": "roar"}, Param: "lambda", Expect: "flat", Within: 0.02}
 	v := decide(t, lambdaRun(200, 200, 200), flat)
-	if v.Outcome != Holds || !strings.HasPrefix(v.Power, "no power: every input scores 1 under every method") || !strings.HasSuffix(v.Line(), "(no power)") {
-		t.Errorf("saturated: %q: %s", v.Line(), v.Power)
+	if v.Outcome != Inconclusive || !strings.Contains(v.Result, "Inconclusive: every input scores 1 under every method") || v.Line() != "c: inconclusive (provisional)" {
+		t.Errorf("saturated: %q: %s", v.Line(), v.Result)
 	}
 	// 200 inputs, accuracies 0.500, 0.510, 0.505: the pairs' intervals
-	// are some 0.01–0.03 wide, too wide to see 0.02 at the Holm level.
+	// are some 0.01–0.03 wide, across the margin of 0.02.
 	v = decide(t, lambdaRun(100, 102, 101), flat)
-	if v.Outcome != Holds || !strings.HasPrefix(v.Power, "no power at this size") {
-		t.Errorf("200 inputs: %q: %s (%s)", v.Line(), v.Power, v.Result)
+	if v.Outcome != Inconclusive || !strings.Contains(v.Result, "Cannot tell at this size: this run could have found a departure from no difference of") || !strings.Contains(v.Result, "inputs would decide it") {
+		t.Errorf("200 inputs: %q: %s", v.Line(), v.Result)
 	}
 	// The same accuracies on inputs whose correctness varies, but the
 	// same under every λ, on 20 000 inputs: each pair's difference is 0
-	// on every input, so the tests would see any difference at all.
+	// on every input, inside any margin.
 	var recs []store.Record
 	for _, l := range []string{"0", "0.5", "1"} {
 		recs = append(recs, roarRec("vlambda{lambda="+l+"}", "", correct(20000, 10000), []float64{0.5}, []float64{0.5}, []float64{10}))
 	}
-	if v := decide(t, recs, flat); v.Outcome != Holds || v.Power != "" || !strings.Contains(v.Result, "Power: the paired tests would find") {
-		t.Errorf("identical maps: %q: %s (%s)", v.Line(), v.Power, v.Result)
+	if v := decide(t, recs, flat); v.Outcome != Holds || !strings.Contains(v.Result, "3 of 3 pairs within ±0.02") {
+		t.Errorf("identical maps: %q: %s", v.Line(), v.Result)
 	}
 	if err := (Check{Kind: "order", Setting: map[string]any{"protocol": "roar"}, Param: "lambda", Expect: "flat"}).validate(); err == nil {
 		t.Error("flat without within accepted")
@@ -503,10 +506,11 @@ func TestVersusFlatComparesTheMethodsWithEachOther(t *testing.T) {
 	}
 	c := Check{Kind: "versus", Setting: map[string]any{"protocol": "roar"}, A: []string{"*"}, Expect: "flat", Within: 0.02}
 	v := decide(t, recs, c)
-	// gradient, ig and smoothgrad (random is a control): smoothgrad is
-	// apart from both others, gradient and ig are not.
-	if v.Outcome != InPart || v.Ours["apart"] != "2 of 3" {
-		t.Errorf("%s, %s apart: %s", v.Outcome, v.Ours["apart"], v.Result)
+	// gradient, ig and smoothgrad (random is a control): smoothgrad lies
+	// 0.3 from both others, beyond the margin (excluded); gradient and ig,
+	// apart on 1 of 400 inputs, lie within it.
+	if v.Outcome != DoesNotHold || v.Ours["pairs"] != "1 of 3" || !strings.Contains(v.Result, "2 excluded") {
+		t.Errorf("%s, %s within: %s", v.Outcome, v.Ours["pairs"], v.Result)
 	}
 }
 
@@ -589,7 +593,7 @@ func TestTruthLowCorrelation(t *testing.T) {
 	if v.Outcome != Holds || v.Ours["negative"] != "1" || v.Ours["r:evalx:fa"] != "-1.00" {
 		t.Errorf("against the truth: %s (%v): %s", v.Outcome, v.Ours, v.Result)
 	}
-	if h := headline(v); h != "r below 0.5: 1 of 1 measures' intervals, 1 of 1 estimates; 1 negative" {
+	if h := headline(v); h != "r below 0.5 in 1 of 1 measures beyond the noise; 1 negative" {
 		t.Errorf("the verdict table's figure: %q", h)
 	}
 	// Eval-X following the truth: not low.
@@ -646,7 +650,7 @@ func TestReordersNamesPairsInOppositeOrders(t *testing.T) {
 		want Outcome
 	}{
 		{"flipped beyond the noise", run(100, 300, 300, 100), Holds},
-		{"flipped within the noise", run(100, 300, 201, 200), InPart},
+		{"flipped within the noise", run(100, 300, 201, 200), Inconclusive},
 		{"alike", run(100, 300, 100, 300), DoesNotHold},
 	} {
 		if v := decide(t, tc.recs, c); v.Outcome != tc.want {
@@ -667,15 +671,15 @@ func TestPostLowerCountsTheMasksTotalVariation(t *testing.T) {
 	}
 	c := Check{Kind: "post", Setting: map[string]any{"protocol": "roar"}, Plain: "square", Posts: []string{"square,gaussian:1"}, Curve: "accuracy", Expect: "lower"}
 	v := decide(t, recs, c)
-	if v.Ours["count"] != "2/4" || v.Outcome != DoesNotHold || !strings.Contains(v.Result, "lower total variation than the plain ones' in 2 of 4") {
+	if v.Ours["count"] != "2/4" || v.Outcome != Inconclusive || !strings.Contains(v.Result, "lower total variation than the plain ones' in 2 of 4") {
 		t.Errorf("%s %s: %s", v.Outcome, v.Ours["count"], v.Result)
 	}
 }
 
 // The positive control of a flat verdict: a setting whose removals never
-// moved its models' accuracy from the explained model's has no power,
-// however finely its paired tests resolve; one that moved it has.
-func TestFlatWithoutResponseToRemovalHasNoPower(t *testing.T) {
+// moved its models' accuracy from the explained model's is inconclusive,
+// however finely its paired tests resolve; one that moved it is decided.
+func TestFlatWithoutResponseToRemovalIsInconclusive(t *testing.T) {
 	flat := Check{Kind: "order", Setting: map[string]any{"protocol": "roar"}, Param: "lambda", Expect: "flat", Within: 0.02}
 	var recs []store.Record
 	for _, l := range []string{"0", "0.5", "1"} {
@@ -684,13 +688,13 @@ func TestFlatWithoutResponseToRemovalHasNoPower(t *testing.T) {
 		recs = append(recs, r)
 	}
 	v := decide(t, recs, flat)
-	if v.Outcome != Holds || !strings.HasPrefix(v.Power, "no power: removing up to the largest rate of the features moved no retrained model's accuracy further than 0.0005 from the explained model's 1.000") {
-		t.Errorf("no response: %q: %s", v.Line(), v.Power)
+	if v.Outcome != Inconclusive || !strings.Contains(v.Result, "Inconclusive: removing up to the largest rate of the features moved no retrained model's accuracy further than 0.0005 from the explained model's 1.000") {
+		t.Errorf("no response: %q: %s", v.Line(), v.Result)
 	}
 	for _, r := range recs {
 		r.Result.Base = 0.9
 	}
-	if v := decide(t, recs, flat); v.Power != "" {
-		t.Errorf("a response of 0.1: %q: %s", v.Line(), v.Power)
+	if v := decide(t, recs, flat); v.Outcome != Holds {
+		t.Errorf("a response of 0.1: %q: %s", v.Line(), v.Result)
 	}
 }

@@ -96,7 +96,7 @@ func splitExtensions(vs []Verdict) (paper, ours []Verdict) {
 // 2 provisional").
 func tally(vs []Verdict) string {
 	var parts []string
-	for _, o := range []Outcome{Holds, InPart, DoesNotHold, NotEvaluated} {
+	for _, o := range []Outcome{Holds, InPart, DoesNotHold, Inconclusive, NotEvaluated} {
 		n := 0
 		for _, v := range vs {
 			if v.Outcome == o {
@@ -108,20 +108,14 @@ func tally(vs []Verdict) string {
 		}
 	}
 	s := fmt.Sprintf("%d, of which %s", len(vs), strings.Join(parts, ", "))
-	var prov, weak int
+	prov := 0
 	for _, v := range vs {
 		if v.Provisional != "" {
 			prov++
 		}
-		if v.Power != "" {
-			weak++
-		}
 	}
 	if prov > 0 {
 		s += fmt.Sprintf("; %d provisional (fewer than %d retraining seeds)", prov, MinSeeds)
-	}
-	if weak > 0 {
-		s += fmt.Sprintf("; %d flat without the power to see a difference", weak)
 	}
 	return s
 }
@@ -142,14 +136,11 @@ func verdictTable(b *strings.Builder, vs []Verdict) {
 	b.WriteString("\n")
 }
 
-// outcomeWords is the outcome with its qualifiers (provisional, no power).
+// outcomeWords is the outcome with its qualifier (provisional).
 func outcomeWords(v Verdict) string {
 	s := string(v.Outcome)
 	if v.Provisional != "" {
 		s += " (provisional: " + report.Count(v.Seeds, "seed") + ")"
-	}
-	if v.Power != "" {
-		s += " (no power)"
 	}
 	return s
 }
@@ -160,16 +151,17 @@ func headline(v Verdict) string {
 		return v.Result
 	}
 	o := v.Ours
+	if e := v.Claim.Check.Expect; e == "flat" || e == "near" {
+		within := o["pairs"] + " pairs within ±" + fmt.Sprint(v.Claim.Check.Within)
+		if v.Claim.Check.Kind == "order" {
+			return "ρ " + o["rho"] + "; " + within
+		}
+		return within
+	}
 	switch v.Claim.Check.Kind {
 	case "order":
 		return "ρ " + o["rho"] + "; " + o["apart"] + " pairs told apart"
 	case "versus":
-		if v.Claim.Check.Expect == "flat" {
-			return o["apart"] + " pairs told apart"
-		}
-		if v.Claim.Check.Expect == "near" {
-			return o["pairs"] + " pairs within ±" + fmt.Sprint(v.Claim.Check.Within)
-		}
 		return o["pairs"] + " pairs as claimed"
 	case "post":
 		return o["count"] + " comparisons improved"
@@ -183,15 +175,12 @@ func headline(v Verdict) string {
 		return "R² " + strings.Join(parts, "; ")
 	case "truth":
 		if v.Claim.Check.Expect == "low" {
-			return fmt.Sprintf("r below %g: %s measures' intervals, %s estimates; %s negative", v.Claim.Check.Within, o["low"], o["below"], o["negative"])
+			return fmt.Sprintf("r below %g in %s measures beyond the noise; %s negative", v.Claim.Check.Within, o["low"], o["negative"])
 		}
 		return "r higher in " + o["lead"] + " comparisons, " + o["apart"] + " beyond the noise"
 	case "scores":
 		return o["a"] + " against " + o["b"] + ", difference " + o["diff"]
 	case "across":
-		if v.Claim.Check.Expect == "near" {
-			return o["pairs"] + " pairs within ±" + fmt.Sprint(v.Claim.Check.Within)
-		}
 		return o["pairs"] + " pairs as claimed"
 	case "reorders":
 		return "Kendall's τ " + o["tau"] + "; " + o["flips"] + " pairs in opposite orders beyond the noise"

@@ -93,28 +93,41 @@ func (e evaluator) post(c Check, s selected, v *Verdict) {
 	}
 	plain := pts(c.Plain)
 	wins, total := 0, 0
-	var parts []string
+	var words []string
+	var parts []part
 	for _, post := range c.Posts {
 		w, t := protocol.PostCount(plain, pts(post), better)
 		wins, total = wins+w, total+t
 		v.Ours["count:"+post] = fmt.Sprintf("%d/%d", w, t)
-		parts = append(parts, fmt.Sprintf("%s %d/%d", post, w, t))
+		if t == 0 {
+			continue
+		}
+		parts = append(parts, sharePart(post, w, t))
+		lo, hi := wilson(w, t)
+		words = append(words, fmt.Sprintf("%s %d/%d, %.0f %% [%.0f, %.0f]", post, w, t, 100*float64(w)/float64(t), 100*lo, 100*hi))
 	}
 	if total == 0 {
 		v.Outcome, v.Result = NotEvaluated, fmt.Sprintf("%s has no (method, rate) point with both the %q maps and %s", s.title, c.Plain, strings.Join(c.Posts, ", "))
 		return
 	}
-	share := float64(wins) / float64(total)
-	lo, hi := wilson(wins, total)
 	v.Ours["count"] = fmt.Sprintf("%d/%d", wins, total)
-	v.Result = fmt.Sprintf("%s %s (%s is better): the post-processed maps score better than the plain ones in %d of %d comparisons (%s), %.0f %% [%.0f, %.0f] (95 %% Wilson)",
-		s.title, quantity, betterWord(better), wins, total, strings.Join(parts, ", "), 100*share, 100*lo, 100*hi)
+	v.Result = fmt.Sprintf("%s %s (%s is better): the post-processed maps score better than the plain ones in %d of %d comparisons (%s; 95 %% Wilson)",
+		s.title, quantity, betterWord(better), wins, total, strings.Join(words, ", "))
 	if c.Expect == "lower" {
-		v.Result = fmt.Sprintf("%s %s: the post-processed maps' masks have a lower total variation than the plain ones' in %d of %d comparisons (%s), %.0f %% [%.0f, %.0f] (95 %% Wilson)",
-			s.title, quantity, wins, total, strings.Join(parts, ", "), 100*share, 100*lo, 100*hi)
+		v.Result = fmt.Sprintf("%s %s: the post-processed maps' masks have a lower total variation than the plain ones' in %d of %d comparisons (%s; 95 %% Wilson)",
+			s.title, quantity, wins, total, strings.Join(words, ", "))
 	}
-	v.Rule = "holds when the share's 95 % Wilson interval lies above one half; in part when only the share does"
-	v.Outcome = pick(lo > 0.5, share > 0.5)
+	v.Rule = "for each post-processing, the share of comparisons it wins, with its 95 % Wilson interval: holds when every share's interval lies above one half; does not hold when every one lies below it; inconclusive (or in part) otherwise"
+	o, w := c.ruleOf().decide(parts)
+	v.Outcome, v.Result = o, withWords(v.Result, w)
+}
+
+// sharePart is k wins of n comparisons as a part whose claim is a
+// majority: the share, with its 95 % Wilson interval, above one half.
+func sharePart(name string, k, n int) part {
+	lo, hi := wilson(k, n)
+	p := float64(k) / float64(n)
+	return part{name: name, est: p, lo: lo, hi: hi, iv: stats.Interval{Estimate: p, Lo: lo, Hi: hi}, n: n, unit: "comparison"}
 }
 
 // wilson is the 95 % Wilson score interval of k successes in n.
@@ -166,43 +179,48 @@ func (e evaluator) tv(c Check, s selected, v *Verdict) {
 			}
 		}
 	})
-	reached, fitted := 0, 0
-	var parts []string
+	// The paper's direction: smoother (lower-TV) masks score better, so a
+	// lower-is-better score rises with TV; R² is signed by it.
+	dir := -1.0
+	if m.Better == protocol.Lower {
+		dir = 1
+	}
+	fitted := 0
+	var words []string
+	var parts []part
 	for _, rate := range rates {
 		pts := byRate[rate]
 		fit, err := protocol.TVFit(pts)
 		key := "r2:" + strconv.FormatFloat(rate, 'g', -1, 64)
 		if err != nil {
 			v.Ours[key] = "—"
-			parts = append(parts, fmt.Sprintf("%g: no fit (%v)", rate, err))
+			words = append(words, fmt.Sprintf("%g: no fit (%v)", rate, err))
 			continue
 		}
 		fitted++
-		lo, hi := r2Interval(pts, bootSeed(s.dataset, s.title, key))
+		lo, hi := r2Interval(pts, dir, bootSeed(s.dataset, s.title, key))
 		sign := "+"
 		if fit.Slope < 0 {
 			sign = "−"
 		}
-		v.Ours[key] = fmt.Sprintf("%.2f [%.2f, %.2f], slope %s", fit.R2, lo, hi, sign)
-		parts = append(parts, fmt.Sprintf("%g: R² %.2f [%.2f, %.2f] over %d methods (slope %.3g)", rate, fit.R2, lo, hi, len(pts), fit.Slope))
-		// The paper's direction: smoother (lower-TV) masks score better,
-		// so a lower-is-better score rises with TV.
-		if fit.R2 >= c.MinR2 && (fit.Slope > 0) == (m.Better == protocol.Lower) {
-			reached++
-		}
+		signed := fit.R2 * dir * math.Copysign(1, fit.Slope)
+		v.Ours[key] = fmt.Sprintf("%.2f, slope %s (signed by the paper's direction: %+.2f [%+.2f, %+.2f])", fit.R2, sign, signed, lo, hi)
+		words = append(words, fmt.Sprintf("%g: R² %.2f over %d methods (slope %.3g), signed by the paper's direction %.2f [%.2f, %.2f]", rate, fit.R2, len(pts), fit.Slope, signed, lo, hi))
+		parts = append(parts, part{name: fmt.Sprintf("rate %g", rate), est: signed, lo: lo, hi: hi, iv: stats.Interval{Estimate: signed, Lo: lo, Hi: hi}, n: len(pts), unit: "method"})
 	}
 	if fitted == 0 {
-		v.Outcome, v.Result = NotEvaluated, fmt.Sprintf("%s: no rate with three methods whose %s varies: %s", s.title, c.Curve, strings.Join(parts, "; "))
+		v.Outcome, v.Result = NotEvaluated, fmt.Sprintf("%s: no rate with three methods whose %s varies: %s", s.title, c.Curve, strings.Join(words, "; "))
 		return
 	}
-	v.Result = fmt.Sprintf("R² of %s %s on the masks' total variation, plain maps of the attribution methods%s, by rate (95 %% bootstrap over the methods): %s", s.title, c.Curve, left, strings.Join(parts, "; "))
-	v.Rule = fmt.Sprintf("holds when R² reaches %.2g at every rate with the paper's direction (smoother masks, better score: a slope of %s sign); in part when it does at some", c.MinR2, map[bool]string{true: "positive", false: "negative"}[m.Better == protocol.Lower])
-	v.Outcome = pick(reached == len(rates), reached > 0)
+	v.Result = fmt.Sprintf("R² of %s %s on the masks' total variation, plain maps of the attribution methods%s, by rate (95 %% bootstrap over the methods): %s", s.title, c.Curve, left, strings.Join(words, "; "))
+	v.Rule = fmt.Sprintf("R² signed by the slope (positive in the paper's direction: smoother masks, better score), at each rate: holds when every rate's interval lies above %.2g; does not hold when every one lies below it; in part or inconclusive otherwise", c.MinR2)
+	o, w := c.ruleOf().decide(parts)
+	v.Outcome, v.Result = o, withWords(v.Result, w)
 }
 
-// r2Interval is a 95 % bootstrap interval of R² over the points
-// (resamples whose fit is undefined left out).
-func r2Interval(pts []protocol.TVPoint, seed uint64) (lo, hi float64) {
+// r2Interval is a 95 % bootstrap interval of R² signed by its slope times
+// dir over the points (resamples whose fit is undefined left out).
+func r2Interval(pts []protocol.TVPoint, dir float64, seed uint64) (lo, hi float64) {
 	rng := rand.New(rand.NewPCG(seed, 0x7265))
 	reps := make([]float64, 0, stats.DefaultResamples)
 	draw := make([]protocol.TVPoint, len(pts))
@@ -211,7 +229,7 @@ func r2Interval(pts []protocol.TVPoint, seed uint64) (lo, hi float64) {
 			draw[i] = pts[rng.IntN(len(pts))]
 		}
 		if f, err := protocol.TVFit(draw); err == nil {
-			reps = append(reps, f.R2)
+			reps = append(reps, f.R2*dir*math.Copysign(1, f.Slope))
 		}
 	}
 	return percentileCI(reps)

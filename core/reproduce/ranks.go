@@ -86,18 +86,16 @@ func (e evaluator) order(c Check, s selected, v *Verdict) {
 	switch c.Expect {
 	case "increasing":
 		v.Result += fmt.Sprintf("; %d of the pairs told apart in the order opposite to %s's", against, c.Param)
-		v.Rule = fmt.Sprintf("holds when ρ's 95 %% interval lies above 0 and no two %s told apart score in the opposite order; in part when ρ is above 0", c.Param)
-		v.Outcome = pick(lo > 0 && against == 0, rho > 0)
-	case "flat":
-		v.Rule = "does not hold when ρ's 95 % interval excludes 0; in part when it includes 0 but some pair of methods is told apart; holds when no pair is"
-		switch {
-		case lo > 0 || hi < 0:
-			v.Outcome = DoesNotHold
-		case apart > 0:
-			v.Outcome = InPart
-		default:
-			v.Outcome = Holds
+		v.Rule = fmt.Sprintf("holds when ρ's 95 %% interval lies above 0 and no two %s told apart score in the opposite order; does not hold when the interval lies below 0 or some pair is told apart against the order; inconclusive otherwise", c.Param)
+		units := r.Values[pts[0].label]
+		rp := part{name: "ρ", est: rho, lo: lo, hi: hi, iv: stats.Interval{Estimate: rho, Lo: lo, Hi: hi}, n: len(units), unit: "input"}
+		o, words := rule{}.decide([]part{rp})
+		if against > 0 {
+			o, words = DoesNotHold, ""
 		}
+		v.Outcome = o
+		v.Result = withWords(v.Result, words)
+	case "flat":
 		var cs []comparison
 		for _, p := range r.Pairs {
 			if slices.ContainsFunc(pts, func(q pt) bool { return q.label == p.A }) && slices.ContainsFunc(pts, func(q pt) bool { return q.label == p.B }) {
@@ -108,69 +106,91 @@ func (e evaluator) order(c Check, s selected, v *Verdict) {
 		for _, p := range pts {
 			vals = append(vals, r.Values[p.label])
 		}
-		flatPower(c, s, cs, vals, v)
+		e.equivalent(c, s, cs, vals, v)
 	}
 }
 
-// flatPower says whether a flat verdict that holds had the power to see a difference
-// of c.Within (Check): the smallest difference each pair's paired test
-// finds with 80 % power at the Holm level of its setting's pairs
-// (Bonferroni's, its first step), from the pair's interval: (z₁₋α/(2k) +
-// z₀.₈) times the interval's standard error, its width over 2·1.96. A
-// setting whose methods all score the same on every input (every
-// interval of zero width) has shown it can tell nothing apart: no power,
-// whatever the arithmetic says; so has one whose removals never moved
-// the accuracy of its models further than Within from the explained
+// withWords adds decide's words to a result, as a sentence of their own.
+func withWords(result, words string) string {
+	if words == "" {
+		return result
+	}
+	if !strings.HasSuffix(result, ".") {
+		result += "."
+	}
+	if !strings.HasSuffix(words, ".") {
+		words += "."
+	}
+	return result + " " + strings.ToUpper(words[:1]) + words[1:]
+}
+
+// equivalent decides a claim that methods score alike (flat, near): every
+// pair's difference within ±Within (decide), in a setting that responds
+// at all. A setting whose methods all score the same on every input has
+// shown it can tell nothing apart, and so has one whose removals never
+// moved the accuracy of its models further than Within from the explained
 // model's — the positive control: a setting that does not respond to
-// removing up to its largest rate of the features cannot separate
-// anything (ROAR on a mixture whose class survives in any few of its
-// coordinates), however small the differences its tests could find.
-// values are the methods' per-input values.
-func flatPower(c Check, s selected, pairs []comparison, values [][]float64, v *Verdict) {
-	if len(pairs) == 0 || v.Outcome != Holds {
-		return // a difference found needs no power to have been found
-	}
-	z := func(p float64) float64 { return math.Sqrt2 * math.Erfinv(2*p-1) }
-	k := float64(len(pairs))
-	factor := (z(1-report.Alpha/(2*k)) + z(0.8)) / (2 * z(0.975))
-	var mde float64
+// removing up to its largest rate of the features (ROAR on a mixture whose
+// class survives in any few of its coordinates) could have separated
+// nothing, however small the differences its tests could find; its
+// verdict is inconclusive. values are the methods' per-input values (nil
+// where the claim compares across settings).
+func (e evaluator) equivalent(c Check, s selected, pairs []comparison, values [][]float64, v *Verdict) {
+	var parts []part
+	var words []string
+	inside := 0
 	for _, p := range pairs {
-		w := p.diff.Hi - p.diff.Lo
-		if math.IsNaN(w) {
-			v.Power = fmt.Sprintf("no power: %s − %s has no interval", p.a, p.b)
-			return
+		pp := diffPart(p)
+		parts = append(parts, pp)
+		mark := "beyond ±" + fmt.Sprint(c.Within)
+		switch c.ruleOf().judge(pp) {
+		case confirmed:
+			inside++
+			mark = "interval inside ±" + fmt.Sprint(c.Within)
+		case open:
+			mark = "interval across ±" + fmt.Sprint(c.Within)
 		}
-		mde = max(mde, factor*w)
+		words = append(words, fmt.Sprintf("%s − %s: %s (%s)", p.a, p.b, ciText(p.diff), mark))
 	}
-	// Saturated: every input scores the same under every method.
-	saturated, at := false, math.NaN()
+	v.Ours["pairs"] = fmt.Sprintf("%d of %d", inside, len(pairs))
+	if !strings.HasSuffix(v.Result, ".") && v.Result != "" {
+		v.Result += "."
+	}
+	v.Result = strings.TrimSpace(v.Result + fmt.Sprintf(" %d of %d pairs within ±%g: %s", inside, len(pairs), c.Within, strings.Join(words, "; ")))
+	v.Rule = fmt.Sprintf("an equivalence at the margin %g the claim states: holds when every pair's 95 %% interval of the difference lies inside ±%g; does not hold when some pair's lies wholly beyond it; inconclusive otherwise, or where the setting responds to nothing", c.Within, c.Within)
+	if len(pairs) == 0 {
+		v.Outcome = NotEvaluated
+		return
+	}
+	o, w := c.ruleOf().decide(parts)
+	v.Outcome, v.Result = o, withWords(v.Result, w)
+	if why := unresponsive(c, s, values); why != "" && o == Holds {
+		v.Outcome = Inconclusive
+		v.Result = withWords(v.Result, "inconclusive: "+why)
+	}
+}
+
+// unresponsive says why the setting could have separated nothing ("" when
+// it responds): its removals moved no model's accuracy further than
+// c.Within, or every method scores the same on every input.
+func unresponsive(c Check, s selected, values [][]float64) string {
+	saturated, at := len(values) > 0, math.NaN()
 	for _, vs := range values {
 		for _, x := range vs {
 			if math.IsNaN(at) {
-				at, saturated = x, true
+				at = x
 			}
 			saturated = saturated && x == at
 		}
 	}
-	v.Ours["mde"] = fmt.Sprintf("%.3g", mde)
 	moved, base, known := response(s)
 	switch {
 	case known && moved <= c.Within:
-		v.Power = fmt.Sprintf("no power: removing up to the largest rate of the features moved no retrained model's accuracy further than %.3g from the explained model's %.3f, within the %g that counts as none, so this setting showed no response to removal at all — it could not have separated these methods, nor any others, whatever its paired tests could resolve", moved, base, c.Within)
-	case saturated:
-		v.Power = fmt.Sprintf("no power: every input scores %.3g under every method, so this setting tells nothing apart here — not these methods, nor any other; the flatness is the protocol's saturation, not a finding that it weighs the methods alike", at)
-	case mde > c.Within:
-		v.Power = fmt.Sprintf("no power at this size: the paired tests would find only differences of %.3g or more (80 %% power, Holm level over %d pairs), above the %.3g that counts as none; more test inputs or seeds would be needed", mde, len(pairs), c.Within)
+		return fmt.Sprintf("removing up to the largest rate of the features moved no retrained model's accuracy further than %.3g from the explained model's %.3f, within the %g that counts as none, so this setting showed no response to removal at all — it could not have separated these methods, nor any others", moved, base, c.Within)
+	case saturated && !math.IsNaN(at):
+		return fmt.Sprintf("every input scores %.3g under every method, so this setting tells nothing apart here — the flatness is the protocol's saturation, not a finding that it weighs the methods alike", at)
 	}
-	if !strings.HasSuffix(v.Result, ".") {
-		v.Result += "."
-	}
-	if v.Power != "" {
-		v.Result += " " + strings.ToUpper(v.Power[:1]) + v.Power[1:] + "."
-	} else {
-		v.Result += fmt.Sprintf(" Power: the paired tests would find any difference of %.3g or more (80 %% power), within the %.3g that counts as none.", mde, c.Within)
-	}
-	v.Rule += fmt.Sprintf("; a flat verdict also needs the power to see a difference of %g (else it says it has none)", c.Within)
+	return ""
 }
 
 // versus decides a versus check (Check).
@@ -206,7 +226,6 @@ func (e evaluator) versus(c Check, s selected, v *Verdict) {
 		v.Outcome, v.Result = NotEvaluated, fmt.Sprintf("%s ranks none of %s or none of %s", s.title, strings.Join(c.A, ", "), strings.Join(c.B, ", "))
 		return
 	}
-	want := c.Expect == "above"
 	metric, better, pairs, err := e.comparisons(c, s, r, as, bs)
 	if err != nil {
 		v.Outcome, v.Result = NotEvaluated, err.Error()
@@ -214,33 +233,50 @@ func (e evaluator) versus(c Check, s selected, v *Verdict) {
 	}
 	defer func() { v.Result += unranked(c, r, as, bs) }()
 	if c.Expect == "near" {
-		e.near(c, s, metric, better, pairs, v)
+		v.Result = fmt.Sprintf("%s (%s, %s is better).", s.title, metric, betterWord(better))
+		e.equivalent(c, s, pairs, nil, v)
 		return
 	}
-	total, expected, opposite := len(pairs), 0, 0
-	var parts []string
-	for _, p := range pairs {
-		mark := "not told apart"
-		if p.differ {
-			if (oriented(p.diff.Estimate, better) > 0) == want {
-				expected++
-				mark = "told apart as claimed"
-			} else {
-				opposite++
-				mark = "told apart the other way"
-			}
-		}
-		parts = append(parts, fmt.Sprintf("%s − %s: %s, Holm p %s (%s)", p.a, p.b, ciText(p.diff), pText(p.pHolm), mark))
+	decidePairs(c, pairs, func(x float64) float64 { return oriented(x, better) }, v)
+	v.Result = fmt.Sprintf("%s (%s, %s is better): %s", s.title, metric, betterWord(better), v.Result)
+}
+
+// decidePairs decides a directional claim over paired comparisons (A
+// better than B for expect above, worse for below; orient turns a
+// difference into "higher is better"): each pair holds when its paired test
+// (Holm over the claim's pairs) tells it apart as claimed and is excluded
+// when it tells it apart the other way; every pair must hold.
+func decidePairs(c Check, pairs []comparison, orient func(float64) float64, v *Verdict) {
+	sign := 1.0
+	if c.Expect == "below" {
+		sign = -1
 	}
-	v.Ours["pairs"] = fmt.Sprintf("%d of %d", expected, total)
-	v.Result = fmt.Sprintf("%s (%s, %s is better): %d of %d pairs told apart as claimed, %d the other way. %s",
-		s.title, metric, betterWord(better), expected, total, opposite, strings.Join(parts, "; "))
-	v.Rule = fmt.Sprintf("holds when every pair is told apart (the report's paired test, Holm-corrected over the claim's pairs, 5 %%) with A %s B; in part when some are; not when none is", c.Expect)
-	if total == 0 {
+	var parts []part
+	var words []string
+	expected, opposite := 0, 0
+	for _, p := range pairs {
+		pp := pairPart(p, orient, sign, len(pairs))
+		parts = append(parts, pp)
+		mark := "not told apart"
+		switch pp.told {
+		case 1:
+			expected++
+			mark = "told apart as claimed"
+		case -1:
+			opposite++
+			mark = "told apart the other way"
+		}
+		words = append(words, fmt.Sprintf("%s − %s: %s, Holm p %s (%s)", p.a, p.b, ciText(p.diff), pText(p.pHolm), mark))
+	}
+	v.Ours["pairs"] = fmt.Sprintf("%d of %d", expected, len(pairs))
+	v.Result = fmt.Sprintf("%d of %d pairs told apart as claimed, %d the other way. %s", expected, len(pairs), opposite, strings.Join(words, "; "))
+	v.Rule = fmt.Sprintf("each pair holds when the paired test (Holm over the claim's pairs, 5 %%) tells A %s B, and is excluded when it tells them apart the other way: holds when every pair holds; in part when some do; does not hold when none does and some are excluded; inconclusive when the rest cannot be told apart", c.Expect)
+	if len(pairs) == 0 {
 		v.Outcome = NotEvaluated
 		return
 	}
-	v.Outcome = pick(expected == total, expected > 0)
+	o, w := c.ruleOf().decide(parts)
+	v.Outcome, v.Result = o, withWords(v.Result, w)
 }
 
 // response is how far the setting's accuracy curves (those whose names
@@ -267,7 +303,8 @@ func response(s selected) (moved, base float64, known bool) {
 }
 
 // flat decides a versus claim that the methods as score alike: GOAR
-// §6.2's "minimal differences in performance within attribution methods".
+// §6.2's "minimal differences in performance within attribution methods",
+// an equivalence at the claim's margin.
 func (e evaluator) flat(c Check, s selected, r report.Ranking, as []string, v *Verdict) {
 	var pairs []comparison
 	var vals [][]float64
@@ -279,55 +316,12 @@ func (e evaluator) flat(c Check, s selected, r report.Ranking, as []string, v *V
 			}
 		}
 	}
-	holmOver(pairs)
 	if len(pairs) == 0 {
 		v.Outcome, v.Result = NotEvaluated, fmt.Sprintf("%s ranks fewer than two of %s", s.title, strings.Join(c.A, ", "))
 		return
 	}
-	apart := 0
-	var parts []string
-	for _, p := range pairs {
-		mark := "not told apart"
-		if p.differ {
-			apart++
-			mark = "told apart"
-		}
-		parts = append(parts, fmt.Sprintf("%s − %s: %s, Holm p %s (%s)", p.a, p.b, ciText(p.diff), pText(p.pHolm), mark))
-	}
-	v.Ours["apart"] = fmt.Sprintf("%d of %d", apart, len(pairs))
-	v.Result = fmt.Sprintf("%s (%s, %s is better): %d of %d pairs of %s told apart. %s",
-		s.title, r.Metric, betterWord(r.Better), apart, len(pairs), strings.Join(as, ", "), strings.Join(parts, "; "))
-	v.Rule = "holds when no pair of the methods is told apart (the report's paired test, Holm-corrected over the claim's pairs, 5 %); in part when some are; not when all are"
-	v.Outcome = pick(apart == 0, apart < len(pairs))
-	flatPower(c, s, pairs, vals, v)
-}
-
-// near decides a versus claim that A scores within c.Within of B.
-func (e evaluator) near(c Check, s selected, metric string, better protocol.Better, pairs []comparison, v *Verdict) {
-	inside, close := 0, 0
-	var parts []string
-	for _, p := range pairs {
-		mark := "beyond ±" + fmt.Sprint(c.Within)
-		switch {
-		case p.diff.Lo >= -c.Within && p.diff.Hi <= c.Within:
-			inside++
-			close++
-			mark = "interval inside ±" + fmt.Sprint(c.Within)
-		case math.Abs(p.diff.Estimate) <= c.Within:
-			close++
-			mark = "estimate inside ±" + fmt.Sprint(c.Within) + ", interval not"
-		}
-		parts = append(parts, fmt.Sprintf("%s − %s: %s (%s)", p.a, p.b, ciText(p.diff), mark))
-	}
-	v.Ours["pairs"] = fmt.Sprintf("%d of %d", inside, len(pairs))
-	v.Result = fmt.Sprintf("%s (%s, %s is better): %d of %d pairs within ±%g. %s",
-		s.title, metric, betterWord(better), inside, len(pairs), c.Within, strings.Join(parts, "; "))
-	v.Rule = fmt.Sprintf("holds when every pair's 95 %% interval of A − B (the report's, paired) lies inside ±%g; in part when every estimate does; not otherwise", c.Within)
-	if len(pairs) == 0 {
-		v.Outcome = NotEvaluated
-		return
-	}
-	v.Outcome = pick(inside == len(pairs), close == len(pairs))
+	v.Result = fmt.Sprintf("%s (%s, %s is better), the pairs of %s.", s.title, r.Metric, betterWord(r.Better), strings.Join(as, ", "))
+	e.equivalent(c, s, pairs, vals, v)
 }
 
 // unranked names the claim's methods the ranking does not rank — their

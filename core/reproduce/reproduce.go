@@ -73,6 +73,54 @@ type Claim struct {
 	// on. Its verdict is reported apart from the paper's claims and left
 	// out of their count.
 	Extension string `yaml:"extension"`
+	// PaperValues are the paper's own printed numbers in the terms of the
+	// claim's check, so that a test can apply the claim's rule to them:
+	// a rule that the paper's own data fails is stricter than the paper.
+	PaperValues *PaperValues `yaml:"paper_values"`
+}
+
+// PaperValues are a claim's numbers as the paper prints them (table cells,
+// numbers in the text, values read off a figure), in the check's terms:
+//
+//   - versus, across, scores (expect above, below or near): Parts, each a
+//     pair the paper prints — A's cell and B's cell, in the paper's units
+//     (Scale: the paper's units per ours; Better: whether the paper's
+//     score is better higher or lower);
+//   - versus flat: Scores, every method's cell;
+//   - order: X (the parameter) and Y (the setting's score at each);
+//   - post: Parts with K of N comparisons (the DPI paper's 74/81);
+//   - tv: Parts with Value, an R²;
+//   - truth: Parts with A (the setting's r) and B (another benchmark's r)
+//     for each measure; expect low: Value, the setting's r for each;
+//   - reorders: Rankings, two columns of scores by method, keyed by the
+//     two settings' protocols, with their Directions.
+//
+// None says why a claim has no such numbers (a figure without values, a
+// qualitative sentence) instead.
+type PaperValues struct {
+	Source   string                        `yaml:"source"` // where they are printed, if not the claim's source
+	N        int                           `yaml:"n"`      // inputs or runs behind each number, where the paper says
+	Better   string                        `yaml:"better"` // higher (default) or lower: the paper's score's direction
+	Scale    float64                       `yaml:"scale"`  // the paper's units per ours (a TRACE AUC of 50 is our 1): 0 for 1
+	Parts    []PaperPart                   `yaml:"parts"`
+	Scores   map[string]float64            `yaml:"scores"`
+	X        []float64                     `yaml:"x"`
+	Y        []float64                     `yaml:"y"`
+	Rankings map[string]map[string]float64 `yaml:"rankings"`
+	// Directions are each ranking's direction (reorders: FUD is better
+	// higher, Deletion lower).
+	Directions map[string]string `yaml:"directions"`
+	None       string            `yaml:"none"`
+}
+
+// PaperPart is one of a claim's parts as the paper prints it.
+type PaperPart struct {
+	Name  string   `yaml:"name"`
+	A     *float64 `yaml:"a"`
+	B     *float64 `yaml:"b"`
+	Value *float64 `yaml:"value"`
+	K     int      `yaml:"k"`
+	N     int      `yaml:"n"`
 }
 
 // Variant is the protocol variant a paper ran for a claim.
