@@ -154,24 +154,20 @@ func (c *Campaign) Check(t Trust, engine string) error {
 	if c.Path == "" {
 		where = "outside the folders you chose"
 	}
-	for _, f := range c.mapsFiles() {
-		ok, err := inside(f, roots)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			asks = append(asks, Ask{Field: "maps", What: f, Why: "reads the maps file " + f + ", " + where,
-				Allow: "--allow-folder DIR for a folder holding it, or list that folder under folders: in " + userConfigName()})
-		}
-	}
-	for _, f := range c.DatasetPaths() {
-		ok, err := inside(f, roots)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			asks = append(asks, Ask{Field: "dataset", What: f, Why: "reads the dataset " + f + ", " + where,
-				Allow: "--allow-folder DIR for a folder holding it, or list that folder under folders: in " + userConfigName()})
+	reads := []struct {
+		field, what string
+		files []string
+	}{{"maps", "the maps file", c.mapsFiles()}, {"dataset", "the dataset", c.DatasetPaths()}}
+	for _, r := range reads {
+		for _, f := range r.files {
+			ok, err := inside(f, roots)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				asks = append(asks, Ask{Field: r.field, What: f, Why: "reads " + r.what + " " + f + ", " + where,
+					Allow: "--allow-folder DIR for a folder holding it, or list that folder under folders: in " + userConfigName()})
+			}
 		}
 	}
 	folders := []struct{ field, dir, flag string }{{"output", c.Spec.Output, "--out DIR"}}
