@@ -206,7 +206,12 @@ func (r rule) wouldDecide(opened []part) string {
 		if math.IsNaN(iv.Hi - iv.Lo) {
 			iv = stats.Interval{Lo: p.lo, Hi: p.hi}
 		}
-		if d := stats.Detectable(iv, 0.95, alpha, 0.8); !math.IsNaN(d) {
+		seeds := p.unit == "seed" && iv.Method == stats.MethodSeeds
+		d := stats.Detectable(iv, 0.95, alpha, 0.8)
+		if seeds { // Student's t at the seeds' degrees of freedom
+			d = stats.DetectableSeeds(iv, 0.95, alpha, 0.8)
+		}
+		if !math.IsNaN(d) {
 			detect = max(detect, d)
 		}
 		gap := p.est - r.bound
@@ -217,6 +222,9 @@ func (r rule) wouldDecide(opened []part) string {
 			continue // the estimate goes against the claim: no count of units finds it
 		}
 		k := stats.UnitsFor(iv, p.n, gap, 0.95, alpha, 0.8)
+		if seeds {
+			k = stats.SeedsFor(iv, gap, 0.95, alpha, 0.8)
+		}
 		if k > 0 && (need == 0 || k > need) {
 			need, unit = k, p.unit
 		}
