@@ -156,7 +156,7 @@ func (c *Campaign) Check(t Trust, engine string) error {
 	}
 	reads := []struct {
 		field, what string
-		files []string
+		files       []string
 	}{{"maps", "the maps file", c.mapsFiles()}, {"dataset", "the dataset", c.DatasetPaths()}}
 	for _, r := range reads {
 		for _, f := range r.files {

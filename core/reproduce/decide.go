@@ -55,9 +55,9 @@ const (
 
 // rule is how a claim's parts are judged and combined.
 type rule struct {
-	equiv   bool    // equivalence: |est| ≤ margin; else directional: est > bound
-	bound   float64 // directional
-	margin  float64 // equivalence
+	equiv  bool    // equivalence: |est| ≤ margin; else directional: est > bound
+	bound  float64 // directional
+	margin float64 // equivalence
 	// combine: all (default: every part, each a claim of its own, so that
 	// some holding is "in part"), every (one claim of the whole set: a part
 	// excluded excludes it), most (a quorum of the parts), any (one
@@ -173,7 +173,7 @@ func (r rule) decide(parts []part) (Outcome, string) {
 		}
 	}
 	s := strings.Join(words, "; ")
-	if o == Inconclusive || (o == InPart || o == DoesNotHold) && len(opened) > 0 && x == 0 {
+	if o == Inconclusive || o == InPart && len(opened) > 0 && x == 0 {
 		if w := r.wouldDecide(opened); w != "" {
 			s = strings.TrimPrefix(s+". "+w, ". ")
 		}

@@ -3,7 +3,6 @@ package reproduce
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
 )
 
@@ -76,15 +75,14 @@ func paperParts(c Check, pv PaperValues) ([]part, error) {
 			}
 			return parts, nil
 		}
-		rho := spearman0(pv.X, y)
-		for i := range y { // told apart against the order: excluded
+		for i := range y { // exact numbers against the order are told apart against it: excluded
 			for j := range y {
 				if pv.X[i] < pv.X[j] && y[i] > y[j] {
-					rho = math.Min(rho, -1)
+					return []part{exact(fmt.Sprintf("%g above %g", pv.X[i], pv.X[j]), -1, false)}, nil
 				}
 			}
 		}
-		return []part{exact("ρ", rho, false)}, nil
+		return []part{exact("ρ", spearman0(pv.X, y), false)}, nil
 	case c.Kind == "versus" && c.Expect == "flat":
 		names := slices.Sorted(func(yield func(string) bool) {
 			for k := range pv.Scores {
