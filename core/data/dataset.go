@@ -23,6 +23,11 @@ type Dataset struct {
 	// of each class (one value per value of a sample): the features that
 	// tell that class from the others, signed toward it.
 	Truth [][]float32
+	// Masks, when the set carries them, is each sample's ground-truth
+	// mask, n×H×W, 1 where the evidence for its label lies and 0 elsewhere
+	// (the planted-truth set, or masks beside an image folder): what the
+	// localisation metrics compare a map with.
+	Masks []float32
 	// Rows, where Split made the set — from a file Faithlab splits itself
 	// (a CSV, an .npz of x and y, an image folder without train/ and test/,
 	// the built-in tables) or, in training, a validation part of any set —
@@ -82,8 +87,21 @@ func (d *Dataset) Validate() error {
 			return fmt.Errorf("%s: sample %d has a non-finite value", d.Name, i/d.Dim())
 		}
 	}
+	if d.Masks != nil {
+		if len(d.Masks) != d.Len()*d.MaskLen() {
+			return fmt.Errorf("%s: %d mask values for %d samples of %d×%d", d.Name, len(d.Masks), d.Len(), d.Shape[1], d.Shape[2])
+		}
+		for i, v := range d.Masks {
+			if v != 0 && v != 1 {
+				return fmt.Errorf("%s: sample %d's mask holds %g: want 0 or 1", d.Name, i/d.MaskLen(), v)
+			}
+		}
+	}
 	return nil
 }
+
+// MaskLen is the number of values in one sample's mask: H×W.
+func (d *Dataset) MaskLen() int { return d.Shape[1] * d.Shape[2] }
 
 // Subset returns the samples at idx, copied, in that order.
 func (d *Dataset) Subset(idx []int) *Dataset {
@@ -92,6 +110,13 @@ func (d *Dataset) Subset(idx []int) *Dataset {
 	for _, i := range idx {
 		s.X = append(s.X, d.Sample(i)...)
 		s.Y = append(s.Y, d.Y[i])
+	}
+	if d.Masks != nil {
+		a := d.MaskLen()
+		s.Masks = make([]float32, 0, len(idx)*a)
+		for _, i := range idx {
+			s.Masks = append(s.Masks, d.Masks[i*a:(i+1)*a]...)
+		}
 	}
 	if d.Rows != nil {
 		s.Rows, s.SourceLen = make([]int, len(idx)), d.SourceLen

@@ -418,6 +418,17 @@ func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol, u
 			return protocol.ClassTruth(perClass, target)
 		}
 	}
+	if testSet.Masks != nil {
+		env.Masks = func(ctx context.Context, split string) ([]float32, error) {
+			if split == "train" {
+				if trainSet.Masks == nil {
+					return nil, fmt.Errorf("the training split carries no masks")
+				}
+				return trainSet.Masks, nil
+			}
+			return testSet.Masks, nil
+		}
+	}
 	res, err := prot.Run(ctx, env)
 	res.Chance, res.Data = protocol.Chance(testSet), data.Kind(testSet.Shape)
 	if err == nil && testSet.Len() > 0 {

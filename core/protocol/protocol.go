@@ -261,6 +261,10 @@ type Env struct {
 	// attribution of each sample of the split for the class its map
 	// explains, laid out as Maps (see ClassTruth).
 	Truth func(ctx context.Context, split string) ([]float32, error)
+	// Masks, when the dataset carries them (data.Dataset.Masks), returns
+	// each sample's ground-truth mask of the split, n×H×W, 1 where the
+	// evidence lies: what the localisation metrics read.
+	Masks func(ctx context.Context, split string) ([]float32, error)
 	// Recipe trains the retraining protocols' models from scratch.
 	Recipe train.Config
 	// NewNet returns an untrained network of the evaluated architecture.
