@@ -252,7 +252,7 @@ func TestNoTextCutAt1280By800(t *testing.T) {
 		r.figs = figs
 		r.listFigures()
 	})
-	for _, sub := range []int{tabTable, tabReportCard, tabDiagnostics} {
+	for _, sub := range []int{tabTrust, tabTable, tabReportCard, tabDiagnostics} {
 		loop.run(func() { wb.Results.tabs.SelectIndex(sub) })
 		check("Results, " + wb.Results.tabs.Items[sub].Text)
 	}

@@ -138,6 +138,7 @@ func (w *Workbench) Landmarks() []Landmark {
 	state("inspect", fmt.Sprintf("%s %d", w.Inspect.split.Selected, w.Inspect.cur))
 	state("run", w.Results.Shown())
 	state("figure", w.Results.figSel.Selected)
+	state("results.tab", w.Results.tabs.Selected().Text)
 	state("theme", w.Settings.theme.Selected)
 	state("running", map[bool]string{true: "yes", false: "no"}[w.Evaluate.Running()])
 	state("evaluate.scroll", fmt.Sprintf("%.0f", w.Evaluate.form.Offset.Y))

@@ -38,6 +38,8 @@ type Results struct {
 	filter   *entryWidget
 	diffOnly *widget.Check
 	state    *widget.Label   // the run's name, counts and manifest
+	answer   *widget.Label   // which method to trust: the answers' headlines, first
+	trust    *fyne.Container // the Which method to trust tab (report.Answer)
 	summary  *widget.Label   // the headline scores, a monospaced table
 	diag     *fyne.Container // the run's bias checks and warnings as tables (report.Diagnose)
 	diagTabs []diagTable     // what it shows
@@ -69,6 +71,10 @@ func newResults(s *State) *Results {
 		state:  widget.NewLabel("No run open: launch a campaign on Evaluate, or open a run folder."),
 		figure: canvas.NewImageFromImage(nil), figNone: widget.NewLabel("No run open: no figures.")}
 	r.summary.TextStyle = fyne.TextStyle{Monospace: true}
+	r.answer = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	r.answer.Wrapping = fyne.TextWrapWord
+	r.answer.Hide()
+	s.mark("results.answer", r.answer, "")
 	r.state.Wrapping = fyne.TextWrapWord
 	r.runs = newSelect(nil, func(dir string) {
 		if r.run == nil || r.run.Dir != dir {
@@ -118,7 +124,9 @@ func newResults(s *State) *Results {
 		container.NewBorder(nil, nil, widget.NewLabel("Filter"), container.NewHBox(widget.NewLabel("Export"), exportCSV, exportFigs), r.filter),
 		// Six lines of the summary, the rest by scrolling: the table and
 		// the figure below keep their room, in a window of 1024×700.
-		r.state, cappedScroll(r.summary, six.MinSize().Height-theme.InnerPadding()))
+		// The answer first, in the summary's six lines: the screen is no
+		// taller for it.
+		r.state, cappedScroll(container.NewVBox(r.answer, r.summary), six.MinSize().Height-theme.InnerPadding()))
 	// A tap enlarges the figure, with a zoom.
 	enlargeFig := widget.NewButton("", func() {
 		if i := r.figIndex(r.figSel.Selected); i >= 0 && r.figure.Image != nil {
@@ -138,7 +146,8 @@ func newResults(s *State) *Results {
 		container.New(narrow{}, r.figSel)),
 		nil, nil, nil, container.NewStack(enlargeFig, r.figure, container.NewCenter(r.figNone)))
 	r.cards = container.NewVBox(wrapped("Open a run to see how far to believe each protocol's ranking."))
-	r.tabs = container.NewAppTabs(container.NewTabItem("Table", r.table), container.NewTabItem("Report card", container.NewVScroll(r.cards)),
+	r.trust = container.NewVBox(wrapped("Open a run to see which method to trust on its model."))
+	r.tabs = container.NewAppTabs(container.NewTabItem("Which method to trust", container.NewVScroll(r.trust)), container.NewTabItem("Table", r.table), container.NewTabItem("Report card", container.NewVScroll(r.cards)),
 		container.NewTabItem("Diagnostics", container.NewVScroll(r.diag)))
 	split := container.NewHSplit(r.tabs, figs)
 	split.Offset = 0.55
@@ -202,6 +211,9 @@ func (r *Results) Open(dir string, show bool) {
 			}
 			return
 		}
+		if r.run == nil || samePlace(r.run.Dir) != samePlace(dir) {
+			r.tabs.SelectIndex(tabTrust) // another run opens on its answer
+		}
 		r.run, r.figs = res, figs
 		r.s.remember(prefOpenedRuns, dir)
 		r.all, r.header = nil, nil
@@ -236,6 +248,14 @@ func (r *Results) Open(dir string, show bool) {
 // report card and the diagnostics.
 func (r *Results) showAnalysis(done []store.Record, d report.Diagnostics, left report.Left) {
 	r.summary.SetText(report.Summary(done, d))
+	r.answer.SetText(answerHeadline(d))
+	r.answer.Importance = widget.MediumImportance
+	for _, a := range d.Confidence.Trust {
+		if a.Outcome == report.DoesNotHold {
+			r.answer.Importance = widget.WarningImportance
+		}
+	}
+	r.answer.Show()
 	r.diagTabs = diagnosticsTables(d)
 	r.diag.Objects = diagnosticsView(r.diagTabs)
 	r.diag.Refresh()
@@ -243,6 +263,8 @@ func (r *Results) showAnalysis(done []store.Record, d report.Diagnostics, left r
 	r.drawCard = func() {
 		r.cards.Objects = reportCard(d, left, len(done))
 		r.cards.Refresh()
+		r.trust.Objects = answerView(d)
+		r.trust.Refresh()
 	}
 	r.drawCard()
 	r.tabs.Items[tabDiagnostics].Text = "Diagnostics"
@@ -257,6 +279,10 @@ func (r *Results) clear(why string) {
 	r.run, r.figs, r.all, r.header, r.rows, r.drawCard = nil, nil, nil, nil, nil, nil
 	r.state.SetText(why)
 	r.summary.SetText("")
+	r.answer.SetText("")
+	r.answer.Hide()
+	r.trust.Objects = []fyne.CanvasObject{wrapped(why)}
+	r.trust.Refresh()
 	r.diagTabs = nil
 	r.diag.Objects = nil
 	r.diag.Refresh()
@@ -278,6 +304,10 @@ func (r *Results) Shown() string {
 // ShowDiagnostics shows the run's bias checks in place of the table.
 func (r *Results) ShowDiagnostics() { r.tabs.SelectIndex(tabDiagnostics) }
 
+// ShowTrust shows the run's answer to "which method should I trust?",
+// the tab a run opens on.
+func (r *Results) ShowTrust() { r.tabs.SelectIndex(tabTrust) }
+
 // ShowTable shows the results' table (after the report card or the
 // diagnostics).
 func (r *Results) ShowTable() { r.tabs.SelectIndex(tabTable) }
@@ -287,7 +317,8 @@ func (r *Results) ShowReportCard() { r.tabs.SelectIndex(tabReportCard) }
 
 // The tabs beside Results' figures.
 const (
-	tabTable = iota
+	tabTrust = iota
+	tabTable
 	tabReportCard
 	tabDiagnostics
 )

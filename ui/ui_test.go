@@ -213,6 +213,18 @@ func TestWorkflowOpenTrainLaunchCancelResumeExport(t *testing.T) {
 		if w := wb.Results.cards.MinSize().Width; w > 0.55*1280 {
 			t.Errorf("the report card needs %.0f pixels of width", w)
 		}
+		// Results opens on the answer: its headline above everything else
+		// and the Which method to trust tab selected, with a card per
+		// dataset; the tab wraps in its width too.
+		if !wb.Results.answer.Visible() || wb.Results.answer.Text == "" || wb.Results.tabs.SelectedIndex() != tabTrust {
+			t.Errorf("Results opens on tab %d, answer %q", wb.Results.tabs.SelectedIndex(), wb.Results.answer.Text)
+		}
+		if len(wb.Results.trust.Objects) != 1 || labelTexts(wb.Results.trust.Objects[0]) == "" || !strings.Contains(labelTexts(wb.Results.trust.Objects[0]), "Which protocols are admitted") {
+			t.Errorf("the answer tab: %d objects", len(wb.Results.trust.Objects))
+		}
+		if w := wb.Results.trust.MinSize().Width; w > 0.55*1280 {
+			t.Errorf("the answer needs %.0f pixels of width", w)
+		}
 	})
 	seen := map[string]bool{}
 	for _, r := range rows {

@@ -138,7 +138,8 @@ func tour(w fyne.Window, wb *ui.Workbench, dir string) error {
 			settle()
 			tab(ui.TabResults)
 		}},
-		{"results-sorted", func() { on(func() { wb.Results.SortBy(4) }) }}, // by value
+		// "results" shows the run's answer, the tab a run opens on.
+		{"results-sorted", func() { on(func() { wb.Results.ShowTable(); wb.Results.SortBy(4) }) }}, // by value
 		{"results-fud-trajectory", func() { figure("fud_ig_trajectory") }},
 		{"results-diagnostics", func() { on(func() { wb.Results.ShowDiagnostics() }) }},
 		{"results-report-card", func() { on(func() { wb.Results.ShowReportCard() }) }},
@@ -162,6 +163,7 @@ func tour(w fyne.Window, wb *ui.Workbench, dir string) error {
 		{"evaluate-light", func() { tab(ui.TabEvaluate) }},
 		{"results-diagnostics-light", func() { tab(ui.TabResults); on(func() { wb.Results.ShowDiagnostics() }) }},
 		{"results-report-card-light", func() { on(func() { wb.Results.ShowReportCard() }) }},
+		{"results-which-method-light", func() { on(func() { wb.Results.ShowTrust() }) }},
 		{"results-thumbnails-light", func() { on(wb.Results.BrowseFigures); settle() }},
 		{"results-export-dialog-light", func() { on(closeTop); on(wb.Results.AskExportCSV) }},
 		// Every other screen in the light theme too.

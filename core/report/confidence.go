@@ -45,9 +45,12 @@ type Confidence struct {
 	// oppositely, each order told apart (for any number of methods).
 	Contradictions []Contradiction `json:"contradictions,omitempty"`
 	Card           []CardRow       `json:"report_card,omitempty"`
-	Missing        []MissingUnits  `json:"missing_units,omitempty"`
-	byKey          map[string]int  // Intervals by ciKey
-	cache          map[string]stats.Interval
+	// Trust is each dataset's answer to "which method should I trust on
+	// this model?", from the settings the card admits (trust.go).
+	Trust   []Answer       `json:"which_method_to_trust,omitempty"`
+	Missing []MissingUnits `json:"missing_units,omitempty"`
+	byKey   map[string]int // Intervals by ciKey
+	cache   map[string]stats.Interval
 }
 
 // ScoreCI is one score of one method under one protocol setting with its
@@ -77,12 +80,13 @@ type Ranking struct {
 	// Withheld is the best method, told apart from the runner-up, where
 	// the report card finds the setting cannot rank these methods here
 	// (Outcome DoesNotHold): no winner is named beside that verdict.
-	Withheld string               `json:"winner_withheld,omitempty"`
-	Outcome  Outcome              `json:"outcome"` // of "the ranking names a best method" (Verdict says why)
-	Says     string               `json:"verdict"` // Verdict, for diagnostics.json
-	Units    int                  `json:"units"`   // inputs per seed the methods share
-	Seeds    int                  `json:"seeds"`
-	Values   map[string][]float64 `json:"-"` // each method's per-input values, averaged over seeds (the report card's split halves)
+	Withheld string                 `json:"winner_withheld,omitempty"`
+	Outcome  Outcome                `json:"outcome"` // of "the ranking names a best method" (Verdict says why)
+	Says     string                 `json:"verdict"` // Verdict, for diagnostics.json
+	Units    int                    `json:"units"`   // inputs per seed the methods share
+	Seeds    int                    `json:"seeds"`
+	Values   map[string][]float64   `json:"-"` // each method's per-input values, averaged over seeds (the report card's split halves)
+	PerSeed  map[string][][]float64 `json:"-"` // each method's per-input values of each seed (seeds × inputs; the combined ranking's bootstrap)
 }
 
 // RankedMethod is a method's place in a Ranking.
@@ -387,7 +391,7 @@ func (c *Confidence) rank(o ConfidenceOptions, g *group, methods []string, by ma
 		data[m] = s.data
 	}
 	den := ss[0].den
-	r := Ranking{Dataset: g.dataset, Protocol: g.title, Metric: h.Name, Better: h.Better, Units: n, Seeds: len(data[0]), Values: map[string][]float64{}}
+	r := Ranking{Dataset: g.dataset, Protocol: g.title, Metric: h.Name, Better: h.Better, Units: n, Seeds: len(data[0]), Values: map[string][]float64{}, PerSeed: map[string][][]float64{}}
 	cis := make([]stats.Interval, len(names))
 	all := map[string]series{}
 	for m, name := range names {
@@ -400,6 +404,14 @@ func (c *Confidence) rank(o ConfidenceOptions, g *group, methods []string, by ma
 			v[i] /= den
 		}
 		r.Values[name] = v
+		per := make([][]float64, len(data[m]))
+		for k, d := range data[m] {
+			per[k] = make([]float64, len(d))
+			for i, x := range d {
+				per[k][i] = x / den
+			}
+		}
+		r.PerSeed[name] = per
 	}
 	// Best first, by the estimate; NaN last.
 	order := make([]int, len(names))

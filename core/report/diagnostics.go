@@ -188,6 +188,7 @@ func Diagnose(recs []store.Record) Diagnostics {
 	d.Confidence = Confident(recs, ConfidenceOptions{})
 	d.Confidence.Card = card(d.Confidence, d, recs)
 	d.Confidence.reconcile()
+	d.Confidence.Trust = answers(d.Confidence, recs)
 	return d
 }
 

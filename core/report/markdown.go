@@ -24,6 +24,7 @@ func Markdown(title string, recs []store.Record, d Diagnostics, left Left) strin
 	if head, rest := left.Incomplete(len(recs)); head != "" {
 		fmt.Fprintf(&b, "> **%s** %s (`faithlab-cli status` lists them).\n\n", Inline(head), Inline(rest))
 	}
+	writeTrust(&b, conf.Trust)
 	fmt.Fprintf(&b, "Every score is the mean over the test inputs (and over the seeds, where there are several) with its %.0f %% interval, inside the score's natural range: Agresti–Coull where each input scores 0 or 1 (an accuracy), else the hull of the BCa and studentized bootstrap intervals of %d resamples (seed %d) over the inputs (with Student's t over the inputs that differ, where most tie at one value); over several seeds, Student's t on the seeds' means, so that retraining noise counts: there the seed is the unit. An interval marked \"%s\" rests on inputs too few for how skewed the score is across the run's other methods and seeds (n ≤ 25·skewness², Cochran's rule), where no interval is known to cover %.0f %%: add inputs. Two methods are told apart when the paired test of no difference — the larger p of an exact (or Monte-Carlo) sign-flip permutation test and a studentized bootstrap test, or, over several seeds, Student's t test on the seeds' mean differences — rejects at %.0f %%, Holm-corrected over the protocol's pairs; a p drawn by Monte Carlo is shown with its standard error, drawn afresh once a pilot has settled its side of every level Holm compares it with. Methods sharing a letter cannot be told apart. P(first) is the share of resamples in which a method ranks first. Each statement holds, does not hold, is inconclusive (within the noise: it says the smallest difference this run finds %.0f %% of the time and about how many inputs, or seeds, would decide it) or is not evaluated.\n\n",
 		100*conf.Level, conf.Resamples, conf.Seed, FewInputs, 100*conf.Level, 100*Alpha, 100*power)
 	few := 0
@@ -124,6 +125,58 @@ func Markdown(title string, recs []store.Record, d Diagnostics, left Left) strin
 		b.WriteString("## Headline scores\n\n```\n" + CodeText(s) + "```\n")
 	}
 	return b.String()
+}
+
+// writeTrust is REPORT.md's first section: each dataset's answer to
+// "which method should I trust on this model?" (trust.go).
+func writeTrust(b *strings.Builder, answers []Answer) {
+	if len(answers) == 0 {
+		return
+	}
+	b.WriteString("## Which method to trust\n\n")
+	for _, a := range answers {
+		if len(answers) > 1 {
+			fmt.Fprintf(b, "### On %s\n\n", Inline(a.Dataset))
+		}
+		fmt.Fprintf(b, "**%s.**\n\n", Inline(a.Headline))
+		if len(a.Methods) > 0 {
+			fmt.Fprintf(b, "Combined ranking over the admitted protocols: each method's rank on each input under each, averaged (1 is best), with its 95 %% interval from resampling the %s%s.\n\n", Count(a.Units, "input"), pickWord(a.Seeds > 1, fmt.Sprintf(" and %d seeds", a.Seeds), ""))
+			b.WriteString("| method | mean rank [95 % interval] | P(first) | beats Random |\n|---|---|---|---|\n")
+			for _, m := range a.Methods {
+				beats := "—"
+				if !m.Control {
+					beats = string(m.BeatsRandom) + ": " + m.Words
+				}
+				fmt.Fprintf(b, "| %s | %s [%s, %s] | %s | %s |\n", cellText(m.Method), Fixed2(m.MeanRank.Estimate), Fixed2(m.MeanRank.Lo), Fixed2(m.MeanRank.Hi), Fixed2(m.PFirst), cellText(beats))
+			}
+			b.WriteString("\n")
+		}
+		if len(a.Pairs) > 0 {
+			b.WriteString("| pair | across the admitted protocols |\n|---|---|\n")
+			for _, p := range a.Pairs {
+				v := p.Verdict
+				if v == PairContradiction {
+					v = "**contradiction**"
+				}
+				fmt.Fprintf(b, "| %s, %s | %s: %s |\n", cellText(p.A), cellText(p.B), v, cellText(p.Words))
+			}
+			b.WriteString("\n")
+		}
+		if d := a.Divergence; d != nil {
+			fmt.Fprintf(b, "Where they diverge most: %s.\n\n", Inline(d.Words))
+		}
+		b.WriteString("| protocol | admission | decided by | why |\n|---|---|---|---|\n")
+		for _, ad := range a.Admissions {
+			by := "—"
+			if ad.Check != "" && ad.Admit == SetAside {
+				by = fmt.Sprintf("%s %s (%s)", ad.Check, findingValue(ad.Check, ad.Value), ad.Threshold)
+			} else if ad.Admit == Admitted {
+				by = ad.Threshold
+			}
+			fmt.Fprintf(b, "| %s | %s | %s | %s |\n", cellText(ad.Protocol), ad.Admit, cellText(by), cellText(ad.Words))
+		}
+		b.WriteString("\n")
+	}
 }
 
 // Left counts the planned tasks a report's results lack.

@@ -3,6 +3,8 @@ package reproduce
 import (
 	"context"
 	"flag"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -137,6 +139,30 @@ func TestGOARSyntheticQuickVerdicts(t *testing.T) {
 	}
 	ran := runSize(t, "goar-synthetic", "quick")
 	golden(t, "goar-synthetic-quick.verdicts", verdictLines(ran.Verdicts))
+	// Which method to trust (report.Answer) orders v_λ by λ: the truth's
+	// share in the map, the order the problem is built to have.
+	res, err := campaign.Open(filepath.Join(ran.Dir, "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	as := res.Diagnostics().Confidence.Trust
+	if len(as) != 1 || len(as[0].Methods) < 3 {
+		t.Fatalf("answers %+v", as)
+	}
+	last := math.Inf(1)
+	for _, m := range as[0].Methods {
+		var lambda float64
+		if _, err := fmt.Sscanf(m.Method, "vlambda{lambda=%g}", &lambda); err != nil {
+			t.Fatalf("%s: %v", m.Method, err)
+		}
+		if lambda >= last {
+			t.Errorf("the answer ranks v_λ at λ %g below λ %g: %s", last, lambda, as[0].Headline)
+		}
+		last = lambda
+	}
+	if as[0].Outcome != report.Holds || as[0].Trusted != "vlambda{lambda=1}" {
+		t.Errorf("answer %s: %s", as[0].Outcome, as[0].Headline)
+	}
 }
 
 // A report folder of another reproduction or size is refused before any
