@@ -62,6 +62,9 @@ func answerView(d report.Diagnostics) []fyne.CanvasObject {
 		if dv := a.Divergence; dv != nil {
 			body = append(body, wrapped("Where they diverge most: "+dv.Words+"."))
 		}
+		if a.CheckLine != "" {
+			body = append(body, wrapped(a.CheckLine+"."))
+		}
 		body = append(body, bold("Which protocols are admitted, and why"))
 		form := container.New(layout.NewFormLayout())
 		for _, ad := range a.Admissions {

@@ -430,6 +430,9 @@ func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol, u
 		}
 	}
 	res, err := prot.Run(ctx, env)
+	if err == nil {
+		res.Checks = checks(ctx, prot, env)
+	}
 	res.Chance, res.Data = protocol.Chance(testSet), data.Kind(testSet.Shape)
 	if err == nil && testSet.Len() > 0 {
 		// The explained model's accuracy, from its predictions (cached):

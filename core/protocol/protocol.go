@@ -334,7 +334,26 @@ type Result struct {
 	// the test inputs evaluated (see Units); results from before they
 	// were kept have none.
 	Units Units `json:"units,omitzero"`
+	// Checks are the headline's per-input values on the first inputs with
+	// maps of a perturbed and of a randomised copy of the model: what the
+	// answer's noise-resilience and reactivity checks compare (set by the
+	// campaign runner, core/job).
+	Checks []Check `json:"checks,omitempty"`
 }
+
+// Check is the headline score of one of the answer's checks.
+type Check struct {
+	Model string  `json:"model"`           // CheckPerturbed or CheckRandomised
+	Units Units   `json:"units,omitzero"`  // the headline's values on the first Units.N test inputs
+	Agree float64 `json:"agree,omitempty"` // the share of those inputs on which the copy predicts what the model does
+	Note  string  `json:"note,omitempty"`  // why it has no values
+}
+
+// The models of the answer's checks.
+const (
+	CheckPerturbed  = "perturbed"
+	CheckRandomised = "randomised"
+)
 
 // ShapeChecker is a protocol whose parameters depend on the samples'
 // shape (a subset size below their number of features, say): CheckShape

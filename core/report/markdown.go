@@ -165,6 +165,9 @@ func writeTrust(b *strings.Builder, answers []Answer) {
 		if d := a.Divergence; d != nil {
 			fmt.Fprintf(b, "Where they diverge most: %s.\n\n", Inline(d.Words))
 		}
+		if a.CheckLine != "" {
+			fmt.Fprintf(b, "%s.\n\n", Inline(a.CheckLine))
+		}
 		b.WriteString("| protocol | admission | decided by | why |\n|---|---|---|---|\n")
 		for _, ad := range a.Admissions {
 			by := "—"

@@ -134,6 +134,10 @@ type Answer struct {
 	Units      int           `json:"units"` // inputs the combined ranking lines up
 	Seeds      int           `json:"seeds"` // seeds it resamples (1: seed means)
 	Divergence *Divergence   `json:"divergence,omitempty"`
+	// Checks are the answer's noise-resilience and reactivity checks
+	// (trustchecks.go), and CheckLine says them in one line.
+	Checks    []AnswerCheck `json:"checks,omitempty"`
+	CheckLine string        `json:"check_line,omitempty"`
 }
 
 // Divergence is the evidence of a contradiction: the input on which two
@@ -178,7 +182,9 @@ func answers(conf Confidence, recs []store.Record) []Answer {
 				}
 			}
 		}
-		a.decide(admitted, conf.Seed)
+		if methods := a.decide(admitted, conf.Seed); methods != nil {
+			a.answerChecks(admitted, methods, c)
+		}
 		out = append(out, a)
 	}
 	return out
@@ -234,8 +240,9 @@ func admit(row CardRow, fam protocol.Family) Admission {
 	return ad
 }
 
-// decide fills the answer from the admitted settings' rankings.
-func (a *Answer) decide(admitted []Ranking, seed uint64) {
+// decide fills the answer from the admitted settings' rankings and
+// returns the methods it ranks (nil where it cannot answer).
+func (a *Answer) decide(admitted []Ranking, seed uint64) []string {
 	names := make([]string, len(admitted))
 	for i, r := range admitted {
 		names[i] = r.Protocol
@@ -256,7 +263,7 @@ func (a *Answer) decide(admitted []Ranking, seed uint64) {
 			a.Headline = "Cannot answer: no protocol of this run judges faithfulness (add Deletion, ROAD, IROF or another faithfulness protocol with a random control)"
 			a.Short = a.Headline
 		}
-		return
+		return nil
 	}
 	// The methods every admitted setting ranks, in the first one's order.
 	var methods []string
@@ -277,7 +284,7 @@ func (a *Answer) decide(admitted []Ranking, seed uint64) {
 	if len(methods) < 2 {
 		a.Outcome, a.Headline = NotEvaluated, "Cannot answer: the admitted protocols share fewer than two ranked methods"
 		a.Short = a.Headline
-		return
+		return nil
 	}
 	a.combine(admitted, methods, seed)
 	// Each method against the random controls, each pair against the other.
@@ -299,6 +306,7 @@ func (a *Answer) decide(admitted []Ranking, seed uint64) {
 	}
 	a.headline(names, aside)
 	a.Divergence = divergence(admitted, a.Pairs)
+	return methods
 }
 
 // beatsRandom says whether every admitted setting tells the method apart
@@ -385,39 +393,7 @@ func (a *Answer) combine(admitted []Ranking, methods []string, seed uint64) {
 	}
 	a.Units, a.Seeds = n, seeds
 	k := len(methods)
-	// ranks[s][i][m]: method m's rank on input i of seed s, averaged over
-	// the admitted settings; NaN where a setting lacks a value there.
-	ranks := make([][][]float64, seeds)
-	v := make([]float64, k)
-	for s := range ranks {
-		ranks[s] = make([][]float64, n)
-		for i := range n {
-			sum := make([]float64, k)
-			ok := true
-			for _, r := range admitted {
-				for m, name := range methods {
-					x := r.Values[name][i]
-					if seeds > 1 {
-						x = r.PerSeed[name][s][i]
-					}
-					v[m] = -oriented(x, r.Better)
-					ok = ok && !math.IsNaN(v[m])
-				}
-				if !ok {
-					break
-				}
-				for m, rk := range midRanks(v) {
-					sum[m] += rk / float64(len(admitted))
-				}
-			}
-			if !ok {
-				for m := range sum {
-					sum[m] = math.NaN()
-				}
-			}
-			ranks[s][i] = sum
-		}
-	}
+	ranks := rankTable(admitted, methods, n, seeds)
 	mean := func(ss, ii []int) []float64 {
 		out := make([]float64, k)
 		cnt := 0
@@ -485,6 +461,68 @@ func (a *Answer) combine(admitted []Ranking, methods []string, seed uint64) {
 		}
 		return 0
 	})
+}
+
+// rankTable is each method's rank on each input of each seed (1: best;
+// ties share their mean rank), averaged over the settings:
+// out[s][i][m], every entry NaN on an input where a setting lacks a value.
+// With one seed it reads the settings' seed means (Ranking.Values).
+func rankTable(admitted []Ranking, methods []string, n, seeds int) [][][]float64 {
+	k := len(methods)
+	ranks := make([][][]float64, seeds)
+	v := make([]float64, k)
+	for s := range ranks {
+		ranks[s] = make([][]float64, n)
+		for i := range n {
+			sum := make([]float64, k)
+			ok := true
+			for _, r := range admitted {
+				for m, name := range methods {
+					x := r.Values[name][i]
+					if seeds > 1 {
+						x = r.PerSeed[name][s][i]
+					}
+					v[m] = -oriented(x, r.Better)
+					ok = ok && !math.IsNaN(v[m])
+				}
+				if !ok {
+					break
+				}
+				for m, rk := range midRanks(v) {
+					sum[m] += rk / float64(len(admitted))
+				}
+			}
+			if !ok {
+				for m := range sum {
+					sum[m] = math.NaN()
+				}
+			}
+			ranks[s][i] = sum
+		}
+	}
+	return ranks
+}
+
+// meanRanks is each method's rank averaged over the table's inputs and
+// seeds (those where every method has one).
+func meanRanks(ranks [][][]float64, k int) []float64 {
+	out := make([]float64, k)
+	cnt := 0
+	for _, seed := range ranks {
+		for _, r := range seed {
+			if math.IsNaN(r[0]) {
+				continue
+			}
+			for m := range out {
+				out[m] += r[m]
+			}
+			cnt++
+		}
+	}
+	for m := range out {
+		out[m] /= float64(cnt)
+	}
+	return out
 }
 
 // percentileInterval is the level's central percentile interval of x.

@@ -140,3 +140,50 @@ func TestTrustSaysContradictionWithItsEvidence(t *testing.T) {
 		}
 	}
 }
+
+// withChecks gives every record the answer's checks: on the perturbed
+// model its own first values, on the randomised one those of perm's
+// method (the order the randomised model's maps would put them in).
+func withChecks(recs []store.Record, values map[string][]float64, perm map[string]string) []store.Record {
+	for _, r := range recs {
+		h := r.Result.Units.Names[0]
+		units := func(v []float64) protocol.Units {
+			u := make([]float32, 32)
+			for i := range u {
+				u[i] = float32(v[i])
+			}
+			return protocol.Units{N: 32, Names: []string{h}, Values: [][]float32{u}}
+		}
+		r.Result.Checks = []protocol.Check{{Model: protocol.CheckPerturbed, Units: units(values[r.Method]), Agree: 1},
+			{Model: protocol.CheckRandomised, Units: units(values[perm[r.Method]]), Agree: 0.1}}
+	}
+	return recs
+}
+
+// The answer's checks: a perturbed model that ranks the methods as the
+// model does keeps the answer (noise resilience holds); a randomised one
+// that reverses them changes it (reactivity holds), one that ranks them
+// as before does not (reactivity does not hold); a run without the
+// checks' values says so.
+func TestTrustChecksResilienceAndReactivity(t *testing.T) {
+	v := shifted(map[string]float64{"ig": 0.3, "gradient": 0.2, "random": 0})
+	reversed := map[string]string{"ig": "random", "gradient": "gradient", "random": "ig"}
+	same := map[string]string{"ig": "ig", "gradient": "gradient", "random": "random"}
+	for _, tc := range []struct {
+		perm       map[string]string
+		reactivity Outcome
+	}{{reversed, Holds}, {same, DoesNotHold}} {
+		recs := withChecks(append(withOOD(scoreRecords(t, "deletion", v), 0.6), scoreRecords(t, "irof", v)...), v, tc.perm)
+		a := answerOf(t, recs)
+		if len(a.Checks) != 2 || a.Checks[0].Outcome != Holds || a.Checks[0].Tau != 1 || a.Checks[0].Inputs != 32 || a.Checks[1].Outcome != tc.reactivity {
+			t.Errorf("checks %+v", a.Checks)
+		}
+		if !strings.HasPrefix(a.CheckLine, "Noise resilience holds") || !strings.Contains(a.CheckLine, "reactivity "+string(tc.reactivity)) {
+			t.Errorf("check line %q", a.CheckLine)
+		}
+	}
+	a := answerOf(t, append(withOOD(scoreRecords(t, "deletion", v), 0.6), scoreRecords(t, "irof", v)...))
+	if len(a.Checks) != 2 || a.Checks[0].Outcome != NotEvaluated || !strings.HasPrefix(a.CheckLine, "Noise resilience not evaluated: the run keeps no values") {
+		t.Errorf("a run without the checks: %q", a.CheckLine)
+	}
+}
