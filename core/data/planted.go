@@ -105,45 +105,48 @@ func plant(d *Dataset, rng *rand.Rand) error {
 	return d.Validate()
 }
 
-// areaWeights averages n pixels into m (m ≤ n): w[i][s] is the share of
-// output pixel i's span, [i·n/m, (i+1)·n/m), that source pixel s covers.
-// Each row sums to 1.
-func areaWeights(n, m int) [][]float64 {
-	w := make([][]float64, m)
+// areaTap is one source pixel's share of an output pixel.
+type areaTap struct {
+	src int
+	w   float64
+}
+
+// areaWeights averages n pixels into m (m ≤ n): the taps of output pixel
+// i are the source pixels that its span, [i·n/m, (i+1)·n/m), covers, each
+// with the share of the span it covers. Each pixel's shares sum to 1.
+func areaWeights(n, m int) [][]areaTap {
+	taps := make([][]areaTap, m)
 	step := float64(n) / float64(m)
-	for i := range w {
-		w[i] = make([]float64, n)
+	for i := range taps {
 		lo, hi := float64(i)*step, float64(i+1)*step
 		for s := range n {
-			if o := min(hi, float64(s+1)) - max(lo, float64(s)); o > 0 {
-				w[i][s] = o / step
+			if o := min(hi, float64(s+1)) - max(lo, float64(s)); o > 1e-9 {
+				taps[i] = append(taps[i], areaTap{s, o / step})
 			}
 		}
 	}
-	return w
+	return taps
 }
 
-// shrink writes into dst (plantedSide², cleared) the image src shrunk by
-// area averaging to plantedInner² pixels and centred: out = w·src·wᵀ.
-func shrink(dst, src []float32, w [][]float64) {
+// shrink writes into dst (plantedSide²) the image src shrunk by area
+// averaging to plantedInner² pixels and centred in an empty border:
+// out = W·src·Wᵀ, W the taps as a matrix.
+func shrink(dst, src []float32, taps [][]areaTap) {
 	const off = (plantedSide - plantedInner) / 2
 	clear(dst)
-	var rows [plantedInner][plantedSide]float64 // w·src
-	for i, wi := range w {
-		for s, ws := range wi {
-			if ws == 0 {
-				continue
-			}
+	var rows [plantedInner][plantedSide]float64 // W·src
+	for i, ti := range taps {
+		for _, t := range ti {
 			for c := range plantedSide {
-				rows[i][c] += ws * float64(src[s*plantedSide+c])
+				rows[i][c] += t.w * float64(src[t.src*plantedSide+c])
 			}
 		}
 	}
 	for i := range plantedInner {
-		for j, wj := range w {
+		for j, tj := range taps {
 			var v float64
-			for c, wc := range wj {
-				v += wc * rows[i][c]
+			for _, t := range tj {
+				v += t.w * rows[i][t.src]
 			}
 			dst[(i+off)*plantedSide+j+off] = float32(min(v, 1))
 		}

@@ -73,10 +73,10 @@ func TestPlantedPatchLiesWhereItsClassSaysAndIsTheMask(t *testing.T) {
 // garment's ink: the shrunk image holds (20/28)² of the original's sum.
 func TestShrinkKeepsTheGarmentsInk(t *testing.T) {
 	w := areaWeights(28, 20)
-	for i, row := range w {
+	for i, taps := range w {
 		var s float64
-		for _, v := range row {
-			s += v
+		for _, t := range taps {
+			s += t.w
 		}
 		if math.Abs(s-1) > 1e-12 {
 			t.Errorf("weights of output pixel %d sum to %g", i, s)
