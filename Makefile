@@ -112,6 +112,7 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz FuzzParseNPY -fuzztime 30s ./core/data
 	$(GO) test -run '^$$' -fuzz FuzzParseNPZ -fuzztime 30s ./core/data
 	$(GO) test -run '^$$' -fuzz FuzzDecodeImage -fuzztime 30s ./core/data
+	$(GO) test -run '^$$' -fuzz FuzzDecodeMask -fuzztime 30s ./core/data
 	$(GO) test -run '^$$' -fuzz FuzzParseCSV -fuzztime 30s ./core/data
 	$(GO) test -run '^$$' -fuzz FuzzParseCIFAR -fuzztime 30s ./core/data
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./core/model

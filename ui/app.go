@@ -192,7 +192,11 @@ func (s *State) OpenData(ref string) {
 		s.Data = l
 		s.preds = nil
 		s.remember(prefRecentData, ref)
-		s.status.Info(fmt.Sprintf("%s: %d training and %d test samples of shape %v, %d classes", ref, l.Train.Len(), l.Test.Len(), l.Train.Shape, len(l.Train.Classes)))
+		masks := ""
+		if l.Train.Masks != nil {
+			masks = ", a ground-truth mask per sample"
+		}
+		s.status.Info(fmt.Sprintf("%s: %d training and %d test samples of shape %v, %d classes%s", ref, l.Train.Len(), l.Test.Len(), l.Train.Shape, len(l.Train.Classes), masks))
 		for _, fn := range s.onData {
 			fn()
 		}

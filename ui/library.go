@@ -238,6 +238,9 @@ func (l *Library) describeDatasets() {
 			}
 			info[ref] = fmt.Sprintf("%s of shape %v; %d training and %d test samples; %d classes: %s", kind, d.Shape, d.Train, d.Test,
 				len(d.Classes), strings.Join(d.Classes[:min(len(d.Classes), 10)], ", "))
+			if d.Masks {
+				info[ref] += "; a ground-truth mask per sample"
+			}
 		}
 		return nil
 	}, func(error) {

@@ -1,10 +1,14 @@
 package ui
 
 import (
+	"os"
+	"slices"
 	"strings"
 	"testing"
 
 	"fyne.io/fyne/v2/widget"
+
+	"faithlab/core/data"
 )
 
 // A short training's time has a decimal, a long one none.
@@ -38,4 +42,32 @@ func TestReportWordsAreNotSplitAtUnderscoresOrBrackets(t *testing.T) {
 	if got := text(rt.Segments); !strings.Contains(got, "lerf_minus_morf, 0.019 [0.006, 0.035] of no_projection") {
 		t.Errorf("%q", got)
 	}
+}
+
+// The planted-truth set is offered among the datasets, described with its
+// masks, and opens as any dataset, its masks with it.
+func TestThePlantedSetOpensWithItsMasks(t *testing.T) {
+	if _, err := os.Stat(data.FashionMNISTDir); err != nil {
+		t.Skip("Fashion-MNIST is not installed (dataset-fashion-mnist)")
+	}
+	const id = "fashion-mnist-planted"
+	wb, loop, _ := newTestWorkbench(t)
+	loop.run(wb.Library.Refresh)
+	loop.waitFor(t, "the datasets described", func() bool { return wb.Library.dsInfo[id] != "" })
+	loop.run(func() {
+		if !slices.Contains(wb.Library.datasets, id) || !strings.Contains(wb.Library.dsInfo[id], "a ground-truth mask per sample") {
+			t.Errorf("datasets %q; %s described as %q", wb.Library.datasets, id, wb.Library.dsInfo[id])
+		}
+		if strings.Contains(wb.Library.dsInfo["fashion-mnist"], "mask") {
+			t.Errorf("fashion-mnist described as %q", wb.Library.dsInfo["fashion-mnist"])
+		}
+		wb.State.OpenData(id)
+	})
+	loop.waitFor(t, id, func() bool { return wb.State.Data.Ref == id })
+	loop.run(func() {
+		d := wb.State.Data
+		if d.Test.Len() != 10000 || len(d.Test.Masks) != 10000*784 || !slices.Contains(d.Fit, "goar-cnn") {
+			t.Errorf("opened %d test samples, %d mask values, architectures %v", d.Test.Len(), len(d.Test.Masks), d.Fit)
+		}
+	})
 }

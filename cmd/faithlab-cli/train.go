@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -223,13 +224,24 @@ func classMap(names []string, acc []float64) map[string]float64 {
 }
 
 func runDatasets(_ context.Context, args []string) error {
+	listDatasets(os.Stdout)
+	return nil
+}
+
+// listDatasets writes a line for each built-in dataset: the sizes of its
+// splits, its sample shape, its classes and whether it carries
+// ground-truth masks, or why it cannot be opened.
+func listDatasets(w io.Writer) {
 	for _, id := range data.IDs() {
-		tr, te, err := data.Open(id, data.Options{})
+		s, err := data.Describe(id)
 		if err != nil {
-			fmt.Printf("%-14s unavailable: %v\n", id, err)
+			fmt.Fprintf(w, "%-21s unavailable: %v\n", id, err)
 			continue
 		}
-		fmt.Printf("%-14s %6d train  %6d test  shape %v  %d classes\n", id, tr.Len(), te.Len(), tr.Shape, len(tr.Classes))
+		masks := ""
+		if s.Masks {
+			masks = "  ground-truth masks"
+		}
+		fmt.Fprintf(w, "%-21s %6d train  %6d test  shape %v  %d classes%s\n", id, s.Train, s.Test, s.Shape, len(s.Classes), masks)
 	}
-	return nil
 }

@@ -408,12 +408,12 @@ func TestSplitRowsNameTheFileRows(t *testing.T) {
 }
 
 // TestDescribeSaysWhatOpenReturns: the summary from an IDX set's headers is
-// what opening the set gives (shape, split sizes, classes), and a header
-// that disagrees with its partner is named.
+// what opening the set gives (shape, split sizes, classes, masks), and a
+// header that disagrees with its partner is named.
 func TestDescribeSaysWhatOpenReturns(t *testing.T) {
 	refs := []string{fixture("idx"), fixture("cifar"), fixture("npy", "split.npz")}
 	if _, err := os.Stat(FashionMNISTDir); err == nil {
-		refs = append(refs, "fashion-mnist")
+		refs = append(refs, "fashion-mnist", "fashion-mnist-planted")
 	}
 	for _, ref := range refs {
 		s, err := Describe(ref)
@@ -424,7 +424,7 @@ func TestDescribeSaysWhatOpenReturns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Equal(s.Shape, tr.Shape) || s.Train != tr.Len() || s.Test != te.Len() || !slices.Equal(s.Classes, tr.Classes) {
+		if !slices.Equal(s.Shape, tr.Shape) || s.Train != tr.Len() || s.Test != te.Len() || !slices.Equal(s.Classes, tr.Classes) || s.Masks != (tr.Masks != nil) {
 			t.Errorf("%s: described %+v, opened %v %d/%d %v", ref, s, tr.Shape, tr.Len(), te.Len(), tr.Classes)
 		}
 	}

@@ -6,11 +6,13 @@ import (
 )
 
 // Summary is what a dataset holds: its sample shape, the sizes of its
-// splits and its classes.
+// splits, its classes and whether it carries a ground-truth mask per
+// sample (Dataset.Masks).
 type Summary struct {
 	Shape       []int
 	Train, Test int
 	Classes     []string
+	Masks       bool
 }
 
 // Describe says what Open(ref, Options{}) returns without decoding the
@@ -20,8 +22,13 @@ type Summary struct {
 // payloads: a file cut short is found when the set is opened.
 func Describe(ref string) (Summary, error) {
 	dir, classes := ref, []string(nil)
-	if ref == "fashion-mnist" {
+	switch ref {
+	case "fashion-mnist":
 		dir, classes = FashionMNISTDir, FashionMNISTClasses()
+	case "fashion-mnist-planted":
+		s, err := describeIDX(FashionMNISTDir, PlantedClasses())
+		s.Masks = true
+		return s, err
 	}
 	if matches, _ := filepath.Glob(filepath.Join(dir, "train-images-idx3-ubyte*")); len(matches) > 0 {
 		return describeIDX(dir, classes)
@@ -30,7 +37,7 @@ func Describe(ref string) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	return Summary{Shape: tr.Shape, Train: tr.Len(), Test: te.Len(), Classes: tr.Classes}, nil
+	return Summary{Shape: tr.Shape, Train: tr.Len(), Test: te.Len(), Classes: tr.Classes, Masks: tr.Masks != nil}, nil
 }
 
 func describeIDX(dir string, classes []string) (Summary, error) {

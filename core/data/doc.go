@@ -31,7 +31,24 @@
 // images alike, are followed within the dataset's folder; one leading
 // outside it is refused by name.
 //
-// Open resolves a short id (fashion-mnist, iris, wine, breast-cancer, digits,
-// gmm, or gmm with its settings such as gmm:dim=64, ParseGMM) or a path to a
-// train and a test split.
+// A dataset may carry a ground-truth mask per sample (Dataset.Masks, H×W
+// values, 1 where the evidence for the label lies, 0 elsewhere), which the
+// localisation metrics compare maps with. Two kinds of sets carry them:
+//
+//   - fashion-mnist-planted (planted.go), the planted-truth set: Fashion-MNIST's
+//     garments shrunk into the central 20×20 pixels, with a 4×4 white patch
+//     planted in the empty border at one of ten places; the place is the
+//     label, drawn uniformly with Options.Seed and independently of the
+//     garment, and the mask is the patch. A model that learns the set can
+//     only use the patch: with it removed (set to 0) any model is at chance.
+//   - an image folder with a MaskFolder (.masks) in its dataset folder: the
+//     mask of <class>/<file> is .masks/<class>/<file> (under .masks/train/
+//     and .masks/test/ for a set split so), a PNG or JPEG of the image's
+//     size, in the mask where it is not black, resized by nearest neighbour.
+//     Masks are all or none; a folder whose name begins with a dot is no
+//     class.
+//
+// Open resolves a short id (fashion-mnist, fashion-mnist-planted, iris, wine,
+// breast-cancer, digits, gmm, or gmm with its settings such as gmm:dim=64,
+// ParseGMM) or a path to a train and a test split.
 package data

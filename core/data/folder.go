@@ -22,7 +22,10 @@ import (
 // 8-bit RGBA), sides of at most 65 535 pixels (maxImageSourceSide), the
 // longer at most 1 000 times the shorter (maxImageAspect), and a JPEG's
 // decoder buffers at most 256 MiB (maxJPEGDecodeBytes); size is at most
-// 4096.
+// 4096. A sub-folder whose name begins with a dot (hidden: .masks,
+// .ipynb_checkpoints) is no class. When root holds a MaskFolder, every
+// image's mask is read from it, under the same limits and link rules, into
+// Masks.
 func LoadImageFolder(root string, size, channels int) (*Dataset, error) {
 	return loadImageFolder(root, root, size, channels)
 }
@@ -49,9 +52,16 @@ func loadImageFolder(root, within string, size, channels int) (*Dataset, error) 
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", root, err)
 	}
+	masks, err := maskRoot(root, within, inside)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", root, err)
+	}
 	d := &Dataset{Name: filepath.Base(root), Shape: []int{channels, size, size}}
 	classDirs := map[string]string{}
 	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue // hidden: the masks, or a tool's own folder
+		}
 		p, real, isDir := filepath.Join(root, e.Name()), filepath.Join(dir, e.Name()), e.IsDir()
 		if e.Type()&fs.ModeSymlink != 0 {
 			st, err := os.Stat(real)
@@ -93,6 +103,13 @@ func loadImageFolder(root, within string, size, channels int) (*Dataset, error) 
 			img, err := loadImage(q)
 			if err != nil {
 				return nil, fmt.Errorf("load %s: %w", p, err)
+			}
+			if masks != "" {
+				m, err := loadMask(inside, within, filepath.Join(masks, c, f.Name()), p, img.Bounds(), size)
+				if err != nil {
+					return nil, err
+				}
+				d.Masks = append(d.Masks, m...)
 			}
 			d.X = append(d.X, imageToCHW(resizeImage(img, size), channels)[:per]...)
 			d.Y = append(d.Y, ci)

@@ -92,3 +92,38 @@ func TestImageFolderRefusesLinksLeadingOutOfIt(t *testing.T) {
 		}
 	}
 }
+
+// Masks follow the images' link rules: a mask, or .masks itself, may be a
+// link that leads inside the dataset's folder; one that leads outside it,
+// or nowhere, is refused by name.
+func TestMasksFollowTheImagesLinkRules(t *testing.T) {
+	elsewhere, _ := filepath.EvalSymlinks(t.TempDir())
+	writeFile(t, elsewhere, "a/0.png", pngBytes(t, 4, 4))
+	for _, tc := range []struct {
+		name, link, to string // link below the dataset's folder
+		wants          []string
+	}{
+		{"mask inside", ".masks/b/0.png", "../a/0.png", nil},
+		{"masks folder inside", ".masks", "drawn", nil},
+		{"mask outside", ".masks/b/0.png", filepath.Join(elsewhere, "a", "0.png"), []string{filepath.Join(".masks", "b", "0.png") + " leads to " + filepath.Join(elsewhere, "a", "0.png"), "outside"}},
+		{"masks folder outside", ".masks", elsewhere, []string{".masks leads to " + elsewhere, "outside"}},
+		{"masks folder nowhere", ".masks", filepath.Join(elsewhere, "gone"), []string{".masks is a symbolic link that cannot be followed"}},
+	} {
+		root := t.TempDir()
+		for _, p := range []string{"a/0.png", "b/0.png", "drawn/a/0.png", "drawn/b/0.png"} {
+			writeFile(t, root, p, pngBytes(t, 4, 4))
+		}
+		if tc.link != ".masks" {
+			writeFile(t, root, ".masks/a/0.png", pngBytes(t, 4, 4))
+			os.MkdirAll(filepath.Join(root, ".masks", "b"), 0o755)
+		}
+		symlink(t, tc.to, filepath.Join(root, tc.link))
+		d, err := LoadImageFolder(root, 4, 1)
+		if tc.wants == nil && (err != nil || len(d.Masks) != 2*16) {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+		if tc.wants != nil {
+			wantError(t, tc.name, err, tc.wants...)
+		}
+	}
+}

@@ -17,7 +17,7 @@ const (
 
 // IDs are the short names Open accepts.
 func IDs() []string {
-	return []string{"fashion-mnist", "iris", "wine", "breast-cancer", "digits", "gmm"}
+	return []string{"fashion-mnist", "fashion-mnist-planted", "iris", "wine", "breast-cancer", "digits", "gmm"}
 }
 
 // IsID reports whether ref names a built-in dataset (IDs, or gmm with its
@@ -33,7 +33,7 @@ type Options struct {
 	ImageSize int     `json:"image_size,omitempty"` // image folders: side in pixels (default 28)
 	Channels  int     `json:"channels,omitempty"`   // image folders: 1 or 3 (default 1)
 	TestFrac  float64 `json:"test_fraction"`        // held-out fraction for sets without a test split (default 0.2)
-	Seed      uint64  `json:"seed"`                 // seed of that split and of gmm
+	Seed      uint64  `json:"seed"`                 // seed of that split, of gmm and of fashion-mnist-planted's labels
 	// Raw leaves tabular sets as read; otherwise Open standardises them
 	// with the training split's statistics (Dataset.Standardization).
 	Raw bool `json:"-"`
@@ -130,6 +130,8 @@ func open(ref string, opt Options) (train, test *Dataset, err error) {
 	switch ref {
 	case "fashion-mnist":
 		return loadIDXDir(FashionMNISTDir, "fashion-mnist", FashionMNISTClasses(), opt)
+	case "fashion-mnist-planted":
+		return openPlanted(opt)
 	case "iris", "wine", "breast-cancer":
 		file := map[string]string{"iris": "iris.csv", "wine": "wine_data.csv", "breast-cancer": "breast_cancer.csv"}[ref]
 		return tabular(LoadSklearnCSV(filepath.Join(SklearnDataDir, file), ref, true))
