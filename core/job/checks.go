@@ -124,4 +124,3 @@ func checkRun(ctx context.Context, prot protocol.Protocol, env *protocol.Env, ki
 	}
 	return v, float64(same) / float64(n), nil
 }
-
