@@ -583,9 +583,10 @@ func All() []Protocol {
 		FaithfulnessEstimate{}.defaults(), Monotonicity{}.defaults(), MonotonicityCorrelation{}.defaults(),
 		Sufficiency{}.defaults(), IROF{}.defaults(), MPRT{}.defaults(), SmoothMPRT(), EfficientMPRT(), RandomLogit{}.defaults(), DataRandomisation{}.defaults(),
 		Complexity{}.defaults(), MaxSensitivity(), AvgSensitivity(), LocalLipschitzEstimate(),
-		// Quantus's localisation family, issue 50.
+		// Quantus's localisation and axiomatic families, issue 50.
 		PointingGame{}.defaults(), AttributionLocalisation{}.defaults(), TopKIntersection{}.defaults(),
 		RelevanceMassAccuracy{}.defaults(), RelevanceRankAccuracy{}.defaults(), LocalisationAUC{}.defaults(), Focus{}.defaults(),
+		Completeness{}.defaults(), NonSensitivity{}.defaults(), InputInvariance{}.defaults(),
 	}
 }
 
