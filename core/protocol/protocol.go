@@ -5,7 +5,8 @@
 // which in-paints the removed features away from the explained class),
 // agreement with known ground truth, the metrics of the field researchers
 // report from Quantus (faithfulness, randomisation sanity checks,
-// complexity, robustness; the seed papers' settings under their own names
+// complexity, robustness, localisation against the dataset's ground-truth
+// masks, axiomatic properties; the seed papers' settings under their own names
 // where one is a setting of another), and the diagnostics that expose
 // their biases (how far each protocol's perturbed inputs lie from the
 // data).
