@@ -17,7 +17,8 @@ import (
 // Applies says, before any work, which of the campaign's methods and
 // protocols cannot run on which of its datasets — a protocol that takes
 // images given a table, a subset size beyond a sample's features, a method
-// that needs a ground truth the data lacks — all at once, each naming the
+// that needs a ground truth the data lacks, a localisation metric on a dataset
+// without masks — all at once, each naming the
 // dataset and the entry, so that a mismatch is one error at the start
 // rather than every task failing after the work before it. Each dataset
 // is opened for its shape and its caps alone: one sample of each split,
@@ -83,7 +84,7 @@ func appliesTo(s *spec.Spec, d spec.Dataset, ds *data.Dataset) ([]string, error)
 		if err != nil {
 			return nil, err
 		}
-		if err := protocol.Applies(proto, ds.Shape); err != nil {
+		if err := protocol.AppliesTo(proto, ds); err != nil {
 			problems = append(problems, fmt.Sprintf("%s: protocol %s: %v", d.Ref, p.Name, err))
 		}
 	}

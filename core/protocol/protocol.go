@@ -5,7 +5,8 @@
 // which in-paints the removed features away from the explained class),
 // agreement with known ground truth, the metrics of the field researchers
 // report from Quantus (faithfulness, randomisation sanity checks,
-// complexity, robustness; the seed papers' settings under their own names
+// complexity, robustness, localisation against the dataset's ground-truth
+// masks, axiomatic properties; the seed papers' settings under their own names
 // where one is a setting of another), and the diagnostics that expose
 // their biases (how far each protocol's perturbed inputs lie from the
 // data).
@@ -143,13 +144,28 @@ const (
 	// FamilyComplexity: how concentrated is the map? It says nothing of the
 	// model, so a map that ignores it is neither better nor worse.
 	FamilyComplexity Family = "complexity"
+	// FamilyLocalisation: does the map's relevance lie where the evidence
+	// does (a ground-truth mask per input, or the target's quadrants of a
+	// mosaic)? Quantus keeps it apart from ground-truth agreement: it
+	// compares a map with a region, not with a known attribution. A map
+	// that ignores the model lands on the region by chance only, so it
+	// should score worst.
+	FamilyLocalisation Family = "localisation"
+	// FamilyAxiomatic: does the map keep a property every faithful map
+	// has (its sum is the output's change, it is zero where the model
+	// does not look, it does not move when a shift the model absorbs
+	// moves the input)? A map that ignores the input keeps the last by
+	// construction, so a random control need not score worst.
+	FamilyAxiomatic Family = "axiomatic"
 )
 
 // ControlScoresWorst reports whether a map that ignores the model (a
 // random control) should score worst on the family's scores: only then
 // does a control scoring as well as a method say that the protocol fails
 // to tell a map from chance.
-func (f Family) ControlScoresWorst() bool { return f == FamilyFaithfulness || f == FamilyGroundTruth }
+func (f Family) ControlScoresWorst() bool {
+	return f == FamilyFaithfulness || f == FamilyGroundTruth || f == FamilyLocalisation
+}
 
 // Info describes a protocol.
 type Info struct {
@@ -157,10 +173,13 @@ type Info struct {
 	Category string   `json:"category"` // "retrain", "model" (fixed model) or "ground-truth"
 	Family   Family   `json:"family"`   // what its score judges of a map
 	Data     []string `json:"data"`     // "image", "tabular"
-	Doc      string   `json:"doc"`
-	Params   []Param  `json:"params"`
-	Metrics  []Metric `json:"metrics"`          // the scalar scores (Result.Scalars)
-	Curves   []Metric `json:"curves,omitempty"` // the curves (Result.Curves)
+	// Masks says the protocol reads the dataset's ground-truth masks
+	// (Env.Masks): it cannot run on a dataset that carries none.
+	Masks   bool     `json:"masks,omitempty"`
+	Doc     string   `json:"doc"`
+	Params  []Param  `json:"params"`
+	Metrics []Metric `json:"metrics"`          // the scalar scores (Result.Scalars)
+	Curves  []Metric `json:"curves,omitempty"` // the curves (Result.Curves)
 }
 
 // with files the metrics under info's Curves (those with Over) or Metrics.
@@ -382,6 +401,19 @@ func Applies(p Protocol, shape []int) error {
 	return nil
 }
 
+// AppliesTo is Applies on the samples of ds, and also says that a
+// protocol that reads ground-truth masks (Info.Masks) cannot run on a
+// dataset that carries none.
+func AppliesTo(p Protocol, ds *data.Dataset) error {
+	if err := Applies(p, ds.Shape); err != nil {
+		return err
+	}
+	if info := p.Info(); info.Masks && ds.Masks == nil {
+		return fmt.Errorf("%s %s", info.Name, noMasks)
+	}
+	return nil
+}
+
 // Chance is the share of ds's most common class: the accuracy of a model
 // that has learned nothing but the class frequencies.
 func Chance(ds *data.Dataset) float64 {
@@ -571,6 +603,10 @@ func All() []Protocol {
 		FaithfulnessEstimate{}.defaults(), Monotonicity{}.defaults(), MonotonicityCorrelation{}.defaults(),
 		Sufficiency{}.defaults(), IROF{}.defaults(), MPRT{}.defaults(), SmoothMPRT(), EfficientMPRT(), RandomLogit{}.defaults(), DataRandomisation{}.defaults(),
 		Complexity{}.defaults(), MaxSensitivity(), AvgSensitivity(), LocalLipschitzEstimate(),
+		// Quantus's localisation and axiomatic families, issue 50.
+		PointingGame{}.defaults(), AttributionLocalisation{}.defaults(), TopKIntersection{}.defaults(),
+		RelevanceMassAccuracy{}.defaults(), RelevanceRankAccuracy{}.defaults(), LocalisationAUC{}.defaults(), Focus{}.defaults(),
+		Completeness{}.defaults(), NonSensitivity{}.defaults(), InputInvariance{}.defaults(),
 	}
 }
 

@@ -254,7 +254,7 @@ func TestConfigureAndInfo(t *testing.T) {
 		if info.Name == "" || len(info.Params) == 0 || len(info.Metrics) == 0 || info.Category == "" {
 			t.Errorf("%T describes itself incompletely: %+v", p, info)
 		}
-		if !slices.Contains([]Family{FamilyFaithfulness, FamilyGroundTruth, FamilyRandomisation, FamilyRobustness, FamilyComplexity}, info.Family) {
+		if !slices.Contains([]Family{FamilyFaithfulness, FamilyGroundTruth, FamilyRandomisation, FamilyRobustness, FamilyComplexity, FamilyLocalisation, FamilyAxiomatic}, info.Family) {
 			t.Errorf("%s: family %q", info.Name, info.Family)
 		}
 		for _, q := range info.Params {

@@ -225,6 +225,8 @@ func controlNotApplied(family protocol.Family) string {
 		return "not applied: on a randomisation test a map that ignores the model changes from draw to draw, so a random control passes by construction"
 	case protocol.FamilyComplexity:
 		return "not applied: a complexity metric judges the maps' shape, not their faithfulness, so a random control need not rank last"
+	case protocol.FamilyAxiomatic:
+		return "not applied: on an axiomatic metric a map that ignores the input keeps some properties by construction (a shift of the input does not move it), so a random control need not rank last"
 	}
 	return fmt.Sprintf("not applied: on a %s metric a random control need not rank last", family)
 }
