@@ -47,7 +47,7 @@ func TestPlantedPatchLiesWhereItsClassSaysAndIsTheMask(t *testing.T) {
 				wantX, wantM := float32(0), float32(0)
 				switch {
 				case inPatch:
-					wantX, wantM = 1, 1
+					wantX, wantM = 0.3, 1 // PatchValue
 				case inner:
 					wantX = 0.5
 				}
@@ -139,7 +139,7 @@ func TestPlantedMasksStayWithTheirSamples(t *testing.T) {
 				if r >= r0 && r < r0+4 && c >= c0 && c < c0+4 {
 					want = 1
 				}
-				if v != want || (v == 1 && x[j] != 1) {
+				if v != want || (v == 1 && x[j] != PatchValue) {
 					t.Fatalf("%s: sample %d (class %d): mask %g at (%d, %d), value %g", name, i, s.Y[i], v, r, c, x[j])
 				}
 			}

@@ -15,7 +15,7 @@ import (
 // runs its protocol twice more on the first CheckInputs test inputs, with
 // the method's maps computed afresh on another model:
 //
-//   - perturbed: every weight times (1 + ε), ε ~ N(0, MinorNoise²), a
+//   - perturbed: every weight times (1 + ε), ε ~ N(0, protocol.CheckNoise²), a
 //     perturbation that leaves the model's predictions as they were on
 //     almost every input (the record says on how many) — noise
 //     resilience: the answer should not flip;
@@ -30,9 +30,6 @@ import (
 
 // CheckInputs is how many test inputs the checks evaluate.
 const CheckInputs = 32
-
-// MinorNoise is the perturbed model's relative weight noise.
-const MinorNoise = 0.01
 
 // checks runs the answer's checks of a task's protocol on env's model.
 func checks(ctx context.Context, prot protocol.Protocol, env *protocol.Env) []protocol.Check {
@@ -72,7 +69,7 @@ func checkRun(ctx context.Context, prot protocol.Protocol, env *protocol.Env, ki
 	case protocol.CheckPerturbed:
 		for _, p := range net.Params() {
 			for i := range p.Data {
-				p.Data[i] *= float32(1 + MinorNoise*rng.NormFloat64())
+				p.Data[i] *= float32(1 + protocol.CheckNoise*rng.NormFloat64())
 			}
 		}
 	case protocol.CheckRandomised:

@@ -368,6 +368,10 @@ type Check struct {
 	Note  string  `json:"note,omitempty"`  // why it has no values
 }
 
+// CheckNoise is the relative noise of the perturbed model's weights: each
+// weight times (1 + ε), ε ~ N(0, CheckNoise²).
+const CheckNoise = 0.01
+
 // The models of the answer's checks.
 const (
 	CheckPerturbed  = "perturbed"

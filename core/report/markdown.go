@@ -173,7 +173,7 @@ func writeTrust(b *strings.Builder, answers []Answer) {
 			by := "—"
 			if ad.Check != "" && ad.Admit == SetAside {
 				by = fmt.Sprintf("%s %s (%s)", ad.Check, findingValue(ad.Check, ad.Value), ad.Threshold)
-			} else if ad.Admit == Admitted {
+			} else if ad.Admit == Admitted && ad.Threshold != "" {
 				by = ad.Threshold
 			}
 			fmt.Fprintf(b, "| %s | %s | %s | %s |\n", cellText(ad.Protocol), ad.Admit, cellText(by), cellText(ad.Words))

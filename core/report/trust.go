@@ -162,9 +162,19 @@ func answers(conf Confidence, recs []store.Record) []Answer {
 			datasets = append(datasets, r.Dataset)
 		}
 	}
+	weak := weakModels(recs)
 	var out []Answer
 	for _, ds := range datasets {
 		a := Answer{Dataset: ds}
+		if i := slices.IndexFunc(weak, func(w WeakModel) bool { return w.Dataset == ds }); i >= 0 {
+			// Every verdict on its maps says little: no answer.
+			w := weak[i]
+			a.Outcome = NotEvaluated
+			a.Short = fmt.Sprintf("Cannot answer: the explained model scored %.3f on the test set (seed %d), nearer chance (%.3f) than a perfect score", w.Accuracy, w.Seed, w.Chance)
+			a.Headline = a.Short + ", so its maps explain a model that learned little and no protocol's ranking of them says which method to trust; train it longer or on more samples"
+			out = append(out, a)
+			continue
+		}
 		var admitted []Ranking
 		for _, row := range conf.Card {
 			if row.Dataset != ds {
@@ -227,7 +237,7 @@ func admit(row CardRow, fam protocol.Family) Admission {
 	if math.IsNaN(row.Random.Value) && !row.Random.Flag {
 		caveats, checks = append(caveats, "no random control ranked beside it, so nothing shows what chance scores"), append(checks, "Random control")
 	}
-	if math.IsNaN(row.OOD.Value) {
+	if math.IsNaN(row.OOD.Value) && (fam == "" || fam == protocol.FamilyFaithfulness) {
 		caveats, checks = append(caveats, "how far off the data its perturbed inputs lie is not measured"), append(checks, "Off the data")
 	}
 	if len(caveats) > 0 {
@@ -235,8 +245,12 @@ func admit(row CardRow, fam protocol.Family) Admission {
 		return ad
 	}
 	ad.Check, ad.Value = "Off the data", row.OOD.Value
-	ad.Admit, ad.Threshold = Admitted, fmt.Sprintf("energy AUROC at most %.2f", maxOOD)
-	ad.Words = fmt.Sprintf("every check passes: perturbed inputs near the data (AUROC %.2f), the random control told apart below every method, ranking reliable across inputs (%.2f)", row.OOD.Value, row.Reliability.Value)
+	ad.Admit = Admitted
+	ad.Words = fmt.Sprintf("every check passes: the random control told apart below every method, ranking reliable across inputs (split-half %.2f)", row.Reliability.Value)
+	if !math.IsNaN(row.OOD.Value) {
+		ad.Threshold = fmt.Sprintf("energy AUROC at most %.2f", maxOOD)
+		ad.Words += fmt.Sprintf(", perturbed inputs near the data (AUROC %.2f)", row.OOD.Value)
+	}
 	return ad
 }
 
@@ -291,15 +305,15 @@ func (a *Answer) decide(admitted []Ranking, seed uint64) []string {
 	for i := range a.Methods {
 		m := &a.Methods[i]
 		if m.Control {
-			m.BeatsRandom, m.Words = NotEvaluated, "a random control"
+			m.BeatsRandom, m.Words = NotEvaluated, pickWord(isControl(m.Method), "a random control", "a control that ignores the model")
 			continue
 		}
 		m.BeatsRandom, m.Words = beatsRandom(admitted, m.Method, methods)
 	}
 	for i, x := range a.Methods {
 		for _, y := range a.Methods[i+1:] {
-			if x.Control || y.Control {
-				continue
+			if isControl(x.Method) || isControl(y.Method) || x.Control && y.Control {
+				continue // Random is each method's own line; Sobel's pairs stay
 			}
 			a.Pairs = append(a.Pairs, pairAcross(admitted, x.Method, y.Method))
 		}
@@ -448,7 +462,7 @@ func (a *Answer) combine(admitted []Ranking, methods []string, seed uint64) {
 	}
 	for m, name := range methods {
 		lo, hi := percentileInterval(draws[m], 0.95)
-		a.Methods = append(a.Methods, TrustMethod{Method: name, Control: isControl(name),
+		a.Methods = append(a.Methods, TrustMethod{Method: name, Control: isControl(name) || ignoresModel(name),
 			MeanRank: stats.Interval{Estimate: est[m], Lo: lo, Hi: hi, Units: n, Groups: seeds, Method: "percentile bootstrap over inputs" + pickWord(seeds > 1, " and seeds", "")},
 			PFirst:   float64(first[m]) / resamples})
 	}

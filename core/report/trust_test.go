@@ -183,7 +183,7 @@ func TestTrustChecksResilienceAndReactivity(t *testing.T) {
 		}
 	}
 	a := answerOf(t, append(withOOD(scoreRecords(t, "deletion", v), 0.6), scoreRecords(t, "irof", v)...))
-	if len(a.Checks) != 2 || a.Checks[0].Outcome != NotEvaluated || !strings.HasPrefix(a.CheckLine, "Noise resilience not evaluated: the run keeps no values") {
+	if len(a.Checks) != 2 || a.Checks[0].Outcome != NotEvaluated || !strings.HasPrefix(a.CheckLine, "Noise resilience not evaluated: no admitted protocol ran it") {
 		t.Errorf("a run without the checks: %q", a.CheckLine)
 	}
 }
