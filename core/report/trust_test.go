@@ -187,3 +187,17 @@ func TestTrustChecksResilienceAndReactivity(t *testing.T) {
 		t.Errorf("a run without the checks: %q", a.CheckLine)
 	}
 }
+
+// An explained model near chance gets no answer, however well its maps
+// are told apart: they explain a model that learned little.
+func TestTrustCannotAnswerForAModelNearChance(t *testing.T) {
+	v := shifted(map[string]float64{"ig": 0.3, "gradient": 0.2, "random": 0})
+	recs := withOOD(scoreRecords(t, "deletion", v), 0.6)
+	for _, r := range recs {
+		r.Result.Chance, r.Result.Base = 0.1, 0.13
+	}
+	a := answerOf(t, recs)
+	if a.Outcome != NotEvaluated || !strings.HasPrefix(a.Headline, "Cannot answer: the explained model scored 0.130") || len(a.Methods) != 0 {
+		t.Errorf("%s: %s", a.Outcome, a.Headline)
+	}
+}
