@@ -279,14 +279,19 @@ type Exported struct {
 // grids); missing counts the perturbed samples in none of the run's caches.
 func (r *Results) FigureList() (figs []report.Figure, missing int, err error) {
 	ok := r.Status().Done
-	if figs, err = report.Figures(ok, r.Diagnostics().Confidence); err != nil {
+	conf := r.Diagnostics().Confidence
+	if figs, err = report.Figures(ok, conf); err != nil {
+		return nil, 0, err
+	}
+	evidence, lost, err := report.EvidenceFigures(ok, conf.Trust, r.Caches()...)
+	if err != nil {
 		return nil, 0, err
 	}
 	grids, missing, err := report.SampleFigures(ok, r.Caches()...)
 	if err != nil {
 		return nil, 0, err
 	}
-	return append(figs, grids...), missing, nil
+	return append(append(figs, evidence...), grids...), missing + lost, nil
 }
 
 // Figures draws the run's figures into root/dir (dir relative to root,

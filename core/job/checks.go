@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"faithlab/core/engine"
 	"faithlab/core/protocol"
@@ -120,4 +121,28 @@ func checkRun(ctx context.Context, prot protocol.Protocol, env *protocol.Env, ki
 		return nil, 0, fmt.Errorf("%s kept %d per-input values of %s for %d inputs", prot.Info().Name, len(v), headline, n)
 	}
 	return v, float64(same) / float64(n), nil
+}
+
+// predict names the class the model predicts for each image of the
+// samples the protocol perturbed or left untouched (Sample.Predicted);
+// maps, tabular rows and trajectories are left alone.
+func predict(ctx context.Context, net engine.Network, classes []string, shape []int, samples []protocol.Sample) error {
+	for i, sm := range samples {
+		if sm.Kind != protocol.Perturbed && sm.Kind != protocol.Original || len(sm.Shape) != 4 || !slices.Equal(sm.Shape[1:], shape) || len(shape) != 3 || shape[1] < 2 {
+			continue
+		}
+		pred, err := engine.Predicted(ctx, net, sm.Values, sm.Shape[0], 256)
+		if err != nil {
+			return fmt.Errorf("sample %s: %w", sm.Name, err)
+		}
+		names := make([]string, len(pred))
+		for k, c := range pred {
+			names[k] = fmt.Sprint(c)
+			if c >= 0 && c < len(classes) {
+				names[k] = classes[c]
+			}
+		}
+		samples[i].Predicted = names
+	}
+	return nil
 }

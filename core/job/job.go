@@ -432,6 +432,7 @@ func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol, u
 	res, err := prot.Run(ctx, env)
 	if err == nil {
 		res.Checks = checks(ctx, prot, env)
+		err = predict(ctx, net, testSet.Classes, testSet.Shape, res.Samples)
 	}
 	res.Chance, res.Data = protocol.Chance(testSet), data.Kind(testSet.Shape)
 	if err == nil && testSet.Len() > 0 {

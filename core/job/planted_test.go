@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"faithlab/core/data"
+	"faithlab/core/protocol"
 	"faithlab/core/report"
 )
 
@@ -38,6 +39,22 @@ func TestAnswerOnPlantedTruthTrustsWhatFindsThePatch(t *testing.T) {
 	log, err := r.Run.Read()
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The images a protocol perturbed carry the class the model predicts
+	// for each, by name (the answer's evidence shows them).
+	named := 0
+	for _, rec := range log.Records {
+		for _, sm := range rec.Result.Samples {
+			if sm.Kind == protocol.Perturbed && len(sm.Predicted) > 0 {
+				if len(sm.Predicted) != sm.Shape[0] || !slices.Contains(data.PlantedClasses(), sm.Predicted[0]) {
+					t.Fatalf("%s %s: predicted %q for %d images", rec.Label, sm.Name, sm.Predicted, sm.Shape[0])
+				}
+				named++
+			}
+		}
+	}
+	if named == 0 {
+		t.Error("no perturbed images carry the model's predictions")
 	}
 	conf := report.Diagnose(log.Records).Confidence
 	if len(conf.Trust) != 1 {

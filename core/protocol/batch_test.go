@@ -233,11 +233,11 @@ func TestFootprintHoldsTheResultsPreviews(t *testing.T) {
 		t.Skip("ImageNet-sized images")
 	}
 	ctx := context.Background()
-	env, _ := imageNetEnv(previewCount + 2)
+	env, _ := imageNetEnv(PreviewCount + 2)
 	dim, hw := engine.Size(env.Test.Shape), 224*224
 	for _, p := range []Protocol{
 		ROAD{Rates: []float64{0.3, 0.6}, Reference: "uniform"},
-		Deletion{Samples: previewCount + 2, Steps: 4, Reference: "uniform"},
+		Deletion{Samples: PreviewCount + 2, Steps: 4, Reference: "uniform"},
 	} {
 		res, err := p.Run(ctx, env)
 		if err != nil {

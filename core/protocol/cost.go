@@ -160,7 +160,7 @@ type Footprint struct {
 	Train, Test float64
 	Model       bool
 	// Held is what a run holds whatever the number of inputs, in bytes:
-	// the previews a result keeps to show (the first previewCount inputs
+	// the previews a result keeps to show (the first PreviewCount inputs
 	// at every rate, order or fraction) and the filling's per-core buffers
 	// (ROAD's solvers). At 224×224 a ROAD run's previews alone hold 87 MB.
 	Held float64
@@ -184,11 +184,11 @@ func FootprintOf(p Protocol, dim, hw int) Footprint {
 // perturbed copy of the input.
 func plainTest(dim, hw int) float64 { return float64(4*hw + 4*dim) }
 
-// previewBytes is what a result keeps to show: the first previewCount
+// previewBytes is what a result keeps to show: the first PreviewCount
 // inputs untouched, their maps, and a perturbed copy of them at each of
 // the perturbed steps (rates, orders, fractions).
 func previewBytes(perturbed, dim, hw int) float64 {
-	return float64(previewCount * (4*dim + 4*hw + perturbed*4*dim))
+	return float64(PreviewCount * (4*dim + 4*hw + perturbed*4*dim))
 }
 
 // fillBytes is what filling removed pixels with ref (a reference's name)

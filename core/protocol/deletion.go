@@ -194,7 +194,7 @@ func (d Deletion) Run(ctx context.Context, env *Env) (Result, error) {
 				if j != js {
 					continue
 				}
-				if i < previewCount {
+				if i < PreviewCount {
 					seen[s] = append(seen[s], img...)
 				}
 				if err := streams[s].addWith(ctx, img, energy(logits)); err != nil {

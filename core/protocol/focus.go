@@ -209,8 +209,8 @@ func (f Focus) Run(ctx context.Context, env *Env) (Result, error) {
 	res.keep("focus", per)
 	res.Scalars = []Scalar{{"focus", mean(per), Higher}}
 	res.Samples = []Sample{
-		{Name: "Focus mosaics", Kind: Perturbed, Shape: append([]int{min(previewCount, n)}, shape...), Values: slices.Clone(x[:min(previewCount, n)*dim])},
-		{Name: "Focus maps", Kind: AttributionMap, Shape: []int{min(previewCount, n), 1, h, w}, Values: slices.Clone(maps[:min(previewCount, n)*h*w])},
+		{Name: "Focus mosaics", Kind: Perturbed, Shape: append([]int{min(PreviewCount, n)}, shape...), Values: slices.Clone(x[:min(PreviewCount, n)*dim])},
+		{Name: "Focus maps", Kind: AttributionMap, Shape: []int{min(PreviewCount, n), 1, h, w}, Values: slices.Clone(maps[:min(PreviewCount, n)*h*w])},
 	}
 	return res, nil
 }

@@ -188,7 +188,7 @@ func (f FUD) Run(ctx context.Context, env *Env) (Result, error) {
 		if j == l2At {
 			l2Steps = trajectoryL2(out, x, n)
 		}
-		k := min(previewCount, n)
+		k := min(PreviewCount, n)
 		dim := env.Test.Dim()
 		res.Samples = append(res.Samples, Sample{Name: fmt.Sprintf("FUD %.0f%% kept test", 100*rho),
 			Shape: append([]int{k}, env.Test.Shape...), Values: slices.Clone(out.X[:k*dim])})

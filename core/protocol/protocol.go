@@ -435,6 +435,10 @@ type Sample struct {
 	Shape  []int     `json:"shape"`
 	Values []float32 `json:"-"`
 	Key    string    `json:"key,omitempty"` // content address of the stored values
+	// Predicted is, for images as the protocol perturbed them (or left
+	// them), the class the evaluated model predicts for each: set by the
+	// campaign runner, shown under each image of the answer's evidence.
+	Predicted []string `json:"predicted,omitempty"`
 }
 
 // Kinds of Sample.
@@ -444,12 +448,13 @@ const (
 	AttributionMap = "map"      // their maps, n×1×H×W (n×1×1×D for tabular rows)
 )
 
-// previewCount is how many inputs a Sample keeps.
-const previewCount = 8
+// PreviewCount is how many inputs a Sample keeps: the first of the test
+// set.
+const PreviewCount = 8
 
-// preview returns the first previewCount inputs of ds as a Sample.
+// preview returns the first PreviewCount inputs of ds as a Sample.
 func preview(name string, ds *data.Dataset) Sample {
-	n := min(previewCount, ds.Len())
+	n := min(PreviewCount, ds.Len())
 	return Sample{Name: name, Shape: append([]int{n}, ds.Shape...), Values: slices.Clone(ds.X[:n*ds.Dim()])}
 }
 
@@ -457,7 +462,7 @@ func preview(name string, ds *data.Dataset) Sample {
 // first test inputs untouched and their maps (of which there are n, laid
 // out as FeatureShape's shape says).
 func inputs(test *data.Dataset, maps []float32, n int, shape []int) []Sample {
-	k := min(previewCount, n, test.Len())
+	k := min(PreviewCount, n, test.Len())
 	hw := shape[1] * shape[2]
 	return []Sample{
 		{Name: "original test", Kind: Original, Shape: append([]int{k}, test.Shape...), Values: slices.Clone(test.X[:k*test.Dim()])},

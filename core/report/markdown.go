@@ -163,7 +163,11 @@ func writeTrust(b *strings.Builder, answers []Answer) {
 			b.WriteString("\n")
 		}
 		if d := a.Divergence; d != nil {
-			fmt.Fprintf(b, "Where they diverge most: %s.\n\n", Inline(d.Words))
+			fmt.Fprintf(b, "Where they diverge most: %s.", Inline(d.Words))
+			if d.Shown >= 0 {
+				b.WriteString(" The figure `which_method_evidence` (`faithlab-cli export --figures`, and Results' figures) shows that input as each protocol perturbed it for each method, with the class the model predicts for each image.")
+			}
+			b.WriteString("\n\n")
 		}
 		if a.CheckLine != "" {
 			fmt.Fprintf(b, "%s.\n\n", Inline(a.CheckLine))

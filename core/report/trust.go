@@ -150,7 +150,11 @@ type Divergence struct {
 	Gap    float64 `json:"gap_for"` // A − B under For (oriented: + is A better), over its spread
 	Other  string  `json:"b_better_under"`
 	GapOth float64 `json:"gap_other"` // the same under Other
-	Words  string  `json:"words"`
+	// Shown is the input the evidence figure shows: the one of the first
+	// protocol.PreviewCount, whose perturbed images the run keeps, on
+	// which the two disagree the most (Input where it is among them).
+	Shown int    `json:"shown"`
+	Words string `json:"words"`
 }
 
 // answers builds each dataset's answer from the rankings and their cards.
@@ -639,17 +643,27 @@ func divergence(admitted []Ranking, pairs []TrustPair) *Divergence {
 		return g
 	}
 	gf, go_ := gaps(rf), gaps(ro)
-	best, at := math.Inf(-1), -1
-	for k := range min(len(gf), len(go_)) {
-		if d := math.Min(gf[k], -go_[k]); !math.IsNaN(d) && d > best {
-			best, at = d, k
+	most := func(n int) int {
+		best, at := math.Inf(-1), -1
+		for k := range n {
+			if d := math.Min(gf[k], -go_[k]); !math.IsNaN(d) && d > best {
+				best, at = d, k
+			}
 		}
+		return at
 	}
+	n := min(len(gf), len(go_))
+	at := most(n)
 	if at < 0 {
 		return nil
 	}
-	return &Divergence{A: p.A, B: p.B, Input: at, For: rf.Protocol, Gap: gf[at], Other: ro.Protocol, GapOth: go_[at],
+	d := &Divergence{A: p.A, B: p.B, Input: at, For: rf.Protocol, Gap: gf[at], Other: ro.Protocol, GapOth: go_[at], Shown: most(min(n, protocol.PreviewCount)),
 		Words: fmt.Sprintf("the test set's input %d (counting from 0): %s puts %s above %s by %s of its spread over inputs, %s puts it below by %s", at, rf.Protocol, p.A, p.B, Fixed2(gf[at]), ro.Protocol, Fixed2(-go_[at]))}
+	if d.Shown >= 0 && d.Shown != at {
+		d.Words += fmt.Sprintf("; the evidence figure shows input %d, where they part the most of the first %d, whose perturbed images the run keeps (%s: %s, %s: %s)",
+			d.Shown, protocol.PreviewCount, rf.Protocol, Fixed2(gf[d.Shown]), ro.Protocol, Fixed2(go_[d.Shown]))
+	}
+	return d
 }
 
 // MarshalJSON implements json.Marshaler, writing an undefined value as null.
