@@ -132,6 +132,9 @@ func runLoaded(ctx context.Context, c *campaign.Campaign, shard job.Shard, quiet
 	for _, line := range out.Diagnostics.Summary() {
 		fmt.Fprintln(os.Stderr, line)
 	}
+	for _, a := range out.Diagnostics.Confidence.Trust { // REPORT.md's first section, in a line
+		fmt.Fprintf(os.Stderr, "which method to trust on %s: %s (REPORT.md says why)\n", a.Dataset, a.Short)
+	}
 	if stopped {
 		fmt.Fprintf(os.Stderr, "stopped after %.0f s; finished tasks are kept in %s: run the same command again to resume\n", out.Elapsed.Seconds(), out.Dir)
 		return errStopped
