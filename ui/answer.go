@@ -19,7 +19,9 @@ import (
 // say of each pair (a contradiction marked), the input on which two
 // contradicting protocols part the most, and each protocol's admission
 // with what decided it. The same words as REPORT.md's first section.
-func answerView(d report.Diagnostics) []fyne.CanvasObject {
+// show, when set, shows the run's figure of the given name suffix (the
+// evidence of a contradiction) beside the tab.
+func answerView(d report.Diagnostics, show func(suffix string)) []fyne.CanvasObject {
 	as := d.Confidence.Trust
 	if len(as) == 0 {
 		return []fyne.CanvasObject{wrapped("No answer for this run: it needs a protocol with a headline score evaluated on per-input values.")}
@@ -61,6 +63,11 @@ func answerView(d report.Diagnostics) []fyne.CanvasObject {
 		}
 		if dv := a.Divergence; dv != nil {
 			body = append(body, wrapped("Where they diverge most: "+dv.Words+"."))
+			if dv.Shown >= 0 && show != nil {
+				suffix := report.EvidenceName(a.Dataset)
+				b := widget.NewButton("Show that input under each protocol", func() { show(suffix) })
+				body = append(body, container.NewHBox(b))
+			}
 		}
 		if a.CheckLine != "" {
 			body = append(body, wrapped(a.CheckLine+"."))

@@ -263,7 +263,11 @@ func (r *Results) showAnalysis(done []store.Record, d report.Diagnostics, left r
 	r.drawCard = func() {
 		r.cards.Objects = reportCard(d, left, len(done))
 		r.cards.Refresh()
-		r.trust.Objects = answerView(d)
+		r.trust.Objects = answerView(d, func(suffix string) {
+			if err := r.ShowFigure(suffix); err != nil {
+				r.s.status.Error(err)
+			}
+		})
 		r.trust.Refresh()
 	}
 	r.drawCard()

@@ -71,7 +71,13 @@ func (r CardRow) Findings() []struct {
 		{"Mask shape", r.MaskTV}, {"Post-processing", r.Post}, {"Ground truth", r.Truth}, {"Map complexity", r.Complexity}, {"Other protocols", r.Protocols}}
 }
 
-// Thresholds of the card's flags.
+// Thresholds of the card's flags, the same for every run; they also
+// decide which protocols the answer admits (trust.go). The measurements
+// that chose maxOOD: the fills the papers call on-manifold stay below it
+// on this project's runs (FUD 0.59, GOAR 0.63–0.69, ROAD 0.50–0.75,
+// Deletion's zero fill 0.55–0.73), those they call off-manifold pass it
+// (ROAR's mean fill 0.84–0.91, Infidelity's noise 0.85, ROAR on the
+// Gaussian mixture 0.96); the README's Which method to trust has the runs.
 const (
 	minApart       = 0.5 // the share of the methods' pairs the paired tests tell apart
 	minReliability = 0.7 // split-half (Spearman–Brown) consistency of the ranking

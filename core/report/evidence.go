@@ -52,12 +52,16 @@ func EvidenceFigures(recs []store.Record, answers []Answer, caches ...*store.Cac
 			return nil, missing, fmt.Errorf("the evidence on %s: %w", a.Dataset, err)
 		}
 		if ok {
-			f.Name, f.Group, f.Kind = c.name(fileName(a.Dataset), "which_method_evidence"), Compared, Samples
+			f.Name, f.Group, f.Kind = c.name(EvidenceName(a.Dataset)), Compared, Samples
 			figs = append(figs, f)
 		}
 	}
 	return figs, missing, nil
 }
+
+// EvidenceName is the name of the evidence figure of an answer on the
+// dataset.
+func EvidenceName(dataset string) string { return fileName(dataset) + "_which_method_evidence" }
 
 // loadSamples reads a record's samples' values from the caches.
 func loadSamples(r store.Record, caches []*store.Cache) (out []protocol.Sample, missing int, err error) {
