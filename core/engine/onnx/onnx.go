@@ -56,7 +56,8 @@ var Supported = []string{"Conv", "Gemm", "MatMul", "BatchNormalization",
 	"Relu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "LeakyRelu",
 	"MaxPool", "AveragePool", "GlobalAveragePool", "ReduceMean",
 	"Add", "Sub", "Mul", "Div", "Concat", "Pad", "Flatten", "Reshape", "Squeeze", "Unsqueeze",
-	"Shape", "Gather", "Slice", "ConstantOfShape", "Cast", "Constant", "Dropout", "Identity", "Transpose", "Softmax", "LogSoftmax"}
+	"Shape", "Gather", "Slice", "ConstantOfShape", "Cast", "Constant", "Dropout", "Identity", "Transpose", "Softmax", "LogSoftmax",
+	"LayerNormalization", "Erf", "Sqrt", "Tanh", "Pow", "Expand", "Equal", "Where"}
 
 // Graph is an ONNX classifier read into native layers.
 type Graph struct {
