@@ -2,8 +2,10 @@ package native
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
+	"faithlab/core/engine"
 	"faithlab/core/engine/gemm"
 )
 
@@ -100,4 +102,184 @@ func (m *Net) AttentionLayers() []string {
 		}
 	}
 	return names
+}
+
+// ---- Unary functions: erf, sqrt, tanh ----
+
+type unary struct {
+	nm       string
+	fn       string
+	i        dims
+	shape    []int
+	x, y, dx []float32
+}
+
+func (l *unary) name() string            { return l.nm }
+func (l *unary) in() dims                { return l.i }
+func (l *unary) out() dims               { return vecDims(l.i.size()) }
+func (l *unary) params() []*engine.Param { return nil }
+func (l *unary) tensorShape() []int      { return l.shape }
+func (l *unary) clone(gemm.Kernel) layer { return &unary{nm: l.nm, fn: l.fn, i: l.i, shape: l.shape} }
+
+func (l *unary) forward(x []float32, n int, _ bool) []float32 {
+	l.x = x
+	y := grow(&l.y, len(x))
+	parallel(len(x), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			v := float64(x[i])
+			switch l.fn {
+			case "erf":
+				y[i] = float32(math.Erf(v))
+			case "sqrt":
+				y[i] = float32(math.Sqrt(v))
+			case "tanh":
+				y[i] = float32(math.Tanh(v))
+			}
+		}
+	})
+	return y
+}
+
+func (l *unary) backward(dy []float32, n int, needDX, _ bool) []float32 {
+	if !needDX {
+		return nil
+	}
+	dx := grow(&l.dx, len(dy))
+	x, y := l.x, l.y
+	parallel(len(dy), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			var g float64
+			switch l.fn {
+			case "erf":
+				v := float64(x[i])
+				g = 2 / math.SqrtPi * math.Exp(-v*v)
+			case "sqrt":
+				g = 0.5 / float64(y[i])
+			case "tanh":
+				g = 1 - float64(y[i])*float64(y[i])
+			}
+			dx[i] = float32(float64(dy[i]) * g)
+		}
+	})
+	return dx
+}
+
+// ---- Mean over a run of axes ----
+
+type reduceMean struct {
+	nm              string
+	i               dims
+	outer, d, inner int
+	outS            []int
+	y, dx           []float32
+}
+
+func (l *reduceMean) name() string            { return l.nm }
+func (l *reduceMean) in() dims                { return l.i }
+func (l *reduceMean) out() dims               { return vecDims(l.outer * l.inner) }
+func (l *reduceMean) params() []*engine.Param { return nil }
+func (l *reduceMean) tensorShape() []int      { return l.outS }
+func (l *reduceMean) clone(gemm.Kernel) layer {
+	c := *l
+	c.y, c.dx = nil, nil
+	return &c
+}
+
+func (l *reduceMean) forward(x []float32, n int, _ bool) []float32 {
+	rows := n * l.outer
+	d, in := l.d, l.inner
+	y := grow(&l.y, rows*in)
+	parallel(rows, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			for i := range in {
+				var s float64
+				for j := range d {
+					s += float64(x[(r*d+j)*in+i])
+				}
+				y[r*in+i] = float32(s / float64(d))
+			}
+		}
+	})
+	return y
+}
+
+func (l *reduceMean) backward(dy []float32, n int, needDX, _ bool) []float32 {
+	if !needDX {
+		return nil
+	}
+	rows := n * l.outer
+	d, in := l.d, l.inner
+	dx := grow(&l.dx, rows*d*in)
+	inv := 1 / float32(d)
+	parallel(rows, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			for j := range d {
+				for i := range in {
+					dx[(r*d+j)*in+i] = dy[r*in+i] * inv
+				}
+			}
+		}
+	})
+	return dx
+}
+
+// ---- A constant of every sample (a class token expanded over the batch) ----
+
+// constant ignores its input (the network's, for an importer) and gives
+// every sample the same values; its input's gradient is zero.
+type constant struct {
+	nm    string
+	i     dims
+	value []float32
+	shape []int
+	y, dx []float32
+}
+
+func (l *constant) name() string            { return l.nm }
+func (l *constant) in() dims                { return l.i }
+func (l *constant) out() dims               { return vecDims(len(l.value)) }
+func (l *constant) params() []*engine.Param { return nil }
+func (l *constant) tensorShape() []int      { return l.shape }
+func (l *constant) clone(gemm.Kernel) layer {
+	return &constant{nm: l.nm, i: l.i, value: l.value, shape: l.shape}
+}
+
+func (l *constant) forward(_ []float32, n int, _ bool) []float32 {
+	y := grow(&l.y, n*len(l.value))
+	fillRows(y, l.value, n)
+	return y
+}
+
+func (l *constant) backward(_ []float32, n int, needDX, _ bool) []float32 {
+	if !needDX {
+		return nil
+	}
+	dx := grow(&l.dx, n*l.i.size())
+	clear(dx)
+	return dx
+}
+
+// ---- A linear map of every row (a token-wise Linear) ----
+
+// rowLinear is a linear layer applied to each of a sample's rows (the
+// last axis of its shape): its n samples are n·rows rows of one linear
+// layer, whose parameters and names it keeps.
+type rowLinear struct {
+	*linear
+	i     dims
+	rows  int
+	shape []int
+}
+
+func (l *rowLinear) in() dims           { return l.i }
+func (l *rowLinear) out() dims          { return vecDims(l.rows * l.linear.o.c) }
+func (l *rowLinear) tensorShape() []int { return l.shape }
+func (l *rowLinear) clone(k gemm.Kernel) layer {
+	return &rowLinear{linear: l.linear.clone(k).(*linear), i: l.i, rows: l.rows, shape: l.shape}
+}
+func (l *rowLinear) forward(x []float32, n int, train bool) []float32 {
+	return l.linear.forward(x, n*l.rows, train)
+}
+func (l *rowLinear) backward(dy []float32, n int, needDX, paramGrad bool) []float32 {
+	return l.linear.backward(dy, n*l.rows, needDX, paramGrad)
 }
