@@ -19,6 +19,7 @@ const (
 	CategoryControl      = "control"      // ignore the model: the baselines a method must beat
 	CategoryTRACE        = "trace"        // optimal deletion trajectories
 	CategoryFile         = "file"         // maps computed elsewhere, read from files
+	CategoryTransformer  = "transformer"  // a vision transformer's attention probabilities
 )
 
 // Info describes a method: what a form, a spec file and `faithlab-cli
@@ -105,6 +106,15 @@ func Entries() []Entry {
 			func(s Setup) KernelSHAP { return KernelSHAP{Train: s.Train, Seed: s.Seed, Chunk: s.Chunk} }, KernelSHAP.defaults),
 		entry("gradcam", "Grad-CAM", CategoryGradient, imageOnly, "", "a convolutional layer's channels weighted by their mean gradient, positive part, upsampled (Selvaraju et al. 2017)",
 			func(s Setup) GradCAM { return GradCAM{Chunk: s.Chunk} }, nil),
+		entry("rollout", "Attention Rollout", CategoryTransformer, imageOnly, "",
+			"attention averaged over heads plus the identity, rows normalised, multiplied through the blocks; the class token's row over the patches, upsampled bilinearly (Abnar & Zuidema 2020); vision transformers only",
+			func(s Setup) AttentionRollout { return AttentionRollout{Chunk: s.Chunk} }, nil),
+		entry("gradrollout", "Gradient-weighted Attention Rollout", CategoryTransformer, imageOnly, "",
+			"per block the heads' mean of (∇A ⊙ A)⁺ for the explained class, R ← R + Ā·R from the identity; the class token's row over the patches, upsampled bilinearly (Chefer et al. 2021, Generic Attention-model Explainability, Eqs. 5–6); vision transformers only",
+			func(s Setup) GradientRollout { return GradientRollout{Chunk: s.Chunk} }, nil),
+		entry("rawattention", "Raw Attention", CategoryTransformer, imageOnly, "",
+			"the last block's attention of the class token to the patches, mean over heads, upsampled bilinearly: the baseline of the rollouts; vision transformers only",
+			func(s Setup) RawAttention { return RawAttention{Chunk: s.Chunk} }, nil),
 		entry("sobel", "Sobel", CategoryControl, imageOnly, "", "the image's edge magnitude: a control that ignores the model",
 			func(Setup) Sobel { return Sobel{} }, nil),
 		entry("random", "Random", CategoryControl, imageAndTabular, "", "independent uniform random values for every input value: a control",

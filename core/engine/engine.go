@@ -178,6 +178,16 @@ type CAMLayerer interface {
 	CAMLayer() string
 }
 
+// Attentioner is a Network that holds transformer attention: the layers
+// whose outputs are a block's attention probabilities — the softmax of the
+// query–key product that weighs the values — each n×heads×T×T (row i: how
+// token i attends to every token; token 0 the class token), in order of
+// depth. Their Activation gives the probabilities and, after a Backward,
+// their gradient.
+type Attentioner interface {
+	AttentionLayers() []string
+}
+
 // OutputGrad writes into dLogits the gradient to backpropagate for rows
 // first, first+1, … of a batch, given those rows' logits. Gradient may call it
 // concurrently for disjoint rows, so it must write only to its own rows of

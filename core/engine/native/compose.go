@@ -48,6 +48,25 @@ type Layer struct {
 	Alpha, Beta      float32
 	Mean, Std        []float32
 	Scale, Shift     []float32
+	// Tensor layers (tensorlayers.go): the per-sample shape of the input
+	// (Shape; Shapes for a concatenation, Shape2 for a junction's second
+	// input), an Axis, a permutation (Perm), indices (Index), a slice's
+	// Begin, Steps and Count per axis, a function (Fn: "add", "sub",
+	// "mul", "div", "pow"; "erf", "sqrt", "tanh"), a constant (Value of
+	// ValueShape, on the left where Swap) and the output's shape (OutShape)
+	// where the layer cannot tell it.
+	Shape, Shape2, OutShape []int
+	Shapes                  [][]int
+	Axis, AxisEnd           int // AxisEnd: a mean's axes are Axis to AxisEnd−1 (0: Axis alone)
+	Perm, Index             []int
+	Begin, Steps, Count     []int
+	Fn                      string
+	Swap                    bool
+	Value                   []float32
+	ValueShape              []int
+	// Attention marks a softmax whose output is a transformer block's
+	// attention probabilities (Net.AttentionLayers).
+	Attention bool
 }
 
 // one is v, or 1 where v is 0.
@@ -131,11 +150,16 @@ func (s Layer) build(ins []dims, kern gemm.Kernel) (node, error) {
 	switch s.Op {
 	case "add", "concat", "mul":
 		return s.junction(ins)
+	case "matmul", "elementwise", "join":
+		return s.tensorJunction(ins, kern)
 	}
 	if len(ins) != 1 {
 		return nil, fmt.Errorf("%s layer %s reads %d inputs, takes one", s.Op, s.Name, len(ins))
 	}
 	in := ins[0]
+	if nd, ok, err := s.tensorLayer(in, kern); ok {
+		return nd, err
+	}
 	switch s.Op {
 	case "conv":
 		w, err := s.window()

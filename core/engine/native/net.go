@@ -369,6 +369,9 @@ func (m *Net) Activation(name string) (engine.Activation, error) {
 		if d.h == 1 && d.w == 1 {
 			a.Shape = []int{m.n, d.c}
 		}
+		if ts, ok := l.(tensorShaped); ok { // row-major already: hwcToCHW copies
+			a.Shape = append([]int{m.n}, ts.tensorShape()...)
+		}
 		out := m.outs[i]
 		if r, ok := l.(*relu); ok && out == nil {
 			// Fused into the pool after it: apply it now.
@@ -515,6 +518,12 @@ func initLayer(l node, rng *rand.Rand) {
 		for i := range l.w.Data {
 			l.w.Data[i], l.b.Data[i], l.rmean.Data[i], l.rvar.Data[i] = 1, 0, 0, 1
 		}
+	case *layerNorm: // PyTorch's LayerNorm: unit scale, zero shift
+		for i := range l.w.Data {
+			l.w.Data[i], l.b.Data[i] = 1, 0
+		}
+	case *rowLinear:
+		initLayer(l.linear, rng)
 	case *residual:
 		for _, s := range append(append([]layer(nil), l.main...), l.shortcut...) {
 			initLayer(s, rng)

@@ -39,8 +39,8 @@ func foldBudget(size int) int { return foldSlack + size }
 
 // foldable lists the operators folded when all their inputs are constants.
 var foldable = map[string]bool{"Reshape": true, "Transpose": true, "Slice": true, "Concat": true, "Squeeze": true, "Unsqueeze": true,
-	"Gather": true, "ConstantOfShape": true, "Cast": true, "Shape": true, "Add": true, "Sub": true, "Mul": true, "Div": true,
-	"Identity": true}
+	"Gather": true, "ConstantOfShape": true, "Cast": true, "Shape": true, "Add": true, "Sub": true, "Mul": true, "Div": true, "Pow": true,
+	"Identity": true, "Equal": true, "Where": true, "Expand": true}
 
 // allConstant says whether every input of n is a constant.
 func (im *importer) allConstant(n *node) bool {
@@ -352,7 +352,7 @@ func (im *importer) folded(n *node) (*constant, error) {
 			return nil, errors.New("its shape: want a vector of integers")
 		}
 		k, err := elements(in.ints)
-		if err != nil || slices.Contains(in.ints, batchSize) || k > maxFilled {
+		if err != nil || slices.ContainsFunc(in.ints, isBatch) || k > maxFilled {
 			return nil, fmt.Errorf("a constant of shape %s: too large or of the batch's size", shapeText(in.ints))
 		}
 		fill := &constant{dims: []int64{1}, fl: []float32{0}}
@@ -371,7 +371,9 @@ func (im *importer) folded(n *node) (*constant, error) {
 			return &constant{dims: dims, fl: filled(k, f.fl[0])}, nil
 		}
 		return &constant{dims: dims, ints: filled(k, f.ints[0])}, nil
-	case "Add", "Sub", "Mul", "Div":
+	case "Equal", "Where", "Expand":
+		return im.foldLogic(n, in)
+	case "Add", "Sub", "Mul", "Div", "Pow":
 		if len(n.inputs) != 2 {
 			return nil, fmt.Errorf("%d inputs, where it takes 2", len(n.inputs))
 		}
@@ -379,8 +381,8 @@ func (im *importer) folded(n *node) (*constant, error) {
 		if err != nil {
 			return nil, err
 		}
-		if in.ints == nil || b.ints == nil || in.len() != b.len() && in.len() != 1 && b.len() != 1 {
-			return nil, errors.New("only integer shapes are computed at import (export with constant folding)")
+		if in.len() != b.len() && in.len() != 1 && b.len() != 1 {
+			return nil, errors.New("only values of one shape, or one value and many, are computed at import (export with constant folding)")
 		}
 		dims := in.dims // the broadcast shape: the empty, the larger, or the higher rank of one value
 		if in.len() > 0 && (b.len() == 0 || b.len() > in.len() || b.len() == in.len() && len(b.dims) > len(in.dims)) {
@@ -389,6 +391,9 @@ func (im *importer) folded(n *node) (*constant, error) {
 		k, err := im.room(dims)
 		if err != nil {
 			return nil, err
+		}
+		if in.ints == nil || b.ints == nil || n.op == "Pow" {
+			return floatArithmetic(n.op, in, b, dims, k)
 		}
 		return arithmetic(n.op, in, b, dims, k)
 	}

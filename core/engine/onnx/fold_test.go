@@ -154,13 +154,27 @@ func refFold(im *importer, n *node, got values) ([]int64, []uint64, bool) {
 			fill, _ = (&constant{t: t, dims: t.dims}).data()
 		}
 		return in.ints, slices.Repeat(bits(fill), int(product(in.ints))), fill.fl != nil
-	default: // Add, Sub, Mul, Div
+	default: // Add, Sub, Mul, Div (Pow: floats)
 		b, _ := im.input(n, 1)
 		k := max(in.len(), b.len())
 		if in.len() == 0 || b.len() == 0 {
 			k = 0
 		}
 		out := make([]uint64, k)
+		if in.fl != nil || b.fl != nil || n.op == "Pow" {
+			f := func(v values, i int) float64 {
+				if v.fl != nil {
+					return float64(v.fl[i%v.len()])
+				}
+				return float64(v.ints[i%v.len()])
+			}
+			for i := range out {
+				p, q := f(in, i), f(b, i)
+				r := map[string]float64{"Add": p + q, "Sub": p - q, "Mul": p * q, "Div": p / q, "Pow": math.Pow(p, q)}[n.op]
+				out[i] = uint64(math.Float32bits(float32(r)))
+			}
+			return got.dims, out, true
+		}
 		for i := range out {
 			p, q := in.ints[i%in.len()], b.ints[i%b.len()]
 			switch n.op {

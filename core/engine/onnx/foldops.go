@@ -33,7 +33,7 @@ func (im *importer) cast(n *node, in values) (*constant, error) {
 		}
 		out := make([]float32, k)
 		for i, x := range in.ints {
-			if x == batchSize {
+			if isBatch(x) {
 				return nil, errors.New("the batch size where a value is needed")
 			}
 			out[i] = float32(x)
@@ -109,8 +109,13 @@ func arithmetic(op string, a, b values, dims []int64, k int) (*constant, error) 
 	out := make([]int64, k)
 	for i := range out {
 		p, q := a.ints[i%a.len()], b.ints[i%b.len()]
-		if p == batchSize || q == batchSize {
-			return nil, errors.New("arithmetic on the batch size is not supported")
+		if isBatch(p) || isBatch(q) {
+			v, err := batchArithmetic(op, p, q)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = v
+			continue
 		}
 		switch op {
 		case "Add":
@@ -363,4 +368,185 @@ func gather[T any](src []T, idx []int64, outer, d, inner, k int) []T {
 		}
 	}
 	return out
+}
+
+// batchArithmetic is p op q where one of them stands for a multiple of
+// the batch size: multiplied by a positive integer, or divided by one that
+// divides its factor (a transformer's batch × heads and back).
+func batchArithmetic(op string, p, q int64) (int64, error) {
+	fp, fq := batchFactor(p), batchFactor(q)
+	switch {
+	case op == "Mul" && fp > 0 && fq == 0 && q > 0 && q < maxBatchFactor/fp:
+		return batched(fp * q), nil
+	case op == "Mul" && fq > 0 && fp == 0 && p > 0 && p < maxBatchFactor/fq:
+		return batched(fq * p), nil
+	case op == "Div" && fp > 0 && fq == 0 && q > 0 && fp%q == 0:
+		return batched(fp / q), nil
+	}
+	return 0, fmt.Errorf("%s of %s and %s: only multiples of the batch size by a positive integer are computed", op, shapeText([]int64{p}), shapeText([]int64{q}))
+}
+
+// foldLogic computes Equal, Where and Expand of constants, broadcasting
+// one value against many or two of one length (shapes and masks of
+// shapes), Expand to a shape without the batch size.
+func (im *importer) foldLogic(n *node, first values) (*constant, error) {
+	vs := []values{first}
+	for k := 1; k < len(n.inputs); k++ {
+		v, err := im.input(n, k)
+		if err != nil {
+			return nil, err
+		}
+		vs = append(vs, v)
+	}
+	want := map[string]int{"Equal": 2, "Where": 3, "Expand": 2}[n.op]
+	if len(vs) != want {
+		return nil, fmt.Errorf("%d inputs, where it takes %d", len(vs), want)
+	}
+	if n.op == "Expand" {
+		target := vs[1].ints
+		if target == nil || len(vs[1].dims) != 1 || slices.ContainsFunc(target, func(d int64) bool { return d < 0 || isBatch(d) }) {
+			return nil, fmt.Errorf("to shape %s: want a shape without the batch size", shapeText(target))
+		}
+		dims, err := broadcastDims(first.dims, target)
+		if err != nil {
+			return nil, err
+		}
+		k, err := im.room(dims)
+		if err != nil {
+			return nil, err
+		}
+		return expandValues(first, dims, k), nil
+	}
+	dims := vs[0].dims
+	for _, v := range vs {
+		if v.len() != 1 && v.len() != vs[0].len() && vs[0].len() != 1 {
+			return nil, errors.New("of shapes that are not one value or of one length")
+		}
+		if int64(v.len()) > product(dims) {
+			dims = v.dims
+		}
+	}
+	k, err := im.room(dims)
+	if err != nil {
+		return nil, err
+	}
+	at := func(v values, i int) (int64, float32) {
+		if v.fl != nil {
+			return 0, v.fl[i%v.len()]
+		}
+		return v.ints[i%v.len()], 0
+	}
+	if n.op == "Equal" {
+		if (vs[0].fl == nil) != (vs[1].fl == nil) {
+			return nil, errors.New("of an integer and a float")
+		}
+		out := make([]int64, k)
+		for i := range out {
+			p, pf := at(vs[0], i)
+			q, qf := at(vs[1], i)
+			if p == q && pf == qf {
+				out[i] = 1
+			}
+		}
+		return &constant{dims: dims, ints: out}, nil
+	}
+	if vs[0].ints == nil || (vs[1].fl == nil) != (vs[2].fl == nil) {
+		return nil, errors.New("a condition of booleans and two values of one type")
+	}
+	if vs[1].fl != nil {
+		out := make([]float32, k)
+		for i := range out {
+			c, _ := at(vs[0], i)
+			_, out[i] = at(vs[2], i)
+			if c != 0 {
+				_, out[i] = at(vs[1], i)
+			}
+		}
+		return &constant{dims: dims, fl: out}, nil
+	}
+	out := make([]int64, k)
+	for i := range out {
+		c, _ := at(vs[0], i)
+		out[i], _ = at(vs[2], i)
+		if c != 0 {
+			out[i], _ = at(vs[1], i)
+		}
+	}
+	return &constant{dims: dims, ints: out}, nil
+}
+
+// broadcastDims is the shape a and b broadcast to (NumPy's rule).
+func broadcastDims(a, b []int64) ([]int64, error) {
+	r := max(len(a), len(b))
+	out := make([]int64, r)
+	for i := range r {
+		p, q := int64(1), int64(1)
+		if j := i - (r - len(a)); j >= 0 {
+			p = a[j]
+		}
+		if j := i - (r - len(b)); j >= 0 {
+			q = b[j]
+		}
+		switch {
+		case p == q || q == 1:
+			out[i] = p
+		case p == 1:
+			out[i] = q
+		default:
+			return nil, fmt.Errorf("shapes %v and %v do not broadcast", a, b)
+		}
+	}
+	return out, nil
+}
+
+// expandValues is v broadcast to dims (k values).
+func expandValues(v values, dims []int64, k int) *constant {
+	r := len(dims)
+	src := append(slices.Repeat([]int64{1}, r-len(v.dims)), v.dims...)
+	st, step := strides(src), make([]int, r)
+	for a := range r {
+		if src[a] != 1 {
+			step[a] = st[a]
+		}
+	}
+	return v.walk(dims, k, 0, step)
+}
+
+// floatArithmetic computes a elementwise op b where either is a float (a
+// scale such as head_dim ** -0.5 computed from a shape), one of them a
+// single value or both of one shape, into k floats of dims.
+func floatArithmetic(op string, a, b values, dims []int64, k int) (*constant, error) {
+	at := func(v values, i int) (float64, error) {
+		if v.fl != nil {
+			return float64(v.fl[i%v.len()]), nil
+		}
+		x := v.ints[i%v.len()]
+		if isBatch(x) {
+			return 0, errors.New("the batch size where a value is needed")
+		}
+		return float64(x), nil
+	}
+	out := make([]float32, k)
+	for i := range out {
+		p, err1 := at(a, i)
+		q, err2 := at(b, i)
+		if err := errors.Join(err1, err2); err != nil {
+			return nil, err
+		}
+		var v float64
+		switch op {
+		case "Add":
+			v = p + q
+		case "Sub":
+			v = p - q
+		case "Mul":
+			v = p * q
+		case "Div":
+			v = p / q
+		case "Pow":
+			v = math.Pow(p, q)
+		}
+		out[i] = float32(v)
+	}
+	return &constant{dims: dims, fl: out}, nil
 }

@@ -23,6 +23,7 @@ func (s shape) size() int { return s.c * s.h * s.w }
 type act struct {
 	layer string
 	s     shape
+	t     *tshape // a tensor (tensors.go): s is then its size as a vector
 }
 
 // constant is a tensor known at import: stored in the file, or computed
@@ -34,8 +35,26 @@ type constant struct {
 	fl   []float32 // computed floats
 }
 
-// batchSize stands for the batch size in the shapes computed at import.
+// batchSize stands for the batch size in the shapes computed at import,
+// and batched(k) for k times it (a transformer's batch merged with its
+// heads or tokens): values no shape holds otherwise.
 const batchSize = math.MinInt64 / 2
+
+// maxBatchFactor bounds k in batched(k).
+const maxBatchFactor = 1 << 40
+
+// batched is k times the batch size (k ≥ 1) in a computed shape.
+func batched(k int64) int64 { return batchSize + k - 1 }
+
+// batchFactor is k where v stands for k times the batch size, else 0.
+func batchFactor(v int64) int64 {
+	if v >= batchSize && v < batchSize+maxBatchFactor {
+		return v - batchSize + 1
+	}
+	return 0
+}
+
+func isBatch(v int64) bool { return batchFactor(v) > 0 }
 
 // value is what a tensor of the graph is at import: an activation or a
 // constant.
@@ -74,7 +93,7 @@ func (c *constant) floats() ([]float32, error) {
 	}
 	out := make([]float32, len(v))
 	for i, x := range v {
-		if x == batchSize {
+		if isBatch(x) {
 			return nil, errors.New("the batch size where a value is needed")
 		}
 		out[i] = float32(x)
@@ -109,12 +128,13 @@ type importer struct {
 	// converted once.
 	size, made, budget int
 	cache              map[*constant]values
+	chw                map[string]*act // maps permuted to tensors, by layer
 }
 
 // read reads the graph of a file of size bytes.
 func (g *Graph) read(gr *graph, size int) error {
 	im := &importer{g: g, opset: g.Opset, vals: map[string]value{}, readers: map[string]int{}, taken: map[string]bool{},
-		count: map[string]int{}, index: map[string]int{}, naming: map[string]naming{}, silu: map[*node]string{}, skip: map[*node]bool{},
+		count: map[string]int{}, index: map[string]int{}, naming: map[string]naming{}, silu: map[*node]string{}, skip: map[*node]bool{}, chw: map[string]*act{},
 		size: size, budget: foldBudget(size)}
 	for i := range gr.initializers {
 		t := &gr.initializers[i]
@@ -301,6 +321,9 @@ func (im *importer) finish(input string, declared []int) error {
 		return fmt.Errorf("the graph's output %q is a constant: a classifier computes its logits from its input", im.out)
 	}
 	s := out.a.s
+	if t := out.a.t; t != nil {
+		return fmt.Errorf("the output is a tensor of shape %s: a classifier gives one logit per class", shapeText(t.logical()))
+	}
 	if !s.flat && (s.h != 1 || s.w != 1) {
 		return fmt.Errorf("the output is a %d×%d×%d map: a classifier gives one logit per class", s.c, s.h, s.w)
 	}
@@ -314,6 +337,7 @@ func (im *importer) finish(input string, declared []int) error {
 		return fmt.Errorf("the output %q is layer %s's, not the last layer's (%s)", im.out, out.a.layer, last)
 	}
 	g.Classes = s.c
+	im.markAttention()
 	im.rename()
 	switch {
 	case g.NHWC:

@@ -18,8 +18,16 @@
 // shape given or computed by the Shape, Gather, Unsqueeze, Concat, Slice,
 // ConstantOfShape, Cast chains exporters write, which are folded at import
 // (consts.go) — Dropout and Identity, a leading Transpose from
-// channels-last input, a final Softmax (left out). Layers are named as
-// PyTorch names the modules that make them (rename).
+// channels-last input, a final Softmax (left out). Vision transformers
+// (torchvision's ViT, timm's DeiT, opsets 13–17) read as tensors of any rank
+// (tensors.go): each sample's values apart, the batch on whatever axis the
+// exporter moves it to and shared with heads or tokens, so that Reshape,
+// Squeeze, Unsqueeze and Transpose of the batch are views; batched MatMul,
+// Softmax, LayerNormalization and its decomposition, Erf, Gather, Slice,
+// Concat, Expand over the batch and broadcasting arithmetic become native
+// tensor layers, and each block's attention probabilities are marked
+// (engine.Attentioner). A reshape that would mix samples is refused. Layers
+// are named as PyTorch names the modules that make them (rename).
 //
 // Contract. Parse takes a whole file's bytes (callers bound them: MaxBytes)
 // and never panics; it returns the graph or an error naming the problem:
@@ -56,7 +64,8 @@ var Supported = []string{"Conv", "Gemm", "MatMul", "BatchNormalization",
 	"Relu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "LeakyRelu",
 	"MaxPool", "AveragePool", "GlobalAveragePool", "ReduceMean",
 	"Add", "Sub", "Mul", "Div", "Concat", "Pad", "Flatten", "Reshape", "Squeeze", "Unsqueeze",
-	"Shape", "Gather", "Slice", "ConstantOfShape", "Cast", "Constant", "Dropout", "Identity", "Transpose", "Softmax", "LogSoftmax"}
+	"Shape", "Gather", "Slice", "ConstantOfShape", "Cast", "Constant", "Dropout", "Identity", "Transpose", "Softmax", "LogSoftmax",
+	"LayerNormalization", "Erf", "Sqrt", "Tanh", "Pow", "Expand", "Equal", "Where"}
 
 // Graph is an ONNX classifier read into native layers.
 type Graph struct {

@@ -171,7 +171,8 @@ func TestHostileONNXFilesAreRefusedWithTheProblem(t *testing.T) {
 		{"tensor nobody makes", protoModel(13, opNode("Add", "x", "y", "ghost")), `reads tensor "ghost", which no node makes`},
 		{"constant of 2^40 values", protoModel(13, opNode("ConstantOfShape", "s", "c"), opNode("Add", "x", "y", "c"), intInit("s", 1<<20, 1<<20)), "too large"},
 		{"padding to 2^34 values", protoModel(13, opNode("Pad", "x", "y", "p"), intInit("p", 0, 0, 65536, 65536, 0, 0, 65536, 65536)), "more than Faithlab holds for one layer"},
-		{"reshape to another map", protoModel(13, opNode("Reshape", "x", "y", "s"), intInit("s", -1, 4, 16)), "only flattening to (N, 64) is supported"},
+		{"reshape to a tensor output", protoModel(13, opNode("Reshape", "x", "y", "s"), intInit("s", -1, 4, 16)), "the output is a tensor of shape [N 4 16]"},
+		{"reshape that mixes samples", protoModel(13, opNode("Reshape", "x", "y", "s"), intInit("s", 4, -1)), "the batch would move among the values"},
 		{"gather out of range", protoModel(13, opNode("Shape", "x", "s"), opNode("Gather", "s", "g", "i"), opNode("Reshape", "x", "y", "g"), intInit("i", 9)), "index 9 of 4"},
 	}
 	for _, tc := range cases {

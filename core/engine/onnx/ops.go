@@ -21,9 +21,34 @@ func (im *importer) node(n *node, input string) error {
 		im.emit(native.Layer{Op: "silu", Name: im.name(n, "silu", "")}, out, a.s, a)
 		return nil
 	}
+	if n.op == "Expand" && im.allConstant(n) && im.expandsOverBatch(n) {
+		return im.expand(n, input)
+	}
 	if foldable[n.op] && im.allConstant(n) {
 		return im.fold(n)
 	}
+	switch n.op {
+	case "Identity", "Dropout", "Cast":
+		return im.alias(n)
+	}
+	if tensorOps[n.op] && im.readsTensor(n) && !(n.op == "Softmax" && out == im.out) {
+		return im.tensorNode(n, input)
+	}
+	err := im.mapNode(n, input)
+	if err == nil || !tensorOps[n.op] {
+		return err
+	}
+	// What the layers of maps and vectors refuse may read as tensors.
+	if terr := im.tensorNode(n, input); terr != nil {
+		return fmt.Errorf("%w; as tensors: %s", err, strings.TrimPrefix(terr.Error(), fmt.Sprintf("node %q", n.name)))
+	}
+	return nil
+}
+
+// mapNode reads node n of maps and vectors into the layers of package
+// native's classifiers.
+func (im *importer) mapNode(n *node, input string) error {
+	out := n.outputs[0]
 	switch n.op {
 	case "Constant":
 		return im.constantNode(n)
@@ -238,8 +263,16 @@ func (im *importer) linear(n *node) error {
 	if err != nil {
 		return err
 	}
+	t := x.t // a tensor: the layer maps each row (its last axis)
+	if t != nil && (t.b == len(t.dims)-1 || n.op == "Gemm" && len(t.dims) != 2) {
+		return fmt.Errorf("node %q: %s of a tensor %s: only along its last axis, without the batch", n.name, n.op, shapeText(t.logical()))
+	}
 	if !x.s.flat {
 		return fmt.Errorf("node %q: %s of a %d×%d×%d map: flatten it first", n.name, n.op, x.s.c, x.s.h, x.s.w)
+	}
+	width := x.s.c
+	if t != nil {
+		width = t.dims[len(t.dims)-1]
 	}
 	wc, w, err := im.weight(n, 1, "weight")
 	if err != nil {
@@ -269,8 +302,8 @@ func (im *importer) linear(n *node) error {
 	} else if alpha != 1 {
 		w = slices.Clone(w)
 	}
-	if in != x.s.c {
-		return fmt.Errorf("node %q: %s weight of shape %v on %d inputs", n.name, n.op, wc.dims, x.s.c)
+	if in != width {
+		return fmt.Errorf("node %q: %s weight of shape %v on %d inputs", n.name, n.op, wc.dims, width)
 	}
 	if alpha != 1 {
 		for i := range w {
@@ -293,6 +326,12 @@ func (im *importer) linear(n *node) error {
 	}
 	im.g.Weights[nm+".weight"] = w
 	im.g.Weights[nm+".bias"] = bias
+	if t != nil {
+		u := tshape{dims: slices.Clone(t.dims), b: t.b, pre: t.pre}
+		u.dims[len(u.dims)-1] = out
+		im.emitTensor(native.Layer{Op: "linear", Name: nm, Out: out, Shape: t.dims}, n.outputs[0], u, x)
+		return nil
+	}
 	im.emit(native.Layer{Op: "linear", Name: nm, Out: out}, n.outputs[0], shape{c: out, h: 1, w: 1, flat: true}, x)
 	return nil
 }
@@ -728,8 +767,10 @@ func shapeText(v []int64) string {
 			parts = append(parts, fmt.Sprintf("… (%d values)", len(v)))
 			break
 		}
-		if d == batchSize {
+		if f := batchFactor(d); f == 1 {
 			parts = append(parts, "N")
+		} else if f > 1 {
+			parts = append(parts, fmt.Sprintf("%dN", f))
 		} else {
 			parts = append(parts, fmt.Sprint(d))
 		}
