@@ -36,6 +36,13 @@ type Dataset struct {
 	// split; nil for a file's own splits (IDX, CIFAR, x_train/x_test).
 	Rows      []int
 	SourceLen int
+	// Unlabelled says that the samples came without labels (an image
+	// folder of images and no class folders, read for a model that
+	// explains its predicted class): Y is 0 throughout and means nothing.
+	Unlabelled bool
+	// folder marks a split Open read from an image folder, whose heads
+	// it draws balanced over the classes (Balanced).
+	folder bool
 }
 
 // Standardization is a per-feature affine normalisation.
@@ -105,7 +112,7 @@ func (d *Dataset) MaskLen() int { return d.Shape[1] * d.Shape[2] }
 
 // Subset returns the samples at idx, copied, in that order.
 func (d *Dataset) Subset(idx []int) *Dataset {
-	s := &Dataset{Name: d.Name, Shape: d.Shape, Classes: d.Classes, Features: d.Features, Standardization: d.Standardization, Truth: d.Truth,
+	s := &Dataset{Name: d.Name, Shape: d.Shape, Classes: d.Classes, Features: d.Features, Standardization: d.Standardization, Truth: d.Truth, Unlabelled: d.Unlabelled,
 		X: make([]float32, 0, len(idx)*d.Dim()), Y: make([]int, 0, len(idx))}
 	for _, i := range idx {
 		s.X = append(s.X, d.Sample(i)...)
@@ -134,6 +141,51 @@ func (d *Dataset) Head(n int) *Dataset {
 		idx[i] = i
 	}
 	return d.Subset(idx)
+}
+
+// Balanced returns n samples (all, in order, when n ≥ Len) drawn evenly
+// over the classes with seed, copied: each class's samples in an order
+// shuffled by the seed, the classes visited round-robin in an order
+// shuffled by the seed, one sample from each in turn, a class that runs
+// out skipped. The samples keep the order they were drawn in. Rows say
+// where each sits in d's source (in d itself, when d has no Rows), so the
+// draw is recorded with the samples.
+func (d *Dataset) Balanced(n int, seed uint64) *Dataset {
+	if n >= d.Len() {
+		return d.Subset(seq(d.Len()))
+	}
+	r := rand.New(rand.NewPCG(seed, 0xba1a))
+	per := make([][]int, len(d.Classes))
+	for i, y := range d.Y {
+		per[y] = append(per[y], i)
+	}
+	for _, p := range per {
+		r.Shuffle(len(p), func(i, j int) { p[i], p[j] = p[j], p[i] })
+	}
+	order := r.Perm(len(per))
+	idx := make([]int, 0, n)
+	for round := 0; len(idx) < n; round++ {
+		for _, c := range order {
+			if round < len(per[c]) && len(idx) < n {
+				idx = append(idx, per[c][round])
+			}
+		}
+	}
+	whole := d
+	if d.Rows == nil {
+		whole = &Dataset{}
+		*whole = *d
+		whole.Rows, whole.SourceLen = seq(d.Len()), d.Len()
+	}
+	return whole.Subset(idx)
+}
+
+func seq(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
 }
 
 // Split shuffles with seed and returns the first (1−frac) and the last frac
