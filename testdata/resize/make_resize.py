@@ -41,31 +41,36 @@ def photo(w, h, alpha=False):
     return im
 
 
-cases = []
-for name, (w, h), alpha, size in [
-    ("landscape.png", (150, 110), False, 64),   # downsampled both ways
-    ("portrait-alpha.png", (97, 131), True, 32),  # alpha dropped, as convert("RGB")
-    ("small.png", (40, 30), False, 64),          # upsampled
-    ("photo.jpg", (400, 300), False, 224),       # ImageNet's 256 / 224, a JPEG
-]:
-    im = photo(w, h, alpha)
-    path = os.path.join(here, name)
-    if name.endswith(".jpg"):
-        im.save(path, quality=88)  # 4:2:0, as most cameras
-    else:
-        im.save(path, optimize=True)
-    short = int(round(size * 256 / 224))
-    t = transforms.Compose([transforms.Resize(short), transforms.CenterCrop(size)])
-    out = t(Image.open(path).convert("RGB"))
-    want = name.rsplit(".", 1)[0] + f".want{size}.png"
-    out.save(os.path.join(here, want), optimize=True)
-    case = {"image": name, "size": size, "short": short, "want": want}
-    if name.endswith(".jpg"):  # Pillow's (libjpeg's) decoding, for the decoders' difference
-        dec = name.rsplit(".", 1)[0] + ".decoded.png"
-        Image.open(path).convert("RGB").save(os.path.join(here, dec), optimize=True)
-        case["decoded"] = dec
-    cases.append(case)
+def main():
+    cases = []
+    for name, (w, h), alpha, size in [
+        ("landscape.png", (150, 110), False, 64),   # downsampled both ways
+        ("portrait-alpha.png", (97, 131), True, 32),  # alpha dropped, as convert("RGB")
+        ("small.png", (40, 30), False, 64),          # upsampled
+        ("photo.jpg", (400, 300), False, 224),       # ImageNet's 256 / 224, a JPEG
+    ]:
+        im = photo(w, h, alpha)
+        path = os.path.join(here, name)
+        if name.endswith(".jpg"):
+            im.save(path, quality=88)  # 4:2:0, as most cameras
+        else:
+            im.save(path, optimize=True)
+        short = int(round(size * 256 / 224))
+        t = transforms.Compose([transforms.Resize(short), transforms.CenterCrop(size)])
+        out = t(Image.open(path).convert("RGB"))
+        want = name.rsplit(".", 1)[0] + f".want{size}.png"
+        out.save(os.path.join(here, want), optimize=True)
+        case = {"image": name, "size": size, "short": short, "want": want}
+        if name.endswith(".jpg"):  # Pillow's (libjpeg's) decoding, for the decoders' difference
+            dec = name.rsplit(".", 1)[0] + ".decoded.png"
+            Image.open(path).convert("RGB").save(os.path.join(here, dec), optimize=True)
+            case["decoded"] = dec
+        cases.append(case)
 
-with open(os.path.join(here, "cases.json"), "w") as f:
-    json.dump({"torchvision": torchvision.__version__, "pillow": Image.__version__, "cases": cases}, f, indent=1)
-    f.write("\n")
+    with open(os.path.join(here, "cases.json"), "w") as f:
+        json.dump({"torchvision": torchvision.__version__, "pillow": Image.__version__, "cases": cases}, f, indent=1)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
