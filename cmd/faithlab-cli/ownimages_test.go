@@ -79,8 +79,10 @@ func TestOwnImagesOnAModelFromAFile(t *testing.T) {
 		t.Fatalf("maps of the 3 loose images: %v %v", a, err)
 	}
 	for name, run := range map[string]func() error{
-		"eval":                     func() error { return runEval(ctx, []string{"--model", m, "--dataset", p("loose")}) },
-		"attribute --target label": func() error { return runAttribute(ctx, []string{"--model", m, "--dataset", p("loose"), "--target", "label", "--out", p("x.npy")}) },
+		"eval": func() error { return runEval(ctx, []string{"--model", m, "--dataset", p("loose")}) },
+		"attribute --target label": func() error {
+			return runAttribute(ctx, []string{"--model", m, "--dataset", p("loose"), "--target", "label", "--out", p("x.npy")})
+		},
 	} {
 		if err := run(); err == nil || !strings.Contains(err.Error(), "3 images and no class folders: this command needs labels") {
 			t.Errorf("%s on a folder of images alone: %v", name, err)
