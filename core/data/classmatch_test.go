@@ -153,8 +153,8 @@ func TestAFolderOfImagesAloneIsUnlabelled(t *testing.T) {
 }
 
 // test_samples below what a folder holds draws evenly over its classes
-// with the seed (not the first images in folder order), and says where
-// each sits (Rows); the same seed draws the same.
+// with the seed (not the first images in folder order), and records where
+// each sits in its part (Drawn); the same seed draws the same.
 func TestTestSamplesOfAFolderAreBalancedOverClasses(t *testing.T) {
 	root := t.TempDir()
 	writeFolder(t, filepath.Join(root, "test"), []string{"a", "b", "c", "d"}, 10)
@@ -171,19 +171,44 @@ func TestTestSamplesOfAFolderAreBalancedOverClasses(t *testing.T) {
 	if slices.Max(counts) != 2 || slices.Min(counts) != 1 || te.Len() != 6 {
 		t.Errorf("class counts %v: want 6 drawn evenly over 4 classes", counts)
 	}
-	for i, r := range te.Rows {
-		if want := te.Y[i]; r/10 != want || te.SourceLen != 40 {
-			t.Errorf("sample %d of class %d at row %d of %d", i, want, r, te.SourceLen)
+	index, rows := te.SplitPositions()
+	if !slices.Equal(index, te.Drawn) || rows != nil || len(te.Drawn) != 6 {
+		t.Fatalf("positions %v, rows %v, drawn %v", index, rows, te.Drawn)
+	}
+	for i, p := range te.Drawn {
+		if p/10 != te.Y[i] {
+			t.Errorf("sample %d of class %d drawn from position %d", i, te.Y[i], p)
 		}
-		if v := te.Sample(i)[0]; math.Abs(float64(v)-float64(r)/255) > 1e-6 {
-			t.Errorf("sample %d: value %g is not row %d's", i, v, r)
+		if v := te.Sample(i)[0]; math.Abs(float64(v)-float64(p)/255) > 1e-6 {
+			t.Errorf("sample %d: value %g is not position %d's", i, v, p)
 		}
 	}
-	if again := open(1); !slices.Equal(again.Rows, te.Rows) {
-		t.Errorf("seed 1 drew %v, then %v", te.Rows, again.Rows)
+	if again := open(1); !slices.Equal(again.Drawn, te.Drawn) {
+		t.Errorf("seed 1 drew %v, then %v", te.Drawn, again.Drawn)
 	}
-	if other := open(2); slices.Equal(other.Rows, te.Rows) {
-		t.Errorf("seeds 1 and 2 both drew %v", te.Rows)
+	if other := open(2); slices.Equal(other.Drawn, te.Drawn) {
+		t.Errorf("seeds 1 and 2 both drew %v", te.Drawn)
+	}
+}
+
+// A draw from a split Faithlab made says where each sample sits in the
+// split and, through it, in the folder.
+func TestDrawnSamplesOfASplitFolderKnowTheirRows(t *testing.T) {
+	root := t.TempDir()
+	writeFolder(t, root, []string{"a", "b", "c"}, 10)
+	_, whole, err := Open(root, Options{ImageSize: 4, Channels: 1, TestFrac: 0.5, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, te, err := Open(root, Options{ImageSize: 4, Channels: 1, TestFrac: 0.5, Seed: 3, TestHead: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	index, rows := te.SplitPositions()
+	for j, p := range index {
+		if rows[p] != te.Rows[j] || whole.Rows[p] != te.Rows[j] || rows[p]/10 != te.Y[j] {
+			t.Errorf("sample %d: split position %d, row %d, the split's row there %d", j, p, te.Rows[j], whole.Rows[p])
+		}
 	}
 }
 

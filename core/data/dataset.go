@@ -40,6 +40,10 @@ type Dataset struct {
 	// folder of images and no class folders, read for a model that
 	// explains its predicted class): Y is 0 throughout and means nothing.
 	Unlabelled bool
+	// Drawn, where Balanced drew the samples from a split (a spec's
+	// test_samples of an image folder), is each sample's position in that
+	// split; nil where the samples are the split's first (Head) or all.
+	Drawn []int
 	// folder marks a split Open read from an image folder, whose heads
 	// it draws balanced over the classes (Balanced).
 	folder bool
@@ -131,7 +135,33 @@ func (d *Dataset) Subset(idx []int) *Dataset {
 			s.Rows[j] = d.Rows[i]
 		}
 	}
+	if d.Drawn != nil {
+		s.Drawn = make([]int, len(idx))
+		for j, i := range idx {
+			s.Drawn[j] = d.Drawn[i]
+		}
+	}
 	return s
+}
+
+// SplitPositions say which inputs of their split d's samples are, as
+// attr.Input takes them: index, each sample's position in the split (nil:
+// 0…Len−1, where d is the split or its first samples), and rows, indexed
+// by that position, each one's position in the file Faithlab split (nil
+// where it split none; where d was drawn, only the drawn positions are
+// set, the others −1).
+func (d *Dataset) SplitPositions() (index, rows []int) {
+	if d.Drawn == nil || d.Rows == nil {
+		return d.Drawn, d.Rows
+	}
+	rows = make([]int, slices.Max(d.Drawn)+1)
+	for i := range rows {
+		rows[i] = -1
+	}
+	for j, p := range d.Drawn {
+		rows[p] = d.Rows[j]
+	}
+	return d.Drawn, rows
 }
 
 // Head returns the first n samples (all when n ≥ Len), copied.
@@ -147,9 +177,9 @@ func (d *Dataset) Head(n int) *Dataset {
 // over the classes with seed, copied: each class's samples in an order
 // shuffled by the seed, the classes visited round-robin in an order
 // shuffled by the seed, one sample from each in turn, a class that runs
-// out skipped. The samples keep the order they were drawn in. Rows say
-// where each sits in d's source (in d itself, when d has no Rows), so the
-// draw is recorded with the samples.
+// out skipped. The samples keep the order they were drawn in; Drawn
+// records each one's position in d (SplitPositions), and Rows, where d has
+// them, its position in d's file.
 func (d *Dataset) Balanced(n int, seed uint64) *Dataset {
 	if n >= d.Len() {
 		return d.Subset(seq(d.Len()))
@@ -171,13 +201,11 @@ func (d *Dataset) Balanced(n int, seed uint64) *Dataset {
 			}
 		}
 	}
-	whole := d
-	if d.Rows == nil {
-		whole = &Dataset{}
-		*whole = *d
-		whole.Rows, whole.SourceLen = seq(d.Len()), d.Len()
+	s := d.Subset(idx)
+	if s.Drawn == nil {
+		s.Drawn = idx
 	}
-	return whole.Subset(idx)
+	return s
 }
 
 func seq(n int) []int {

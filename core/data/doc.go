@@ -57,7 +57,8 @@
 // train_samples and test_samples) are drawn balanced over its classes
 // with Options.Seed (Dataset.Balanced: round-robin over the classes in a
 // seeded order, each class's images in a seeded order), not taken in
-// folder order; Rows record where each drawn image sits in the split.
+// folder order; Drawn records where each drawn image sits in its split
+// (SplitPositions: a maps file in the split's order still finds it).
 //
 // A dataset may carry a ground-truth mask per sample (Dataset.Masks, H×W
 // values, 1 where the evidence for the label lies, 0 elsewhere), which the
