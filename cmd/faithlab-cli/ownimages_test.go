@@ -41,8 +41,10 @@ func photos(t *testing.T, dir string, n, w, h, tone int) {
 // One's own images on a model from a file: class folders named by the
 // model's classes or wnids are explained and evaluated with the model's
 // labels; a folder of images alone is explained at the predicted class by
-// attribute and refused, saying why, by eval, by attribute --target label
-// and by a campaign; what the description leaves to defaults is said.
+// attribute and by a campaign's protocols that explain it, and refused,
+// saying why, by eval, by attribute --target label and by a campaign's
+// protocols that need labels; what the description leaves to defaults is
+// said.
 func TestOwnImagesOnAModelFromAFile(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -88,12 +90,23 @@ func TestOwnImagesOnAModelFromAFile(t *testing.T) {
 			t.Errorf("%s on a folder of images alone: %v", name, err)
 		}
 	}
-	spec := "output: run\ndatasets: [{id: loose}]\nmodel: {file: goar-cnn.onnx}\nmethods: [random]\nprotocols: [{name: deletion, params: {samples: 2}}]\n"
-	if err := os.WriteFile(p("c.yaml"), []byte(spec), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := runCampaign(ctx, []string{p("c.yaml"), "--quiet"}); err == nil || !strings.Contains(err.Error(), "needs labels") {
-		t.Errorf("a campaign on a folder of images alone: %v", err)
+	spec := "output: run\ndatasets: [{id: loose}]\nmodel: {file: goar-cnn.onnx}\nmethods: [gradient, random]\nprotocols: [{name: deletion, params: {samples: 3}}, PROTOCOL]\nretrain: {epochs: 1}\n"
+	for protocol, want := range map[string]string{
+		"{name: road, params: {retrain: true}}": "road: ROAD needs labels, and the data has none (a folder of images without class folders): it retrains the model on labelled data",
+		"{name: irof, params: {target: label}}": "IROF needs labels",
+		"{name: mprt, params: {samples: 2}}":    "",
+	} {
+		if err := os.WriteFile(p("c.yaml"), []byte(strings.Replace(spec, "PROTOCOL", protocol, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.RemoveAll(p("run"))
+		err := runCampaign(ctx, []string{p("c.yaml"), "--quiet"})
+		if want == "" && err != nil {
+			t.Errorf("a campaign of %s on a folder of images alone: %v", protocol, err)
+		}
+		if want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
+			t.Errorf("a campaign of %s on a folder of images alone: %v, want %q", protocol, err, want)
+		}
 	}
 	if err := os.WriteFile(m+".json", []byte(strings.Replace(desc, `"wnids"`, `"mean": [127], "std": [64], "wnids"`, 1)), 0o644); err != nil {
 		t.Fatal(err)

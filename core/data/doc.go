@@ -44,8 +44,10 @@
 //     model trained on such a folder).
 //   - with Unlabelled, a folder of images and no class folders opens
 //     unlabelled (Dataset.Unlabelled, Y all 0), both parts all of it, for
-//     a command that explains the predicted class; without it, such a
-//     folder is refused, saying what to do.
+//     a command that explains the predicted class (attribute, a campaign
+//     of a model file, whose protocols that need labels are refused:
+//     protocol.NeedsLabels); without it, such a folder is refused, saying
+//     what to do.
 //   - Resize says how images reach the model's side: squashed (Lanczos,
 //     aspect not kept; the default) or torchvision's evaluation transform,
 //     Resize(short) on the shorter side and CenterCrop(size), with

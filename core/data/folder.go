@@ -109,7 +109,7 @@ func loadImageFolder(root, within string, rd folderRead) (*Dataset, error) {
 	}
 	switch {
 	case len(folders) == 0 && loose > 0 && !rd.unlabelled:
-		return nil, fmt.Errorf("load %s: %d images and no class folders: this command needs labels; put each class's images in a folder named by the class (one the model lists), or explain the predicted class (attribute --target predicted), which takes a folder of images as it is", root, loose)
+		return nil, fmt.Errorf("load %s: %d images and no class folders: this command needs labels; put each class's images in a folder named by the class (one the model lists), or explain the predicted class (attribute --target predicted, or a campaign of a model file), which takes a folder of images as it is", root, loose)
 	case len(folders) == 0 && loose > 0 && rd.classes == nil:
 		return nil, fmt.Errorf("load %s: %d images and no class folders: a folder of images without labels is read only for a model, whose classes they are explained at", root, loose)
 	case len(folders) == 0 && loose > 0:

@@ -435,8 +435,11 @@ func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol, u
 		res.Checks = checks(ctx, prot, env)
 		err = predict(ctx, net, testSet.Classes, testSet.Shape, res.Samples)
 	}
-	res.Chance, res.Data = protocol.Chance(testSet), data.Kind(testSet.Shape)
-	if err == nil && testSet.Len() > 0 {
+	res.Data = data.Kind(testSet.Shape)
+	if !testSet.Unlabelled { // no labels (a folder of images alone): no chance, no accuracy
+		res.Chance = protocol.Chance(testSet)
+	}
+	if err == nil && testSet.Len() > 0 && !testSet.Unlabelled {
 		// The explained model's accuracy, from its predictions (cached):
 		// what a model that learned little is told by.
 		pred, err := targets(ctx, "test")
@@ -560,6 +563,10 @@ func (r *Runner) data(d int, seed uint64, m *model.Model) (*data.Dataset, *data.
 	e.once.Do(func() {
 		opt := ds.OpenOptions()
 		if m != nil {
+			// A folder of images alone is explained at the classes the model
+			// predicts; protocols that need labels are refused before any
+			// work (protocol.AppliesTo).
+			opt.Unlabelled = true
 			e.train, e.test, e.err = m.Data(ds.Ref, opt)
 		} else {
 			opt.Seed = seed
