@@ -116,6 +116,7 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz FuzzParseCSV -fuzztime 30s ./core/data
 	$(GO) test -run '^$$' -fuzz FuzzParseCIFAR -fuzztime 30s ./core/data
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./core/model
+	$(GO) test -run '^$$' -fuzz FuzzDescription -fuzztime 30s ./core/model
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./core/spec
 	$(GO) test -run '^$$' -fuzz FuzzParseTarget -fuzztime 30s ./core/engine/torch
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./core/engine/onnx

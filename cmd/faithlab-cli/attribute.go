@@ -126,6 +126,7 @@ func runAttribute(ctx context.Context, args []string) error {
 		return err
 	}
 	q.Method, q.Params = *method, p
+	dopt.Unlabelled = q.Target == "predicted" // a folder of images alone: explained at the predicted class
 	m, trainSet, testSet, err := openModel(*path, *dsRef, dopt)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"faithlab/core/data"
@@ -123,6 +124,9 @@ func loadModel(path string) (*model.Model, error) {
 	if n := model.ONNXNotice(m); n != "" {
 		fmt.Fprintln(os.Stderr, "note:", n)
 	}
+	if n := model.InputNotice(path); n != "" {
+		fmt.Fprintln(os.Stderr, "note:", n)
+	}
 	return m, nil
 }
 
@@ -209,8 +213,16 @@ func runEval(ctx context.Context, args []string) error {
 		return json.NewEncoder(os.Stdout).Encode(out)
 	}
 	fmt.Printf("%s on %s: accuracy %.4f, loss %.4f (%d samples)\n", *path, testSet.Name, ev.Accuracy, ev.Loss, ev.Samples)
+	absent := 0
 	for i, a := range ev.ClassAccuracy {
+		if slices.Max(ev.Confusion[i]) == 0 && len(m.Classes) > 10 { // a 1000-class model on a few of its classes
+			absent++
+			continue
+		}
 		fmt.Printf("  %-14s %.4f\n", m.Classes[i], a)
+	}
+	if absent > 0 {
+		fmt.Printf("  (the other %d classes have no test samples)\n", absent)
 	}
 	return nil
 }

@@ -26,7 +26,9 @@ import (
 // formats are read whole, then cut), so that a cap above a split is
 // refused here too. With a model file, each is opened as the model takes
 // its inputs (an image folder at its size and channels; a size the spec
-// asks for that the model does not take is refused) and its samples are
+// asks for that the model does not take is refused; a folder of images
+// without class folders taken unlabelled, and a protocol that needs
+// labels refused on it, protocol.NeedsLabels) and its samples are
 // checked against the model's input shape. The estimate makes the same
 // check on the sets it opens (appliesTo).
 func (c *Campaign) Applies() error {

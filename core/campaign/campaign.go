@@ -350,8 +350,9 @@ type note struct {
 // prepare readies the locked run folder and says what the user should
 // know: damaged records set aside (their tasks run again), records read
 // unchecked (kept marked so, unless accept: then made the user's own),
-// model files without checksums, and a TorchScript model, which runs code
-// from its file.
+// model files without checksums, a TorchScript model, which runs code
+// from its file, and how images reach a model from a file where its
+// description leaves that to defaults (model.InputNotice).
 func (c *Campaign) prepare(run *store.Run, accept bool) ([]note, error) {
 	log, err := run.Read()
 	if err != nil {
@@ -373,6 +374,9 @@ func (c *Campaign) prepare(run *store.Run, accept bool) ([]note, error) {
 	}
 	for _, n := range c.fileNotices() {
 		notes = append(notes, note{job.Warning, n})
+	}
+	if n := model.InputNotice(c.Spec.Model.File); n != "" {
+		notes = append(notes, note{job.Note, n})
 	}
 	return notes, nil
 }

@@ -510,6 +510,7 @@ func (c *Campaign) dataOptions(d spec.Dataset) (string, data.Options, error) {
 	if opt, err = h.DataOptions(opt); err != nil {
 		return "", opt, fmt.Errorf("dataset %s for model %s: %w", cmp.Or(ref, "(the model's own)"), f, err)
 	}
+	opt.Unlabelled = true // a folder of images alone: protocols that need labels are refused (Applies)
 	return ref, opt, nil
 }
 

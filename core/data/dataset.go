@@ -36,6 +36,17 @@ type Dataset struct {
 	// split; nil for a file's own splits (IDX, CIFAR, x_train/x_test).
 	Rows      []int
 	SourceLen int
+	// Unlabelled says that the samples came without labels (an image
+	// folder of images and no class folders, read for a model that
+	// explains its predicted class): Y is 0 throughout and means nothing.
+	Unlabelled bool
+	// Drawn, where Balanced drew the samples from a split (a spec's
+	// test_samples of an image folder), is each sample's position in that
+	// split; nil where the samples are the split's first (Head) or all.
+	Drawn []int
+	// folder marks a split Open read from an image folder, whose heads
+	// it draws balanced over the classes (Balanced).
+	folder bool
 }
 
 // Standardization is a per-feature affine normalisation.
@@ -105,7 +116,7 @@ func (d *Dataset) MaskLen() int { return d.Shape[1] * d.Shape[2] }
 
 // Subset returns the samples at idx, copied, in that order.
 func (d *Dataset) Subset(idx []int) *Dataset {
-	s := &Dataset{Name: d.Name, Shape: d.Shape, Classes: d.Classes, Features: d.Features, Standardization: d.Standardization, Truth: d.Truth,
+	s := &Dataset{Name: d.Name, Shape: d.Shape, Classes: d.Classes, Features: d.Features, Standardization: d.Standardization, Truth: d.Truth, Unlabelled: d.Unlabelled,
 		X: make([]float32, 0, len(idx)*d.Dim()), Y: make([]int, 0, len(idx))}
 	for _, i := range idx {
 		s.X = append(s.X, d.Sample(i)...)
@@ -124,7 +135,33 @@ func (d *Dataset) Subset(idx []int) *Dataset {
 			s.Rows[j] = d.Rows[i]
 		}
 	}
+	if d.Drawn != nil {
+		s.Drawn = make([]int, len(idx))
+		for j, i := range idx {
+			s.Drawn[j] = d.Drawn[i]
+		}
+	}
 	return s
+}
+
+// SplitPositions say which inputs of their split d's samples are, as
+// attr.Input takes them: index, each sample's position in the split (nil:
+// 0…Len−1, where d is the split or its first samples), and rows, indexed
+// by that position, each one's position in the file Faithlab split (nil
+// where it split none; where d was drawn, only the drawn positions are
+// set, the others −1).
+func (d *Dataset) SplitPositions() (index, rows []int) {
+	if d.Drawn == nil || d.Rows == nil {
+		return d.Drawn, d.Rows
+	}
+	rows = make([]int, slices.Max(d.Drawn)+1)
+	for i := range rows {
+		rows[i] = -1
+	}
+	for j, p := range d.Drawn {
+		rows[p] = d.Rows[j]
+	}
+	return d.Drawn, rows
 }
 
 // Head returns the first n samples (all when n ≥ Len), copied.
@@ -134,6 +171,49 @@ func (d *Dataset) Head(n int) *Dataset {
 		idx[i] = i
 	}
 	return d.Subset(idx)
+}
+
+// Balanced returns n samples (all, in order, when n ≥ Len) drawn evenly
+// over the classes with seed, copied: each class's samples in an order
+// shuffled by the seed, the classes visited round-robin in an order
+// shuffled by the seed, one sample from each in turn, a class that runs
+// out skipped. The samples keep the order they were drawn in; Drawn
+// records each one's position in d (SplitPositions), and Rows, where d has
+// them, its position in d's file.
+func (d *Dataset) Balanced(n int, seed uint64) *Dataset {
+	if n >= d.Len() {
+		return d.Subset(seq(d.Len()))
+	}
+	r := rand.New(rand.NewPCG(seed, 0xba1a))
+	per := make([][]int, len(d.Classes))
+	for i, y := range d.Y {
+		per[y] = append(per[y], i)
+	}
+	for _, p := range per {
+		r.Shuffle(len(p), func(i, j int) { p[i], p[j] = p[j], p[i] })
+	}
+	order := r.Perm(len(per))
+	idx := make([]int, 0, n)
+	for round := 0; len(idx) < n; round++ {
+		for _, c := range order {
+			if round < len(per[c]) && len(idx) < n {
+				idx = append(idx, per[c][round])
+			}
+		}
+	}
+	s := d.Subset(idx)
+	if s.Drawn == nil {
+		s.Drawn = idx
+	}
+	return s
+}
+
+func seq(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
 }
 
 // Split shuffles with seed and returns the first (1−frac) and the last frac

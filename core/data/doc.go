@@ -31,6 +31,37 @@
 // images alike, are followed within the dataset's folder; one leading
 // outside it is refused by name.
 //
+// An image folder read for a model (Options.Classes, Resize, Unlabelled;
+// model.Header.ImageOptions sets them from the model's description):
+//
+//   - its class folders are matched to the model's classes, by name (as
+//     listed, or with case, _ and - against spaces not mattering) or by
+//     ImageNet WordNet id where the model lists them (ClassList): a folder
+//     of 4 classes opens for a 1000-class model, labels the model's
+//     indices, Classes its list. A folder that names no class is refused
+//     with its name and the model's first classes; folders that name none,
+//     as many as the classes, are the classes in lexical order (as for a
+//     model trained on such a folder).
+//   - with Unlabelled, a folder of images and no class folders opens
+//     unlabelled (Dataset.Unlabelled, Y all 0), both parts all of it, for
+//     a command that explains the predicted class (attribute, a campaign
+//     of a model file, whose protocols that need labels are refused:
+//     protocol.NeedsLabels); without it, such a folder is refused, saying
+//     what to do.
+//   - Resize says how images reach the model's side: squashed (Lanczos,
+//     aspect not kept; the default) or torchvision's evaluation transform,
+//     Resize(short) on the shorter side and CenterCrop(size), with
+//     Pillow's bilinear weights and 8-bit rounding (equal to torchvision
+//     0.14 on Pillow 9.4, pixel for pixel, on PNGs; JPEGs differ as Go's
+//     decoder differs from libjpeg's). Only the crop is computed.
+//
+// An image folder's heads (Options.TrainHead, TestHead, a spec's
+// train_samples and test_samples) are drawn balanced over its classes
+// with Options.Seed (Dataset.Balanced: round-robin over the classes in a
+// seeded order, each class's images in a seeded order), not taken in
+// folder order; Drawn records where each drawn image sits in its split
+// (SplitPositions: a maps file in the split's order still finds it).
+//
 // A dataset may carry a ground-truth mask per sample (Dataset.Masks, H×W
 // values, 1 where the evidence for the label lies, 0 elsewhere), which the
 // localisation metrics compare maps with. Two kinds of sets carry them:

@@ -25,17 +25,34 @@ import (
 // 4096. A sub-folder whose name begins with a dot (hidden: .masks,
 // .ipynb_checkpoints) is no class. When root holds a MaskFolder, every
 // image's mask is read from it, under the same limits and link rules, into
-// Masks.
+// Masks. Open reads a folder for a model (Options.Classes, Resize,
+// Unlabelled) as folderRead says.
 func LoadImageFolder(root string, size, channels int) (*Dataset, error) {
-	return loadImageFolder(root, root, size, channels)
+	return loadImageFolder(root, root, folderRead{size: size, channels: channels})
+}
+
+// folderRead is how an image folder is read: at what side, with how many
+// channels, resized how; its class folders matched to a model's classes
+// (classes, matchClasses: labels are indices into the model's list, which
+// becomes the set's Classes); and whether a folder of images without class
+// folders is taken, unlabelled (Dataset.Unlabelled).
+type folderRead struct {
+	size, channels int
+	resize         Resize
+	classes        *ClassList
+	unlabelled     bool
 }
 
 // loadImageFolder is LoadImageFolder, with links allowed to lead anywhere
 // inside the folder within (root or a folder above it: a dataset's folder
-// for its train/ and test/ parts).
-func loadImageFolder(root, within string, size, channels int) (*Dataset, error) {
+// for its train/ and test/ parts), read as rd says.
+func loadImageFolder(root, within string, rd folderRead) (*Dataset, error) {
+	size, channels := rd.size, rd.channels
 	if size <= 0 || size > maxImageSide || (channels != 1 && channels != 3) {
 		return nil, fmt.Errorf("load %s: size %d and %d channels: want a size in [1, %d] and 1 or 3 channels", root, size, channels, maxImageSide)
+	}
+	if err := rd.resize.Check(size); err != nil {
+		return nil, fmt.Errorf("load %s: %w", root, err)
 	}
 	inside, err := filepath.EvalSymlinks(within)
 	if err != nil {
@@ -58,6 +75,7 @@ func loadImageFolder(root, within string, size, channels int) (*Dataset, error) 
 	}
 	d := &Dataset{Name: filepath.Base(root), Shape: []int{channels, size, size}}
 	classDirs := map[string]string{}
+	loose := 0 // images beside the class folders
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), ".") {
 			continue // hidden: the masks, or a tool's own folder
@@ -69,6 +87,7 @@ func loadImageFolder(root, within string, size, channels int) (*Dataset, error) 
 				return nil, fmt.Errorf("load %s: %s is a symbolic link that cannot be followed: %w", root, p, err)
 			}
 			if !st.IsDir() {
+				loose += isImageName(e.Name())
 				continue // a file beside the classes, not read, as any other
 			}
 			if real, err = resolveInside(inside, within, p); err != nil {
@@ -79,18 +98,40 @@ func loadImageFolder(root, within string, size, channels int) (*Dataset, error) 
 		if isDir {
 			d.Classes = append(d.Classes, e.Name())
 			classDirs[e.Name()] = real
+		} else {
+			loose += isImageName(e.Name())
 		}
 	}
 	slices.Sort(d.Classes)
+	folders, labels := d.Classes, make([]int, len(d.Classes))
+	for i := range labels {
+		labels[i] = i
+	}
+	switch {
+	case len(folders) == 0 && loose > 0 && !rd.unlabelled:
+		return nil, fmt.Errorf("load %s: %d images and no class folders: this command needs labels; put each class's images in a folder named by the class (one the model lists), or explain the predicted class (attribute --target predicted, or a campaign of a model file), which takes a folder of images as it is", root, loose)
+	case len(folders) == 0 && loose > 0 && rd.classes == nil:
+		return nil, fmt.Errorf("load %s: %d images and no class folders: a folder of images without labels is read only for a model, whose classes they are explained at", root, loose)
+	case len(folders) == 0 && loose > 0:
+		folders, labels, classDirs = []string{""}, []int{0}, map[string]string{"": dir}
+		d.Unlabelled, d.Classes = true, rd.classes.Names
+	case rd.classes != nil && len(folders) > 0:
+		if err := CheckNames("class folder", folders); err != nil {
+			return nil, fmt.Errorf("load %s: %w", root, err)
+		}
+		if labels, _, err = matchClasses(folders, rd.classes); err != nil {
+			return nil, fmt.Errorf("load %s: %w", root, err)
+		}
+		d.Classes = rd.classes.Names
+	}
 	per := channels * size * size
-	for ci, c := range d.Classes {
+	for ci, c := range folders {
 		files, err := os.ReadDir(classDirs[c])
 		if err != nil {
 			return nil, fmt.Errorf("load %s: %w", root, err)
 		}
 		for _, f := range files {
-			ext := strings.ToLower(filepath.Ext(f.Name()))
-			if f.IsDir() || (ext != ".png" && ext != ".jpg" && ext != ".jpeg") {
+			if f.IsDir() || isImageName(f.Name()) == 0 {
 				continue
 			}
 			p := filepath.Join(root, c, f.Name()) // as the user knows it
@@ -105,20 +146,36 @@ func loadImageFolder(root, within string, size, channels int) (*Dataset, error) 
 				return nil, fmt.Errorf("load %s: %w", p, err)
 			}
 			if masks != "" {
-				m, err := loadMask(inside, within, filepath.Join(masks, c, f.Name()), p, img.Bounds(), size)
+				m, err := loadMask(inside, within, filepath.Join(masks, c, f.Name()), p, img.Bounds(), size, rd.resize)
 				if err != nil {
 					return nil, err
 				}
 				d.Masks = append(d.Masks, m...)
 			}
-			d.X = append(d.X, imageToCHW(resizeImage(img, size), channels)[:per]...)
-			d.Y = append(d.Y, ci)
+			var sized *image.NRGBA
+			if rd.resize.Mode == ResizeShortSideCrop {
+				sized = shortSideCrop(img, size, rd.resize.ShortSide(size))
+			} else {
+				sized = resizeImage(img, size)
+			}
+			d.X = append(d.X, imageToCHW(sized, channels)[:per]...)
+			d.Y = append(d.Y, labels[ci])
 		}
 	}
 	if err := d.Validate(); err != nil {
 		return nil, fmt.Errorf("load %s: %w", root, err)
 	}
 	return d, nil
+}
+
+// isImageName is 1 for a file name an image folder reads (.png, .jpg,
+// .jpeg), 0 for any other.
+func isImageName(name string) int {
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".png", ".jpg", ".jpeg":
+		return 1
+	}
+	return 0
 }
 
 // resolveInside resolves the symbolic links of path, which must lead

@@ -45,8 +45,9 @@ func maskRoot(root, within, inside string) (string, error) {
 
 // loadMask reads the mask at path (a link leading inside the folder
 // within, resolved: inside) of the image of bounds img at imgPath, as
-// size×size values. It is read under an image's limits (loadImage).
-func loadMask(inside, within, path, imgPath string, img image.Rectangle, size int) ([]float32, error) {
+// size×size values, resized as its image (rs). It is read under an
+// image's limits (loadImage).
+func loadMask(inside, within, path, imgPath string, img image.Rectangle, size int, rs Resize) ([]float32, error) {
 	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("load %s: no mask: want one at %s (a dataset folder with %s holds a mask for every image)", imgPath, path, MaskFolder)
 	}
@@ -59,7 +60,7 @@ func loadMask(inside, within, path, imgPath string, img image.Rectangle, size in
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
 	defer f.Close()
-	m, b, err := decodeMask(io.NewSectionReader(f, 0, n), size)
+	m, b, err := decodeMask(io.NewSectionReader(f, 0, n), size, rs)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
@@ -71,23 +72,31 @@ func loadMask(inside, within, path, imgPath string, img image.Rectangle, size in
 
 // decodeMask decodes a PNG or JPEG mask under decodeImage's checks and
 // returns it resized to size×size by nearest neighbour (each value is
-// the source pixel under the centre of its cell), 1 where that pixel is
+// the source pixel under the centre of its cell, the cell of the squashed
+// image or of the centre crop, as rs makes its image), 1 where that pixel is
 // not black (any colour channel above 0, alpha-premultiplied: a
 // transparent pixel is 0) and 0 where it is, with the decoded image's
 // bounds. JPEG's ringing leaves faint non-black pixels beside edges:
 // masks are best saved as PNG.
-func decodeMask(r io.ReadSeeker, size int) ([]float32, image.Rectangle, error) {
+func decodeMask(r io.ReadSeeker, size int, rs Resize) ([]float32, image.Rectangle, error) {
 	img, err := decodeImage(r)
 	if err != nil {
 		return nil, image.Rectangle{}, err
 	}
 	b := img.Bounds()
 	w, h := b.Dx(), b.Dy()
+	// Cell i of size lies at source pixel (2(o+i)+1)·n/(2·out) of an axis of
+	// n pixels resized to out, the crop starting at o.
+	ow, oh, left, top := size, size, 0, 0
+	if rs.Mode == ResizeShortSideCrop {
+		ow, oh, left, top = cropFrame(w, h, size, rs.ShortSide(size))
+	}
 	m := make([]float32, size*size)
 	for i := range size {
-		y := b.Min.Y + (2*i+1)*h/(2*size)
+		y := b.Min.Y + min((2*(top+i)+1)*h/(2*oh), h-1)
 		for j := range size {
-			if r, g, bl, _ := img.At(b.Min.X+(2*j+1)*w/(2*size), y).RGBA(); r|g|bl != 0 {
+			x := b.Min.X + min((2*(left+j)+1)*w/(2*ow), w-1)
+			if r, g, bl, _ := img.At(x, y).RGBA(); r|g|bl != 0 {
 				m[i*size+j] = 1
 			}
 		}

@@ -144,7 +144,7 @@ func FuzzDecodeMask(f *testing.F) {
 		size := 1 + len(b)%224
 		var m []float32
 		var err error
-		n := allocated(func() { m, _, err = decodeMask(bytes.NewReader(b), size) })
+		n := allocated(func() { m, _, err = decodeMask(bytes.NewReader(b), size, Resize{}) })
 		if err != nil {
 			return
 		}

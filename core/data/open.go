@@ -39,8 +39,24 @@ type Options struct {
 	Raw bool `json:"-"`
 	// TrainHead and TestHead keep only the first n samples of each split
 	// (0: all; more than a split holds is an error). A split the files hold apart (IDX) is read only that far;
-	// others are cut after loading and splitting.
+	// others are cut after loading and splitting; an image folder's are
+	// drawn balanced over its classes with Seed (Dataset.Balanced).
 	TrainHead, TestHead int `json:"-"`
+
+	// For a model (model.Header.ImageOptions sets them from its
+	// description), an image folder is read with:
+	//
+	// Classes, the model's classes, which the class folders are matched to
+	// (by name or WordNet id: a folder of 4 classes for a 1000-class
+	// model; labels are the model's indices and the set's Classes its
+	// list), nil for the folder's own classes in lexical order;
+	Classes *ClassList `json:"-"`
+	// Resize, how an image is brought to the model's side (zero: squashed);
+	Resize Resize `json:"-"`
+	// Unlabelled, to take a folder of images without class folders
+	// (Dataset.Unlabelled), for a command that explains the predicted
+	// class only; without it such a folder is refused, saying why.
+	Unlabelled bool `json:"-"`
 }
 
 // Applied is o without the image folder's side and channels where the
@@ -64,7 +80,8 @@ func (o Options) Applied(shape []int) Options {
 // Open loads a dataset by short id or path and returns its train and test
 // splits. Paths may be an IDX folder (train-images-idx3-ubyte[.gz] …), a
 // CIFAR binary folder, an image folder (with train/ and test/ sub-folders or
-// one sub-folder per class), a .csv, or a .npz with x_train, y_train, x_test,
+// one sub-folder per class, or, with opt.Unlabelled, a folder of images
+// alone, whose parts are both all of it), a .csv, or a .npz with x_train, y_train, x_test,
 // y_test (or x, y). Tabular sets are standardised on the train split. The
 // two parts of a set that comes with both must agree on the sample shape and
 // the classes (checkParts), so that a mismatch is found on load, not after
@@ -86,6 +103,8 @@ func Open(ref string, opt Options) (train, test *Dataset, err error) {
 			// A cap above what the set holds is a mistake in the spec (a
 			// record would claim samples the model never saw), not "all".
 			return nil, nil, fmt.Errorf("dataset %s: %d %s samples asked for, its %s split holds %d", ref, h.n, h.name, h.name, have)
+		case h.n > 0 && h.n < have && (*h.set).folder:
+			*h.set = (*h.set).Balanced(h.n, opt.Seed)
 		case h.n > 0 && h.n < have:
 			*h.set = (*h.set).Head(h.n)
 		}
@@ -204,14 +223,15 @@ func open(ref string, opt Options) (train, test *Dataset, err error) {
 	if _, err := os.Stat(filepath.Join(ref, "test.bin")); err == nil {
 		return LoadCIFAR(ref)
 	}
+	rd := folderRead{size: opt.ImageSize, channels: opt.Channels, resize: opt.Resize, classes: opt.Classes, unlabelled: opt.Unlabelled}
 	if st, err := os.Stat(filepath.Join(ref, "train")); err == nil && st.IsDir() {
 		// Links in train/ may lead into test/ or a folder of all images
 		// beside them: inside the dataset's folder.
-		tr, err := loadImageFolder(filepath.Join(ref, "train"), ref, opt.ImageSize, opt.Channels)
+		tr, err := loadImageFolder(filepath.Join(ref, "train"), ref, rd)
 		if err != nil {
 			return nil, nil, err
 		}
-		te, err := loadImageFolder(filepath.Join(ref, "test"), ref, opt.ImageSize, opt.Channels)
+		te, err := loadImageFolder(filepath.Join(ref, "test"), ref, rd)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -219,13 +239,24 @@ func open(ref string, opt Options) (train, test *Dataset, err error) {
 		if err := checkParts(tr, te, false); err != nil {
 			return nil, nil, fmt.Errorf("load %s: %w", ref, err)
 		}
+		tr.folder, te.folder = true, true
 		return tr, te, nil
 	}
-	d, err := LoadImageFolder(ref, opt.ImageSize, opt.Channels)
+	d, err := loadImageFolder(ref, ref, rd)
 	if err != nil {
 		return nil, nil, err
 	}
-	return split(d)
+	if d.Unlabelled { // nothing trains on it: both parts are all of it
+		te := d.Subset(seq(d.Len()))
+		te.Name = d.Name + "-test"
+		d.folder, te.folder = true, true
+		return d, te, nil
+	}
+	tr, te, err := split(d)
+	if err == nil {
+		tr.folder, te.folder = true, true
+	}
+	return tr, te, err
 }
 
 // npzSplit reads the arrays xk (features) and yk (labels) of an .npz

@@ -122,7 +122,18 @@ type models struct {
 // (campaigns of one model file on other training subsets once shared
 // their retrained models).
 func trainKey(d spec.Dataset, trainSet *data.Dataset) string {
-	return store.Key("train-set", d.Ref, optionsKey(d.Options), trainSet.Len())
+	return drawnKey(store.Key("train-set", d.Ref, optionsKey(d.Options), trainSet.Len()), trainSet)
+}
+
+// drawnKey is key, with the positions of ds's samples in their split where
+// they were drawn from it (an image folder's train_samples and
+// test_samples: data.Dataset.Drawn), so that another draw, or the first
+// samples taken before draws, is another entry.
+func drawnKey(key string, ds *data.Dataset) string {
+	if ds.Drawn == nil {
+		return key
+	}
+	return store.Key(key, "drawn", ds.Drawn)
 }
 
 func (c *models) Model(ctx context.Context, key string, build func() (engine.Network, error)) (engine.Network, error) {

@@ -349,7 +349,7 @@ func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol, u
 	// every method, so made once and cached beside the maps.
 	targets := func(ctx context.Context, split string) ([]int, error) {
 		ds := splits[split]
-		a, err := r.array(ctx, store.Key("targets", base, t.Seed, split, ds.Len()), func() (*data.Array, error) {
+		a, err := r.array(ctx, drawnKey(store.Key("targets", base, t.Seed, split, ds.Len()), ds), func() (*data.Array, error) {
 			target, err := engine.Predicted(ctx, net, ds.X, ds.Len(), 1024)
 			a := &data.Array{Shape: []int{len(target)}, Data: make([]float32, len(target))}
 			for i, c := range target {
@@ -374,7 +374,7 @@ func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol, u
 	}
 	env.Maps = func(ctx context.Context, split string) ([]float32, error) {
 		ds := splits[split]
-		key := store.Key("maps", base, label, s.Reduce, t.Seed, split, ds.Len())
+		key := drawnKey(store.Key("maps", base, label, s.Reduce, t.Seed, split, ds.Len()), ds)
 		if fk := filesKey(meth); fk != "" {
 			key = store.Key("maps", key, fk)
 		}
@@ -394,7 +394,8 @@ func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol, u
 				if err != nil {
 					return err
 				}
-				maps, err = explain(ctx, method, steps, s.Reduce, net, attr.Input{X: ds.X, N: ds.Len(), Shape: ds.Shape, Split: split, Target: target, Rows: ds.Rows, SourceLen: ds.SourceLen})
+				index, rows := ds.SplitPositions() // a spec's test_samples of an image folder are drawn from its split
+				maps, err = explain(ctx, method, steps, s.Reduce, net, attr.Input{X: ds.X, N: ds.Len(), Shape: ds.Shape, Split: split, Target: target, Index: index, Rows: rows, SourceLen: ds.SourceLen})
 				return err
 			})
 			fs := protocol.FeatureShape(ds.Shape)
@@ -434,8 +435,11 @@ func (r *Runner) evaluate(ctx context.Context, t Task, prot protocol.Protocol, u
 		res.Checks = checks(ctx, prot, env)
 		err = predict(ctx, net, testSet.Classes, testSet.Shape, res.Samples)
 	}
-	res.Chance, res.Data = protocol.Chance(testSet), data.Kind(testSet.Shape)
-	if err == nil && testSet.Len() > 0 {
+	res.Data = data.Kind(testSet.Shape)
+	if !testSet.Unlabelled { // no labels (a folder of images alone): no chance, no accuracy
+		res.Chance = protocol.Chance(testSet)
+	}
+	if err == nil && testSet.Len() > 0 && !testSet.Unlabelled {
 		// The explained model's accuracy, from its predictions (cached):
 		// what a model that learned little is told by.
 		pred, err := targets(ctx, "test")
@@ -559,6 +563,10 @@ func (r *Runner) data(d int, seed uint64, m *model.Model) (*data.Dataset, *data.
 	e.once.Do(func() {
 		opt := ds.OpenOptions()
 		if m != nil {
+			// A folder of images alone is explained at the classes the model
+			// predicts; protocols that need labels are refused before any
+			// work (protocol.AppliesTo).
+			opt.Unlabelled = true
 			e.train, e.test, e.err = m.Data(ds.Ref, opt)
 		} else {
 			opt.Seed = seed

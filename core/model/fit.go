@@ -141,16 +141,16 @@ func (m *Model) DataRef(ref string) (string, error) {
 }
 
 // DataOptions are the options Data opens a dataset with, given opt: the
-// ones the model's Source records (opt's heads kept) or, for a model that
+// ones the model's Source records (opt's heads and Unlabelled kept) or, for a model that
 // records none, opt with the training seed; then ImageOptions.
 func (h Header) DataOptions(opt data.Options) (data.Options, error) {
 	if _, err := h.ImageOptions(opt); err != nil {
 		return opt, err // what the user asked for, before the record's
 	}
 	if src := h.Source; src != nil {
-		trainHead, testHead := opt.TrainHead, opt.TestHead
+		trainHead, testHead, unlabelled := opt.TrainHead, opt.TestHead, opt.Unlabelled
 		opt = src.Options.Applied(h.InputShape)
-		opt.TrainHead, opt.TestHead = trainHead, testHead
+		opt.TrainHead, opt.TestHead, opt.Unlabelled = trainHead, testHead, unlabelled
 	} else if h.Training != nil {
 		opt.Seed = h.Training.Config.Seed
 	}
@@ -159,10 +159,13 @@ func (h Header) DataOptions(opt data.Options) (data.Options, error) {
 
 // ImageOptions are opt with an image folder's decoding set from the
 // model's input shape: its side (a square input) and its channels (1 or
-// 3), where opt leaves them 0. A side or channel count that opt asks for
-// and the model does not take is an error naming both. A model that takes
-// no images a folder gives (other channel counts: tabular data) leaves opt
-// as it is.
+// 3), where opt leaves them 0; its class folders matched to the model's
+// classes (by name, or by WordNet id where its description lists them:
+// data.Options.Classes); its images resized as the description declares
+// (Input.Resize; squashed without one). A side or channel count that opt
+// asks for and the model does not take is an error naming both. A model
+// that takes no images a folder gives (other channel counts: tabular
+// data) leaves opt as it is.
 func (h Header) ImageOptions(opt data.Options) (data.Options, error) {
 	if len(h.InputShape) != 3 || (h.InputShape[0] != 1 && h.InputShape[0] != 3) {
 		return opt, nil
@@ -179,6 +182,10 @@ func (h Header) ImageOptions(opt data.Options) (data.Options, error) {
 	if y == x {
 		opt.ImageSize = y
 	}
+	opt.Classes = &data.ClassList{Names: h.Classes}
+	if h.Input != nil {
+		opt.Classes.WNIDs, opt.Resize = h.Input.WNIDs, h.Input.Resize
+	}
 	return opt, nil
 }
 
@@ -188,7 +195,7 @@ func (m *Model) check(ds *data.Dataset) error {
 		return fmt.Errorf("%s samples have shape %v, the model expects %v", ds.Name, ds.Shape, m.InputShape)
 	}
 	if len(ds.Classes) != len(m.Classes) {
-		return fmt.Errorf("%s has %d classes, the model %d", ds.Name, len(ds.Classes), len(m.Classes))
+		return fmt.Errorf("%s has %d classes, the model %d: give its labels as the model's class indices (an image folder's class folders are matched to the model's classes by name, or by ImageNet wnid where its description lists them)", ds.Name, len(ds.Classes), len(m.Classes))
 	}
 	return nil
 }

@@ -86,6 +86,9 @@ type Header struct {
 	Created         time.Time             `json:"created"`
 	Faithlab        string                `json:"faithlab_version"`
 	Params          []ParamInfo           `json:"params"`
+	// Input, for an ONNX or TorchScript model, is what its description
+	// says of how an image folder reaches it (not in a model file).
+	Input *Input `json:"-"`
 }
 
 // Model is a classifier with what is needed to use it on new data.

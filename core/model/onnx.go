@@ -1,10 +1,8 @@
 package model
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -36,8 +34,8 @@ type ONNX struct {
 func IsONNX(path string) bool { return strings.EqualFold(filepath.Ext(path), ".onnx") }
 
 // LoadONNX reads an ONNX classifier and, when present, its description
-// FILE.json (ScriptInfo's fields: input_shape, classes, mean, std,
-// cam_layer, dataset), which must agree with the graph. Without one, the
+// FILE.json (ScriptInfo's fields: input_shape, classes, wnids, mean, std,
+// resize, resize_short, cam_layer, dataset), which must agree with the graph. Without one, the
 // classes are named by number and commands need --dataset. A mean and std
 // become the network's first layer: the graph sees (x − mean)/std, and
 // attributions are with respect to x.
@@ -66,13 +64,7 @@ func LoadONNX(path string, kern gemm.Kernel) (*Model, error) {
 	case err == nil:
 		fmt.Fprintf(h, "%d\n", len(jb))
 		h.Write(jb)
-		info = ScriptInfo{}
-		dec := json.NewDecoder(bytes.NewReader(jb))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&info); err != nil {
-			return nil, fmt.Errorf("ONNX description %s: %w", ip, err)
-		}
-		if err := info.check(); err != nil {
+		if info, _, err = decodeInfo(jb); err != nil {
 			return nil, fmt.Errorf("ONNX description %s: %w", ip, err)
 		}
 		if !slices.Equal(info.InputShape, g.InputShape) {
@@ -108,7 +100,7 @@ func LoadONNX(path string, kern gemm.Kernel) (*Model, error) {
 			return nil, fmt.Errorf("ONNX description %s: cam_layer: %w", ip, err)
 		}
 	}
-	return &Model{Header: Header{Arch: ONNXArch, InputShape: g.InputShape, Classes: info.Classes, Source: info.Dataset},
+	return &Model{Header: Header{Arch: ONNXArch, InputShape: g.InputShape, Classes: info.Classes, Source: info.Dataset, Input: info.input()},
 		Net: net, ONNX: &ONNX{Path: path, Digest: hex.EncodeToString(h.Sum(nil)), Graph: g}}, nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -40,13 +39,29 @@ type Script struct {
 // activations the module exposes through an exported method
 // forward_activations(x) → (logits, {name: tensor}), for Grad-CAM.
 // dataset is optional: commands then need --dataset.
+//
+// How an image folder reaches the model (Input): wnids, optional, are the
+// classes' ImageNet WordNet ids, one per class in order ("n01440764", …),
+// so that class folders named by them are matched to the classes, as
+// folders named by the classes themselves are (data.ClassList); resize is
+// "short-side+center-crop" (torchvision's evaluation transform: the
+// shorter side resized to resize_short, default round(side·256/224), 256
+// for 224, bilinear as Pillow; then the centre side×side) or "squash"
+// (both sides to the model's, Lanczos, aspect not kept: the default,
+// which InputNotice names). A mean above 1.5 is a mean of 0–255 pixels
+// (mmcv's and timm's convention): mean and std are then divided by 255,
+// the same normalisation of Faithlab's [0, 1] pixels, and InputNotice
+// says so; a 0–255 mean with a std of at most 1 is refused.
 type ScriptInfo struct {
-	InputShape []int     `json:"input_shape"`
-	Classes    []string  `json:"classes"`
-	Mean       []float64 `json:"mean,omitempty"`
-	Std        []float64 `json:"std,omitempty"`
-	CAMLayer   string    `json:"cam_layer,omitempty"`
-	Dataset    *Source   `json:"dataset,omitempty"`
+	InputShape  []int     `json:"input_shape"`
+	Classes     []string  `json:"classes"`
+	WNIDs       []string  `json:"wnids,omitempty"`
+	Mean        []float64 `json:"mean,omitempty"`
+	Std         []float64 `json:"std,omitempty"`
+	Resize      string    `json:"resize,omitempty"`
+	ResizeShort int       `json:"resize_short,omitempty"`
+	CAMLayer    string    `json:"cam_layer,omitempty"`
+	Dataset     *Source   `json:"dataset,omitempty"`
 }
 
 // MaxScriptBytes bounds a TorchScript file.
@@ -113,18 +128,13 @@ func LoadTorchScript(path string) (*Model, error) {
 	ip := ScriptInfoPath(path)
 	jb, err := data.ReadFileLimit(ip, 1<<20)
 	if err != nil {
-		return nil, fmt.Errorf("load TorchScript model %s: its description %s: %w (a JSON object with input_shape, classes and, optionally, mean, std, cam_layer, dataset)", path, ip, err)
+		return nil, fmt.Errorf("load TorchScript model %s: its description %s: %w (a JSON object with input_shape, classes and, optionally, wnids, mean, std, resize, resize_short, cam_layer, dataset)", path, ip, err)
 	}
-	var info ScriptInfo
-	dec := json.NewDecoder(bytes.NewReader(jb))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&info); err != nil {
+	info, _, err := decodeInfo(jb)
+	if err != nil {
 		return nil, fmt.Errorf("TorchScript description %s: %w", ip, err)
 	}
-	if err := info.check(); err != nil {
-		return nil, fmt.Errorf("TorchScript description %s: %w", ip, err)
-	}
-	return &Model{Header: Header{Arch: torch.ScriptArch, InputShape: info.InputShape, Classes: info.Classes, Source: info.Dataset},
+	return &Model{Header: Header{Arch: torch.ScriptArch, InputShape: info.InputShape, Classes: info.Classes, Source: info.Dataset, Input: info.input()},
 		Script: &Script{Path: path, Bytes: b, Info: info}}, nil
 }
 
@@ -156,7 +166,7 @@ func (s ScriptInfo) check() error {
 			return fmt.Errorf("%d normalisation values for %d channels: give one, or one per channel", n, s.InputShape[0])
 		}
 	}
-	return nil
+	return s.checkInput()
 }
 
 // spec is the torch engine's description of the script.

@@ -407,10 +407,16 @@ func Applies(p Protocol, shape []int) error {
 
 // AppliesTo is Applies on the samples of ds, and also says that a
 // protocol that reads ground-truth masks (Info.Masks) cannot run on a
-// dataset that carries none.
+// dataset that carries none, nor one that needs labels (NeedsLabels) on
+// unlabelled samples.
 func AppliesTo(p Protocol, ds *data.Dataset) error {
 	if err := Applies(p, ds.Shape); err != nil {
 		return err
+	}
+	if ds.Unlabelled {
+		if err := unlabelled(p); err != nil {
+			return err
+		}
 	}
 	if info := p.Info(); info.Masks && ds.Masks == nil {
 		return fmt.Errorf("%s %s", info.Name, noMasks)

@@ -57,8 +57,8 @@ type Spec struct {
 // Dataset is one dataset of the campaign.
 type Dataset struct {
 	Ref          string // id (data.IDs) or path
-	TrainSamples int    // the first n training samples (0: all)
-	TestSamples  int    // the first n test samples (0: all)
+	TrainSamples int    // the first n training samples (0: all); an image folder's drawn balanced over its classes by the seed (data.Dataset.Balanced)
+	TestSamples  int    // the first n test samples (0: all); an image folder's drawn so too
 	Options      data.Options
 }
 
