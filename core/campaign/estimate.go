@@ -441,7 +441,10 @@ func (z Size) String() string {
 		prior = fmt.Sprintf("; %.0f passes of a sample through the diffusion prior (one per sampler step)", z.PriorPasses)
 	}
 	tasks := report.Count(z.Tasks, "task")
-	if z.Skipped > 0 {
+	switch {
+	case z.Tasks == 0 && z.Skipped > 0:
+		tasks = fmt.Sprintf("no task to run (%s done already)", report.Count(z.Skipped, "task"))
+	case z.Skipped > 0:
 		tasks = fmt.Sprintf("%s to run (%d done already, which a resume skips)", tasks, z.Skipped)
 	}
 	out := fmt.Sprintf("%s; %s and %s to train; %s%s.", tasks, report.Count(z.BaseModels, "base model"), report.Count(z.Retrainings, "retraining"), report.Count(z.MapSets, "map set"), prior)
