@@ -2,11 +2,13 @@ package ui
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"faithlab/core/campaign"
 	"faithlab/core/engine/gemm"
+	"faithlab/core/job"
 )
 
 // finishedCampaign saves the form's campaign under name and runs it to
@@ -66,5 +68,54 @@ func TestFinishedCampaignIsCountedFinishedByTheFormAndTheEstimate(t *testing.T) 
 		if wb.Evaluate.launch.Text != "Launch" {
 			t.Errorf("launch button %q on a finished campaign", wb.Evaluate.launch.Text)
 		}
+	})
+}
+
+// The task list shows the form's campaign in the states its run folder
+// holds, the CLI's words: on Resume its finished tasks read done from the
+// start (they read "to run" until the worker skipped them); another
+// campaign on the form lists its own tasks, not the last one's.
+func TestTaskListShowsTheFormsCampaignInItsStates(t *testing.T) {
+	wb, loop, root := newTestWorkbench(t)
+	stoppedCampaign(t, wb, loop, root)
+	loop.run(func() { wb.Evaluate.name.SetText(""); wb.Evaluate.name.SetText("half") })
+	loop.waitFor(t, "Resume", func() bool { return wb.Evaluate.launch.Text == "Resume" })
+	wb.State.Wait()
+	r, err := campaign.Open(filepath.Join(root, "runs", "half"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := r.Status()
+	check := func(when string) {
+		t.Helper()
+		e := wb.Evaluate
+		if len(e.rows) != len(st.Done)+len(st.Failed)+len(st.Missing) {
+			t.Errorf("%s: %d rows for %s", when, len(e.rows), st.Words())
+			return
+		}
+		for _, row := range e.rows {
+			if want := string(st.State(row.key)); row.state != want {
+				t.Errorf("%s: task %s reads %q, the run folder %q", when, row.label, row.state, want)
+			}
+		}
+	}
+	loop.run(func() {
+		check("before the launch")
+		wb.Evaluate.Launch()
+		check("as the resume starts") // the same turn: no event from the worker yet
+	})
+	loop.waitFor(t, "the campaign to end", func() bool { return !wb.Evaluate.Running() })
+	wb.State.Wait()
+	loop.run(func() {
+		wb.Tabs.SelectIndex(TabEvaluate)
+		wb.Evaluate.name.SetText("another")
+	})
+	loop.waitFor(t, "another campaign's tasks", func() bool {
+		for _, row := range wb.Evaluate.rows {
+			if row.state != string(job.StateToRun) {
+				return false
+			}
+		}
+		return len(wb.Evaluate.rows) > 0
 	})
 }

@@ -18,6 +18,7 @@ import (
 
 	"faithlab/core/campaign"
 	"faithlab/core/data"
+	"faithlab/core/job"
 	"faithlab/core/model"
 	"faithlab/core/report"
 	"faithlab/core/spec"
@@ -69,6 +70,7 @@ type Evaluate struct {
 	byKey       map[string]int
 	took        map[string][]time.Duration // the finished tasks' times in this run, by protocol setting
 	perTask     time.Duration              // the last estimate's time per task (0: none)
+	look        runLook                    // the form's campaign's run folder, as last looked at
 	child       *campaign.Child            // the worker running the campaign
 	cancel      context.CancelFunc
 	specPath    string                          // of the campaign running or last saved
@@ -479,8 +481,10 @@ func (e *Evaluate) Size() {
 		if err != nil || edit != e.edits {
 			return
 		}
+		e.look = look
 		if e.cancel == nil {
 			e.setLaunch(look.resumes)
+			e.showRows(look.rows) // the form's campaign, not the last one's
 		}
 		e.runNote = look.note
 		e.estimate(s, look, edit)
@@ -549,20 +553,24 @@ func (e *Evaluate) showSized(z campaign.Size) {
 	}
 }
 
-// runLook is what a campaign's run folder holds, as Launch sees it.
+// runLook is what a campaign's run folder holds, as Launch sees it: the
+// one look the form's note, the launch button, the status bar and the
+// task list take their counts and states from.
 type runLook struct {
 	done, failed, missing int
-	holder                string // the live process running it now ("": none)
-	resumes               bool   // Launch resumes (Resume), rather than starts
-	note                  string // in words, for the size's first line
+	holder                string    // the live process running it now ("": none)
+	resumes               bool      // Launch resumes (Resume), rather than starts
+	note                  string    // in words, for the size's first line
+	rows                  []taskRow // the campaign's tasks, each in its state
 }
 
 // lookAtRun reads the run folder of the campaign s (no UI goroutine).
-func lookAtRun(s *spec.Spec) runLook {
-	var l runLook
+func lookAtRun(s *spec.Spec) (l runLook) {
+	var st campaign.Status
+	defer func() { l.rows = planRows(s, st) }()
 	l.holder, _ = campaign.Running(s.Output)
 	r, err := campaign.Open(s.Output)
-	if err != nil || len(r.Records) == 0 {
+	if err != nil || len(r.Records) == 0 && len(r.Manifest.Stopped) == 0 {
 		if l.holder != "" {
 			l.note = fmt.Sprintf("Campaign %s is running now in %s: Launch waits for it to end. ", s.Name, l.holder)
 		}
@@ -572,14 +580,33 @@ func lookAtRun(s *spec.Spec) runLook {
 		l.note = otherSpecError(s).Error() + ". " // Launch refuses it: say so before
 		return l
 	}
-	st := r.Status()
+	st = r.Status()
 	l.done, l.failed, l.missing = len(st.Done), len(st.Failed), len(st.Missing)
-	l.resumes = l.failed+l.missing > 0
-	l.note = runNote(l.done, l.failed, l.missing)
+	l.resumes = l.done > 0 && l.failed+l.missing > 0 || l.failed > 0
+	l.note = runNote(st)
 	if l.holder != "" {
 		l.note = fmt.Sprintf("Campaign %s is running now in %s (%d of %s done so far): Launch waits for it to end. ", s.Name, l.holder, l.done, report.Count(l.done+l.failed+l.missing, "task"))
 	}
 	return l
+}
+
+// planRows are the campaign's tasks, each in the state st gives it (the
+// zero Status: all to run), as the task list shows them.
+func planRows(s *spec.Spec, st campaign.Status) []taskRow {
+	var rows []taskRow
+	for _, t := range job.Plan(s) {
+		r := taskRow{key: t.Key, label: t.Label, state: string(st.State(t.Key))}
+		switch job.State(r.state) {
+		case job.StateDone:
+			r.stage, r.frac = "done in an earlier run", 1
+		case job.StateFailed:
+			r.stage = "a launch runs it again"
+		case job.StateCancelled, job.StateInterrupted:
+			r.stage = "not recorded: a launch runs it"
+		}
+		rows = append(rows, r)
+	}
+	return rows
 }
 
 // launchWord is what the launch button says: the one word the status bar
@@ -604,17 +631,20 @@ func otherSpecError(s *spec.Spec) error {
 	return fmt.Errorf("campaign %s has results from another spec in %s: give this one another name", s.Name, s.Output)
 }
 
-// runNote says what a campaign's run folder holds: tasks done, failed
-// and not run — a launch runs the failed ones again, and the others.
-func runNote(done, failed, missing int) string {
-	if failed+missing == 0 {
+// runNote says what a campaign's run folder holds, in the words of the
+// CLI's status — tasks done, failed, cancelled by you, interrupted, to
+// run —, and what a launch does with them: it runs the failed ones again,
+// and the others.
+func runNote(st campaign.Status) string {
+	done, left := len(st.Done), len(st.Failed)+len(st.Missing)
+	if left == 0 {
 		return fmt.Sprintf("%s done, all of the campaign (their results are in Results): launching runs none again. ", report.Count(done, "task"))
 	}
-	f := ""
-	if failed > 0 {
-		f = fmt.Sprintf(", %d failed", failed)
+	word := "Resume"
+	if done == 0 && len(st.Failed) == 0 {
+		word = "Launch"
 	}
-	return fmt.Sprintf("%d of %s done%s: Resume runs the other %d; the figures below are for the whole campaign. ", done, report.Count(done+failed+missing, "task"), f, failed+missing)
+	return fmt.Sprintf("%s: %s runs the other %d. ", st.Words(), word, left)
 }
 
 // sizeKey is what a campaign's estimate depends on: its spec but for its

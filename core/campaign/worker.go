@@ -23,7 +23,7 @@ import (
 // from its standard input, a line each:
 //
 //	cancel KEY   stop the task with that key, running or queued (it is not recorded)
-//	stop         stop the campaign after the tasks under way
+//	stop         stop the campaign after the tasks under way (the user's stop)
 //
 // It stops the campaign too when its standard input closes — which the
 // kernel does when the front end ends, however it ends (kill -9
@@ -38,8 +38,8 @@ const endKind job.Kind = "end"
 // events and tasks are Serve's own).
 func Serve(ctx context.Context, specPath string, o Options, in io.Reader, out io.Writer) error {
 	lowerPriority()
-	ctx, stop := context.WithCancel(ctx)
-	defer stop()
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
 	c, err := Load(specPath)
 	enc := json.NewEncoder(out)
 	if err != nil {
@@ -64,10 +64,10 @@ func Serve(ctx context.Context, specPath string, o Options, in io.Reader, out io
 				}
 				mu.Unlock()
 			case "stop":
-				stop()
+				stop(job.ErrStoppedByUser) // the user's: the tasks cut short read "cancelled by you"
 			}
 		}
-		stop() // the parent is gone
+		stop(nil) // the parent is gone: the tasks cut short were interrupted
 	}()
 	events := make(chan job.Event, 64)
 	done := make(chan struct{})
