@@ -2,9 +2,13 @@ package ui
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"fyne.io/fyne/v2/widget"
 
 	"faithlab/core/campaign"
 	"faithlab/core/engine/gemm"
@@ -117,5 +121,90 @@ func TestTaskListShowsTheFormsCampaignInItsStates(t *testing.T) {
 			}
 		}
 		return len(wb.Evaluate.rows) > 0
+	})
+}
+
+// The workbench's estimate is the CLI's: its speeds are measured in a
+// worker process, where the campaign runs (beside the window's threads
+// they came out at half or less), and the form's campaign gives the text
+// `run --estimate` prints for the saved spec from the same speeds; the
+// run keeps the estimate beside its wall time.
+func TestEstimateIsTheCLIsFromSpeedsMeasuredInAWorker(t *testing.T) {
+	wb, loop, root := newTestWorkbench(t)
+	trainMLP(t, wb, loop, 1)
+	loop.run(func() {
+		wb.Tabs.SelectIndex(TabEvaluate)
+		smallCampaign(wb.Evaluate, "timed")
+	})
+	wb.State.Wait()
+	loop.waitFor(t, "the size", func() bool { return strings.Contains(wb.Evaluate.size.Text, "About ") })
+	var form *campaign.Campaign
+	var shown string
+	var seconds float64
+	loop.run(func() {
+		e := wb.Evaluate
+		s, err := e.build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		form, shown, seconds = &campaign.Campaign{Spec: s}, e.sizeText, e.sizeShown.size.Seconds
+		if _, err := e.save(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	m, ok := wb.Evaluate.speeds.Measured(form)
+	if !ok || m.PID == os.Getpid() || m.PID == 0 {
+		t.Errorf("the speeds were measured in process %d, the window's is %d", m.PID, os.Getpid())
+	}
+	saved, err := campaign.Load(filepath.Join(root, "campaigns", "timed", "campaign.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	z, err := wb.Evaluate.speeds.Estimate(context.Background(), saved, gemm.Gonum{}) // what `run --estimate` does, from these speeds
+	if err != nil {
+		t.Fatal(err)
+	}
+	if z.String() != shown {
+		t.Errorf("the CLI's estimate of the saved spec:\n%s\nthe form's:\n%s", z, shown)
+	}
+	loop.run(func() { wb.Evaluate.Launch() })
+	loop.waitFor(t, "the campaign to end", func() bool { return !wb.Evaluate.Running() })
+	wb.State.Wait()
+	r, err := campaign.Open(saved.Spec.Output)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ls := r.Manifest.Launches; len(ls) != 1 || ls[0].Estimate != seconds || seconds <= 0 || ls[0].Wall <= 0 {
+		t.Errorf("launches recorded %+v, the estimate shown %.1f s", ls, seconds)
+	} else {
+		t.Logf("estimate %.1f s, wall %.1f s", ls[0].Estimate, ls[0].Wall)
+	}
+}
+
+// Work in the background shows as a still icon and the seconds it has
+// run, redrawn once a second: a spinner's sixty frames a second, each a
+// redraw of the whole window, took most of a two-core machine under a
+// software renderer — beside the estimate's speed measurement and the
+// campaign itself.
+func TestStatusBarSaysHowLongWorkRunsWithoutAnimating(t *testing.T) {
+	wb, loop, _ := newTestWorkbench(t)
+	release := make(chan struct{})
+	loop.run(func() {
+		wb.State.Go("sizing the campaign", func(context.Context) error { <-release; return nil }, nil)
+	})
+	loop.waitWithin(t, 5*time.Second, "the seconds", func() bool {
+		return strings.HasPrefix(wb.State.status.Working(), "sizing the campaign… ") && strings.HasSuffix(wb.State.status.Working(), " s")
+	})
+	loop.run(func() {
+		if _, still := any(wb.State.status.activity).(*widget.Icon); !still || !wb.State.status.activity.Visible() {
+			t.Errorf("the indicator: %T, shown %v", wb.State.status.activity, wb.State.status.activity.Visible())
+		}
+	})
+	close(release)
+	wb.State.Wait()
+	loop.run(func() {
+		if w := wb.State.status.Working(); w != "" || wb.State.status.activity.Visible() {
+			t.Errorf("after the work: %q", w)
+		}
 	})
 }

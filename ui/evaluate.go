@@ -71,6 +71,7 @@ type Evaluate struct {
 	took        map[string][]time.Duration // the finished tasks' times in this run, by protocol setting
 	perTask     time.Duration              // the last estimate's time per task (0: none)
 	look        runLook                    // the form's campaign's run folder, as last looked at
+	sizeShown   shownSize                  // the estimate shown, and of which campaign
 	child       *campaign.Child            // the worker running the campaign
 	cancel      context.CancelFunc
 	specPath    string                          // of the campaign running or last saved
@@ -200,6 +201,13 @@ func newEvaluate(s *State) *Evaluate {
 		}
 	})
 	e.model.SetText(s.modelName())
+	if s.cfg.Speeds != nil {
+		// Measured where the campaign runs, not beside the window's own
+		// threads; the same speeds and estimate as `run --estimate`.
+		e.speeds.Measure = func(ctx context.Context, c *campaign.Campaign) (campaign.Measured, error) {
+			return campaign.MeasureIn(ctx, s.cfg.Speeds(), c)
+		}
+	}
 	for _, en := range []*entryWidget{e.name, e.dataset, e.trainCap, e.testCap, e.epochs, e.post, e.seeds, e.retrain} {
 		en.OnChanged = func(string) { e.changed() }
 	}
@@ -499,27 +507,27 @@ func (e *Evaluate) estimate(s *spec.Spec, look runLook, edit int) {
 	if look.done+look.failed > 0 {
 		what += fmt.Sprintf("|%s|%d|%d", s.Output, look.done, look.failed) // a resume's size
 	}
-	if z, ok := e.sized[what]; ok && what != "" {
-		e.showSized(z) // a new name sizes nothing again
+	shown := shownSize{key: sizeKey(s), output: s.Output}
+	if z, ok := e.sized[what]; ok && what != "" && z.Measured.Fresh(time.Now()) {
+		shown.size = z
+		e.showSized(shown) // a new name sizes nothing again
 		return
 	}
 	e.showSize("sizing…")
+	e.sizeShown = shownSize{}
 	if e.sizing != nil {
 		e.sizing()
 	}
 	var z campaign.Size
 	known := e.speeds.Known(c)
-	quiet := true
 	e.sizing = e.s.Go("sizing the campaign", func(ctx context.Context) error {
-		var err error
 		if !known {
-			quiet = e.s.waitQuiet(ctx, 90*time.Second)
+			// The app's own work (predicting a split, training, maps)
+			// would take the cores the speeds are measured on.
+			e.s.waitQuiet(ctx, 90*time.Second)
 		}
-		if quiet {
-			z, err = e.speeds.Estimate(ctx, c, e.s.cfg.Kernel)
-		} else {
-			z, err = c.Measure(ctx, e.s.cfg.Kernel) // beside other work: kept for this estimate only
-		}
+		var err error
+		z, err = e.speeds.Estimate(ctx, c, e.s.cfg.Kernel) // `run --estimate`'s, from the book's speeds
 		if ctx.Err() != nil {
 			return ctx.Err() // replaced by a newer edit's: whatever it failed with says nothing
 		}
@@ -529,7 +537,9 @@ func (e *Evaluate) estimate(s *spec.Spec, look runLook, edit int) {
 		// estimate saw the folder so too: a task that finished between the
 		// two (a run going on elsewhere) had kept a resume's size under the
 		// plain spec, and a new name then showed "which a resume skips".
-		if err == nil && quiet && what != "" && z.Skipped == look.done {
+		// Speeds measured beside other work are measured again soon
+		// (Measured.Fresh), and so is the size.
+		if err == nil && what != "" && z.Skipped == look.done {
 			e.sized[what] = z
 		}
 		if edit != e.edits || errors.Is(err, context.Canceled) {
@@ -539,13 +549,24 @@ func (e *Evaluate) estimate(s *spec.Spec, look runLook, edit int) {
 			e.showSize("Cannot size it: " + oneLine(err.Error()))
 			return
 		}
-		e.showSized(z)
+		shown.size = z
+		e.showSized(shown)
 	})
+}
+
+// shownSize is an estimate shown, with the campaign it sizes (sizeKey and
+// run folder): the one a launch of that campaign keeps beside its wall
+// time.
+type shownSize struct {
+	key, output string
+	size        campaign.Size
 }
 
 // showSized shows an estimate, and keeps its time per task (a running
 // task's time left, until tasks of the run tell it better).
-func (e *Evaluate) showSized(z campaign.Size) {
+func (e *Evaluate) showSized(shown shownSize) {
+	z := shown.size
+	e.sizeShown = shown
 	e.showSize(z.String())
 	e.perTask = 0
 	if z.Tasks > 0 {

@@ -71,7 +71,13 @@ func (e *Evaluate) start(c *campaign.Campaign, trust campaign.Trust) {
 	e.stop.Enable()
 	e.resume.Objects = nil
 	e.resume.Refresh()
-	child, err := campaign.StartChild(e.s.cfg.Worker(e.specPath, trust))
+	// The estimate shown for this campaign, kept by the run beside its
+	// wall time.
+	var estimate float64
+	if e.sizeShown.key == sizeKey(c.Spec) && e.sizeShown.output == c.Spec.Output {
+		estimate = e.sizeShown.size.Seconds
+	}
+	child, err := campaign.StartChild(e.s.cfg.Worker(e.specPath, trust, estimate))
 	if err != nil {
 		e.s.status.Error(err)
 		e.launch.Enable()

@@ -26,13 +26,23 @@ import (
 	"faithlab/core/store"
 )
 
-// TestMain runs a campaign worker (campaign.Serve) when asked to: the
-// workbench's campaigns run in a child process, here this test binary.
+// TestMain runs a campaign worker (campaign.Serve) or measures a
+// campaign's speeds (campaign.ServeSpeeds) when asked to: the
+// workbench's campaigns run, and their speeds are measured, in a child
+// process, here this test binary.
 func TestMain(m *testing.M) {
 	if spec := os.Getenv("FAITHLAB_SERVE_SPEC"); spec != "" {
 		var trust campaign.Trust
 		json.Unmarshal([]byte(os.Getenv("FAITHLAB_SERVE_TRUST")), &trust)
-		if err := campaign.Serve(context.Background(), spec, campaign.Options{Kernel: gemm.Gonum{}, Trust: trust}, os.Stdin, os.Stdout); err != nil {
+		estimate, _ := strconv.ParseFloat(os.Getenv("FAITHLAB_SERVE_ESTIMATE"), 64)
+		if err := campaign.Serve(context.Background(), spec, campaign.Options{Kernel: gemm.Gonum{}, Trust: trust, Estimate: estimate}, os.Stdin, os.Stdout); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	if os.Getenv("FAITHLAB_SERVE_SPEEDS") != "" {
+		if err := campaign.ServeSpeeds(context.Background(), gemm.Gonum{}, os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
 		os.Exit(0)
@@ -42,10 +52,18 @@ func TestMain(m *testing.M) {
 
 // testWorker runs a campaign in this test binary, as the app runs one in
 // itself.
-func testWorker(spec string, trust campaign.Trust) *exec.Cmd {
+func testWorker(spec string, trust campaign.Trust, estimate float64) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	b, _ := json.Marshal(trust)
-	cmd.Env = append(os.Environ(), "FAITHLAB_SERVE_SPEC="+spec, "FAITHLAB_SERVE_TRUST="+string(b))
+	cmd.Env = append(os.Environ(), "FAITHLAB_SERVE_SPEC="+spec, "FAITHLAB_SERVE_TRUST="+string(b), fmt.Sprintf("FAITHLAB_SERVE_ESTIMATE=%g", estimate))
+	return cmd
+}
+
+// testSpeeds measures a campaign's speeds in this test binary, as the app
+// measures them in itself.
+func testSpeeds() *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "FAITHLAB_SERVE_SPEEDS=1")
 	return cmd
 }
 
@@ -107,7 +125,7 @@ func newTestWorkbench(t *testing.T) (*Workbench, uiLoop, string) {
 	root := t.TempDir()
 	var wb *Workbench
 	loop.run(func() {
-		wb = NewWorkbench(Config{Kernel: gemm.Gonum{}, Root: root, Do: loop.do, Worker: testWorker})
+		wb = NewWorkbench(Config{Kernel: gemm.Gonum{}, Root: root, Do: loop.do, Worker: testWorker, Speeds: testSpeeds})
 		w := test.NewTempWindow(t, wb.Content())
 		w.Resize(fyne.NewSize(1280, 800))
 		wb.State.OpenData("gmm")

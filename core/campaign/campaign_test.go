@@ -26,6 +26,13 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	if os.Getenv("FAITHLAB_SERVE_SPEEDS") != "" {
+		if err := ServeSpeeds(context.Background(), best(), os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if spec := os.Getenv("FAITHLAB_RUN_SPEC"); spec != "" {
 		c, err := Load(spec)
 		if err == nil {
@@ -424,5 +431,41 @@ seeds: [1]
 	}
 	if _, err := os.Stat(capped.Spec.Output); err == nil {
 		t.Error("a campaign whose cap exceeds its split made its run folder")
+	}
+}
+
+// A worker measures a campaign's speeds in its own process (the
+// workbench's estimate), its priors' with them, and says how busy the
+// machine was meanwhile; an estimate from them is the one an estimate
+// here makes from the same speeds.
+func TestSpeedsMeasuredInAWorkerProcess(t *testing.T) {
+	c := loadSpec(t, t.TempDir(), onManifoldSpec)
+	worker := func() *exec.Cmd {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "FAITHLAB_SERVE_SPEEDS=1")
+		return cmd
+	}
+	m, err := MeasureIn(context.Background(), worker(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.PID == os.Getpid() || m.PID == 0 || m.Speeds.Train <= 0 || m.Speeds.Gradient <= 0 || len(m.Priors) == 0 || time.Since(m.At) > time.Minute {
+		t.Errorf("measured in the worker: %+v", m)
+	}
+	book := SpeedBook{Measure: func(ctx context.Context, c *Campaign) (Measured, error) { return MeasureIn(ctx, worker(), c) }}
+	z, err := book.Estimate(context.Background(), c, best())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var here SpeedBook
+	here.Keep(c, z.Measured)
+	again, err := here.Estimate(context.Background(), c, best())
+	if err != nil || again.String() != z.String() || z.Seconds <= 0 {
+		t.Errorf("the same speeds estimated %q here, %q from the worker (%v)", again, z, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := MeasureIn(ctx, worker(), c); err == nil {
+		t.Error("a cancelled measurement returned speeds")
 	}
 }
