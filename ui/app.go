@@ -66,6 +66,7 @@ const (
 	prefMemory       = "settings.memory_gb"
 	prefCache        = "settings.cache"
 	prefEngine       = "settings.engine"
+	prefReproduce    = "reproduce.paper" // the paper chosen last in "Reproduce a paper…"
 )
 
 // State is what the screens share: the open dataset, the model under

@@ -4,10 +4,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
 	"faithlab/core/campaign"
@@ -205,6 +208,64 @@ func TestStatusBarSaysHowLongWorkRunsWithoutAnimating(t *testing.T) {
 	loop.run(func() {
 		if w := wb.State.status.Working(); w != "" || wb.State.status.activity.Visible() {
 			t.Errorf("after the work: %q", w)
+		}
+	})
+}
+
+// tappables are the objects under o that take a tap, in drawing order.
+func tappables(o fyne.CanvasObject) []fyne.Tappable {
+	var out []fyne.Tappable
+	if t, ok := o.(fyne.Tappable); ok {
+		out = append(out, t)
+	}
+	if w, ok := o.(fyne.Widget); ok {
+		for _, c := range test.WidgetRenderer(w).Objects() {
+			out = append(out, tappables(c)...)
+		}
+	} else if c, ok := o.(*fyne.Container); ok {
+		for _, c := range c.Objects {
+			out = append(out, tappables(c)...)
+		}
+	}
+	return out
+}
+
+// "Reproduce a paper…" keeps its size when the size chosen is clicked
+// again, and offers the paper chosen last first, after a restart too.
+func TestReproduceKeepsItsSizeAndTheLastPaper(t *testing.T) {
+	a := test.NewTempApp(t)
+	loop := newUILoop(t)
+	open := func() *Reproduce {
+		var r *Reproduce
+		loop.run(func() {
+			wb := NewWorkbench(Config{Kernel: gemm.Gonum{}, Root: t.TempDir(), Prefs: a.Preferences(), Do: loop.do, Worker: testWorker})
+			t.Cleanup(wb.State.Wait) // before the loop closes: background work reports to it
+			wb.Library.showReproduce()
+			r = wb.Library.repro
+		})
+		return r
+	}
+	r := open()
+	loop.run(func() {
+		if len(r.pick.Options) < 2 {
+			t.Fatalf("papers %v", r.pick.Options)
+		}
+		items := tappables(r.size)
+		i := slices.Index(r.size.Options, r.size.Selected)
+		if len(items) != len(r.size.Options) || i < 0 {
+			t.Fatalf("%d sizes to tap, %v chosen of %v", len(items), r.size.Selected, r.size.Options)
+		}
+		items[i].Tapped(&fyne.PointEvent{})
+		if r.size.Selected != r.size.Options[i] {
+			t.Errorf("a click on the size chosen left %q", r.size.Selected)
+		}
+		r.pick.SetSelected(r.pick.Options[1])
+	})
+	last := r.pick.Options[1]
+	r = open() // the app started again
+	loop.run(func() {
+		if r.pick.Selected != last {
+			t.Errorf("after a restart the paper offered is %q, chosen last %q", r.pick.Selected, last)
 		}
 	})
 }
