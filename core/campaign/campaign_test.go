@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -24,6 +25,14 @@ func TestMain(m *testing.M) {
 		if err := Serve(context.Background(), spec, Options{Kernel: best()}, os.Stdin, os.Stdout); err != nil {
 			os.Exit(1)
 		}
+		os.Exit(0)
+	}
+	if n, err := strconv.Atoi(os.Getenv("FAITHLAB_NICE_PROBE")); err == nil {
+		setNice(n) // lowerPriority's, at a nice above the test's own
+		done := make(chan bool)
+		go func() { done <- true }() // a thread or two more, made after
+		<-done
+		fmt.Println(threadNices())
 		os.Exit(0)
 	}
 	if os.Getenv("FAITHLAB_SERVE_SPEEDS") != "" {
@@ -468,4 +477,23 @@ func TestSpeedsMeasuredInAWorkerProcess(t *testing.T) {
 	if _, err := MeasureIn(ctx, worker(), c); err == nil {
 		t.Error("a cancelled measurement returned speeds")
 	}
+}
+
+// threadNices lists the nice value of each of this process's threads
+// (Linux's /proc; none elsewhere).
+func threadNices() string {
+	var nices []string
+	paths, _ := filepath.Glob("/proc/self/task/*/stat")
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) > 16 {
+			nices = append(nices, f[16]) // field 19 of stat: nice
+		}
+	}
+	return strings.Join(nices, " ")
 }

@@ -544,7 +544,7 @@ func (z Size) String() string {
 		out += fmt.Sprintf(" About %s here (training, maps, the protocols' passes and fills at this machine's measured speeds; early stopping ends training sooner).",
 			(time.Duration(z.Seconds) * time.Second).Round(time.Second))
 		if z.Measured.Loaded() {
-			out += fmt.Sprintf(" Other work took %.0f%% of this machine while its speeds were measured: the run may well be quicker (measured again in a minute).", 100*z.Measured.Busy)
+			out += fmt.Sprintf(" Other work took %.0f%% of this machine while its speeds were measured: about this long while that work goes on, less once it ends (measured again in a minute).", 100*z.Measured.Busy)
 		}
 	}
 	if z.Memory.Peak > 0 {
