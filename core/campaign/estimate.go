@@ -95,11 +95,14 @@ func (m Measured) Fresh(now time.Time) bool {
 // Speeds are this machine's speeds at what a campaign does, per second:
 // training images, input-gradient passes and forward passes of the
 // campaign's classifier, images filled from a reference and by ROAD's
-// imputation, image pairs compared for quality. A zero speed leaves its
-// work untimed.
+// imputation, image pairs compared for quality; and Open, the seconds an
+// opening of the first dataset takes as the tasks open it (a launch reads
+// each dataset for its memory plan and once a seed for its tasks:
+// seconds of a short campaign). A zero speed leaves its work untimed.
 type Speeds struct {
 	Train, Gradient, Forward float64
 	Fill, Impute, Quality    float64
+	Open                     float64
 }
 
 // HalfWidth is about the widest a 95 % interval of a protocol's headline
@@ -288,6 +291,9 @@ func (c *Campaign) estimate(ctx context.Context, sp Speeds, kernel gemm.Kernel, 
 		}
 		z.Seconds += seconds
 	}
+	if z.Tasks > 0 { // a launch with nothing to run opens no dataset
+		z.Seconds += sp.Open * float64(len(s.Datasets)*(1+len(s.Seeds)))
+	}
 	w := z.Work
 	for _, t := range []struct{ n, v float64 }{{z.Images, sp.Train}, {z.MapPasses, sp.Gradient}, {w.Forward, sp.Forward},
 		{w.Filled - w.Imputed, sp.Fill}, {w.Imputed, sp.Impute}, {w.Quality, sp.Quality}} {
@@ -367,11 +373,15 @@ func (c *Campaign) Speeds(ctx context.Context, kernel gemm.Kernel) (Speeds, erro
 	if len(s.Datasets) == 0 {
 		return Speeds{}, fmt.Errorf("campaign %s: no dataset", s.Name)
 	}
+	t0 := time.Now()
 	tr, te, err := c.samples(s.Datasets[0])
 	if err != nil {
 		return Speeds{}, err
 	}
-	return MeasureSpeeds(ctx, arch, tr, te, kernel)
+	open := time.Since(t0).Seconds()
+	sp, err := MeasureSpeeds(ctx, arch, tr, te, kernel)
+	sp.Open = open
+	return sp, err
 }
 
 // SpeedsKey is what Campaign.Speeds depends on: the model (its file or
@@ -541,7 +551,7 @@ func (z Size) String() string {
 	}
 	out := fmt.Sprintf("%s; %s and %s to train; %s%s.", tasks, report.Count(z.BaseModels, "base model"), report.Count(z.Retrainings, "retraining"), report.Count(z.MapSets, "map set"), prior)
 	if z.Seconds > 0 {
-		out += fmt.Sprintf(" About %s here (training, maps, the protocols' passes and fills at this machine's measured speeds; early stopping ends training sooner).",
+		out += fmt.Sprintf(" About %s here (reading the data, training, maps, the protocols' passes and fills at this machine's measured speeds; early stopping ends training sooner).",
 			(time.Duration(z.Seconds) * time.Second).Round(time.Second))
 		if z.Measured.Loaded() {
 			out += fmt.Sprintf(" Other work took %.0f%% of this machine while its speeds were measured: about this long while that work goes on, less once it ends (measured again in a minute).", 100*z.Measured.Busy)

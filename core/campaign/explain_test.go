@@ -284,3 +284,18 @@ func TestSpeedsStaleOrMeasuredUnderLoadAreMeasuredAgain(t *testing.T) {
 		}
 	}
 }
+
+// A launch reads each dataset for its memory plan and once a seed for its
+// tasks: the estimate counts those openings at the measured time of one;
+// a launch with nothing to run opens none.
+func TestEstimateCountsTheDataReadings(t *testing.T) {
+	c := load(t, t.TempDir())
+	c.Spec.Seeds = []uint64{1, 2}
+	z, err := c.Estimate(context.Background(), Speeds{Open: 1.5}, best())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 1.5 * 3; z.Seconds != want {
+		t.Errorf("%g s for the readings of one dataset over two seeds, want %g", z.Seconds, want)
+	}
+}
