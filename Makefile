@@ -136,7 +136,9 @@ screenshots: build
 # with xdotool, as a person would — finding what it clicks where the app
 # says its widgets are — a screenshot per step into tour/, each task's
 # seconds into tour/times.tsv, and a failure when a check of a step does
-# not hold (scripts/tour); then it breaks steps on purpose and fails
+# not hold (scripts/tour) — among them that the estimate Evaluate showed is
+# within ±35 % of the campaign's wall time, both read back from the run's
+# manifest (tour/estimate.txt); then it breaks steps on purpose and fails
 # unless the tour fails there (scripts/tour-selftest). It trains a model
 # and runs a campaign: minutes.
 tour: build

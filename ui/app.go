@@ -38,8 +38,16 @@ type Config struct {
 	// Worker makes the command that runs the campaign of a spec file in a
 	// child process (campaign.Serve behind it): `faithlab
 	// -campaign-worker SPEC` in the app.
-	// trust is what the user allowed the campaign (campaign.Check).
-	Worker func(spec string, trust campaign.Trust) *exec.Cmd
+	// trust is what the user allowed the campaign (campaign.Check),
+	// estimate the seconds the estimate shown before the launch said (0:
+	// none), which the run keeps beside its wall time (Options.Estimate).
+	Worker func(spec string, trust campaign.Trust, estimate float64) *exec.Cmd
+	// Speeds makes the command of a child process that measures a
+	// campaign's speeds for its estimate (campaign.ServeSpeeds):
+	// `faithlab -campaign-speeds` in the app. Measured beside the
+	// window's own threads, the speeds came out at half or less of what
+	// the campaign's worker runs at. Nil: measured in this process.
+	Speeds func() *exec.Cmd
 }
 
 func (c Config) dir(name string) string { return filepath.Join(c.Root, name) }
@@ -58,6 +66,7 @@ const (
 	prefMemory       = "settings.memory_gb"
 	prefCache        = "settings.cache"
 	prefEngine       = "settings.engine"
+	prefReproduce    = "reproduce.paper" // the paper chosen last in "Reproduce a paper…"
 )
 
 // State is what the screens share: the open dataset, the model under

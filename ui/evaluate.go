@@ -18,6 +18,7 @@ import (
 
 	"faithlab/core/campaign"
 	"faithlab/core/data"
+	"faithlab/core/job"
 	"faithlab/core/model"
 	"faithlab/core/report"
 	"faithlab/core/spec"
@@ -69,6 +70,8 @@ type Evaluate struct {
 	byKey       map[string]int
 	took        map[string][]time.Duration // the finished tasks' times in this run, by protocol setting
 	perTask     time.Duration              // the last estimate's time per task (0: none)
+	look        runLook                    // the form's campaign's run folder, as last looked at
+	sizeShown   shownSize                  // the estimate shown, and of which campaign
 	child       *campaign.Child            // the worker running the campaign
 	cancel      context.CancelFunc
 	specPath    string                          // of the campaign running or last saved
@@ -198,6 +201,13 @@ func newEvaluate(s *State) *Evaluate {
 		}
 	})
 	e.model.SetText(s.modelName())
+	if s.cfg.Speeds != nil {
+		// Measured where the campaign runs, not beside the window's own
+		// threads; the same speeds and estimate as `run --estimate`.
+		e.speeds.Measure = func(ctx context.Context, c *campaign.Campaign) (campaign.Measured, error) {
+			return campaign.MeasureIn(ctx, s.cfg.Speeds(), c)
+		}
+	}
 	for _, en := range []*entryWidget{e.name, e.dataset, e.trainCap, e.testCap, e.epochs, e.post, e.seeds, e.retrain} {
 		en.OnChanged = func(string) { e.changed() }
 	}
@@ -479,8 +489,10 @@ func (e *Evaluate) Size() {
 		if err != nil || edit != e.edits {
 			return
 		}
+		e.look = look
 		if e.cancel == nil {
 			e.setLaunch(look.resumes)
+			e.showRows(look.rows) // the form's campaign, not the last one's
 		}
 		e.runNote = look.note
 		e.estimate(s, look, edit)
@@ -495,27 +507,27 @@ func (e *Evaluate) estimate(s *spec.Spec, look runLook, edit int) {
 	if look.done+look.failed > 0 {
 		what += fmt.Sprintf("|%s|%d|%d", s.Output, look.done, look.failed) // a resume's size
 	}
-	if z, ok := e.sized[what]; ok && what != "" {
-		e.showSized(z) // a new name sizes nothing again
+	shown := shownSize{key: sizeKey(s), output: s.Output}
+	if z, ok := e.sized[what]; ok && what != "" && z.Measured.Fresh(time.Now()) {
+		shown.size = z
+		e.showSized(shown) // a new name sizes nothing again
 		return
 	}
 	e.showSize("sizing…")
+	e.sizeShown = shownSize{}
 	if e.sizing != nil {
 		e.sizing()
 	}
 	var z campaign.Size
 	known := e.speeds.Known(c)
-	quiet := true
 	e.sizing = e.s.Go("sizing the campaign", func(ctx context.Context) error {
-		var err error
 		if !known {
-			quiet = e.s.waitQuiet(ctx, 90*time.Second)
+			// The app's own work (predicting a split, training, maps)
+			// would take the cores the speeds are measured on.
+			e.s.waitQuiet(ctx, 90*time.Second)
 		}
-		if quiet {
-			z, err = e.speeds.Estimate(ctx, c, e.s.cfg.Kernel)
-		} else {
-			z, err = c.Measure(ctx, e.s.cfg.Kernel) // beside other work: kept for this estimate only
-		}
+		var err error
+		z, err = e.speeds.Estimate(ctx, c, e.s.cfg.Kernel) // `run --estimate`'s, from the book's speeds
 		if ctx.Err() != nil {
 			return ctx.Err() // replaced by a newer edit's: whatever it failed with says nothing
 		}
@@ -525,7 +537,9 @@ func (e *Evaluate) estimate(s *spec.Spec, look runLook, edit int) {
 		// estimate saw the folder so too: a task that finished between the
 		// two (a run going on elsewhere) had kept a resume's size under the
 		// plain spec, and a new name then showed "which a resume skips".
-		if err == nil && quiet && what != "" && z.Skipped == look.done {
+		// Speeds measured beside other work are measured again soon
+		// (Measured.Fresh), and so is the size.
+		if err == nil && what != "" && z.Skipped == look.done {
 			e.sized[what] = z
 		}
 		if edit != e.edits || errors.Is(err, context.Canceled) {
@@ -535,13 +549,24 @@ func (e *Evaluate) estimate(s *spec.Spec, look runLook, edit int) {
 			e.showSize("Cannot size it: " + oneLine(err.Error()))
 			return
 		}
-		e.showSized(z)
+		shown.size = z
+		e.showSized(shown)
 	})
+}
+
+// shownSize is an estimate shown, with the campaign it sizes (sizeKey and
+// run folder): the one a launch of that campaign keeps beside its wall
+// time.
+type shownSize struct {
+	key, output string
+	size        campaign.Size
 }
 
 // showSized shows an estimate, and keeps its time per task (a running
 // task's time left, until tasks of the run tell it better).
-func (e *Evaluate) showSized(z campaign.Size) {
+func (e *Evaluate) showSized(shown shownSize) {
+	z := shown.size
+	e.sizeShown = shown
 	e.showSize(z.String())
 	e.perTask = 0
 	if z.Tasks > 0 {
@@ -549,20 +574,24 @@ func (e *Evaluate) showSized(z campaign.Size) {
 	}
 }
 
-// runLook is what a campaign's run folder holds, as Launch sees it.
+// runLook is what a campaign's run folder holds, as Launch sees it: the
+// one look the form's note, the launch button, the status bar and the
+// task list take their counts and states from.
 type runLook struct {
 	done, failed, missing int
-	holder                string // the live process running it now ("": none)
-	resumes               bool   // Launch resumes (Resume), rather than starts
-	note                  string // in words, for the size's first line
+	holder                string    // the live process running it now ("": none)
+	resumes               bool      // Launch resumes (Resume), rather than starts
+	note                  string    // in words, for the size's first line
+	rows                  []taskRow // the campaign's tasks, each in its state
 }
 
 // lookAtRun reads the run folder of the campaign s (no UI goroutine).
-func lookAtRun(s *spec.Spec) runLook {
-	var l runLook
+func lookAtRun(s *spec.Spec) (l runLook) {
+	var st campaign.Status
+	defer func() { l.rows = planRows(s, st) }()
 	l.holder, _ = campaign.Running(s.Output)
 	r, err := campaign.Open(s.Output)
-	if err != nil || len(r.Records) == 0 {
+	if err != nil || len(r.Records) == 0 && len(r.Manifest.Stopped) == 0 {
 		if l.holder != "" {
 			l.note = fmt.Sprintf("Campaign %s is running now in %s: Launch waits for it to end. ", s.Name, l.holder)
 		}
@@ -572,14 +601,33 @@ func lookAtRun(s *spec.Spec) runLook {
 		l.note = otherSpecError(s).Error() + ". " // Launch refuses it: say so before
 		return l
 	}
-	st := r.Status()
+	st = r.Status()
 	l.done, l.failed, l.missing = len(st.Done), len(st.Failed), len(st.Missing)
-	l.resumes = l.failed+l.missing > 0
-	l.note = runNote(l.done, l.failed, l.missing)
+	l.resumes = l.done > 0 && l.failed+l.missing > 0 || l.failed > 0
+	l.note = runNote(st)
 	if l.holder != "" {
 		l.note = fmt.Sprintf("Campaign %s is running now in %s (%d of %s done so far): Launch waits for it to end. ", s.Name, l.holder, l.done, report.Count(l.done+l.failed+l.missing, "task"))
 	}
 	return l
+}
+
+// planRows are the campaign's tasks, each in the state st gives it (the
+// zero Status: all to run), as the task list shows them.
+func planRows(s *spec.Spec, st campaign.Status) []taskRow {
+	var rows []taskRow
+	for _, t := range job.Plan(s) {
+		r := taskRow{key: t.Key, label: t.Label, state: string(st.State(t.Key))}
+		switch job.State(r.state) {
+		case job.StateDone:
+			r.stage, r.frac = "done in an earlier run", 1
+		case job.StateFailed:
+			r.stage = "a launch runs it again"
+		case job.StateCancelled, job.StateInterrupted:
+			r.stage = "not recorded: a launch runs it"
+		}
+		rows = append(rows, r)
+	}
+	return rows
 }
 
 // launchWord is what the launch button says: the one word the status bar
@@ -604,17 +652,20 @@ func otherSpecError(s *spec.Spec) error {
 	return fmt.Errorf("campaign %s has results from another spec in %s: give this one another name", s.Name, s.Output)
 }
 
-// runNote says what a campaign's run folder holds: tasks done, failed
-// and not run — a launch runs the failed ones again, and the others.
-func runNote(done, failed, missing int) string {
-	if failed+missing == 0 {
+// runNote says what a campaign's run folder holds, in the words of the
+// CLI's status — tasks done, failed, cancelled by you, interrupted, to
+// run —, and what a launch does with them: it runs the failed ones again,
+// and the others.
+func runNote(st campaign.Status) string {
+	done, left := len(st.Done), len(st.Failed)+len(st.Missing)
+	if left == 0 {
 		return fmt.Sprintf("%s done, all of the campaign (their results are in Results): launching runs none again. ", report.Count(done, "task"))
 	}
-	f := ""
-	if failed > 0 {
-		f = fmt.Sprintf(", %d failed", failed)
+	word := "Resume"
+	if done == 0 && len(st.Failed) == 0 {
+		word = "Launch"
 	}
-	return fmt.Sprintf("%d of %s done%s: Resume runs the other %d; the figures below are for the whole campaign. ", done, report.Count(done+failed+missing, "task"), f, failed+missing)
+	return fmt.Sprintf("%s: %s runs the other %d. ", st.Words(), word, left)
 }
 
 // sizeKey is what a campaign's estimate depends on: its spec but for its

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -49,12 +50,19 @@ func (e *Evaluate) run(c *campaign.Campaign) {
 // start runs the campaign with what the user allowed it.
 func (e *Evaluate) start(c *campaign.Campaign, trust campaign.Trust) {
 	e.s.remember(prefRecentRuns, e.specPath)
-	e.rows, e.byKey, e.took = nil, map[string]int{}, map[string][]time.Duration{}
-	for _, t := range c.Tasks(job.Shard{}) {
-		e.byKey[t.Key] = len(e.rows)
-		e.rows = append(e.rows, taskRow{key: t.Key, label: t.Label, state: "to run"})
+	e.took = map[string][]time.Duration{}
+	// The tasks in the states the last look at the run folder saw — a
+	// resume's finished tasks read done from the start, not "to run"
+	// until the worker skips them —, where that look was of this plan.
+	rows := e.look.rows
+	tasks := c.Tasks(job.Shard{})
+	if len(rows) != len(tasks) || !slices.EqualFunc(rows, tasks, func(r taskRow, t job.Task) bool { return r.key == t.Key }) {
+		rows = nil
+		for _, t := range tasks {
+			rows = append(rows, taskRow{key: t.Key, label: t.Label, state: string(job.StateToRun)})
+		}
 	}
-	e.list.Refresh()
+	e.showRows(rows)
 	e.overall.SetValue(0)
 	e.overall.Show()
 	e.left = countdown{}
@@ -63,7 +71,13 @@ func (e *Evaluate) start(c *campaign.Campaign, trust campaign.Trust) {
 	e.stop.Enable()
 	e.resume.Objects = nil
 	e.resume.Refresh()
-	child, err := campaign.StartChild(e.s.cfg.Worker(e.specPath, trust))
+	// The estimate shown for this campaign, kept by the run beside its
+	// wall time.
+	var estimate float64
+	if e.sizeShown.key == sizeKey(c.Spec) && e.sizeShown.output == c.Spec.Output {
+		estimate = e.sizeShown.size.Seconds
+	}
+	child, err := campaign.StartChild(e.s.cfg.Worker(e.specPath, trust, estimate))
 	if err != nil {
 		e.s.status.Error(err)
 		e.launch.Enable()
@@ -139,15 +153,19 @@ func (e *Evaluate) start(c *campaign.Campaign, trust campaign.Trust) {
 		e.stop.Disable()
 		e.eta.SetText("")
 		stopped := errors.Is(err, context.Canceled)
-		if stopped {
-			for i := range e.rows {
-				if e.rows[i].state == "running" || e.rows[i].state == "cancelling" {
-					e.rows[i].state, e.rows[i].stage = "stopped", ""
-				}
+		// The worker says which tasks the stop cut short; one still
+		// running had its worker end under it, one cancelled while queued
+		// never came up.
+		for i := range e.rows {
+			switch r := &e.rows[i]; r.state {
+			case string(job.StateRunning):
+				r.state, r.stage, r.frac = string(job.StateInterrupted), "not recorded: a launch runs it", 0
+			case stateCancelling:
+				r.state, r.stage = string(job.StateCancelled), "not recorded: a launch runs it"
 			}
-			e.list.Refresh()
 		}
-		cancelled := e.count("cancelled")
+		e.list.Refresh()
+		cancelled := e.count(string(job.StateCancelled))
 		// The button and the status bar say the same word: both from one
 		// look at what the run folder holds now.
 		var look runLook
@@ -187,12 +205,12 @@ func (e *Evaluate) apply(evs map[string]job.Event, done, total int, eta time.Dur
 		r := &e.rows[i]
 		switch ev.Kind {
 		case job.Started:
-			r.state, r.stage, r.frac, r.started = "running", "starting", 0, ev.Time
+			r.state, r.stage, r.frac, r.started = string(job.StateRunning), "starting", 0, ev.Time
 			if r.started.IsZero() {
 				r.started = time.Now()
 			}
 		case job.Progress:
-			r.state, r.stage = "running", ev.Stage
+			r.state, r.stage = string(job.StateRunning), ev.Stage
 			if ev.Steps > 0 {
 				r.frac = float64(ev.Step) / float64(ev.Steps)
 			}
@@ -201,21 +219,23 @@ func (e *Evaluate) apply(evs map[string]job.Event, done, total int, eta time.Dur
 				p := taskProtocol(r.label)
 				e.took[p] = append(e.took[p], ev.Time.Sub(r.started))
 			}
-			r.state, r.stage, r.frac = "done", "", 1
+			r.state, r.stage, r.frac = string(job.StateDone), "", 1
 			if ev.Kind == job.Skipped {
 				r.stage = "done in an earlier run"
 			}
 		case job.Failed:
-			r.state, r.stage, r.frac = "failed", ev.Err, 0
+			r.state, r.stage, r.frac = string(job.StateFailed), ev.Err, 0
 		case job.Cancelled:
-			r.state, r.stage, r.frac = "cancelled", "not recorded: a resume runs it", 0
-			e.s.status.Info("cancelled " + taskTitle(r.label) + ": not recorded, a resume runs it")
+			r.state, r.stage, r.frac = string(job.StateCancelled), "not recorded: a launch runs it", 0
+			e.s.status.Info("cancelled " + taskTitle(r.label) + ": not recorded, a launch runs it")
+		case job.Interrupted:
+			r.state, r.stage, r.frac = string(job.StateInterrupted), "not recorded: a launch runs it", 0
 		}
 	}
 	// The runner counts a cancelled task as ended; the bar and the count
 	// show the tasks done (earlier runs' included), which a cancelled one
 	// is not.
-	done, total = e.count("done"), len(e.rows)
+	done, total = e.count(string(job.StateDone)), len(e.rows)
 	if total > 0 {
 		e.overall.SetValue(float64(done) / float64(total))
 	}
@@ -317,13 +337,13 @@ func (e *Evaluate) updateRow(id widget.ListItemID, o fyne.CanvasObject) {
 	if r.stage != "" {
 		text += " · " + r.stage
 	}
-	if r.state == "running" {
+	if r.state == string(job.StateRunning) {
 		if left := e.taskLeft(r, time.Now()); left != "" {
 			text += " · " + left
 		}
 	}
 	stage.SetText(text)
-	if r.state == "failed" {
+	if r.state == string(job.StateFailed) {
 		stage.Importance = widget.DangerImportance
 	} else {
 		stage.Importance = widget.MediumImportance
@@ -331,7 +351,7 @@ func (e *Evaluate) updateRow(id widget.ListItemID, o fyne.CanvasObject) {
 	stage.Refresh()
 	bar := line.Objects[1].(*widget.ProgressBar)
 	bar.SetValue(r.frac)
-	if r.state == "running" || r.state == "done" {
+	if r.state == string(job.StateRunning) || r.state == string(job.StateDone) {
 		bar.Show()
 	} else {
 		bar.Hide() // Fyne's empty track reads as a full bar
@@ -345,18 +365,32 @@ func (e *Evaluate) updateRow(id widget.ListItemID, o fyne.CanvasObject) {
 			return
 		}
 		e.child.CancelTask(key)
-		if r := &e.rows[row]; r.state == "to run" {
+		if r := &e.rows[row]; r.state != string(job.StateRunning) {
 			// A queued task stops as it comes up (campaign.Serve).
-			r.state, r.stage = "cancelling", "stops as it comes up, not recorded: a resume runs it"
+			r.state, r.stage = stateCancelling, "stops as it comes up, not recorded: a launch runs it"
 			e.list.RefreshItem(row)
 		}
 		e.s.status.Info("cancelling " + taskTitle(r.label))
 	}
-	if (r.state == "running" || r.state == "to run") && e.child != nil {
+	if queued := r.state == string(job.StateToRun) || r.state == string(job.StateCancelled) || r.state == string(job.StateInterrupted); (r.state == string(job.StateRunning) || queued) && e.child != nil {
 		cancel.Enable()
 	} else {
 		cancel.Disable()
 	}
+}
+
+// stateCancelling is a queued task's state once the user cancelled it,
+// until the campaign ends or the task comes up (and stops).
+const stateCancelling = "cancelling"
+
+// showRows shows rows as the task list (UI goroutine), the overall bar
+// hidden until a campaign runs.
+func (e *Evaluate) showRows(rows []taskRow) {
+	e.rows, e.byKey = rows, map[string]int{}
+	for i, r := range rows {
+		e.byKey[r.key] = i
+	}
+	e.list.Refresh()
 }
 
 // taskProtocol is the protocol setting a task's label ends with.
@@ -442,7 +476,7 @@ func (e *Evaluate) offerResume() {
 			e.specPath = path
 			e.launch.SetText("Resume")
 		}
-		msg := wrapped(fmt.Sprintf("Campaign %s was interrupted: %d of %d tasks done.", c.Spec.Name, len(st.Done), total))
+		msg := wrapped(fmt.Sprintf("Campaign %s did not finish: %s.", c.Spec.Name, st.Words()))
 		var row *fyne.Container
 		resume := widget.NewButton("Resume", func() {
 			c, err := campaign.Load(path)

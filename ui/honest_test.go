@@ -235,7 +235,7 @@ func TestQueuedTaskCanBeCancelled(t *testing.T) {
 	wb.State.Wait()
 	loop.run(func() {
 		e := wb.Evaluate
-		if got := e.rows[len(e.rows)-1].state; got != "cancelled" || e.count("done") != 2 {
+		if got := e.rows[len(e.rows)-1].state; got != string(job.StateCancelled) || e.count("done") != 2 {
 			t.Errorf("the cancelled queued task ended %q, %d done", got, e.count("done"))
 		}
 		if e.launch.Text != "Resume" || !strings.Contains(wb.Status().Text(), "Resume runs them") {

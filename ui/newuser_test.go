@@ -314,7 +314,7 @@ func TestCancelledTaskIsNotCountedDone(t *testing.T) {
 		e.rows = []taskRow{{key: "a", label: "gmm · gradient · Deletion"}, {key: "b", label: "gmm · random · Deletion"}}
 		e.byKey = map[string]int{"a": 0, "b": 1}
 		e.apply(map[string]job.Event{"a": {Kind: job.Finished, Key: "a"}, "b": {Kind: job.Cancelled, Key: "b"}}, 2, 2, 0)
-		if e.rows[1].state != "cancelled" || e.rows[1].frac != 0 {
+		if e.rows[1].state != string(job.StateCancelled) || e.rows[1].frac != 0 {
 			t.Errorf("cancelled task shown %+v", e.rows[1])
 		}
 		if v := e.overall.Value; v != 0.5 {

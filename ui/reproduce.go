@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -58,8 +59,14 @@ func newReproduce(s *State) *Reproduce {
 		names = append(names, p.Name)
 	}
 	r.size = widget.NewRadioGroup(reproduce.Sizes, func(string) { r.show() })
-	r.size.Horizontal, r.size.Selected = true, "quick"
-	r.pick = newSelect(names, func(string) { r.show() })
+	// A click on the size chosen keeps it (a radio group lets it go).
+	r.size.Horizontal, r.size.Selected, r.size.Required = true, "quick", true
+	r.pick = newSelect(names, func(name string) {
+		if p := s.cfg.Prefs; p != nil {
+			p.SetString(prefReproduce, name) // offered first next time
+		}
+		r.show()
+	})
 	r.run = widget.NewButton("Run", r.Run)
 	r.run.Importance = widget.HighImportance
 	r.stop = widget.NewButton("Cancel", r.Cancel)
@@ -72,7 +79,11 @@ func newReproduce(s *State) *Reproduce {
 		container.NewBorder(nil, nil, container.NewHBox(r.run, r.stop), nil, r.bar), r.about, widget.NewSeparator())
 	r.content = container.NewBorder(top, nil, nil, nil, container.NewVScroll(r.report))
 	if len(names) > 0 {
-		r.pick.SetSelected(names[0])
+		first := names[0]
+		if p := s.cfg.Prefs; p != nil && slices.Contains(names, p.String(prefReproduce)) {
+			first = p.String(prefReproduce) // the paper chosen last
+		}
+		r.pick.SetSelected(first)
 	}
 	return r
 }

@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -12,15 +13,24 @@ import (
 )
 
 // StatusBar is the window's bottom line: what runs in the background (with
-// an activity indicator), and the last message or error. Messages are cut
-// to one line with an ellipsis, so that a long error never widens the
-// window nor moves the screen; the whole text shows under the pointer and
-// is one click away.
+// an indicator and the seconds it has run, redrawn once a second), and the
+// last message or error. Messages are cut to one line with an ellipsis, so
+// that a long error never widens the window nor moves the screen; the
+// whole text shows under the pointer and is one click away.
+//
+// The indicator does not spin: Fyne redraws the whole window for every
+// frame of an animation, and a spinner's sixty frames a second took about
+// one and a half of a two-core machine's cores under a software renderer
+// (Xvfb, a VM without a GPU) — beside the campaign's sizing, whose speeds
+// then measured the window's drawing (estimates five times the run), and
+// beside the campaign itself.
 type StatusBar struct {
 	window   fyne.Window
-	activity *widget.Activity
-	working  *hint // what runs, cut to its room and whole under the pointer
-	message  *hint // one line, whole under the pointer and behind details
+	activity *widget.Icon
+	since    time.Time     // when the oldest work still running began
+	tick     chan struct{} // closed to stop redrawing the seconds (nil: no work runs)
+	working  *hint         // what runs, cut to its room and whole under the pointer
+	message  *hint         // one line, whole under the pointer and behind details
 	icon     *widget.Icon
 	details  *widget.Button
 	action   *widget.Button // what the message offers to do ("Open results")
@@ -44,7 +54,7 @@ const (
 )
 
 func newStatusBar(w fyne.Window) *StatusBar {
-	b := &StatusBar{window: w, activity: widget.NewActivity(), working: newHint(""), message: newHint("ready"),
+	b := &StatusBar{window: w, activity: widget.NewIcon(theme.HistoryIcon()), working: newHint(""), message: newHint("ready"),
 		icon: widget.NewIcon(theme.InfoIcon())}
 	b.message.SizeName = theme.SizeNameText
 	b.working.SizeName = theme.SizeNameText
@@ -197,17 +207,50 @@ func (b *StatusBar) idle(what string) {
 }
 
 func (b *StatusBar) update() {
-	switch len(b.running) {
-	case 0:
+	if len(b.running) == 0 {
 		b.working.SetText("")
-		b.activity.Stop()
 		b.activity.Hide()
+		if b.tick != nil {
+			close(b.tick)
+			b.tick = nil
+		}
 		return
-	case 1:
-		b.working.SetText(b.running[0] + "…")
-	default:
-		b.working.SetText(fmt.Sprintf("%s… (+%d)", b.running[len(b.running)-1], len(b.running)-1))
 	}
+	if b.tick == nil {
+		b.since = time.Now()
+		if b.later != nil {
+			stop := make(chan struct{})
+			b.tick = stop
+			go func() {
+				t := time.NewTicker(time.Second)
+				defer t.Stop()
+				for {
+					select {
+					case <-t.C:
+						b.later(func() {
+							if b.tick == stop {
+								b.showWorking()
+							}
+						})
+					case <-stop:
+						return
+					}
+				}
+			}()
+		}
+	}
+	b.showWorking()
 	b.activity.Show()
-	b.activity.Start()
+}
+
+// showWorking says what runs, and for how long: "sizing the campaign… 4 s".
+func (b *StatusBar) showWorking() {
+	text := b.running[0] + "…"
+	if n := len(b.running); n > 1 {
+		text = fmt.Sprintf("%s… (+%d)", b.running[n-1], n-1)
+	}
+	if d := time.Since(b.since); d >= time.Second {
+		text += fmt.Sprintf(" %d s", int(d.Seconds()))
+	}
+	b.working.SetText(text)
 }

@@ -21,16 +21,28 @@ import (
 	"faithlab/core/campaign"
 	"faithlab/core/data"
 	"faithlab/core/engine/gemm"
+	"faithlab/core/job"
 	"faithlab/core/model"
+	"faithlab/core/store"
 )
 
-// TestMain runs a campaign worker (campaign.Serve) when asked to: the
-// workbench's campaigns run in a child process, here this test binary.
+// TestMain runs a campaign worker (campaign.Serve) or measures a
+// campaign's speeds (campaign.ServeSpeeds) when asked to: the
+// workbench's campaigns run, and their speeds are measured, in a child
+// process, here this test binary.
 func TestMain(m *testing.M) {
 	if spec := os.Getenv("FAITHLAB_SERVE_SPEC"); spec != "" {
 		var trust campaign.Trust
 		json.Unmarshal([]byte(os.Getenv("FAITHLAB_SERVE_TRUST")), &trust)
-		if err := campaign.Serve(context.Background(), spec, campaign.Options{Kernel: gemm.Gonum{}, Trust: trust}, os.Stdin, os.Stdout); err != nil {
+		estimate, _ := strconv.ParseFloat(os.Getenv("FAITHLAB_SERVE_ESTIMATE"), 64)
+		if err := campaign.Serve(context.Background(), spec, campaign.Options{Kernel: gemm.Gonum{}, Trust: trust, Estimate: estimate}, os.Stdin, os.Stdout); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	if os.Getenv("FAITHLAB_SERVE_SPEEDS") != "" {
+		if err := campaign.ServeSpeeds(context.Background(), gemm.Gonum{}, os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
 		os.Exit(0)
@@ -40,10 +52,18 @@ func TestMain(m *testing.M) {
 
 // testWorker runs a campaign in this test binary, as the app runs one in
 // itself.
-func testWorker(spec string, trust campaign.Trust) *exec.Cmd {
+func testWorker(spec string, trust campaign.Trust, estimate float64) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	b, _ := json.Marshal(trust)
-	cmd.Env = append(os.Environ(), "FAITHLAB_SERVE_SPEC="+spec, "FAITHLAB_SERVE_TRUST="+string(b))
+	cmd.Env = append(os.Environ(), "FAITHLAB_SERVE_SPEC="+spec, "FAITHLAB_SERVE_TRUST="+string(b), fmt.Sprintf("FAITHLAB_SERVE_ESTIMATE=%g", estimate))
+	return cmd
+}
+
+// testSpeeds measures a campaign's speeds in this test binary, as the app
+// measures them in itself.
+func testSpeeds() *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "FAITHLAB_SERVE_SPEEDS=1")
 	return cmd
 }
 
@@ -105,7 +125,7 @@ func newTestWorkbench(t *testing.T) (*Workbench, uiLoop, string) {
 	root := t.TempDir()
 	var wb *Workbench
 	loop.run(func() {
-		wb = NewWorkbench(Config{Kernel: gemm.Gonum{}, Root: root, Do: loop.do, Worker: testWorker})
+		wb = NewWorkbench(Config{Kernel: gemm.Gonum{}, Root: root, Do: loop.do, Worker: testWorker, Speeds: testSpeeds})
 		w := test.NewTempWindow(t, wb.Content())
 		w.Resize(fyne.NewSize(1280, 800))
 		wb.State.OpenData("gmm")
@@ -167,8 +187,25 @@ func TestWorkflowOpenTrainLaunchCancelResumeExport(t *testing.T) {
 		t.Fatalf("the campaign's spec was not saved for the CLI: %v", err)
 	}
 	loop.waitFor(t, "the size to say what is left", func() bool {
-		return strings.Contains(wb.Evaluate.size.Text, " tasks done: Resume runs the other ")
+		return strings.Contains(wb.Evaluate.size.Text, ": Resume runs the other ")
 	})
+	// In the CLI's words, and the task the cancel cut short (if one ran)
+	// cancelled by the user: not "stopped", not interrupted.
+	if r, err := campaign.Open(filepath.Join(root, "runs", "flow")); err != nil {
+		t.Fatal(err)
+	} else {
+		words := r.Status().Words()
+		loop.run(func() {
+			if !strings.HasPrefix(wb.Evaluate.size.Text, words+": ") || strings.Contains(words, "interrupted") {
+				t.Errorf("the form says %q, the CLI's status %q", wb.Evaluate.size.Text, words)
+			}
+			for _, row := range wb.Evaluate.rows {
+				if row.state != string(r.Status().State(row.key)) {
+					t.Errorf("task %s reads %q in the list, %q in the status", row.label, row.state, r.Status().State(row.key))
+				}
+			}
+		})
+	}
 	loop.run(func() { wb.Evaluate.Launch() }) // resumes
 	loop.waitFor(t, "the campaign to end", func() bool { return !wb.Evaluate.Running() })
 	wb.State.Wait()
@@ -807,20 +844,40 @@ func TestReportTablesBecomeLists(t *testing.T) {
 	}
 }
 
-// The size line's start counts failed tasks apart: a launch runs them
-// again, with the tasks not run.
-func TestRunNoteCountsFailedTasksAsToRun(t *testing.T) {
+// The size line's start counts tasks in the words of the CLI's status —
+// failed, cancelled by you, interrupted and to run apart —, and a launch
+// runs all but the done ones.
+func TestRunNoteNamesEachStateAndCountsTheRestToRun(t *testing.T) {
+	status := func(done, failed int, why ...job.State) campaign.Status {
+		var st campaign.Status
+		st.Why = map[string]job.State{}
+		for range done {
+			st.Done = append(st.Done, store.Record{})
+		}
+		for range failed {
+			st.Failed = append(st.Failed, store.Record{})
+		}
+		for i, w := range why {
+			key := fmt.Sprint(i)
+			st.Missing = append(st.Missing, job.Task{Key: key})
+			if w != job.StateToRun {
+				st.Why[key] = w
+			}
+		}
+		return st
+	}
 	for _, c := range []struct {
-		done, failed, missing int
-		want                  string
+		st   campaign.Status
+		want string
 	}{
-		{4, 0, 0, "4 tasks done, all of the campaign"},
-		{1, 0, 0, "1 task done, all of the campaign"},
-		{3, 1, 2, "3 of 6 tasks done, 1 failed: Resume runs the other 3;"},
-		{2, 0, 1, "2 of 3 tasks done: Resume runs the other 1;"},
+		{status(4, 0), "4 tasks done, all of the campaign"},
+		{status(1, 0), "1 task done, all of the campaign"},
+		{status(3, 1, job.StateToRun, job.StateToRun), "3 of 6 tasks done, 1 failed, 2 to run: Resume runs the other 3."},
+		{status(2, 0, job.StateCancelled), "2 of 3 tasks done, 1 cancelled by you: Resume runs the other 1."},
+		{status(0, 0, job.StateInterrupted, job.StateToRun), "0 of 2 tasks done, 1 interrupted, 1 to run: Launch runs the other 2."},
 	} {
-		if got := runNote(c.done, c.failed, c.missing); !strings.HasPrefix(got, c.want) {
-			t.Errorf("runNote(%d, %d, %d) = %q, want %q…", c.done, c.failed, c.missing, got, c.want)
+		if got := runNote(c.st); !strings.HasPrefix(got, c.want) {
+			t.Errorf("runNote = %q, want %q…", got, c.want)
 		}
 	}
 }

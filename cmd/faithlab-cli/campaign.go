@@ -11,6 +11,7 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"time"
 
 	"faithlab/core/campaign"
 	"faithlab/core/job"
@@ -189,8 +190,14 @@ func runStatus(_ context.Context, args []string) error {
 	}
 	st := r.Status()
 	fmt.Printf("campaign %s (run %s) in %s\n%s\n", r.Spec.Name, r.ID(), dir, r.State())
-	total := len(st.Done) + len(st.Failed) + len(st.Missing)
-	fmt.Printf("%d of %d tasks done, %d failed, %d to run\n", len(st.Done), total, len(st.Failed), len(st.Missing))
+	fmt.Println(st.Words())
+	for i, l := range r.Manifest.Launches {
+		line := fmt.Sprintf("launch %d: %s run in %s", i+1, report.Count(l.Tasks, "task"), time.Duration(l.Wall*float64(time.Second)).Round(time.Second))
+		if l.Estimate > 0 {
+			line += fmt.Sprintf(", estimated %s (estimate/wall %.2f)", time.Duration(l.Estimate*float64(time.Second)).Round(time.Second), l.Ratio())
+		}
+		fmt.Println(line)
+	}
 	var secs float64
 	for _, rec := range st.Done {
 		secs += rec.Seconds
@@ -203,10 +210,10 @@ func runStatus(_ context.Context, args []string) error {
 	}
 	for i, t := range st.Missing {
 		if i == 10 {
-			fmt.Printf("… and %d more to run\n", len(st.Missing)-10)
+			fmt.Printf("… and %d more without a result\n", len(st.Missing)-10)
 			break
 		}
-		fmt.Printf("to run: %s\n", t.Label)
+		fmt.Printf("%s: %s\n", st.State(t.Key), t.Label)
 	}
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"faithlab/core/campaign"
+	"faithlab/core/job"
 	"faithlab/core/param"
 )
 
@@ -119,7 +120,7 @@ const stopGrace = 2 * time.Second
 // 128 + the signal, as shells report it): every record and file Faithlab
 // writes is whole or absent after any end, so what was finished is kept.
 func stopOnSignal(exit func(code int)) (context.Context, func() (syscall.Signal, bool)) {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancelCause(context.Background())
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 	var got atomic.Value
@@ -128,7 +129,14 @@ func stopOnSignal(exit func(code int)) (context.Context, func() (syscall.Signal,
 		signal.Stop(ch)
 		sig := s.(syscall.Signal)
 		got.Store(sig)
-		cancel()
+		// Ctrl-C is the user's stop: the tasks it cuts short read
+		// "cancelled by you"; SIGTERM's (a scheduler, a shutdown) read
+		// "interrupted".
+		var cause error
+		if sig == syscall.SIGINT {
+			cause = job.ErrStoppedByUser
+		}
+		cancel(cause)
 		time.AfterFunc(stopGrace, func() {
 			fmt.Fprintf(os.Stderr, "faithlab-cli: stopped (%v) in a step that could not stop sooner; what was finished is kept\n", sig)
 			exit(128 + int(sig))

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/app"
@@ -30,7 +31,17 @@ func main() {
 	shots := flag.String("screenshots", "", "tour every screen, write one PNG per screen and state into this folder, and quit")
 	worker := flag.String("campaign-worker", "", "run the campaign of this spec for a workbench (events on standard output) instead of opening a window")
 	trusted := flag.String("campaign-trust", "", "with -campaign-worker: what the workbench's user allowed the campaign (JSON of campaign.Trust)")
+	estimate := flag.Float64("campaign-estimate", 0, "with -campaign-worker: the seconds the estimate shown before the launch said, kept beside the run's wall time")
+	speeds := flag.Bool("campaign-speeds", false, "measure the speeds of the campaign whose spec is on standard input for a workbench's estimate (JSON on standard output) instead of opening a window")
 	flag.Parse()
+	if *speeds {
+		kern, _ := gemm.Best()
+		if err := campaign.ServeSpeeds(context.Background(), kern, os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "faithlab: -campaign-speeds:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *worker != "" {
 		kern, _ := gemm.Best()
 		var trust campaign.Trust
@@ -40,7 +51,7 @@ func main() {
 				os.Exit(2)
 			}
 		}
-		if err := campaign.Serve(context.Background(), *worker, campaign.Options{Kernel: kern, Trust: trust}, os.Stdin, os.Stdout); err != nil {
+		if err := campaign.Serve(context.Background(), *worker, campaign.Options{Kernel: kern, Trust: trust, Estimate: *estimate}, os.Stdin, os.Stdout); err != nil {
 			os.Exit(1)
 		}
 		return
@@ -74,10 +85,11 @@ func main() {
 		self = os.Args[0]
 	}
 	wb := ui.NewWorkbench(ui.Config{Kernel: kern, Root: *root, Prefs: prefs, Window: w,
-		Worker: func(spec string, trust campaign.Trust) *exec.Cmd {
+		Worker: func(spec string, trust campaign.Trust, estimate float64) *exec.Cmd {
 			b, _ := json.Marshal(trust)
-			return exec.Command(self, "-campaign-worker", spec, "-campaign-trust", string(b))
-		}})
+			return exec.Command(self, "-campaign-worker", spec, "-campaign-trust", string(b), "-campaign-estimate", strconv.FormatFloat(estimate, 'f', -1, 64))
+		},
+		Speeds: func() *exec.Cmd { return exec.Command(self, "-campaign-speeds") }})
 	wb.Install(w)
 	// The model under explanation: the one named, else the one chosen
 	// last, said on the status bar.

@@ -219,6 +219,10 @@ type Options struct {
 	// with checksums and without their marks. Only the user's explicit
 	// word sets it (run --accept-unchecked).
 	AcceptUnchecked bool
+	// Estimate is the time in seconds the estimate shown before the
+	// launch said (Size.Seconds; 0: none was made), kept in the manifest
+	// beside the launch's wall time (store.Launch).
+	Estimate float64
 }
 
 // Run runs (or resumes) a shard of the campaign. It holds the run folder's
@@ -226,6 +230,7 @@ type Options struct {
 // also after a cancel — writes results.csv and diagnostics.json from every
 // record so far.
 func (c *Campaign) Run(ctx context.Context, o Options) (Outcome, error) {
+	launched := time.Now()
 	if o.Events != nil {
 		defer close(o.Events)
 	}
@@ -270,6 +275,9 @@ func (c *Campaign) Run(ctx context.Context, o Options) (Outcome, error) {
 		if o.Events != nil {
 			o.Events <- job.Event{Time: time.Now(), Kind: n.kind, Err: n.text}
 		}
+	}
+	if done, err := c.finishedAlready(ctx, run, sh, o, &out); done || err != nil {
+		return out, err
 	}
 	plan, err := c.Memory()
 	if err != nil {
@@ -317,14 +325,28 @@ func (c *Campaign) Run(ctx context.Context, o Options) (Outcome, error) {
 		c.ID(), hash(c.Raw), model.Version, runtime.Version(), kernel.Name(), host, runtime.NumCPU(), s.Seeds, sh.String(), cache, time.Time{}
 	man.Engine, man.Torch, man.Device = info.Engine, info.Torch, info.Device
 	man.Model, man.SpecFile = c.modelDigest(), c.Path
+	// Tasks a launch left under way without writing its end (its process
+	// killed) were interrupted.
+	for _, k := range man.Running {
+		if man.Stopped == nil {
+			man.Stopped = map[string]string{}
+		}
+		man.Stopped[k] = store.Interrupted
+	}
+	man.Running = nil
 	if err := run.SetManifest(man); err != nil {
 		return out, err
 	}
-	r := &job.Runner{Spec: s, Run: run, Cache: &store.Cache{Dir: cache}, Kernel: kernel, Engine: eng, Shard: sh, Events: o.Events, Tasks: o.Tasks,
+	events := make(chan job.Event)
+	tracked := make(chan int)
+	go func() { tracked <- trackTasks(run, &man, events, o.Events) }()
+	r := &job.Runner{Spec: s, Run: run, Cache: &store.Cache{Dir: cache}, Kernel: kernel, Engine: eng, Shard: sh, Events: events, Tasks: o.Tasks,
 		Stages: &protocol.Stages{}}
 	t0 := time.Now()
 	out.Failed, err = r.Execute(ctx)
 	out.Elapsed = time.Since(t0)
+	close(events)
+	ran := <-tracked
 	out.Stages = r.Stages.Times()
 	log, rerr := run.Read()
 	if rerr != nil {
@@ -335,10 +357,81 @@ func (c *Campaign) Run(ctx context.Context, o Options) (Outcome, error) {
 		err = werr
 	}
 	man.Ended, man.Tasks, man.Failed = time.Now().UTC(), len(c.Tasks(sh)), out.Failed
+	if ran > 0 {
+		man.Launches = append(man.Launches, store.Launch{Started: launched.UTC(), Ended: man.Ended, Tasks: ran,
+			Estimate: o.Estimate, Wall: man.Ended.Sub(launched).Seconds()})
+	}
 	if merr := run.SetManifest(man); merr != nil && err == nil {
 		err = merr
 	}
 	return out, err
+}
+
+// finishedAlready handles a launch of a shard whose every task is done:
+// it runs nothing and changes no file of the folder — not the manifest's
+// end, nor the results files, written only where one is missing — and
+// tells the events' reader each task was done before (job.Skipped).
+func (c *Campaign) finishedAlready(ctx context.Context, run *store.Run, sh job.Shard, o Options, out *Outcome) (bool, error) {
+	log, err := run.Read()
+	if err != nil {
+		return false, err
+	}
+	ok, failed, missing := c.sort(log.Records, sh)
+	if len(failed)+len(missing) > 0 {
+		return false, nil
+	}
+	cache, err := c.CacheDir()
+	if err != nil {
+		return true, err
+	}
+	r := &job.Runner{Spec: c.Spec, Run: run, Cache: &store.Cache{Dir: cache}, Kernel: o.Kernel, Shard: sh, Events: o.Events}
+	if _, err := r.Execute(ctx); err != nil {
+		return true, err
+	}
+	for _, name := range []string{"results.csv", "diagnostics.json", "REPORT.md"} {
+		if _, err := os.Lstat(filepath.Join(out.Dir, name)); err != nil {
+			return true, c.writeResults(out.Dir, ok, report.Left{}, out)
+		}
+	}
+	out.Diagnostics = report.Diagnose(ok)
+	out.Summary = report.Summary(ok, out.Diagnostics)
+	return true, nil
+}
+
+// trackTasks forwards the runner's events to to (nil: none) and keeps the
+// manifest's Running and Stopped as tasks start and end, writing it at
+// each change (the manifest is the goroutine's until events closes); it
+// returns the tasks that finished or failed.
+func trackTasks(run *store.Run, man *store.Manifest, events <-chan job.Event, to chan<- job.Event) (ran int) {
+	for e := range events {
+		changed := true
+		switch e.Kind {
+		case job.Started:
+			man.Running = append(man.Running, e.Key)
+		case job.Finished, job.Failed:
+			ran++
+			man.Running = slices.DeleteFunc(man.Running, func(k string) bool { return k == e.Key })
+			delete(man.Stopped, e.Key)
+		case job.Cancelled, job.Interrupted:
+			man.Running = slices.DeleteFunc(man.Running, func(k string) bool { return k == e.Key })
+			if man.Stopped == nil {
+				man.Stopped = map[string]string{}
+			}
+			man.Stopped[e.Key] = store.Interrupted
+			if e.Kind == job.Cancelled {
+				man.Stopped[e.Key] = store.StoppedByUser
+			}
+		default:
+			changed = false
+		}
+		if changed {
+			run.SetManifest(*man) // the record of the task is what counts; this says why one is missing
+		}
+		if to != nil {
+			to <- e
+		}
+	}
+	return ran
 }
 
 // note is something Run tells its user before the tasks start.

@@ -7,7 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -23,6 +23,21 @@ import (
 func TestMain(m *testing.M) {
 	if spec := os.Getenv("FAITHLAB_SERVE_SPEC"); spec != "" {
 		if err := Serve(context.Background(), spec, Options{Kernel: best()}, os.Stdin, os.Stdout); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	if n, err := strconv.Atoi(os.Getenv("FAITHLAB_NICE_PROBE")); err == nil {
+		setNice(n) // lowerPriority's, at a nice above the test's own
+		done := make(chan bool)
+		go func() { done <- true }() // a thread or two more, made after
+		<-done
+		fmt.Println(threadNices())
+		os.Exit(0)
+	}
+	if os.Getenv("FAITHLAB_SERVE_SPEEDS") != "" {
+		if err := ServeSpeeds(context.Background(), best(), os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
 		os.Exit(0)
@@ -248,29 +263,122 @@ func best() gemm.Kernel {
 	return k
 }
 
-// A run stopped part way says so, with what is left to run; one run to
-// the end says it ended.
-func TestRunStateSaysStoppedOrEnded(t *testing.T) {
-	dir := t.TempDir()
-	c := loadSpec(t, dir, campaignSpec)
-	ctx, cancel := context.WithCancel(context.Background())
+// statesSpec is a quick campaign of four tasks, one at a time.
+const statesSpec = `name: states
+output: run
+datasets: [{id: gmm, train_samples: 300, test_samples: 40}]
+model: {arch: mlp, epochs: 1}
+methods: [gradient, random]
+protocols:
+  - {name: deletion, params: {samples: 20}}
+  - {name: deletion, params: {samples: 30}}
+workers: 1
+`
+
+// stopAtSecondStart runs c and cancels it, with cause, as a task starts
+// after one finished: that task is cut short.
+func stopAtSecondStart(t *testing.T, c *Campaign, cause error) {
+	t.Helper()
+	ctx, cancel := context.WithCancelCause(context.Background())
 	events := make(chan job.Event)
 	go func() {
+		finished := false
 		for e := range events {
-			if e.Kind == job.Finished {
-				cancel()
+			switch {
+			case e.Kind == job.Finished:
+				finished = true
+			case e.Kind == job.Started && finished:
+				cancel(cause)
 			}
 		}
 	}()
-	if _, err := c.Run(ctx, Options{Kernel: best(), Events: events, Trust: Trust{Engines: []string{c.Spec.Engine}}.WithScripts(c.Spec.Model.File)}); err == nil {
-		t.Fatal("a run cancelled after its first task ended without an error")
+	if _, err := c.Run(ctx, Options{Kernel: best(), Events: events}); err == nil {
+		t.Fatal("a run cancelled part way ended without an error")
 	}
-	if s := mustOpen(t, filepath.Join(dir, "run")).State(); !strings.Contains(s, "stopped ") || !regexp.MustCompile(`with [0-9]+ tasks? to run`).MatchString(s) {
-		t.Errorf("state of a stopped run: %q", s)
+}
+
+// A task's state says what happened to it, in the same words everywhere
+// (Status.Words, State, the CLI's status): cut short by the user's stop
+// it is "cancelled by you", by another end (a signal, the front end gone,
+// a killed process) "interrupted", never started "to run"; a launch
+// records its estimate beside its wall time; a launch of a finished
+// campaign runs nothing and changes no file of its folder.
+func TestTaskStatesSayWhatHappened(t *testing.T) {
+	dir := t.TempDir()
+	c := loadSpec(t, dir, statesSpec)
+	out := filepath.Join(dir, "run")
+	stopAtSecondStart(t, c, job.ErrStoppedByUser)
+	r := mustOpen(t, out)
+	st := r.Status()
+	tasks := c.Tasks(job.Shard{})
+	if got, want := st.Words(), "1 of 4 tasks done, 1 cancelled by you, 2 to run"; got != want {
+		t.Errorf("after the user's stop: %q, want %q", got, want)
 	}
-	run(t, c, job.Shard{})
-	if s := mustOpen(t, filepath.Join(dir, "run")).State(); !strings.Contains(s, ", ended ") {
-		t.Errorf("state of a finished run: %q", s)
+	if got := st.State(tasks[1].Key); got != job.StateCancelled {
+		t.Errorf("the task the stop cut short: %q", got)
+	}
+	if s := r.State(); !strings.Contains(s, "ended ") || !strings.Contains(s, "with 3 tasks left (1 cancelled by you, 2 to run)") {
+		t.Errorf("state of a run the user stopped: %q", s)
+	}
+	stopAtSecondStart(t, c, nil) // cancelled for no reason of the user's: a signal
+	st = mustOpen(t, out).Status()
+	if got, want := st.Words(), "2 of 4 tasks done, 1 interrupted, 1 to run"; got != want {
+		t.Errorf("after an interruption: %q, want %q", got, want)
+	}
+	// A process killed with a task under way never wrote its end.
+	runDir := &store.Run{Dir: out}
+	man, err := runDir.Manifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	killed := man
+	killed.Running, killed.Ended = []string{tasks[3].Key}, time.Time{}
+	if err := runDir.SetManifest(killed); err != nil {
+		t.Fatal(err)
+	}
+	r = mustOpen(t, out)
+	if got := r.Status().State(tasks[3].Key); got != job.StateInterrupted {
+		t.Errorf("the task a killed process ran: %q", got)
+	}
+	if s := r.State(); !strings.Contains(s, "interrupted") {
+		t.Errorf("state of a killed run: %q", s)
+	}
+	if _, err := c.Run(context.Background(), Options{Kernel: best(), Estimate: 12.5}); err != nil {
+		t.Fatal(err)
+	}
+	r = mustOpen(t, out)
+	if got, want := r.Status().Words(), "4 of 4 tasks done"; got != want {
+		t.Errorf("after the resume: %q, want %q", got, want)
+	}
+	ls := r.Manifest.Launches
+	if len(ls) != 3 || ls[2].Estimate != 12.5 || ls[2].Tasks != 2 || ls[2].Wall <= 0 || ls[2].Ratio() <= 0 || ls[0].Estimate != 0 {
+		t.Errorf("launches recorded: %+v", ls)
+	}
+	if len(r.Manifest.Running)+len(r.Manifest.Stopped) > 0 {
+		t.Errorf("a finished run keeps tasks under way %v or stopped %v", r.Manifest.Running, r.Manifest.Stopped)
+	}
+	// Launched again: nothing runs, and nothing changes.
+	files := map[string][]byte{}
+	stats := map[string]time.Time{}
+	for _, name := range []string{"manifest.json", "results.jsonl", "results.csv", "REPORT.md", "diagnostics.json"} {
+		b, err := os.ReadFile(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, _ := os.Stat(filepath.Join(out, name))
+		files[name], stats[name] = b, st.ModTime()
+	}
+	time.Sleep(20 * time.Millisecond)
+	again, err := c.Run(context.Background(), Options{Kernel: best(), Estimate: 3})
+	if err != nil || again.Summary == "" {
+		t.Fatalf("a launch of the finished campaign: %v, summary %q", err, again.Summary)
+	}
+	for name, b := range files {
+		now, _ := os.ReadFile(filepath.Join(out, name))
+		st, _ := os.Stat(filepath.Join(out, name))
+		if !bytes.Equal(now, b) || !st.ModTime().Equal(stats[name]) {
+			t.Errorf("a launch that ran nothing rewrote %s", name)
+		}
 	}
 }
 
@@ -333,4 +441,59 @@ seeds: [1]
 	if _, err := os.Stat(capped.Spec.Output); err == nil {
 		t.Error("a campaign whose cap exceeds its split made its run folder")
 	}
+}
+
+// A worker measures a campaign's speeds in its own process (the
+// workbench's estimate), its priors' with them, and says how busy the
+// machine was meanwhile; an estimate from them is the one an estimate
+// here makes from the same speeds.
+func TestSpeedsMeasuredInAWorkerProcess(t *testing.T) {
+	c := loadSpec(t, t.TempDir(), onManifoldSpec)
+	worker := func() *exec.Cmd {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "FAITHLAB_SERVE_SPEEDS=1")
+		return cmd
+	}
+	m, err := MeasureIn(context.Background(), worker(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.PID == os.Getpid() || m.PID == 0 || m.Speeds.Train <= 0 || m.Speeds.Gradient <= 0 || len(m.Priors) == 0 || time.Since(m.At) > time.Minute {
+		t.Errorf("measured in the worker: %+v", m)
+	}
+	book := SpeedBook{Measure: func(ctx context.Context, c *Campaign) (Measured, error) { return MeasureIn(ctx, worker(), c) }}
+	z, err := book.Estimate(context.Background(), c, best())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var here SpeedBook
+	here.Keep(c, z.Measured)
+	again, err := here.Estimate(context.Background(), c, best())
+	if err != nil || again.String() != z.String() || z.Seconds <= 0 {
+		t.Errorf("the same speeds estimated %q here, %q from the worker (%v)", again, z, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := MeasureIn(ctx, worker(), c); err == nil {
+		t.Error("a cancelled measurement returned speeds")
+	}
+}
+
+// threadNices lists the nice value of each of this process's threads
+// (Linux's /proc; none elsewhere).
+func threadNices() string {
+	var nices []string
+	paths, _ := filepath.Glob("/proc/self/task/*/stat")
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) > 16 {
+			nices = append(nices, f[16]) // field 19 of stat: nice
+		}
+	}
+	return strings.Join(nices, " ")
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -46,16 +47,62 @@ type Size struct {
 	// score to expect from the test inputs it evaluates, before anything
 	// runs: so that a user can choose how many before spending an hour.
 	HalfWidths []HalfWidth
+	// Measured is how the speeds Seconds rests on were measured: when,
+	// where, and how busy the machine was meanwhile (zero: speeds given).
+	Measured Measured
+}
+
+// Measured is a campaign's speeds as measured on this machine — its
+// own and those of the diffusion priors its protocols run, by the
+// dataset and file they read (Estimate's keys) — with when, in which
+// process, and how much of the machine's CPU time other work took
+// meanwhile.
+type Measured struct {
+	Speeds Speeds
+	Priors map[string]float64 `json:",omitempty"`
+	At     time.Time
+	PID    int // the process that measured them
+	// Busy is the share of the machine's CPU time other processes took
+	// while the speeds were measured (0 … 1; negative: not known here).
+	// A measurement beside other work measures the contention: its
+	// estimate is too long, and the speeds are measured again soon.
+	Busy float64
+}
+
+// Speeds measured while other work took more than busyLimit of the
+// machine are measured again after busyLast, quiet ones after speedsLast:
+// this VM's speed moves by half within a day (README, Speed).
+const (
+	busyLimit  = 0.3
+	busyLast   = time.Minute
+	speedsLast = 10 * time.Minute
+)
+
+// Loaded says whether other work took so much of the machine while the
+// speeds were measured that they measured the contention.
+func (m Measured) Loaded() bool { return m.Busy > busyLimit }
+
+// Fresh says whether the speeds still stand at now: measured within
+// speedsLast on a quiet machine, busyLast on a loaded one.
+func (m Measured) Fresh(now time.Time) bool {
+	last := speedsLast
+	if m.Loaded() {
+		last = busyLast
+	}
+	return !m.At.IsZero() && now.Sub(m.At) < last
 }
 
 // Speeds are this machine's speeds at what a campaign does, per second:
 // training images, input-gradient passes and forward passes of the
 // campaign's classifier, images filled from a reference and by ROAD's
-// imputation, image pairs compared for quality. A zero speed leaves its
-// work untimed.
+// imputation, image pairs compared for quality; and Open, the seconds an
+// opening of the first dataset takes as the tasks open it (a launch reads
+// each dataset for its memory plan and once a seed for its tasks:
+// seconds of a short campaign). A zero speed leaves its work untimed.
 type Speeds struct {
 	Train, Gradient, Forward float64
 	Fill, Impute, Quality    float64
+	Open                     float64
 }
 
 // HalfWidth is about the widest a 95 % interval of a protocol's headline
@@ -244,6 +291,9 @@ func (c *Campaign) estimate(ctx context.Context, sp Speeds, kernel gemm.Kernel, 
 		}
 		z.Seconds += seconds
 	}
+	if z.Tasks > 0 { // a launch with nothing to run opens no dataset
+		z.Seconds += sp.Open * float64(len(s.Datasets)*(1+len(s.Seeds)))
+	}
 	w := z.Work
 	for _, t := range []struct{ n, v float64 }{{z.Images, sp.Train}, {z.MapPasses, sp.Gradient}, {w.Forward, sp.Forward},
 		{w.Filled - w.Imputed, sp.Fill}, {w.Imputed, sp.Impute}, {w.Quality, sp.Quality}} {
@@ -274,9 +324,32 @@ func (c *Campaign) finished() map[string]bool {
 // Measure sizes the campaign on this machine: it measures its speeds
 // (Campaign.Speeds) and estimates with them (Estimate: a launch resumes,
 // so a run's finished tasks are not counted). A TorchScript or ONNX
-// model's speeds are not measured here: Seconds is then 0.
+// model's speeds are not measured here: Seconds is then 0. It is
+// SpeedBook.Estimate with an empty book: what `run --estimate` prints and
+// the workbench shows, from speeds measured in a process of their own.
 func (c *Campaign) Measure(ctx context.Context, kernel gemm.Kernel) (Size, error) {
 	return new(SpeedBook).Estimate(ctx, c, kernel)
+}
+
+// MeasureHere measures the campaign's speeds in this process: its own
+// (Campaign.Speeds) and those of every diffusion prior its protocols run,
+// with how busy the machine was meanwhile.
+func MeasureHere(ctx context.Context, c *Campaign, kernel gemm.Kernel) (Measured, error) {
+	load := startLoad()
+	m := Measured{PID: os.Getpid(), Priors: map[string]float64{}}
+	var err error
+	if m.Speeds, err = c.Speeds(ctx, kernel); err != nil {
+		return m, err
+	}
+	if _, err := c.estimate(ctx, m.Speeds, kernel, func(ctx context.Context, key string, p diffusion.Prior) (float64, error) {
+		v, err := MeasurePriorSpeed(ctx, p)
+		m.Priors[key] = v
+		return v, err
+	}); err != nil {
+		return m, err
+	}
+	m.At, m.Busy = time.Now(), load.busy()
+	return m, nil
 }
 
 // Speeds measures this machine's speeds (MeasureSpeeds) with the
@@ -300,11 +373,15 @@ func (c *Campaign) Speeds(ctx context.Context, kernel gemm.Kernel) (Speeds, erro
 	if len(s.Datasets) == 0 {
 		return Speeds{}, fmt.Errorf("campaign %s: no dataset", s.Name)
 	}
+	t0 := time.Now()
 	tr, te, err := c.samples(s.Datasets[0])
 	if err != nil {
 		return Speeds{}, err
 	}
-	return MeasureSpeeds(ctx, arch, tr, te, kernel)
+	open := time.Since(t0).Seconds()
+	sp, err := MeasureSpeeds(ctx, arch, tr, te, kernel)
+	sp.Open = open
+	return sp, err
 }
 
 // SpeedsKey is what Campaign.Speeds depends on: the model (its file or
@@ -323,71 +400,96 @@ func (c *Campaign) SpeedsKey() string {
 // SpeedBook keeps the speeds measured on this machine by what they depend
 // on — a campaign's by SpeedsKey, a diffusion prior's by its dataset and
 // file — so that a front end sizing a campaign after every edit measures
-// each once and every estimate uses the same speeds. Safe for concurrent
-// use; the zero value is empty and ready.
+// them once while they stand (Measured.Fresh: measured again when stale,
+// and soon when measured beside other work) and every estimate uses the
+// same speeds. Safe for concurrent use; the zero value is empty and ready,
+// and measures in this process.
 type SpeedBook struct {
+	// Measure, when set, measures a campaign's speeds (and its priors')
+	// elsewhere than in this process: the workbench measures them in a
+	// worker process (MeasureIn), where its campaigns run, away from its
+	// window's own threads. Nil: MeasureHere.
+	Measure func(ctx context.Context, c *Campaign) (Measured, error)
+
 	mu     sync.Mutex
-	speeds map[string]Speeds
+	speeds map[string]Measured
 	priors map[string]float64
 }
 
-// Known says whether the campaign's speeds are measured already.
+// Known says whether the campaign's speeds are measured and still stand.
 func (b *SpeedBook) Known(c *Campaign) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	_, ok := b.speeds[c.SpeedsKey()]
+	_, ok := b.Measured(c)
 	return ok
 }
 
-// Speeds returns the campaign's speeds, measured the first time their key
-// is asked for (Campaign.Speeds).
-func (b *SpeedBook) Speeds(ctx context.Context, c *Campaign, kernel gemm.Kernel) (Speeds, error) {
-	key := c.SpeedsKey()
+// Measured returns the campaign's speeds as last measured, if they still
+// stand (Measured.Fresh).
+func (b *SpeedBook) Measured(c *Campaign) (Measured, bool) {
 	b.mu.Lock()
-	sp, ok := b.speeds[key]
-	b.mu.Unlock()
-	if ok {
-		return sp, nil
-	}
-	sp, err := c.Speeds(ctx, kernel)
-	if err != nil {
-		return sp, err
-	}
-	b.mu.Lock()
-	if b.speeds == nil {
-		b.speeds = map[string]Speeds{}
-	}
-	b.speeds[key] = sp
-	b.mu.Unlock()
-	return sp, nil
+	defer b.mu.Unlock()
+	m, ok := b.speeds[c.SpeedsKey()]
+	return m, ok && m.Fresh(time.Now())
 }
 
-// Estimate is Campaign.Estimate with the book's speeds, each measured
-// once (a prior's included).
-func (b *SpeedBook) Estimate(ctx context.Context, c *Campaign, kernel gemm.Kernel) (Size, error) {
-	sp, err := b.Speeds(ctx, c, kernel)
-	if err != nil {
-		return Size{}, err
+// Keep files a measurement of the campaign's speeds, its priors' too.
+func (b *SpeedBook) Keep(c *Campaign, m Measured) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.speeds == nil {
+		b.speeds, b.priors = map[string]Measured{}, map[string]float64{}
 	}
-	return c.estimate(ctx, sp, kernel, func(ctx context.Context, key string, p diffusion.Prior) (float64, error) {
-		b.mu.Lock()
-		v, ok := b.priors[key]
-		b.mu.Unlock()
-		if ok {
+	b.speeds[c.SpeedsKey()] = m
+	for k, v := range m.Priors {
+		b.priors[k] = v
+	}
+}
+
+// measure measures the campaign's speeds (Measure, else here) and keeps
+// them.
+func (b *SpeedBook) measure(ctx context.Context, c *Campaign, kernel gemm.Kernel) (Measured, error) {
+	measure := b.Measure
+	if measure == nil {
+		measure = func(ctx context.Context, c *Campaign) (Measured, error) { return MeasureHere(ctx, c, kernel) }
+	}
+	m, err := measure(ctx, c)
+	if err != nil {
+		return m, err
+	}
+	b.Keep(c, m)
+	return m, nil
+}
+
+// errPriorUnmeasured says a prior's speed is not in the book.
+var errPriorUnmeasured = errors.New("a prior's speed is not measured")
+
+// Estimate is Campaign.Estimate with the book's speeds, measured where
+// the book measures (Measure) when they are missing or no longer stand;
+// the size says how they were measured (Size.Measured).
+func (b *SpeedBook) Estimate(ctx context.Context, c *Campaign, kernel gemm.Kernel) (Size, error) {
+	m, ok := b.Measured(c)
+	for try := 0; ; try++ {
+		if !ok {
+			var err error
+			if m, err = b.measure(ctx, c, kernel); err != nil {
+				return Size{}, err
+			}
+		}
+		z, err := c.estimate(ctx, m.Speeds, kernel, func(_ context.Context, key string, _ diffusion.Prior) (float64, error) {
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			v, ok := b.priors[key]
+			if !ok {
+				return 0, errPriorUnmeasured
+			}
 			return v, nil
+		})
+		if errors.Is(err, errPriorUnmeasured) && try == 0 {
+			ok = false // the campaign's priors are measured with its speeds
+			continue
 		}
-		v, err := MeasurePriorSpeed(ctx, p)
-		if err != nil {
-			return 0, err
-		}
-		b.mu.Lock()
-		if b.priors == nil {
-			b.priors = map[string]float64{}
-		}
-		b.priors[key] = v
-		b.mu.Unlock()
-		return v, nil
-	})
+		z.Measured = m
+		return z, err
+	}
 }
 
 // MeasureSpeeds measures this machine's Speeds with a fresh network of
@@ -441,13 +543,19 @@ func (z Size) String() string {
 		prior = fmt.Sprintf("; %.0f passes of a sample through the diffusion prior (one per sampler step)", z.PriorPasses)
 	}
 	tasks := report.Count(z.Tasks, "task")
-	if z.Skipped > 0 {
+	switch {
+	case z.Tasks == 0 && z.Skipped > 0:
+		tasks = fmt.Sprintf("no task to run (%s done already)", report.Count(z.Skipped, "task"))
+	case z.Skipped > 0:
 		tasks = fmt.Sprintf("%s to run (%d done already, which a resume skips)", tasks, z.Skipped)
 	}
 	out := fmt.Sprintf("%s; %s and %s to train; %s%s.", tasks, report.Count(z.BaseModels, "base model"), report.Count(z.Retrainings, "retraining"), report.Count(z.MapSets, "map set"), prior)
 	if z.Seconds > 0 {
-		out += fmt.Sprintf(" About %s here (training, maps, the protocols' passes and fills at this machine's measured speeds; early stopping ends training sooner).",
+		out += fmt.Sprintf(" About %s here (reading the data, training, maps, the protocols' passes and fills at this machine's measured speeds; early stopping ends training sooner).",
 			(time.Duration(z.Seconds) * time.Second).Round(time.Second))
+		if z.Measured.Loaded() {
+			out += fmt.Sprintf(" Other work took %.0f%% of this machine while its speeds were measured: about this long while that work goes on, less once it ends (measured again in a minute).", 100*z.Measured.Busy)
+		}
 	}
 	if z.Memory.Peak > 0 {
 		out += " " + strings.ToUpper(z.Memory.String()[:1]) + z.Memory.String()[1:] + "."

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"faithlab/core/data"
 	"faithlab/core/job"
@@ -220,23 +221,81 @@ func TestSpeedBookMeasuresOncePerModelDataAndEngine(t *testing.T) {
 	b := load(t, t.TempDir())
 	b.Spec.Datasets[0].TestSamples = 200
 	b.Spec.Seeds = []uint64{1, 2}
-	var book SpeedBook
+	measured := 0
+	book := SpeedBook{Measure: func(context.Context, *Campaign) (Measured, error) {
+		measured++
+		return Measured{Speeds: Speeds{Train: 1000, Gradient: 2000, Forward: 5000}, At: time.Now()}, nil
+	}}
 	if book.Known(a) {
 		t.Fatal("known before measured")
 	}
-	sa, err := book.Speeds(context.Background(), a, best())
+	za, err := book.Estimate(context.Background(), a, best())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !book.Known(b) {
 		t.Error("another test cap and seeds: measured again")
 	}
-	sb, _ := book.Speeds(context.Background(), b, best())
-	if sa != sb {
-		t.Errorf("the same key gave %+v then %+v", sa, sb)
+	zb, _ := book.Estimate(context.Background(), b, best())
+	if measured != 1 || za.Measured.Speeds != zb.Measured.Speeds {
+		t.Errorf("measured %d times: %+v then %+v", measured, za.Measured.Speeds, zb.Measured.Speeds)
 	}
 	b.Spec.Engine = "torch"
 	if book.Known(b) {
 		t.Error("another engine shares the native engine's speeds")
+	}
+}
+
+// Speeds measured long ago, or beside other work, do not stand: they are
+// measured again (a loaded machine's soon), and an estimate from loaded
+// ones says the run may well be quicker.
+func TestSpeedsStaleOrMeasuredUnderLoadAreMeasuredAgain(t *testing.T) {
+	c := load(t, t.TempDir())
+	sp := Speeds{Train: 1000, Gradient: 2000, Forward: 5000}
+	now := time.Now()
+	for _, tc := range []struct {
+		m     Measured
+		known bool
+	}{
+		{Measured{Speeds: sp, At: now.Add(-time.Minute)}, true},
+		{Measured{Speeds: sp, At: now.Add(-11 * time.Minute)}, false},
+		{Measured{Speeds: sp, At: now, Busy: 0.6}, true},
+		{Measured{Speeds: sp, At: now.Add(-2 * time.Minute), Busy: 0.6}, false},
+		{Measured{Speeds: sp, At: now, Busy: -1}, true}, // load unknown
+	} {
+		measured := 0
+		book := SpeedBook{Measure: func(context.Context, *Campaign) (Measured, error) {
+			measured++
+			return Measured{Speeds: sp, At: time.Now()}, nil
+		}}
+		book.Keep(c, tc.m)
+		if got := book.Known(c); got != tc.known {
+			t.Errorf("measured %v ago, busy %.1f: known %v", now.Sub(tc.m.At).Round(time.Minute), tc.m.Busy, got)
+		}
+		z, err := book.Estimate(context.Background(), c, best())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again := measured > 0; again == tc.known {
+			t.Errorf("measured %v ago, busy %.1f: measured again %v", now.Sub(tc.m.At).Round(time.Minute), tc.m.Busy, again)
+		}
+		if loaded := strings.Contains(z.String(), "Other work took 60% of this machine"); loaded != (tc.known && tc.m.Busy > 0.5) {
+			t.Errorf("busy %.1f: %s", tc.m.Busy, z)
+		}
+	}
+}
+
+// A launch reads each dataset for its memory plan and once a seed for its
+// tasks: the estimate counts those openings at the measured time of one;
+// a launch with nothing to run opens none.
+func TestEstimateCountsTheDataReadings(t *testing.T) {
+	c := load(t, t.TempDir())
+	c.Spec.Seeds = []uint64{1, 2}
+	z, err := c.Estimate(context.Background(), Speeds{Open: 1.5}, best())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 1.5 * 3; z.Seconds != want {
+		t.Errorf("%g s for the readings of one dataset over two seeds, want %g", z.Seconds, want)
 	}
 }

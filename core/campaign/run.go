@@ -35,6 +35,8 @@ type Results struct {
 	shards []store.Manifest
 	// damaged counts the damaged lines of the results files (left out).
 	damaged int
+	// live says a process holds the folder's lock: runs it now.
+	live bool
 
 	diagOnce sync.Once
 	diag     report.Diagnostics
@@ -91,7 +93,8 @@ func Open(dir string) (*Results, error) {
 			shardMans = append(shardMans, sm)
 		}
 	}
-	return &Results{Campaign: &Campaign{Spec: s, Raw: raw}, Dir: dir, Manifest: man, Records: recs, Notes: notes, shards: shardMans, damaged: damaged}, nil
+	_, live := Running(dir)
+	return &Results{Campaign: &Campaign{Spec: s, Raw: raw}, Dir: dir, Manifest: man, Records: recs, Notes: notes, shards: shardMans, damaged: damaged, live: live}, nil
 }
 
 // Ran says whether the run is one of spec s: whether its folder holds s as
@@ -104,21 +107,102 @@ func (r *Results) Ran(s *spec.Spec) bool {
 
 // Status is where a run stands.
 type Status struct {
-	Done    []store.Record // the latest successful record of each task, in plan order
-	Failed  []store.Record
+	Done   []store.Record // the latest successful record of each task, in plan order
+	Failed []store.Record
+	// Missing are the tasks without a record, which a launch runs: those
+	// never started and those cut short alike.
 	Missing []job.Task
+	// Why says, for a task of Missing cut short or under way, what
+	// happened to it (job.StateCancelled, StateInterrupted, StateRunning);
+	// a task of Missing it does not name is to run (job.StateToRun).
+	Why map[string]job.State
+}
+
+// State is what happened to the task with the key, in the words every
+// front end uses: done, failed, cancelled by you, interrupted, running or
+// to run.
+func (st Status) State(key string) job.State {
+	for _, rec := range st.Done {
+		if rec.Task == key {
+			return job.StateDone
+		}
+	}
+	for _, rec := range st.Failed {
+		if rec.Task == key {
+			return job.StateFailed
+		}
+	}
+	if w, ok := st.Why[key]; ok {
+		return w
+	}
+	return job.StateToRun
+}
+
+// Count is the number of tasks of Missing in the state (cancelled by
+// you, interrupted, running or to run).
+func (st Status) Count(state job.State) int {
+	n := 0
+	for _, t := range st.Missing {
+		if w, ok := st.Why[t.Key]; ok && w == state || !ok && state == job.StateToRun {
+			n++
+		}
+	}
+	return n
+}
+
+// Words says how many tasks are in each state, the states with none left
+// out: "4 of 6 tasks done, 1 cancelled by you, 1 to run" — the line the
+// CLI's status and the workbench both show.
+func (st Status) Words() string {
+	total := len(st.Done) + len(st.Failed) + len(st.Missing)
+	parts := []string{fmt.Sprintf("%d of %s done", len(st.Done), report.Count(total, "task"))}
+	if n := len(st.Failed); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s", n, job.StateFailed))
+	}
+	if left := st.leftWords(); left != "" {
+		parts = append(parts, left)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// leftWords says how many tasks of Missing are in each state: "1
+// cancelled by you, 1 to run".
+func (st Status) leftWords() string {
+	var parts []string
+	for _, w := range []job.State{job.StateRunning, job.StateCancelled, job.StateInterrupted, job.StateToRun} {
+		if n := st.Count(w); n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, w))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Status sorts the planned tasks into done, failed and still to run: a
 // shard's own folder has only its shard's tasks to run, a campaign's
-// folder every task no shard has done.
+// folder every task no shard has done. A task without a record is said
+// cancelled or interrupted as the manifest's last word on it says, and
+// running while a live process holds the folder and runs it.
 func (r *Results) Status() Status {
 	sh, ok := job.ParseShard(r.Manifest.Shard)
 	if !ok || filepath.Base(r.Dir) != fmt.Sprintf("%d-of-%d", sh.I, sh.Of) {
 		sh = job.Shard{} // a campaign's folder, or a merged run: the whole plan
 	}
 	done, failed, missing := r.sort(r.Records, sh)
-	return Status{Done: done, Failed: failed, Missing: missing}
+	st := Status{Done: done, Failed: failed, Missing: missing, Why: map[string]job.State{}}
+	m := r.Manifest
+	for _, t := range missing {
+		switch {
+		case slices.Contains(m.Running, t.Key) && r.live:
+			st.Why[t.Key] = job.StateRunning
+		case slices.Contains(m.Running, t.Key):
+			st.Why[t.Key] = job.StateInterrupted // its launch never wrote its end
+		case m.Stopped[t.Key] == store.StoppedByUser:
+			st.Why[t.Key] = job.StateCancelled
+		case m.Stopped[t.Key] == store.Interrupted:
+			st.Why[t.Key] = job.StateInterrupted
+		}
+	}
+	return st
 }
 
 // State words the manifest's state: when it started and whether it ended.
@@ -143,11 +227,15 @@ func (r *Results) State() string {
 		}
 		return state + "; " + madeOn(m.Merged)
 	}
-	state := "running or stopped"
+	var state string
 	switch {
+	case r.live:
+		state = "running now"
+	case m.Ended.IsZero():
+		state = "interrupted: its process ended before the run did"
 	case left > 0:
-		state = fmt.Sprintf("stopped %s with %s to run", m.Ended.Format(time.RFC3339), report.Count(left, "task"))
-	case !m.Ended.IsZero():
+		state = fmt.Sprintf("ended %s with %s left (%s)", m.Ended.Format(time.RFC3339), report.Count(left, "task"), r.Status().leftWords())
+	default:
 		state = "ended " + m.Ended.Format(time.RFC3339)
 	}
 	return fmt.Sprintf("started %s, %s; faithlab %s, %s, %s, %d CPUs", m.Started.Format(time.RFC3339), state, m.Faithlab, m.Go, m.Host, m.CPUs)

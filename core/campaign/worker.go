@@ -2,17 +2,22 @@ package campaign
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 
+	"faithlab/core/engine/gemm"
 	"faithlab/core/job"
 	"faithlab/core/report"
+	"faithlab/core/spec"
 )
 
 // A campaign can run in a child process of the front end — the workbench
@@ -23,7 +28,7 @@ import (
 // from its standard input, a line each:
 //
 //	cancel KEY   stop the task with that key, running or queued (it is not recorded)
-//	stop         stop the campaign after the tasks under way
+//	stop         stop the campaign after the tasks under way (the user's stop)
 //
 // It stops the campaign too when its standard input closes — which the
 // kernel does when the front end ends, however it ends (kill -9
@@ -38,8 +43,8 @@ const endKind job.Kind = "end"
 // events and tasks are Serve's own).
 func Serve(ctx context.Context, specPath string, o Options, in io.Reader, out io.Writer) error {
 	lowerPriority()
-	ctx, stop := context.WithCancel(ctx)
-	defer stop()
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
 	c, err := Load(specPath)
 	enc := json.NewEncoder(out)
 	if err != nil {
@@ -64,10 +69,10 @@ func Serve(ctx context.Context, specPath string, o Options, in io.Reader, out io
 				}
 				mu.Unlock()
 			case "stop":
-				stop()
+				stop(job.ErrStoppedByUser) // the user's: the tasks cut short read "cancelled by you"
 			}
 		}
-		stop() // the parent is gone
+		stop(nil) // the parent is gone: the tasks cut short were interrupted
 	}()
 	events := make(chan job.Event, 64)
 	done := make(chan struct{})
@@ -195,4 +200,61 @@ func (l *limitedWriter) Write(p []byte) (int, error) {
 		l.left -= k
 	}
 	return n, nil
+}
+
+// ServeSpeeds measures, for a parent process, the speeds of the campaign
+// whose spec it reads from in (MeasureHere), at the priority a worker
+// runs its campaign at, and writes them to out as JSON: the workbench's
+// estimate is measured so, where its campaigns run, not beside its
+// window's own threads.
+func ServeSpeeds(ctx context.Context, kernel gemm.Kernel, in io.Reader, out io.Writer) error {
+	lowerPriority()
+	raw, err := io.ReadAll(io.LimitReader(in, 4<<20))
+	if err != nil {
+		return err
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	s, err := spec.Parse(filepath.Join(dir, "campaign.yaml"), raw)
+	if err != nil {
+		return err
+	}
+	m, err := MeasureHere(ctx, &Campaign{Spec: s, Raw: raw}, kernel)
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(out).Encode(m)
+}
+
+// MeasureIn measures the campaign's speeds in the worker process cmd
+// (ServeSpeeds behind some command line); cancelling ctx ends it.
+func MeasureIn(ctx context.Context, cmd *exec.Cmd, c *Campaign) (Measured, error) {
+	var m Measured
+	raw, err := spec.Format(c.Spec)
+	if err != nil {
+		return m, err
+	}
+	var out, stderr strings.Builder
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(raw), &out, &limitedWriter{w: &stderr, left: 64 << 10}
+	if err := cmd.Start(); err != nil {
+		return m, fmt.Errorf("starting the worker that measures the speeds %s: %w", cmd.Path, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-ctx.Done():
+		cmd.Process.Kill()
+		<-done
+		return m, ctx.Err()
+	case err = <-done:
+	}
+	if err != nil {
+		return m, fmt.Errorf("measuring the speeds: %v: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	if err := json.Unmarshal([]byte(out.String()), &m); err != nil {
+		return m, fmt.Errorf("measuring the speeds: the worker said %q: %w", out.String(), err)
+	}
+	return m, nil
 }

@@ -1,4 +1,4 @@
-//go:build unix
+//go:build unix && !linux
 
 package campaign
 
@@ -6,4 +6,7 @@ import "syscall"
 
 // lowerPriority gives the worker's process nice 10, so that the front
 // end's window is scheduled first when both want the cores.
-func lowerPriority() { syscall.Setpriority(syscall.PRIO_PROCESS, 0, 10) }
+func lowerPriority() { setNice(10) }
+
+// setNice gives the process the nice value n.
+func setNice(n int) { syscall.Setpriority(syscall.PRIO_PROCESS, 0, n) }

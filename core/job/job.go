@@ -17,6 +17,7 @@ package job
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -48,10 +49,34 @@ const (
 	Repaired Kind = "repaired" // a damaged cache entry or record was set aside and is rebuilt; Err says which
 	Warning  Kind = "warning"  // something the user should know (a file without a checksum, say); Err says what
 	Note     Kind = "note"     // what the runner planned (its memory, say); Err says what
-	// Cancelled: stopped alone (TaskControl.Cancel) and not recorded, so
-	// that a resumed run does it again.
+	// Cancelled: stopped by the user — alone (TaskControl.Cancel), or
+	// with the campaign (its context cancelled with the cause
+	// ErrStoppedByUser) — and not recorded, so that a resumed run does it
+	// again.
 	Cancelled Kind = "cancelled"
-	Done      Kind = "done" // the campaign (or shard) ended
+	// Interrupted: cut short by the campaign's end for another reason
+	// than the user's (a signal, the front end gone), not recorded.
+	Interrupted Kind = "interrupted"
+	Done        Kind = "done" // the campaign (or shard) ended
+)
+
+// ErrStoppedByUser is the cause (context.WithCancelCause) a front end
+// cancels a campaign with when its user asked: the tasks it cuts short
+// are then Cancelled, not Interrupted.
+var ErrStoppedByUser = errors.New("stopped by the user")
+
+// State is what happened to a task, in the words every front end shows it
+// with (the CLI's status, the workbench's task list).
+type State string
+
+// The states of a task.
+const (
+	StateDone        State = "done"
+	StateFailed      State = "failed"
+	StateCancelled   State = "cancelled by you" // not recorded: a launch runs it
+	StateInterrupted State = "interrupted"      // not recorded: a launch runs it
+	StateToRun       State = "to run"           // never started, or started in no launch that said so
+	StateRunning     State = "running"
 )
 
 // Event is the runner's progress.
@@ -159,9 +184,17 @@ func (r *Runner) Execute(ctx context.Context) (failed int, err error) {
 		go func() {
 			defer wg.Done()
 			for t := range queue {
-				rec, alone := r.task(ctx, t)
+				rec, alone, started := r.task(ctx, t)
 				if ctx.Err() != nil {
-					return // cut short by the cancel: not a result
+					if started {
+						// Cut short by the campaign's end: not a result.
+						kind := Interrupted
+						if errors.Is(context.Cause(ctx), ErrStoppedByUser) {
+							kind = Cancelled
+						}
+						r.emit(Event{Kind: kind, Task: t.Label, Key: t.Key})
+					}
+					return
 				}
 				if alone {
 					r.mu.Lock()
@@ -223,16 +256,20 @@ func (r *Runner) emit(e Event) {
 
 // task runs one task and returns its record (with the error, if it
 // failed); alone reports that the task was cancelled by itself
-// (TaskControl), with no record to keep.
-func (r *Runner) task(ctx context.Context, t Task) (rec store.Record, alone bool) {
+// (TaskControl), with no record to keep; started, that it began before
+// the campaign's context ended.
+func (r *Runner) task(ctx context.Context, t Task) (rec store.Record, alone, started bool) {
 	parent := ctx
+	if parent.Err() != nil {
+		return rec, false, false // taken from the queue as the campaign stopped
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if r.Tasks != nil {
 		defer r.Tasks.running(t.Key, cancel)()
 	}
 	rec = r.run(ctx, t)
-	return rec, ctx.Err() != nil && parent.Err() == nil
+	return rec, ctx.Err() != nil && parent.Err() == nil, true
 }
 
 // run runs one task and returns its record.

@@ -398,3 +398,22 @@ type fakeLost struct{}
 
 func (fakeLost) Error() string        { return "worker died" }
 func (fakeLost) Is(target error) bool { return target == engine.ErrWorkerLost }
+
+// A protocol with no parameters set is one setting whether its spec holds
+// no map (a file) or an empty one (the workbench's form): its tasks have
+// one key, so that the records of a run are found from either.
+func TestNoParametersAndEmptyParametersAreOneTask(t *testing.T) {
+	s := &spec.Spec{Datasets: []spec.Dataset{{Ref: "gmm"}}, Model: spec.Model{Arch: "mlp"}, Seeds: []uint64{1}, Post: []string{""},
+		Methods: []spec.Method{{Name: "gradient"}}}
+	keys := func(params map[string]any) string {
+		c := *s
+		c.Protocols = []spec.Protocol{{Name: "deletion", Params: params}}
+		return Plan(&c)[0].Key
+	}
+	if a, b := keys(nil), keys(map[string]any{}); a != b {
+		t.Errorf("deletion with no params keyed %s, with empty params %s", a[:12], b[:12])
+	}
+	if a, b := keys(nil), keys(map[string]any{"samples": 10}); a == b {
+		t.Error("a parameter set does not change the key")
+	}
+}

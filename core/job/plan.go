@@ -40,7 +40,7 @@ func Plan(s *spec.Spec) []Task {
 							label += "+" + post
 						}
 						label += " · " + pr.Name
-						key := store.Key("result", base, ds.TrainSamples, ds.TestSamples, meth.Label(), post, pr.Name, pr.Params, s.Retrain, seed)
+						key := store.Key("result", base, ds.TrainSamples, ds.TestSamples, meth.Label(), post, pr.Name, paramsKey(pr.Params), s.Retrain, seed)
 						if pk := priorKey(ds, pr); pk != "" {
 							key = store.Key("result", key, pk) // a prior's content, not its name, decides
 						}
@@ -54,6 +54,19 @@ func Plan(s *spec.Spec) []Task {
 		}
 	}
 	return tasks
+}
+
+// paramsKey is how a protocol's parameters enter its tasks' keys: none
+// set is one setting however it is held — no map (a spec file's protocol
+// without params) or an empty one (a form with every field at its
+// default) —, so that a run folder's records are found by every front end
+// that holds the same spec (an empty map keyed as {} and a file's nil as
+// null: the workbench counted its own finished Deletion tasks as to run).
+func paramsKey(p map[string]any) map[string]any {
+	if len(p) == 0 {
+		return nil
+	}
+	return p
 }
 
 // Shard is the part of a plan one machine runs: task i belongs to shard

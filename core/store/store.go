@@ -3,7 +3,9 @@
 //
 //	RUN/spec.yaml       the spec, as given
 //	RUN/manifest.json   versions, machine, seeds, shard, start and end (a merge:
-//	                    each merged run's manifest)
+//	                    each merged run's manifest); the launches, each with the
+//	                    estimate it was launched on beside its wall time; the
+//	                    tasks under way, and why a task cut short has no record
 //	RUN/results.jsonl   one Record per finished task, each line carrying
 //	                    its own SHA-256, appended and synced to disk before
 //	                    the next task starts
@@ -107,6 +109,44 @@ type Manifest struct {
 	// joined: which host, CPUs, version, kernel and engine made each
 	// shard's records (Host and CPUs above are then empty).
 	Merged []Manifest `json:"merged_from,omitempty"`
+	// Running are the keys of the tasks under way, written as each
+	// starts and ends: a launch that never wrote its end (its process
+	// killed) interrupted them.
+	Running []string `json:"running,omitempty"`
+	// Stopped are the tasks launches cut short, left without a record,
+	// by key: StoppedByUser (the user cancelled the task or the
+	// campaign) or Interrupted (the campaign ended otherwise: a signal,
+	// its front end gone). A task's record, when it has one, says more.
+	Stopped map[string]string `json:"stopped,omitempty"`
+	// Launches are the launches that ran tasks here, oldest first: the
+	// estimate each was launched on beside the wall time it took.
+	Launches []Launch `json:"launches,omitempty"`
+}
+
+// Why a task was left without a record (Manifest.Stopped).
+const (
+	StoppedByUser = "cancelled by you"
+	Interrupted   = "interrupted"
+)
+
+// Launch is one launch of a campaign on its folder that ran tasks.
+type Launch struct {
+	Started time.Time `json:"started"`
+	Ended   time.Time `json:"ended"`
+	Tasks   int       `json:"tasks"` // tasks it finished or failed
+	// Estimate is the time the estimate shown before the launch gave, in
+	// seconds (0: none was made); Wall the launch's wall time, from the
+	// command's start to its end.
+	Estimate float64 `json:"estimate_s,omitempty"`
+	Wall     float64 `json:"wall_s"`
+}
+
+// Ratio is the launch's estimate over its wall time (0: no estimate).
+func (l Launch) Ratio() float64 {
+	if l.Estimate <= 0 || l.Wall <= 0 {
+		return 0
+	}
+	return l.Estimate / l.Wall
 }
 
 // maxSmallFile bounds what a run folder's spec and manifest may hold.
