@@ -163,6 +163,7 @@ func newEvaluate(s *State) *Evaluate {
 	e.form = wheelScroll(left)
 	s.markIn("evaluate.testcap", e.testCap, "", e.form)
 	s.mark("evaluate.launch", e.launch, "")
+	s.mark("evaluate.stop", e.stop, "")
 	s.mark("evaluate.size", e.size, "")
 	split := container.NewHSplit(container.NewBorder(nil, actions, nil, nil, e.form), right)
 	split.Offset = 0.5
