@@ -193,6 +193,19 @@ func TestNoTextCutAt1280By800(t *testing.T) {
 	if raceEnabled {
 		t.Skip("layout only: the first pass runs it (raceEnabled)")
 	}
+	// The light and dark themes differ in colours only: the same fonts and
+	// sizes, so one walk of the screens measures both.
+	light, dark := variantTheme("light"), variantTheme("dark")
+	for _, n := range []fyne.ThemeSizeName{theme.SizeNameText, theme.SizeNamePadding, theme.SizeNameInnerPadding, theme.SizeNameInlineIcon, theme.SizeNameLineSpacing, theme.SizeNameSubHeadingText, theme.SizeNameCaptionText} {
+		if light.Size(n) != dark.Size(n) {
+			t.Errorf("theme size %s: light %g, dark %g", n, light.Size(n), dark.Size(n))
+		}
+	}
+	for _, st := range []fyne.TextStyle{{}, {Bold: true}, {Monospace: true}} {
+		if light.Font(st) != dark.Font(st) {
+			t.Errorf("the themes' fonts for %+v differ", st)
+		}
+	}
 	wb, loop, _ := newTestWorkbench(t)
 	loop.run(func() { fyne.CurrentApp().Settings().SetTheme(theme.DefaultTheme()) }) // the app's fonts
 	trainMLP(t, wb, loop, 1)

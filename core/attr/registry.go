@@ -109,7 +109,7 @@ func Entries() []Entry {
 		entry("rollout", "Attention Rollout", CategoryTransformer, imageOnly, "",
 			"attention averaged over heads plus the identity, rows normalised, multiplied through the blocks; the class token's row over the patches, upsampled bilinearly (Abnar & Zuidema 2020); vision transformers only",
 			func(s Setup) AttentionRollout { return AttentionRollout{Chunk: s.Chunk} }, nil),
-		entry("gradrollout", "Gradient-weighted Attention Rollout", CategoryTransformer, imageOnly, "",
+		entry("gradrollout", "Gradient × Attention Rollout", CategoryTransformer, imageOnly, "",
 			"per block the heads' mean of (∇A ⊙ A)⁺ for the explained class, R ← R + Ā·R from the identity; the class token's row over the patches, upsampled bilinearly (Chefer et al. 2021, Generic Attention-model Explainability, Eqs. 5–6); vision transformers only",
 			func(s Setup) GradientRollout { return GradientRollout{Chunk: s.Chunk} }, nil),
 		entry("rawattention", "Raw Attention", CategoryTransformer, imageOnly, "",
