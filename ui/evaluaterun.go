@@ -181,7 +181,7 @@ func (e *Evaluate) start(c *campaign.Campaign, trust campaign.Trust) {
 			case stopped && look.done == 0:
 				e.s.status.Info(fmt.Sprintf("campaign %s stopped before a task finished: nothing kept; %s starts it again", s.Name, word))
 			case stopped:
-				e.s.status.Info(fmt.Sprintf("campaign %s stopped; its %s done are kept: %s goes on from them", s.Name, report.Count(look.done, "task"), word))
+				e.s.status.Info(fmt.Sprintf("campaign %s stopped; its %s done %s kept: %s goes on from %s", s.Name, report.Count(look.done, "task"), map[bool]string{true: "is", false: "are"}[look.done == 1], word, map[bool]string{true: "it", false: "them"}[look.done == 1]))
 			case err == nil && cancelled > 0:
 				e.s.status.Info(fmt.Sprintf("campaign %s ended with %s cancelled, not recorded: %s runs them; results so far in %s", s.Name, report.Count(cancelled, "task"), word, dir))
 			case err == nil:
