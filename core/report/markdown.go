@@ -324,6 +324,8 @@ func findingValue(check string, v float64) string {
 		return fmt.Sprintf("r %+.2f", v)
 	case check == "Other protocols":
 		return Count(int(v), "pair") + " flipped"
+	case check == "Methods ranked":
+		return fmt.Sprintf("%.0f", v)
 	}
 	return fmt.Sprintf("%.2f", v)
 }

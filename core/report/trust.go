@@ -189,12 +189,15 @@ func answers(conf Confidence, recs []store.Record) []Answer {
 				fam = g.info.Family
 			}
 			ad := admit(row, fam)
-			a.Admissions = append(a.Admissions, ad)
+			r, ok := conf.Ranking(row.Dataset, row.Protocol)
 			if ad.Admit == Admitted || ad.Admit == AdmittedCaveat {
-				if r, ok := conf.Ranking(row.Dataset, row.Protocol); ok {
+				if few, ok2 := ranksTooFew(ad, r, row); ok2 {
+					ad = few
+				} else if ok {
 					admitted = append(admitted, r)
 				}
 			}
+			a.Admissions = append(a.Admissions, ad)
 		}
 		if methods := a.decide(admitted, conf.Seed); methods != nil {
 			a.answerChecks(admitted, methods, c)
@@ -256,6 +259,23 @@ func admit(row CardRow, fam protocol.Family) Admission {
 		ad.Words += fmt.Sprintf(", perturbed inputs near the data (AUROC %.2f)", row.OOD.Value)
 	}
 	return ad
+}
+
+// ranksTooFew sets aside a setting that ranks fewer than two methods here
+// (a retraining protocol whose retrained models learned nothing ranks
+// none): it cannot order anything, and the methods the answer compares
+// are those every admitted setting ranks.
+func ranksTooFew(ad Admission, r Ranking, row CardRow) (Admission, bool) {
+	n := len(r.rankedOnly().Methods)
+	if n >= 2 {
+		return ad, false
+	}
+	ad.Admit, ad.Check, ad.Value, ad.Threshold = SetAside, "Methods ranked", float64(n), "at least 2"
+	ad.Words = fmt.Sprintf("it ranks %s here", Count(n, "method"))
+	if strings.Contains(row.Random.Words, "retrained models learned") {
+		ad.Words += ": no method's retrained models learned"
+	}
+	return ad, true
 }
 
 // decide fills the answer from the admitted settings' rankings and

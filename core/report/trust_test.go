@@ -201,3 +201,19 @@ func TestTrustCannotAnswerForAModelNearChance(t *testing.T) {
 		t.Errorf("%s: %s", a.Outcome, a.Headline)
 	}
 }
+
+// A setting that ranks fewer than two methods (ROAR whose retrained
+// models learned nothing) is set aside, with the count that decided it,
+// rather than admitted and leaving the answer no method to compare.
+func TestTrustSetsAsideASettingThatRanksTooFew(t *testing.T) {
+	r := Ranking{Methods: []RankedMethod{{Method: "gradient", Weak: true}, {Method: "ig", Weak: true}, {Method: "random", Weak: true}}}
+	row := CardRow{Random: Finding{Words: "no method's retrained models learned in this setting (!)"}}
+	ad, few := ranksTooFew(Admission{Protocol: "ROAR", Admit: AdmittedCaveat}, r, row)
+	if !few || ad.Admit != SetAside || ad.Value != 0 || ad.Words != "it ranks 0 methods here: no method's retrained models learned" {
+		t.Errorf("%v %+v", few, ad)
+	}
+	r.Methods[0].Weak, r.Methods[1].Weak = false, false
+	if _, few := ranksTooFew(Admission{Admit: Admitted}, r, row); few {
+		t.Error("two methods ranked set aside")
+	}
+}
