@@ -17,6 +17,7 @@ import (
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/theme"
 
+	"faithlab/core/attr"
 	"faithlab/core/campaign"
 	"faithlab/core/data"
 	"faithlab/core/engine"
@@ -128,6 +129,17 @@ func (s *State) OnData(fn func()) { s.onData = append(s.onData, fn) }
 
 // OnModel registers fn to run when another model is open.
 func (s *State) OnModel(fn func()) { s.onModel = append(s.onModel, fn) }
+
+// methodsOffered are the methods that explain the open data with the open
+// model (campaign.MethodsFor): the transformer methods only for a model
+// with attention.
+func (s *State) methodsOffered() []attr.Info {
+	var net engine.Network
+	if s.Model != nil && s.Model.Net != nil {
+		net = s.Model.Net
+	}
+	return campaign.MethodsFor(s.Data.Train, net)
+}
 
 // Go runs work in the background with the status bar saying what runs;
 // done gets work's error on the UI goroutine. Errors also go to the status

@@ -79,16 +79,21 @@ func newExplain(s *State) *Explain {
 	}
 	e.methods = widget.NewCheckGroup(names, func([]string) { e.showForms(titles) })
 	e.methods.SetSelected([]string{names[0], names[2]}) // gradient, ig
-	s.OnData(func() {
-		// Only the methods that explain this data are offered.
+	offer := func() {
+		// Only the methods that explain this data with this model are offered.
+		if s.Data == nil {
+			return
+		}
 		var offered []string
-		for _, m := range campaign.MethodsFor(s.Data.Train) {
+		for _, m := range s.methodsOffered() {
 			offered = append(offered, m.Name+" — "+m.Title)
 		}
 		e.methods.Options = offered
 		e.methods.SetSelected(slices.DeleteFunc(slices.Clone(e.methods.Selected), func(l string) bool { return !slices.Contains(offered, l) }))
 		e.methods.Refresh()
-	})
+	}
+	s.OnData(offer)
+	s.OnModel(offer)
 	e.which = widget.NewLabel("Model: " + s.modelName())
 	e.which.Wrapping = fyne.TextWrapWord
 	s.OnModel(e.modelChanged)

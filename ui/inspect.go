@@ -113,9 +113,12 @@ func newInspect(s *State) *Inspect {
 	v.cascade = newCascadeView(s)
 	v.cascade.on.OnChanged = func(bool) { v.cascade.update(v.explained) }
 	v.content = container.NewBorder(top, v.traceBox, nil, nil, container.NewVScroll(container.NewVBox(v.panels, v.manifold.content, v.cascade.content)))
-	s.OnData(func() {
+	offer := func() {
+		if s.Data == nil {
+			return
+		}
 		var offered []string
-		for _, m := range campaign.MethodsFor(s.Data.Train) {
+		for _, m := range s.methodsOffered() {
 			offered = append(offered, m.Name)
 		}
 		v.method.Options = offered
@@ -123,12 +126,17 @@ func newInspect(s *State) *Inspect {
 			v.method.Selected = offered[0]
 		}
 		v.method.Refresh()
+	}
+	s.OnData(func() {
+		offer()
+		v.method.Refresh()
 		v.cur = 0
 		v.index.SetText("0")
 		v.refresh()
 	})
 	s.OnModel(func() {
 		which.SetText("Model: " + s.modelName())
+		offer()
 		v.mapKey = ""
 		v.refresh()
 	})

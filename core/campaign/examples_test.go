@@ -3,10 +3,14 @@ package campaign
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"faithlab/core/data"
+	"faithlab/core/engine"
+	"faithlab/core/engine/gemm"
+	"faithlab/core/model"
 )
 
 // Every example campaign under testdata/campaigns loads and fits its data
@@ -35,6 +39,37 @@ func TestExampleCampaignsLoadAndFitTheirData(t *testing.T) {
 		}
 		if err := c.Applies(); err != nil {
 			t.Errorf("%s: %v", p, err)
+		}
+	}
+}
+
+// The transformer methods are offered for a model with attention to read
+// (a ViT) and not for a convolutional one; without a model, every method
+// of the data's kind is.
+func TestTransformerMethodsOfferedOnlyForAttention(t *testing.T) {
+	ds := &data.Dataset{Shape: []int{3, 32, 32}}
+	names := func(net engine.Network) []string {
+		var out []string
+		for _, m := range MethodsFor(ds, net) {
+			out = append(out, m.Name)
+		}
+		return out
+	}
+	vit, err := model.LoadONNX(filepath.Join("..", "..", "testdata", "onnx", "vit-tiny.op17.onnx"), gemm.Gonum{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cnn, err := model.LoadONNX(filepath.Join("..", "..", "testdata", "onnx", "small.onnx"), gemm.Gonum{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		net  engine.Network
+		want bool
+	}{{"no model", nil, true}, {"vit", vit.Net, true}, {"cnn", cnn.Net, false}} {
+		if got := slices.Contains(names(tc.net), "rollout"); got != tc.want || !slices.Contains(names(tc.net), "gradient") {
+			t.Errorf("%s: rollout offered %v, want %v (%v)", tc.name, got, tc.want, names(tc.net))
 		}
 	}
 }

@@ -21,15 +21,21 @@ import (
 // Methods describes every attribution method (methods.All).
 func Methods() []attr.Info { return methods.All() }
 
-// MethodsFor describes the methods that can explain samples of ds: of its
-// kind of data, and needing no ground truth it lacks (v_λ on any dataset
-// but the Gaussian mixture).
-func MethodsFor(ds *data.Dataset) []attr.Info {
+// MethodsFor describes the methods that can explain samples of ds with
+// net (nil: whatever the model): of its kind of data, needing no ground
+// truth it lacks (v_λ on any dataset but the Gaussian mixture), and, given
+// a network, the transformer methods only where it has attention to read.
+func MethodsFor(ds *data.Dataset, net engine.Network) []attr.Info {
+	attends := false
+	if at, ok := net.(engine.Attentioner); ok {
+		attends = len(at.AttentionLayers()) > 0
+	}
 	var out []attr.Info
 	for _, m := range methods.All() {
-		if m.Applies(ds.Shape, len(ds.Truth) > 0) {
-			out = append(out, m)
+		if !m.Applies(ds.Shape, len(ds.Truth) > 0) || net != nil && m.Category == attr.CategoryTransformer && !attends {
+			continue
 		}
+		out = append(out, m)
 	}
 	return out
 }
