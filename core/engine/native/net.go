@@ -461,6 +461,8 @@ func cloneNodes(ns []node, kern gemm.Kernel) []node {
 		switch nd := nd.(type) {
 		case layer:
 			out[i] = nd.clone(kern)
+		case kernelled:
+			out[i] = nd.onKernel(kern)
 		case junction:
 			out[i] = nd.copy()
 		}

@@ -366,7 +366,7 @@ func (l *softmax) forward(x []float32, n int, _ bool) []float32 {
 				}
 				var s float64
 				for j := range d {
-					e := float32(math.Exp(float64(x[b+j*in] - m)))
+					e := expf(x[b+j*in] - m)
 					y[b+j*in] = e
 					s += float64(e)
 				}
