@@ -450,8 +450,12 @@ func (m *Net) SetRule(r engine.Rule, reference []float32, n int) error {
 // Clone implements engine.Network.
 func (m *Net) Clone() engine.Network {
 	c, _ := newGraph(m.arch, m.shape, m.classes, m.kern, cloneNodes(m.nodes, m.kern), m.from) // same shapes as m: cannot fail
+	// The layers' clones share m's values and gradient buffers: c gets its own.
 	for _, q := range c.paramPtrs() {
-		q.Data = slices.Clone(q.Data) // the layers' clones share m's
+		q.Data = slices.Clone(q.Data)
+		if q.Grad != nil {
+			q.Grad = make([]float32, len(q.Grad))
+		}
 	}
 	c.train, c.cam = m.train, m.cam
 	return c
@@ -475,7 +479,8 @@ func (m *Net) TakeWeights(ws map[string][]float32) error {
 }
 
 // cloneNodes clones every node onto kern; their parameters share the
-// nodes' values (Clone copies them, a replica shares them).
+// nodes' values and gradient buffers (Clone makes its own; a replica reads
+// the values and gets its gradients' slots from Gradient).
 func cloneNodes(ns []node, kern gemm.Kernel) []node {
 	out := make([]node, len(ns))
 	for i, nd := range ns {

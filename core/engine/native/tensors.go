@@ -437,8 +437,8 @@ func (l *layerNorm) tensorShape() []int      { return l.shape }
 func (l *layerNorm) clone(gemm.Kernel) layer {
 	c := &layerNorm{nm: l.nm, i: l.i, shape: l.shape, d: l.d, eps: l.eps,
 		w: newParam(l.w.Name, l.w.Shape), b: newParam(l.b.Name, l.b.Shape)}
-	c.w.Data = l.w.Data
-	c.b.Data = l.b.Data
+	c.w.Data, c.w.Grad = l.w.Data, l.w.Grad
+	c.b.Data, c.b.Grad = l.b.Data, l.b.Grad
 	return c
 }
 
