@@ -291,6 +291,8 @@ type matmul struct {
 	sa, sb     []int
 	m, k, p    int
 	aIdx, bIdx []int // the operands' matrices of each output matrix
+	aOnce      bool  // each of the first operand's matrices read by one output matrix
+	bOnce      bool
 	outS       []int
 	kern       gemm.Kernel
 	y          []float32
@@ -323,6 +325,8 @@ func newMatmul(name string, ins []dims, sa, sb []int, kern gemm.Kernel) (*matmul
 			l.aIdx, l.bIdx = append(l.aIdx, ia+j*la), append(l.bIdx, ib+j*lb)
 		}
 	})
+	l.aOnce = len(l.aIdx)*l.m*l.k == ins[0].size()
+	l.bOnce = len(l.bIdx)*l.k*l.p == ins[1].size()
 	if ra > 2 || rb > 2 {
 		l.outS = slices.Clone(bc.out)
 	}
@@ -336,7 +340,7 @@ func (l *matmul) out() dims               { return vecDims(len(l.aIdx) * l.m * l
 func (l *matmul) params() []*engine.Param { return nil }
 func (l *matmul) tensorShape() []int      { return l.outS }
 func (l *matmul) copy() junction {
-	return &matmul{nm: l.nm, ia: l.ia, ib: l.ib, sa: l.sa, sb: l.sb, m: l.m, k: l.k, p: l.p, aIdx: l.aIdx, bIdx: l.bIdx, outS: l.outS, kern: l.kern}
+	return &matmul{nm: l.nm, ia: l.ia, ib: l.ib, sa: l.sa, sb: l.sb, m: l.m, k: l.k, p: l.p, aIdx: l.aIdx, bIdx: l.bIdx, aOnce: l.aOnce, bOnce: l.bOnce, outS: l.outS, kern: l.kern}
 }
 
 // kernelled is a junction that runs GEMMs, cloned onto a replica's
@@ -371,23 +375,32 @@ func (l *matmul) join(xs [][]float32, n int) []float32 {
 func (l *matmul) split(dy []float32, n int, need []bool) [][]float32 {
 	m, k, p := l.m, l.k, l.p
 	pa, pb, out := l.ia.size(), l.ib.size(), l.out().size()
+	// An operand's matrix read by one output matrix gets its gradient
+	// written (β = 0) rather than cleared and added to.
 	var da, db []float32
+	betaA, betaB := float32(0), float32(0)
 	if need[0] {
 		da = grow(&l.dx[0], n*pa)
-		clear(da)
+		if !l.aOnce {
+			clear(da)
+			betaA = 1
+		}
 	}
 	if need[1] {
 		db = grow(&l.dx[1], n*pb)
-		clear(db)
+		if !l.bOnce {
+			clear(db)
+			betaB = 1
+		}
 	}
 	for s := range n {
 		for j := range l.aIdx {
 			g := dy[s*out+j*m*p:]
 			if da != nil { // dA += dY·Bᵀ
-				l.kern.Sgemm(false, true, m, k, p, 1, g, p, l.xs[1][s*pb+l.bIdx[j]*k*p:], p, 1, da[s*pa+l.aIdx[j]*m*k:], k)
+				l.kern.Sgemm(false, true, m, k, p, 1, g, p, l.xs[1][s*pb+l.bIdx[j]*k*p:], p, betaA, da[s*pa+l.aIdx[j]*m*k:], k)
 			}
 			if db != nil { // dB += Aᵀ·dY
-				l.kern.Sgemm(true, false, k, p, m, 1, l.xs[0][s*pa+l.aIdx[j]*m*k:], k, g, p, 1, db[s*pb+l.bIdx[j]*k*p:], p)
+				l.kern.Sgemm(true, false, k, p, m, 1, l.xs[0][s*pa+l.aIdx[j]*m*k:], k, g, p, betaB, db[s*pb+l.bIdx[j]*k*p:], p)
 			}
 		}
 	}
