@@ -12,7 +12,12 @@ func expf(x float32) float32 {
 	case x < -87.33:
 		return 0
 	}
-	n := float32(math.Floor(float64(x*1.44269504088896341 + 0.5)))
+	// ⌊t⌋ by truncation, the value math.Floor gives, without its call.
+	t := x*1.44269504088896341 + 0.5
+	n := float32(int32(t))
+	if n > t {
+		n--
+	}
 	r := x - n*0.693359375
 	r -= n * -2.12194440e-4
 	z := r * r
@@ -28,7 +33,11 @@ func sigmoid(x float32) float32 { return 1 / (1 + expf(-x)) }
 // to ±4, where erf rounds to ±1 in float32), branchless and several times
 // faster than float64 math.Erf in a transformer's GELU.
 func erff(x float32) float32 {
-	x = min(max(x, -4), 4)
+	if x > 4 { // comparisons rather than min and max: NaN passes as it did
+		x = 4
+	} else if x < -4 {
+		x = -4
+	}
 	z := x * x
 	p := z*-2.72614225801306e-10 + 2.77068142495902e-08
 	p = z*p + -2.10102402082508e-06
