@@ -10,7 +10,7 @@ PKGS_APT := libopenblas0-pthread dataset-fashion-mnist python3-sklearn python3-t
 PKGS_CLUSTER := slurm-wlm munge openssh-server
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps deps-cluster build run test test-cluster reproduce readme-verdicts bench bench-compare bench-resnet bench-campaigns screenshots tour shipped-model package fuzz lint clean prior
+.PHONY: deps deps-cluster build run test test-cluster reproduce readme-verdicts bench bench-compare bench-resnet bench-vit bench-campaigns screenshots tour shipped-model package fuzz lint clean prior
 
 # deps installs the Debian packages the build and the tests need; it does
 # nothing when they are all present.
@@ -99,6 +99,11 @@ bench-compare: build
 # the same weights, three alternating rounds, every round printed.
 bench-resnet: build
 	$(BIN)/faithlab-cli bench-compare --peer testdata/onnx/resnet_peer.py --only resnet --rounds 3
+
+# bench-vit compares torchvision's vit_b_16 at 224×224 (ONNX at opset 14, native engine) with PyTorch
+# on the same threads, batches of 16: logits, and logits with input gradients (testdata/onnx/vit_peer.py).
+bench-vit: build
+	$(BIN)/faithlab-cli bench-compare --peer testdata/onnx/vit_peer.py --only vit --rounds 3
 
 # prior trains the Fashion-MNIST unet-s diffusion prior that resources/priors
 # embeds (about 1.9 MB; its header holds the training record). A killed run

@@ -22,9 +22,9 @@ import (
 func runBench(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print one JSON object per line, as the peer script does")
-	only := fs.String("only", "cnn,unet,road,gemm", "figure groups to run (gemm: the GEMM kernel alone, the ceiling the others are judged against; resnet: ResNet-18 and -50 at 224×224 from --onnx-dir)")
+	only := fs.String("only", "cnn,unet,road,gemm", "figure groups to run (gemm: the GEMM kernel alone, the ceiling the others are judged against; resnet: ResNet-18 and -50 at 224×224 from --onnx-dir; vit: vit_b_16 at 224×224 from --onnx-dir)")
 	quick := fs.Bool("quick", false, "shorter timing windows")
-	onnxDir := fs.String("onnx-dir", "", "the resnet group's models: resnet18.onnx and resnet50.onnx, as testdata/onnx/resnet_peer.py --export DIR writes them")
+	onnxDir := fs.String("onnx-dir", "", "the resnet and vit groups' models: resnet18.onnx and resnet50.onnx, vit_b_16.onnx, as testdata/onnx/resnet_peer.py and vit_peer.py --export DIR write them")
 	engineSetting := engineFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -62,6 +62,14 @@ func benchRun(ctx context.Context, only string, quick bool, onnxDir string, eng 
 			return errors.New("the resnet group reads its models from --onnx-dir (write them with testdata/onnx/resnet_peer.py --export DIR)")
 		}
 		if err := bench.ResNet(ctx, onnxDir, opt, emit); err != nil {
+			return err
+		}
+	}
+	if groups["vit"] {
+		if onnxDir == "" {
+			return errors.New("the vit group reads its model from --onnx-dir (write it with testdata/onnx/vit_peer.py --export DIR)")
+		}
+		if err := bench.ViT(ctx, onnxDir, opt, emit); err != nil {
 			return err
 		}
 	}
@@ -126,9 +134,9 @@ func runBenchCompare(ctx context.Context, args []string) error {
 	}
 	defer eng.Close()
 	onnxDir := ""
-	if slices.Contains(strings.Split(*only, ","), "resnet") {
+	if groups := strings.Split(*only, ","); slices.Contains(groups, "resnet") || slices.Contains(groups, "vit") {
 		// The peer writes the models it times; Faithlab reads them.
-		if onnxDir, err = os.MkdirTemp("", "faithlab-resnet-"); err != nil {
+		if onnxDir, err = os.MkdirTemp("", "faithlab-onnx-"); err != nil {
 			return err
 		}
 		defer os.RemoveAll(onnxDir)

@@ -132,22 +132,24 @@ var measuredPasses sync.Map
 type netSize struct{ explained, training int64 }
 
 // netBytes sizes the campaign's networks on ds. The explained network
-// holds its weights (and an ONNX file's bytes twice: the file read and its
-// graph's weights) and its pass buffers, measured (passBytes) on the
-// native engine. On another engine the passes are the worker's, in its own
-// process (MemoryPlan.Worker), and this one holds the weights three times
-// (the torch engine's mirror: their values, their gradients and what the
-// worker was last sent) and a TorchScript file's bytes, kept to build the
-// module again in a new worker. Training holds the
-// weights, their gradients and Adam's two moments, a gradient slot per
-// piece of a batch, and each core's activations for a piece.
+// holds its weights and their gradient buffers (allocated by the native
+// engine whatever the task: the runtime counts them against its limit,
+// though an attribution never touches them and they stay out of the
+// resident memory) and its pass buffers, measured (passBytes) on the
+// native engine; an ONNX file is mapped while it is read and not held
+// (onnx.ParseFile). On another engine the passes are the worker's, in its
+// own process (MemoryPlan.Worker), and this one holds the weights three
+// times (the torch engine's mirror: their values, their gradients and what
+// the worker was last sent) and a TorchScript file's bytes, kept to build
+// the module again in a new worker. Training holds the weights, their
+// gradients and Adam's two moments, a gradient slot per piece of a batch,
+// and each core's activations for a piece.
 func netBytes(s *spec.Spec, ds *data.Dataset) (netSize, error) {
 	arch := s.Model.Arch
 	var m *model.Model
-	var file int64 // an ONNX file's bytes, held twice
 	if f := s.Model.File; f != "" {
-		st, err := os.Stat(f)
 		if model.IsTorchScript(f) {
+			st, err := os.Stat(f)
 			if err != nil {
 				return netSize{}, err
 			}
@@ -157,9 +159,7 @@ func netBytes(s *spec.Spec, ds *data.Dataset) (netSize, error) {
 			}
 			return netSize{explained: st.Size() + 3*w}, nil
 		}
-		if err == nil && model.IsONNX(f) {
-			file = 2 * st.Size()
-		}
+		var err error
 		if m, err = model.Load(f, gemm.Gonum{}); err != nil {
 			return netSize{}, err
 		}
@@ -176,9 +176,9 @@ func netBytes(s *spec.Spec, ds *data.Dataset) (netSize, error) {
 		params += int64(len(q.Data))
 	}
 	var size netSize
-	size.explained = 4*params + file // an ONNX file's bytes and its graph's weights besides
+	size.explained = 2 * 4 * params // the weights and their gradient buffers
 	if kind, _ := model.EngineKind(s.Engine); kind != "native" {
-		size.explained = 3*4*params + file
+		size.explained = 3 * 4 * params
 	} else {
 		key := fmt.Sprint(s.Model.File, "|", arch, "|", ds.Shape, "|", params, "|", runtime.GOMAXPROCS(0))
 		pass, ok := measuredPasses.Load(key)
@@ -199,18 +199,19 @@ func netBytes(s *spec.Spec, ds *data.Dataset) (netSize, error) {
 
 // passBytes measures the buffers a network keeps for the passes a task runs
 // on it (passes, on a copy), as the heap it grew by, read after a
-// collection before and after: what the engine keeps for its layers, its
-// per-core copies and their pieces. Measured rather than modelled, since
+// collection before and after the passes (the copy's own weights made
+// before): what the engine keeps for its layers, its per-core copies and
+// their pieces. Measured rather than modelled, since
 // those are the engine's own to choose; the same network gives the same
 // figure to a few KiB — to a few tens under load — so a process measures
 // a network once (measuredPasses) and every plan of it is the same.
 func passBytes(net engine.Network) (int64, error) {
 	// Two collections: a sync.Pool's items outlive one (its victim cache).
+	probe := net.Clone()
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	probe := net.Clone()
 	if err := passes(context.Background(), probe); err != nil {
 		return 0, err
 	}

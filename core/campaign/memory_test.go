@@ -26,9 +26,11 @@ retrain: {epochs: 3}
 ` + extra
 }
 
-// near says whether two byte counts of the plan agree to 1 %: the
-// network's pass buffers are measured, to within a few KiB.
-func near(a, b int64) bool { return math.Abs(float64(a-b)) <= 0.01*math.Abs(float64(b)) }
+// near says whether two byte counts of the plan agree to 1 % or 8 KiB:
+// the network's pass buffers are measured, to within a few KiB.
+func near(a, b int64) bool {
+	return math.Abs(float64(a-b)) <= max(0.01*math.Abs(float64(b)), 8<<10)
+}
 
 func planOf(t *testing.T, spec string) MemoryPlan {
 	t.Helper()

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -44,17 +45,21 @@ func LoadONNX(path string, kern gemm.Kernel) (*Model, error) {
 		kern = gemm.Gonum{}
 	}
 	fail := func(err error) (*Model, error) { return nil, fmt.Errorf("load ONNX model %s: %w", path, err) }
-	b, err := data.ReadFileLimit(path, onnx.MaxBytes)
+	// The file is mapped, not read into memory, and hashed as a stream:
+	// its weights are held once (onnx.ParseFile).
+	f, size, err := data.OpenRegular(path, onnx.MaxBytes)
 	if err != nil {
 		return fail(err)
 	}
-	g, err := onnx.Parse(b)
+	defer f.Close()
+	g, err := onnx.ParseFile(f, size)
 	if err != nil {
 		return fail(err)
 	}
 	h := sha256.New()
-	fmt.Fprintf(h, "%d\n", len(b))
-	h.Write(b)
+	if err := hashSized(h, f, size); err != nil {
+		return fail(err)
+	}
 	info := ScriptInfo{InputShape: g.InputShape}
 	for k := range g.Classes {
 		info.Classes = append(info.Classes, strconv.Itoa(k))
@@ -91,7 +96,7 @@ func LoadONNX(path string, kern gemm.Kernel) (*Model, error) {
 		}
 		layers = append([]native.Layer{norm}, layers...)
 	}
-	net, err := (&onnx.Graph{Layers: layers, Weights: g.Weights, InputShape: g.InputShape, Classes: g.Classes}).Build(ONNXArch, kern)
+	net, err := (&onnx.Graph{Layers: layers, Weights: g.Weights, InputShape: g.InputShape, Classes: g.Classes}).BuildMoved(ONNXArch, kern)
 	if err != nil {
 		return fail(err)
 	}
@@ -110,17 +115,31 @@ func LoadONNX(path string, kern gemm.Kernel) (*Model, error) {
 func ONNXDigest(path string) (string, error) {
 	h := sha256.New()
 	for i, p := range []string{path, ScriptInfoPath(path)} {
-		b, err := data.ReadFileLimit(p, onnx.MaxBytes)
+		f, size, err := data.OpenRegular(p, onnx.MaxBytes)
 		if i == 1 && errors.Is(err, os.ErrNotExist) {
 			break
 		}
 		if err != nil {
 			return "", err
 		}
-		fmt.Fprintf(h, "%d\n", len(b))
-		h.Write(b)
+		err = hashSized(h, f, size)
+		f.Close()
+		if err != nil {
+			return "", err
+		}
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// hashSized writes size and f's size bytes, from its start, to h, as a
+// stream: what hashing the bytes read whole wrote.
+func hashSized(h io.Writer, f *os.File, size int64) error {
+	fmt.Fprintf(h, "%d\n", size)
+	n, err := io.Copy(h, io.NewSectionReader(f, 0, size))
+	if err == nil && n != size {
+		err = fmt.Errorf("read %d of %d bytes", n, size)
+	}
+	return err
 }
 
 // ONNXNotice says what a front end should know of an ONNX model it opens

@@ -45,7 +45,7 @@ func (l *batchNorm) clone(gemm.Kernel) layer {
 	c := newBatchNorm(l.nm, l.d)
 	c.eps, c.momentum = l.eps, l.momentum
 	for i, p := range l.params() {
-		copy(c.params()[i].Data, p.Data)
+		c.params()[i].Data, c.params()[i].Grad = p.Data, p.Grad
 	}
 	return c
 }

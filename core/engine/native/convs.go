@@ -47,8 +47,8 @@ func (l *convg) params() []*engine.Param {
 }
 func (l *convg) clone(k gemm.Kernel) layer {
 	c := newConvg(l.nm, l.i, l.o.c, l.w, l.groups, l.noBias, k)
-	copy(c.wt.Data, l.wt.Data)
-	copy(c.b.Data, l.b.Data)
+	c.wt.Data, c.wt.Grad = l.wt.Data, l.wt.Grad
+	c.b.Data, c.b.Grad = l.b.Data, l.b.Grad
 	return c
 }
 
@@ -226,8 +226,8 @@ func (l *depthwise) params() []*engine.Param {
 }
 func (l *depthwise) clone(gemm.Kernel) layer {
 	c := newDepthwise(l.nm, l.i, l.w, l.noBias)
-	copy(c.wt.Data, l.wt.Data)
-	copy(c.b.Data, l.b.Data)
+	c.wt.Data, c.wt.Grad = l.wt.Data, l.wt.Grad
+	c.b.Data, c.b.Grad = l.b.Data, l.b.Grad
 	return c
 }
 

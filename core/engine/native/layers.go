@@ -88,8 +88,8 @@ func (l *conv2d) pointwise() bool { return l.k == 1 && l.stride == 1 && l.pad ==
 func (l *conv2d) clone(k gemm.Kernel) layer {
 	c := newConv2d(l.nm, l.i, l.o.c, l.k, l.stride, l.pad, k)
 	c.noBias = l.noBias
-	copy(c.w.Data, l.w.Data)
-	copy(c.b.Data, l.b.Data)
+	c.w.Data, c.w.Grad = l.w.Data, l.w.Grad
+	c.b.Data, c.b.Grad = l.b.Data, l.b.Grad
 	return c
 }
 
@@ -423,8 +423,8 @@ func (l *linear) out() dims               { return l.o }
 func (l *linear) params() []*engine.Param { return []*engine.Param{&l.w, &l.b} }
 func (l *linear) clone(k gemm.Kernel) layer {
 	c := newLinear(l.nm, l.i.c, l.o.c, k)
-	copy(c.w.Data, l.w.Data)
-	copy(c.b.Data, l.b.Data)
+	c.w.Data, c.w.Grad = l.w.Data, l.w.Grad
+	c.b.Data, c.b.Grad = l.b.Data, l.b.Grad
 	return c
 }
 

@@ -450,17 +450,45 @@ func (m *Net) SetRule(r engine.Rule, reference []float32, n int) error {
 // Clone implements engine.Network.
 func (m *Net) Clone() engine.Network {
 	c, _ := newGraph(m.arch, m.shape, m.classes, m.kern, cloneNodes(m.nodes, m.kern), m.from) // same shapes as m: cannot fail
+	// The layers' clones share m's values and gradient buffers: c gets its own.
+	for _, q := range c.paramPtrs() {
+		q.Data = slices.Clone(q.Data)
+		if q.Grad != nil {
+			q.Grad = make([]float32, len(q.Grad))
+		}
+	}
 	c.train, c.cam = m.train, m.cam
 	return c
 }
 
-// cloneNodes clones every node onto kern.
+// TakeWeights makes the parameters named in ws those slices themselves,
+// not copies (an importer's weights, decoded once): the network owns them
+// afterwards, and the caller must not write to them. Every parameter must
+// be named, with its number of values.
+func (m *Net) TakeWeights(ws map[string][]float32) error {
+	ps := m.paramPtrs()
+	for _, q := range ps {
+		if w, ok := ws[q.Name]; !ok || len(w) != len(q.Data) {
+			return fmt.Errorf("%s: no weights for %s of shape %v", m.arch, q.Name, q.Shape)
+		}
+	}
+	for _, q := range ps {
+		q.Data = ws[q.Name]
+	}
+	return nil
+}
+
+// cloneNodes clones every node onto kern; their parameters share the
+// nodes' values and gradient buffers (Clone makes its own; a replica reads
+// the values and gets its gradients' slots from Gradient).
 func cloneNodes(ns []node, kern gemm.Kernel) []node {
 	out := make([]node, len(ns))
 	for i, nd := range ns {
 		switch nd := nd.(type) {
 		case layer:
 			out[i] = nd.clone(kern)
+		case kernelled:
+			out[i] = nd.onKernel(kern)
 		case junction:
 			out[i] = nd.copy()
 		}

@@ -2,7 +2,6 @@ package native
 
 import (
 	"fmt"
-	"math"
 	"slices"
 
 	"faithlab/core/engine"
@@ -16,10 +15,15 @@ import (
 
 // broadcast is how two per-sample shapes, aligned on their last axes,
 // combine: the output's shape and each operand's strides along it (0
-// where the operand has one value along an axis the output has more of).
+// where the operand has one value along an axis the output has more of);
+// runs, ra and rb are the same with adjacent axes merged where both
+// operands allow (coalesce), which the arithmetic walks.
 type broadcast struct {
-	out    []int
-	sa, sb []int
+	out          []int
+	sa, sb       []int
+	runs         []int
+	ra, rb       []int
+	fullA, fullB bool // the operand has the output's shape
 }
 
 func newBroadcast(a, b []int) (broadcast, error) {
@@ -43,87 +47,64 @@ func newBroadcast(a, b []int) (broadcast, error) {
 	if r == 0 || r > maxTensorRank {
 		return bc, fmt.Errorf("shapes %v and %v: 1 to %d dimensions", a, b, maxTensorRank)
 	}
+	bc.runs, bc.ra, bc.rb = coalesce(bc.out, bc.sa, bc.sb)
+	bc.fullA, bc.fullB = prod(a) == prod(bc.out), prod(b) == prod(bc.out)
 	return bc, nil
 }
 
 // each calls f for every run of the output's last axis: its offset in
 // the output and in each operand (one sample's, from 0).
-func (bc broadcast) each(f func(o, ia, ib int)) {
-	r := len(bc.out)
-	last := bc.out[r-1]
+func (bc broadcast) each(f func(o, ia, ib int)) { eachRun(bc.out, bc.sa, bc.sb, f) }
+
+// eachRun is each over the axes out, walked at strides sa and sb.
+func eachRun(out, sa, sb []int, f func(o, ia, ib int)) {
+	r := len(out)
+	last := out[r-1]
 	var idx [maxTensorRank]int
 	ia, ib := 0, 0
-	for o := 0; o < prod(bc.out); o += last {
+	total := prod(out)
+	for o := 0; o < total; o += last {
 		f(o, ia, ib)
 		for a := r - 2; a >= 0; a-- {
 			idx[a]++
-			ia += bc.sa[a]
-			ib += bc.sb[a]
-			if idx[a] < bc.out[a] {
+			ia += sa[a]
+			ib += sb[a]
+			if idx[a] < out[a] {
 				break
 			}
-			ia -= bc.sa[a] * bc.out[a]
-			ib -= bc.sb[a] * bc.out[a]
+			ia -= sa[a] * out[a]
+			ib -= sb[a] * out[a]
 			idx[a] = 0
 		}
 	}
 }
 
-// apply computes y = a op b over one sample, and with grads the operands'
-// gradients added into da, db (nil: not wanted) from dy.
+// apply computes y = a op b over one sample.
 func (bc broadcast) apply(fn string, y, a, b []float32) {
-	r := len(bc.out)
-	last, la, lb := bc.out[r-1], bc.sa[r-1], bc.sb[r-1]
-	bc.each(func(o, ia, ib int) {
-		for j := range last {
-			p, q := a[ia+j*la], b[ib+j*lb]
-			var v float32
-			switch fn {
-			case "add":
-				v = p + q
-			case "sub":
-				v = p - q
-			case "mul":
-				v = p * q
-			case "div":
-				v = p / q
-			case "pow":
-				v = float32(math.Pow(float64(p), float64(q)))
-			}
-			y[o+j] = v
-		}
+	r := len(bc.runs)
+	last, la, lb := bc.runs[r-1], bc.ra[r-1], bc.rb[r-1]
+	eachRun(bc.runs, bc.ra, bc.rb, func(o, ia, ib int) {
+		runOp(fn, y[o:o+last], a[ia:], la, b[ib:], lb)
 	})
 }
 
-func (bc broadcast) grads(fn string, dy, a, b, da, db []float32) {
-	r := len(bc.out)
-	last, la, lb := bc.out[r-1], bc.sa[r-1], bc.sb[r-1]
-	bc.each(func(o, ia, ib int) {
-		for j := range last {
-			g, p, q := dy[o+j], a[ia+j*la], b[ib+j*lb]
-			var gp, gq float32
-			switch fn {
-			case "add":
-				gp, gq = g, g
-			case "sub":
-				gp, gq = g, -g
-			case "mul":
-				gp, gq = g*q, g*p
-			case "div":
-				gp, gq = g/q, -g*p/(q*q)
-			case "pow":
-				gp = float32(float64(g) * float64(q) * math.Pow(float64(p), float64(q)-1))
-				if p > 0 {
-					gq = float32(float64(g) * math.Pow(float64(p), float64(q)) * math.Log(float64(p)))
-				}
-			}
-			if da != nil {
-				da[ia+j*la] += gp
-			}
-			if db != nil {
-				db[ib+j*lb] += gq
-			}
+// grads adds the operands' gradients into da, db (nil: not wanted) from
+// dy over one sample; where an operand has the output's shape and setA
+// (setB) says its gradient holds zeros, each of its values is written
+// once instead.
+func (bc broadcast) grads(fn string, dy, a, b, da, db []float32, setA bool) {
+	r := len(bc.runs)
+	last, la, lb := bc.runs[r-1], bc.ra[r-1], bc.rb[r-1]
+	setA = setA && bc.fullA
+	eachRun(bc.runs, bc.ra, bc.rb, func(o, ia, ib int) {
+		var ga, gb []float32
+		if da != nil {
+			ga = da[ia:]
 		}
+		if db != nil {
+			gb = db[ib:]
+		}
+		runGrad(fn, dy[o:o+last], a[ia:], la, b[ib:], lb, ga, gb, setA)
 	})
 }
 
@@ -189,7 +170,9 @@ func (l *elementwise) split(dy []float32, n int, need []bool) [][]float32 {
 	var da, db []float32
 	if need[0] {
 		da = grow(&l.dx[0], n*pa)
-		clear(da)
+		if !l.bc.fullA {
+			clear(da)
+		}
 	}
 	if need[1] {
 		db = grow(&l.dx[1], n*pb)
@@ -204,7 +187,7 @@ func (l *elementwise) split(dy []float32, n int, need []bool) [][]float32 {
 			if db != nil {
 				b = db[s*pb : (s+1)*pb]
 			}
-			l.bc.grads(l.fn, dy[s*out:(s+1)*out], l.xs[0][s*pa:(s+1)*pa], l.xs[1][s*pb:(s+1)*pb], a, b)
+			l.bc.grads(l.fn, dy[s*out:(s+1)*out], l.xs[0][s*pa:(s+1)*pa], l.xs[1][s*pb:(s+1)*pb], a, b, true)
 		}
 	})
 	return [][]float32{da, db}
@@ -282,14 +265,16 @@ func (l *arith) backward(dy []float32, n int, needDX, _ bool) []float32 {
 	}
 	per := l.i.size()
 	dx := grow(&l.dx, n*per)
-	clear(dx)
+	if l.swap {
+		clear(dx)
+	}
 	parallel(n, func(lo, hi int) {
 		for s := lo; s < hi; s++ {
 			xs, d, g := l.x[s*per:(s+1)*per], dx[s*per:(s+1)*per], dy[s*per:(s+1)*per]
 			if l.swap {
-				l.bc.grads(l.fn, g, l.c, xs, nil, d)
+				l.bc.grads(l.fn, g, l.c, xs, nil, d, false)
 			} else {
-				l.bc.grads(l.fn, g, xs, l.c, d, nil)
+				l.bc.grads(l.fn, g, xs, l.c, d, nil, true) // x has the output's shape: each value written once
 			}
 		}
 	})
@@ -306,6 +291,8 @@ type matmul struct {
 	sa, sb     []int
 	m, k, p    int
 	aIdx, bIdx []int // the operands' matrices of each output matrix
+	aOnce      bool  // each of the first operand's matrices read by one output matrix
+	bOnce      bool
 	outS       []int
 	kern       gemm.Kernel
 	y          []float32
@@ -338,6 +325,8 @@ func newMatmul(name string, ins []dims, sa, sb []int, kern gemm.Kernel) (*matmul
 			l.aIdx, l.bIdx = append(l.aIdx, ia+j*la), append(l.bIdx, ib+j*lb)
 		}
 	})
+	l.aOnce = len(l.aIdx)*l.m*l.k == ins[0].size()
+	l.bOnce = len(l.bIdx)*l.k*l.p == ins[1].size()
 	if ra > 2 || rb > 2 {
 		l.outS = slices.Clone(bc.out)
 	}
@@ -351,7 +340,21 @@ func (l *matmul) out() dims               { return vecDims(len(l.aIdx) * l.m * l
 func (l *matmul) params() []*engine.Param { return nil }
 func (l *matmul) tensorShape() []int      { return l.outS }
 func (l *matmul) copy() junction {
-	return &matmul{nm: l.nm, ia: l.ia, ib: l.ib, sa: l.sa, sb: l.sb, m: l.m, k: l.k, p: l.p, aIdx: l.aIdx, bIdx: l.bIdx, outS: l.outS, kern: l.kern}
+	return &matmul{nm: l.nm, ia: l.ia, ib: l.ib, sa: l.sa, sb: l.sb, m: l.m, k: l.k, p: l.p, aIdx: l.aIdx, bIdx: l.bIdx, aOnce: l.aOnce, bOnce: l.bOnce, outS: l.outS, kern: l.kern}
+}
+
+// kernelled is a junction that runs GEMMs, cloned onto a replica's
+// kernel (cloneNodes): a single-threaded one where the replicas share the
+// cores.
+type kernelled interface {
+	junction
+	onKernel(gemm.Kernel) junction
+}
+
+func (l *matmul) onKernel(k gemm.Kernel) junction {
+	c := l.copy().(*matmul)
+	c.kern = k
+	return c
 }
 
 func (l *matmul) join(xs [][]float32, n int) []float32 {
@@ -372,23 +375,32 @@ func (l *matmul) join(xs [][]float32, n int) []float32 {
 func (l *matmul) split(dy []float32, n int, need []bool) [][]float32 {
 	m, k, p := l.m, l.k, l.p
 	pa, pb, out := l.ia.size(), l.ib.size(), l.out().size()
+	// An operand's matrix read by one output matrix gets its gradient
+	// written (β = 0) rather than cleared and added to.
 	var da, db []float32
+	betaA, betaB := float32(0), float32(0)
 	if need[0] {
 		da = grow(&l.dx[0], n*pa)
-		clear(da)
+		if !l.aOnce {
+			clear(da)
+			betaA = 1
+		}
 	}
 	if need[1] {
 		db = grow(&l.dx[1], n*pb)
-		clear(db)
+		if !l.bOnce {
+			clear(db)
+			betaB = 1
+		}
 	}
 	for s := range n {
 		for j := range l.aIdx {
 			g := dy[s*out+j*m*p:]
 			if da != nil { // dA += dY·Bᵀ
-				l.kern.Sgemm(false, true, m, k, p, 1, g, p, l.xs[1][s*pb+l.bIdx[j]*k*p:], p, 1, da[s*pa+l.aIdx[j]*m*k:], k)
+				l.kern.Sgemm(false, true, m, k, p, 1, g, p, l.xs[1][s*pb+l.bIdx[j]*k*p:], p, betaA, da[s*pa+l.aIdx[j]*m*k:], k)
 			}
 			if db != nil { // dB += Aᵀ·dY
-				l.kern.Sgemm(true, false, k, p, m, 1, l.xs[0][s*pa+l.aIdx[j]*m*k:], k, g, p, 1, db[s*pb+l.bIdx[j]*k*p:], p)
+				l.kern.Sgemm(true, false, k, p, m, 1, l.xs[0][s*pa+l.aIdx[j]*m*k:], k, g, p, betaB, db[s*pb+l.bIdx[j]*k*p:], p)
 			}
 		}
 	}

@@ -31,6 +31,13 @@ func (s Layer) tensorLayer(in dims, kern gemm.Kernel) (nd node, ok bool, err err
 		if err = checkShape(s.Op, s.Name, s.Shape, in); err == nil {
 			nd = &unary{nm: s.Name, fn: s.Op, i: in, shape: slices.Clone(s.Shape)}
 		}
+	case "gelu":
+		if err = checkShape(s.Op, s.Name, s.Shape, in); err == nil && !(s.Alpha > 0) {
+			err = fmt.Errorf("gelu layer %s dividing by %g", s.Name, s.Alpha)
+		}
+		if err == nil {
+			nd = &gelu{nm: s.Name, i: in, shape: slices.Clone(s.Shape), div: s.Alpha}
+		}
 	case "reducemean":
 		lo, hi := s.axes()
 		nd, err = newReduceMean(s.Name, in, s.Shape, lo, hi)
@@ -129,7 +136,7 @@ func (l *unary) forward(x []float32, n int, _ bool) []float32 {
 			v := float64(x[i])
 			switch l.fn {
 			case "erf":
-				y[i] = float32(math.Erf(v))
+				y[i] = erff(x[i])
 			case "sqrt":
 				y[i] = float32(math.Sqrt(v))
 			case "tanh":
@@ -151,14 +158,68 @@ func (l *unary) backward(dy []float32, n int, needDX, _ bool) []float32 {
 			var g float64
 			switch l.fn {
 			case "erf":
-				v := float64(x[i])
-				g = 2 / math.SqrtPi * math.Exp(-v*v)
+				g = float64(2 / math.SqrtPi * expf(-x[i]*x[i]))
 			case "sqrt":
 				g = 0.5 / float64(y[i])
 			case "tanh":
 				g = 1 - float64(y[i])*float64(y[i])
 			}
 			dx[i] = float32(float64(dy[i]) * g)
+		}
+	})
+	return dx
+}
+
+// ---- GELU, as exporters write it ----
+
+// gelu is x·(erf(x/div) + 1)·0.5 (div: √2), the Div, Erf, Add, Mul and Mul
+// PyTorch exports nn.GELU as, in one pass: each value and each gradient
+// the same float32 operations in the same order as those five layers
+// (the gradient of x the product's share plus the quotient's, as the
+// network adds a node's readers), without their four buffers.
+type gelu struct {
+	nm       string
+	i        dims
+	shape    []int
+	div      float32
+	x, y, dx []float32
+}
+
+func (l *gelu) name() string            { return l.nm }
+func (l *gelu) in() dims                { return l.i }
+func (l *gelu) out() dims               { return vecDims(l.i.size()) }
+func (l *gelu) params() []*engine.Param { return nil }
+func (l *gelu) tensorShape() []int      { return l.shape }
+func (l *gelu) clone(gemm.Kernel) layer { return &gelu{nm: l.nm, i: l.i, shape: l.shape, div: l.div} }
+
+func (l *gelu) forward(x []float32, n int, _ bool) []float32 {
+	l.x = x
+	y := grow(&l.y, len(x))
+	c := l.div
+	parallel(len(x), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			v := x[i]
+			y[i] = v * (erff(v/c) + 1) * 0.5
+		}
+	})
+	return y
+}
+
+func (l *gelu) backward(dy []float32, n int, needDX, _ bool) []float32 {
+	if !needDX {
+		return nil
+	}
+	dx := grow(&l.dx, len(dy))
+	x, c := l.x, l.div
+	parallel(len(dy), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			v := x[i]
+			u := v / c
+			g := 0 + dy[i]*0.5                         // through the product by 0.5
+			ge := 0 + g*v                              // to erf(u) + 1
+			d := float32(2 / math.SqrtPi * expf(-u*u)) // erf′(u), as unary's
+			du := 0 + float32(float64(ge)*float64(d))/c
+			dx[i] = g*(erff(u)+1) + du
 		}
 	})
 	return dx

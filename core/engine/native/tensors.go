@@ -357,6 +357,12 @@ func (l *softmax) forward(x []float32, n int, _ bool) []float32 {
 	rows := n * l.outer
 	d, in := l.d, l.inner
 	parallel(rows, func(lo, hi int) {
+		if in == 1 { // rows in a run: the same operations, indexed without strides
+			for r := lo; r < hi; r++ {
+				softmaxRow(y[r*d:(r+1)*d], x[r*d:(r+1)*d])
+			}
+			return
+		}
 		for r := lo; r < hi; r++ {
 			for i := range in {
 				b := r*d*in + i
@@ -366,7 +372,7 @@ func (l *softmax) forward(x []float32, n int, _ bool) []float32 {
 				}
 				var s float64
 				for j := range d {
-					e := float32(math.Exp(float64(x[b+j*in] - m)))
+					e := expf(x[b+j*in] - m)
 					y[b+j*in] = e
 					s += float64(e)
 				}
@@ -378,6 +384,32 @@ func (l *softmax) forward(x []float32, n int, _ bool) []float32 {
 		}
 	})
 	return y
+}
+
+// softmaxRow is the softmax of one contiguous row x into y, as the
+// strided loop computes it.
+func softmaxRow(y, x []float32) {
+	y = y[:len(x)]
+	// The maximum in four lanes (the same value in any order).
+	m0, m1, m2, m3 := float32(math.Inf(-1)), float32(math.Inf(-1)), float32(math.Inf(-1)), float32(math.Inf(-1))
+	j := 0
+	for ; j+4 <= len(x); j += 4 {
+		m0, m1, m2, m3 = max(m0, x[j]), max(m1, x[j+1]), max(m2, x[j+2]), max(m3, x[j+3])
+	}
+	for ; j < len(x); j++ {
+		m0 = max(m0, x[j])
+	}
+	m := max(max(m0, m1), max(m2, m3))
+	var s float64
+	for j, v := range x {
+		e := expf(v - m)
+		y[j] = e
+		s += float64(e)
+	}
+	inv := float32(1 / s)
+	for j := range y {
+		y[j] *= inv
+	}
 }
 
 func (l *softmax) backward(dy []float32, n int, needDX, _ bool) []float32 {
@@ -437,8 +469,8 @@ func (l *layerNorm) tensorShape() []int      { return l.shape }
 func (l *layerNorm) clone(gemm.Kernel) layer {
 	c := &layerNorm{nm: l.nm, i: l.i, shape: l.shape, d: l.d, eps: l.eps,
 		w: newParam(l.w.Name, l.w.Shape), b: newParam(l.b.Name, l.b.Shape)}
-	copy(c.w.Data, l.w.Data)
-	copy(c.b.Data, l.b.Data)
+	c.w.Data, c.w.Grad = l.w.Data, l.w.Grad
+	c.b.Data, c.b.Grad = l.b.Data, l.b.Grad
 	return c
 }
 

@@ -326,8 +326,8 @@ func (l *winoLayer) in() dims     { return l.i }
 
 func (l *winoLayer) clone(k gemm.Kernel) layer {
 	c := newWinoLayer(l.nm, l.i, l.cout, l.pad, k)
-	copy(c.wt.Data, l.wt.Data)
-	copy(c.b.Data, l.b.Data)
+	c.wt.Data, c.wt.Grad = l.wt.Data, l.wt.Grad
+	c.b.Data, c.b.Grad = l.b.Data, l.b.Grad
 	return c
 }
 

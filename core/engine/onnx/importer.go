@@ -291,27 +291,6 @@ func (im *importer) order(gr *graph, input string) ([]*node, error) {
 	return nodes, nil
 }
 
-// fuseSiLU finds the products x·σ(x) whose σ(x) nothing else reads:
-// PyTorch exports SiLU (Swish) as a Sigmoid and a Mul.
-func (im *importer) fuseSiLU(nodes []*node) {
-	sig := map[string]*node{}
-	for _, n := range nodes {
-		if n.op == "Sigmoid" && len(n.inputs) == 1 {
-			sig[n.outputs[0]] = n
-		}
-		if n.op != "Mul" || len(n.inputs) != 2 {
-			continue
-		}
-		for k, x := range n.inputs {
-			s, ok := sig[x]
-			if ok && s.inputs[0] == n.inputs[1-k] && im.readers[x] == 1 {
-				im.silu[n], im.skip[s] = s.inputs[0], true
-				break
-			}
-		}
-	}
-}
-
 // finish checks the output and makes the first layer the input's only
 // reader.
 func (im *importer) finish(input string, declared []int) error {
@@ -339,6 +318,7 @@ func (im *importer) finish(input string, declared []int) error {
 	g.Classes = s.c
 	im.markAttention()
 	im.rename()
+	fuseGELU(g)
 	switch {
 	case g.NHWC:
 		g.InputShape = []int{declared[2], declared[0], declared[1]}

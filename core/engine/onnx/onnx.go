@@ -89,7 +89,11 @@ type Graph struct {
 }
 
 // Parse reads an ONNX model's bytes.
-func Parse(b []byte) (*Graph, error) {
+func Parse(b []byte) (*Graph, error) { return parse(b, nil) }
+
+// parse is Parse, telling drop of each weight's bytes once they are
+// decoded.
+func parse(b []byte, drop func([]byte)) (*Graph, error) {
 	m, err := parseModel(b)
 	if err != nil {
 		return nil, fmt.Errorf("not a readable ONNX model (truncated or another kind of file?): %w", err)
@@ -109,13 +113,32 @@ func Parse(b []byte) (*Graph, error) {
 	if g.Opset < MinOpset || g.Opset > MaxOpset {
 		return nil, fmt.Errorf("opset %d: Faithlab reads ONNX opsets %d to %d (export again with another opset_version)", g.Opset, MinOpset, MaxOpset)
 	}
+	for i := range m.graph.initializers {
+		m.graph.initializers[i].drop = drop
+	}
 	if err := g.read(&m.graph, len(b)); err != nil {
 		return nil, err
 	}
 	return g, nil
 }
 
-// Build returns the native network of the graph with the file's weights.
+// BuildMoved is Build for a graph built once: the network takes the
+// weights themselves rather than copies, and g.Weights is empty
+// afterwards, so that a model's weights are held once (Build copies them).
+func (g *Graph) BuildMoved(arch string, kern gemm.Kernel) (*native.Net, error) {
+	net, err := native.Compose(arch, g.InputShape, g.Classes, kern, g.Layers)
+	if err != nil {
+		return nil, err
+	}
+	if err := net.TakeWeights(g.Weights); err != nil {
+		return nil, err
+	}
+	clear(g.Weights)
+	return net, nil
+}
+
+// Build returns the native network of the graph with a copy of the
+// file's weights.
 func (g *Graph) Build(arch string, kern gemm.Kernel) (*native.Net, error) {
 	net, err := native.Compose(arch, g.InputShape, g.Classes, kern, g.Layers)
 	if err != nil {

@@ -84,6 +84,9 @@ type tensor struct {
 	ints64   []int64
 	ints32   []int64
 	external bool
+	// drop, where set, is told of raw bytes decoded, which the reader
+	// may then give back (ParseFile: a mapped file's pages).
+	drop func([]byte)
 }
 
 // Data types of TensorProto.
@@ -414,6 +417,10 @@ func (t *tensor) count() (int, error) {
 	return n, nil
 }
 
+// dropChunk is how many values values() decodes before it tells drop:
+// 4 MiB of a file's bytes held at a time.
+const dropChunk = 1 << 20
+
 // floats32 returns t's values as float32, after checking that the data it
 // holds is what its shape declares.
 func (t *tensor) values() ([]float32, error) {
@@ -437,8 +444,14 @@ func (t *tensor) values() ([]float32, error) {
 				return nil, cmpErr(err, fmt.Errorf("tensor %q: %d raw bytes of float32", t.name, len(t.raw)))
 			}
 			out := make([]float32, n)
-			for i := range out {
-				out[i] = math.Float32frombits(binary.LittleEndian.Uint32(t.raw[4*i:]))
+			for lo := 0; lo < n; lo += dropChunk {
+				hi := min(lo+dropChunk, n)
+				for i := lo; i < hi; i++ {
+					out[i] = math.Float32frombits(binary.LittleEndian.Uint32(t.raw[4*i:]))
+				}
+				if t.drop != nil {
+					t.drop(t.raw[4*lo : 4*hi])
+				}
 			}
 			return out, nil
 		}
