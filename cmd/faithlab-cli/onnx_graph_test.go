@@ -66,7 +66,8 @@ func copyFixture(t *testing.T, dir, name string) string {
 // description names and on one --layer names), DeepLIFT and Grad-CAM on a
 // DenseNet (Concat) and an EfficientNet (squeeze-and-excitation Mul,
 // SiLU), v_λ on a tabular graph with a residual Add (it needs gmm's known
-// truth); and a ROAD campaign retrains the ResNet from fresh weights.
+// truth), the transformer methods on a small ViT; and a ROAD campaign
+// retrains the ResNet from fresh weights.
 func TestEveryMethodRunsOnImportedGraphs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every method and a retraining campaign")
@@ -138,6 +139,16 @@ func TestEveryMethodRunsOnImportedGraphs(t *testing.T) {
 			args = append(args, "--lambda", "0.5")
 		}
 		attribute(tab, m, filepath.Join(dir, "tab-"+m+".npy"), 2, args...)
+		ran[m] = true
+	}
+	// The transformer methods on a vision transformer (a small torchvision
+	// VisionTransformer at 32×32), with the same 10-class description.
+	vit := copyFixture(t, dir, "vit-tiny.op17.onnx")
+	if err := os.WriteFile(vit+".json", []byte(`{"input_shape": [3, 32, 32], "classes": `+classes+`}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"rollout", "gradrollout", "rawattention", "gradient"} {
+		attribute(vit, m, filepath.Join(dir, "vit-"+m+".npy"), 2, imageArgs...)
 		ran[m] = true
 	}
 	for _, m := range campaign.Methods() {
