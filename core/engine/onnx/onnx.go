@@ -23,7 +23,8 @@
 // (tensors.go): each sample's values apart, the batch on whatever axis the
 // exporter moves it to and shared with heads or tokens, so that Reshape,
 // Squeeze, Unsqueeze and Transpose of the batch are views; batched MatMul,
-// Softmax, LayerNormalization and its decomposition, Erf, Gather, Slice,
+// Softmax, LayerNormalization and its decomposition, Erf (nn.GELU's five
+// exported nodes read as one layer: fuse.go), Gather, Slice,
 // Concat, Expand over the batch and broadcasting arithmetic become native
 // tensor layers, and each block's attention probabilities are marked
 // (engine.Attentioner). A reshape that would mix samples is refused. Layers
@@ -39,7 +40,11 @@
 // bytes it holds before anything is converted, and every constant folded
 // at import against the caps of one node and of the file before it is
 // built (consts.go): a file of a few KB is refused in milliseconds, never
-// after building gigabytes. No gorgonia: the native engine runs the layers.
+// after building gigabytes. ParseFile reads a file without holding its
+// bytes (mapped, each weight's pages given back once decoded) and
+// BuildMoved hands the network the decoded weights themselves, so that an
+// opened model holds its weights once. No gorgonia: the native engine runs
+// the layers.
 package onnx
 
 import (
