@@ -95,6 +95,12 @@ func fuseGELU(g *Graph) {
 	if len(drop) == 0 {
 		return
 	}
+	g.Layers = without(ls, drop, rename)
+}
+
+// without is ls less the layers in drop, their readers reading rename's
+// names.
+func without(ls []native.Layer, drop map[string]bool, rename map[string]string) []native.Layer {
 	out := ls[:0]
 	for _, l := range ls {
 		if drop[l.Name] {
@@ -107,7 +113,7 @@ func fuseGELU(g *Graph) {
 		}
 		out = append(out, l)
 	}
-	g.Layers = out
+	return out
 }
 
 // next finds the first layer after i of kind op that reads name.
@@ -118,4 +124,86 @@ func next(ls []native.Layer, i int, name, op string) (native.Layer, bool) {
 		}
 	}
 	return native.Layer{}, false
+}
+
+// fuseLayerNorm replaces the layers an exporter writes for nn.LayerNorm
+// before opset 17 — the mean over the last axis, x − mean, its square, the
+// mean of that, + ε, √, the quotient, · weight, + bias, each intermediate
+// read only within them — by one "layernorm" layer over that axis with
+// the weight and bias as its parameters, named for its module (ln_1) where
+// that name is free: one pass that sums in float64 as LayerNormalization's
+// does (values within float32 rounding of the nine layers'), where the
+// nine made eleven passes through memory.
+func fuseLayerNorm(g *Graph) {
+	ls := g.Layers
+	readers, at := map[string]int{}, map[string]int{}
+	for i, l := range ls {
+		at[l.Name] = i
+		for _, x := range l.In {
+			readers[x]++
+		}
+	}
+	once := func(l native.Layer) bool { return readers[l.Name] == 1 }
+	scalar := func(l native.Layer, fn string) bool {
+		return l.Op == "arith" && l.Fn == fn && !l.Swap && len(l.Value) == 1
+	}
+	drop, rename := map[string]bool{}, map[string]string{}
+	for i, mean := range ls {
+		r := len(mean.Shape)
+		if mean.Op != "reducemean" || len(mean.In) != 1 || r == 0 || mean.Axis != r-1 || mean.AxisEnd > r || !once(mean) {
+			continue
+		}
+		x, d := mean.In[0], mean.Shape[r-1]
+		sub, ok := next(ls, i, mean.Name, "elementwise")
+		if !ok || sub.Fn != "sub" || len(sub.In) != 2 || sub.In[0] != x || sub.In[1] != mean.Name || readers[sub.Name] != 2 {
+			continue
+		}
+		sq, ok := next(ls, at[sub.Name], sub.Name, "arith")
+		if !ok || !scalar(sq, "pow") || sq.Value[0] != 2 || !once(sq) {
+			continue
+		}
+		v, ok := next(ls, at[sq.Name], sq.Name, "reducemean")
+		if !ok || v.Axis != mean.Axis || v.AxisEnd != mean.AxisEnd || !once(v) {
+			continue
+		}
+		eps, ok := next(ls, at[v.Name], v.Name, "arith")
+		if !ok || !scalar(eps, "add") || !(eps.Value[0] > 0) || !once(eps) {
+			continue
+		}
+		root, ok := next(ls, at[eps.Name], eps.Name, "sqrt")
+		if !ok || !once(root) {
+			continue
+		}
+		div, ok := next(ls, at[root.Name], root.Name, "elementwise")
+		if !ok || div.Fn != "div" || len(div.In) != 2 || div.In[0] != sub.Name || div.In[1] != root.Name || !once(div) {
+			continue
+		}
+		w, ok := next(ls, at[div.Name], div.Name, "arith")
+		if !ok || w.Fn != "mul" || w.Swap || len(w.Value) != d || !once(w) {
+			continue
+		}
+		b, ok := next(ls, at[w.Name], w.Name, "arith")
+		if !ok || b.Fn != "add" || b.Swap || len(b.Value) != d {
+			continue
+		}
+		name := b.Name
+		if base, ok := strings.CutSuffix(mean.Name, ".reducemean"); ok {
+			if _, taken := at[base]; !taken {
+				name = base
+			}
+		}
+		if _, taken := g.Weights[name+".weight"]; taken {
+			continue
+		}
+		for _, l := range []native.Layer{mean, sub, sq, v, eps, root, div, w} {
+			drop[l.Name] = true
+		}
+		ls[at[b.Name]] = native.Layer{Op: "layernorm", Name: name, In: []string{x}, Shape: mean.Shape, Axis: r - 1, Eps: eps.Value[0]}
+		g.Weights[name+".weight"], g.Weights[name+".bias"] = w.Value, b.Value
+		at[name] = at[b.Name]
+		rename[b.Name] = name
+	}
+	if len(drop) > 0 {
+		g.Layers = without(ls, drop, rename)
+	}
 }

@@ -319,6 +319,7 @@ func (im *importer) finish(input string, declared []int) error {
 	im.markAttention()
 	im.rename()
 	fuseGELU(g)
+	fuseLayerNorm(g)
 	switch {
 	case g.NHWC:
 		g.InputShape = []int{declared[2], declared[0], declared[1]}

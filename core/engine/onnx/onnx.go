@@ -23,8 +23,8 @@
 // (tensors.go): each sample's values apart, the batch on whatever axis the
 // exporter moves it to and shared with heads or tokens, so that Reshape,
 // Squeeze, Unsqueeze and Transpose of the batch are views; batched MatMul,
-// Softmax, LayerNormalization and its decomposition, Erf (nn.GELU's five
-// exported nodes read as one layer: fuse.go), Gather, Slice,
+// Softmax, LayerNormalization and its decomposition (read as one layer),
+// Erf (nn.GELU's five exported nodes read as one layer: fuse.go), Gather, Slice,
 // Concat, Expand over the batch and broadcasting arithmetic become native
 // tensor layers, and each block's attention probabilities are marked
 // (engine.Attentioner). A reshape that would mix samples is refused. Layers
