@@ -137,7 +137,7 @@ screenshots: build
 	tmp=$$(mktemp -d) && XDG_CONFIG_HOME=$$tmp/config xvfb-run -a -s "-screen 0 1280x800x24" \
 		$(BIN)/faithlab -root $$tmp/root -screenshots screenshots; status=$$?; rm -rf $$tmp; exit $$status
 
-# tour drives the app under Xvfb through a new user's first day (11 tasks)
+# tour drives the app under Xvfb through a new user's first day (12 tasks)
 # with xdotool, as a person would — finding what it clicks where the app
 # says its widgets are — a screenshot per step into tour/, each task's
 # seconds into tour/times.tsv, and a failure when a check of a step does
