@@ -485,7 +485,8 @@ func (a *Answer) combine(admitted []Ranking, methods []string, seed uint64) {
 		first[best]++
 	}
 	for m, name := range methods {
-		lo, hi := percentileInterval(draws[m], 0.95)
+		slices.Sort(draws[m])
+		lo, hi := stats.Percentiles(draws[m], 0.95)
 		a.Methods = append(a.Methods, TrustMethod{Method: name, Control: isControl(name) || ignoresModel(name),
 			MeanRank: stats.Interval{Estimate: est[m], Lo: lo, Hi: hi, Units: n, Groups: seeds, Method: "percentile bootstrap over inputs" + pickWord(seeds > 1, " and seeds", "")},
 			PFirst:   float64(first[m]) / resamples})
@@ -561,24 +562,6 @@ func meanRanks(ranks [][][]float64, k int) []float64 {
 		out[m] /= float64(cnt)
 	}
 	return out
-}
-
-// percentileInterval is the level's central percentile interval of x.
-func percentileInterval(x []float64, level float64) (lo, hi float64) {
-	s := slices.Clone(x)
-	slices.Sort(s)
-	q := func(p float64) float64 {
-		if len(s) == 0 {
-			return math.NaN()
-		}
-		pos := p * float64(len(s)-1)
-		i := int(pos)
-		if i+1 >= len(s) {
-			return s[len(s)-1]
-		}
-		return s[i] + (pos-float64(i))*(s[i+1]-s[i])
-	}
-	return q((1 - level) / 2), q((1 + level) / 2)
 }
 
 // headline states the answer in a sentence and sets its outcome.

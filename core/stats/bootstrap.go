@@ -445,8 +445,9 @@ func (s sample) replicateWith(rng *rand.PCG, out []float64) {
 	}
 }
 
-// percentiles are the ends of the central level interval of sorted x.
-func percentiles(x []float64, level float64) (lo, hi float64) {
+// Percentiles are the ends of the central level interval of sorted x
+// (linear interpolation between order statistics); x must not be empty.
+func Percentiles(x []float64, level float64) (lo, hi float64) {
 	alpha := (1 - level) / 2
 	return quantile(x, alpha), quantile(x, 1-alpha)
 }
