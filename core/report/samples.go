@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"faithlab/core/data"
 	"faithlab/core/engine"
 	"faithlab/core/protocol"
 	"faithlab/core/store"
@@ -29,21 +28,13 @@ func SampleFigures(recs []store.Record, caches ...*store.Cache) (figs []Figure, 
 		if r.Result == nil || len(r.Result.Samples) == 0 {
 			continue
 		}
+		loaded, miss, err := loadSamples(r, caches)
+		missing += miss
+		if err != nil {
+			return nil, missing, err
+		}
 		var rows, trajectories []protocol.Sample
-		for _, sm := range r.Result.Samples {
-			b, path, err := Fetch(sm.Key, ".npy", caches)
-			if err != nil {
-				return nil, missing, err
-			}
-			if b == nil {
-				missing++
-				continue
-			}
-			a, err := data.ParseNPY(b)
-			if err != nil {
-				return nil, missing, fmt.Errorf("sample %s: %s: %w", sm.Name, path, err)
-			}
-			sm.Shape, sm.Values = a.Shape, a.Data
+		for _, sm := range loaded {
 			if sm.Kind == protocol.Trajectory {
 				trajectories = append(trajectories, sm) // steps of a sampler: a figure of their own
 				continue
