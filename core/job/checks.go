@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"faithlab/core/data"
 	"faithlab/core/engine"
 	"faithlab/core/protocol"
 )
@@ -42,10 +43,17 @@ func checks(ctx context.Context, prot protocol.Protocol, env *protocol.Env) []pr
 	if !ok {
 		return nil
 	}
+	// The model's own classes on the inputs, which each copy's are
+	// compared with.
+	test := env.Test.Head(CheckInputs)
+	own, ownErr := engine.Predicted(ctx, env.Net, test.X, test.Len(), 1024)
 	var out []protocol.Check
 	for _, kind := range []string{protocol.CheckPerturbed, protocol.CheckRandomised} {
 		c := protocol.Check{Model: kind}
-		vals, agree, err := checkRun(ctx, prot, env, kind, h.Name)
+		vals, agree, err := []float32(nil), 0.0, ownErr
+		if err == nil {
+			vals, agree, err = checkRun(ctx, prot, env, test, own, kind, h.Name)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil // cancelled: the task is not recorded anyway
@@ -62,7 +70,7 @@ func checks(ctx context.Context, prot protocol.Protocol, env *protocol.Env) []pr
 // checkRun evaluates the protocol on the first CheckInputs test inputs
 // with the maps of a perturbed or randomised copy of the model, and says
 // on how many of them that copy predicts what the model does.
-func checkRun(ctx context.Context, prot protocol.Protocol, env *protocol.Env, kind, headline string) ([]float32, float64, error) {
+func checkRun(ctx context.Context, prot protocol.Protocol, env *protocol.Env, test *data.Dataset, own []int, kind, headline string) ([]float32, float64, error) {
 	net := env.Net.Clone()
 	defer engine.Release(net)
 	rng := rand.New(rand.NewPCG(env.Seed, 0xc4ec6))
@@ -84,13 +92,8 @@ func checkRun(ctx context.Context, prot protocol.Protocol, env *protocol.Env, ki
 			}
 		}
 	}
-	test := env.Test.Head(CheckInputs)
 	n := test.Len()
 	target, err := engine.Predicted(ctx, net, test.X, n, 1024)
-	if err != nil {
-		return nil, 0, err
-	}
-	own, err := engine.Predicted(ctx, env.Net, test.X, n, 1024)
 	if err != nil {
 		return nil, 0, err
 	}
