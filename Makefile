@@ -134,7 +134,7 @@ fuzz: deps
 # folder, never to the user's.
 screenshots: build
 	rm -rf screenshots && mkdir -p screenshots
-	tmp=$$(mktemp -d) && XDG_CONFIG_HOME=$$tmp/config xvfb-run -a -s "-screen 0 1280x800x24" \
+	tmp=$$(mktemp -d) && XDG_CONFIG_HOME=$$tmp/config XDG_CACHE_HOME=$$tmp/cache xvfb-run -a -s "-screen 0 1280x800x24" \
 		$(BIN)/faithlab -root $$tmp/root -screenshots screenshots; status=$$?; rm -rf $$tmp; exit $$status
 
 # tour drives the app under Xvfb through a new user's first day (12 tasks)

@@ -204,7 +204,9 @@ func newEvaluate(s *State) *Evaluate {
 	e.model.SetText(s.modelName())
 	if s.cfg.Speeds != nil {
 		// Measured where the campaign runs, not beside the window's own
-		// threads; the same speeds and estimate as `run --estimate`.
+		// threads, and kept where the CLI keeps them: the same speeds and
+		// estimate as `run --estimate`.
+		e.speeds = campaign.UserSpeedBook()
 		e.speeds.Measure = func(ctx context.Context, c *campaign.Campaign) (campaign.Measured, error) {
 			return campaign.MeasureIn(ctx, s.cfg.Speeds(), c)
 		}

@@ -30,7 +30,7 @@ func runCampaign(ctx context.Context, args []string) error {
 	}
 	defer stopProfiles()
 	if r.estimate {
-		z, err := r.c.Measure(ctx, kernel())
+		z, err := campaign.UserSpeedBook().Estimate(ctx, r.c, kernel())
 		if err != nil {
 			return err
 		}
@@ -115,13 +115,14 @@ func parseRun(args []string) (runRequest, error) {
 // ("": the spec's), with what the user allows it; accept makes the
 // records read unchecked the user's own.
 func runLoaded(ctx context.Context, c *campaign.Campaign, shard job.Shard, quiet bool, engine string, trust campaign.Trust, accept bool) error {
+	estimate := launchEstimate(ctx, c, shard, engine, trust, quiet)
 	events := make(chan job.Event)
 	printed := make(chan struct{})
 	go func() {
 		newProgress(os.Stderr, quiet).show(events)
 		close(printed)
 	}()
-	out, err := c.Run(ctx, campaign.Options{Shard: shard, Kernel: kernel(), Events: events, Engine: engine, Trust: trust, AcceptUnchecked: accept})
+	out, err := c.Run(ctx, campaign.Options{Shard: shard, Kernel: kernel(), Events: events, Engine: engine, Trust: trust, AcceptUnchecked: accept, Estimate: estimate})
 	<-printed
 	stopped := err != nil && ctx.Err() != nil
 	if out.Summary != "" {
@@ -148,6 +149,35 @@ func runLoaded(ctx context.Context, c *campaign.Campaign, shard job.Shard, quiet
 		return fmt.Errorf("%s failed: see faithlab-cli status %s", report.Count(out.Failed, "task"), out.Dir)
 	}
 	return nil
+}
+
+// launchEstimate is the seconds `run --estimate` gives the launch, which
+// the run keeps beside its wall time (status prints both), from the
+// speeds the CLI and the workbench keep (campaign.UserSpeedBook: measured
+// here, a few seconds, where none stand). None for a shard (the estimate
+// is the whole campaign's) or another engine than the spec's, none for a
+// campaign the user has not allowed what it asks for or that does not
+// apply to its data (the launch refuses it), none for a launch with
+// nothing to run (no speeds measured for it), nor where it cannot be
+// made — the run goes on, saying why unless quiet.
+func launchEstimate(ctx context.Context, c *campaign.Campaign, shard job.Shard, engine string, trust campaign.Trust, quiet bool) float64 {
+	if shard != (job.Shard{}) || engine != "" || c.Check(trust, engine) != nil || c.Applies() != nil {
+		return 0
+	}
+	if z, err := c.Estimate(ctx, campaign.Speeds{}, kernel()); err != nil || z.Tasks == 0 {
+		return 0 // counted without speeds: nothing measured
+	}
+	z, err := campaign.UserSpeedBook().Estimate(ctx, c, kernel())
+	switch {
+	case err != nil:
+		if !quiet && ctx.Err() == nil {
+			fmt.Fprintf(os.Stderr, "no estimate for this launch: %v\n", err)
+		}
+		return 0
+	case z.Tasks > 0 && z.Seconds > 0 && !quiet:
+		fmt.Fprintf(os.Stderr, "estimated: %s to run, about %s here\n", report.Count(z.Tasks, "task"), (time.Duration(z.Seconds) * time.Second).Round(time.Second))
+	}
+	return z.Seconds
 }
 
 // parseShard reads "I/N"; "/N" takes I from the cluster's array index.

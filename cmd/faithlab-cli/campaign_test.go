@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"faithlab/core/campaign"
 )
 
 const campaignSpec = `name: kill-test
@@ -136,5 +138,43 @@ func TestSIGTERMStopsAndIsNamed(t *testing.T) {
 		}
 	case <-time.After(stopGrace + 10*time.Second):
 		t.Fatal("a command that did not return was never ended")
+	}
+}
+
+// `run` launches on the estimate `run --estimate` gives, and the run keeps
+// it beside the launch's wall time, which `status` prints with their
+// ratio (status's wiring); the speeds it measured are kept for the next estimate, and a
+// relaunch with nothing to run adds no launch.
+func TestRunKeepsItsEstimateBesideItsWallTime(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	spec := writeTiny(t, dir, "campaign.yaml", "run")
+	said, err := stderrOf(t, func() error { return runCampaign(ctx, []string{spec}) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(said, "estimated: 4 tasks to run, about ") {
+		t.Errorf("run said:\n%s", said)
+	}
+	r, err := openRun(filepath.Join(dir, "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls := r.Manifest.Launches
+	if len(ls) != 1 || !(ls[0].Estimate > 0) || !(ls[0].Wall > 0) {
+		t.Fatalf("launches %+v: want one with its estimate and wall time", ls)
+	}
+	c, err := campaign.Load(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !campaign.UserSpeedBook().Known(c) {
+		t.Error("the speeds the launch measured are not kept for the next estimate")
+	}
+	if err := runCampaign(ctx, []string{spec, "--quiet"}); err != nil {
+		t.Fatal(err)
+	}
+	if r, err = openRun(filepath.Join(dir, "run")); err != nil || len(r.Manifest.Launches) != 1 {
+		t.Errorf("a relaunch with nothing to run: %d launches (%v)", len(r.Manifest.Launches), err)
 	}
 }

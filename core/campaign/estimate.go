@@ -6,10 +6,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"faithlab/core/attr"
@@ -31,21 +31,23 @@ import (
 // Size is what a launch of a campaign does, counted before it runs, and
 // roughly how long that takes on this machine and how much memory.
 type Size struct {
-	Tasks       int     // to run
-	Skipped     int     // done by an earlier run: a launch resumes and skips them
-	BaseModels  int     // models trained to be explained (none with a model file)
-	Retrainings int     // models the protocols train
-	MapSets     int     // maps computed: a method and post-processing on a split
-	Images      float64 // training images (one per sample and epoch)
-	MapPasses   float64 // input-gradient passes of the maps (a gradient, one IG step)
-	PriorPasses float64 // samples through a diffusion prior's network, one per sampler step (GOAR's projections, FUD's in-painting)
-	Work        protocol.Work
-	Seconds     float64 // all of it at the measured speeds, at most: early stopping ends sooner
+	Tasks       int           // to run
+	Skipped     int           // done by an earlier run: a launch resumes and skips them
+	BaseModels  int           // models trained to be explained (none with a model file)
+	Retrainings int           // models the protocols train
+	MapSets     int           // maps computed: a method and post-processing on a split
+	Images      float64       // training images (one per sample and epoch)
+	MapPasses   float64       // input-gradient passes of the maps (a gradient, one IG step)
+	PriorPasses float64       // samples through a diffusion prior's network, one per sampler step (GOAR's projections, FUD's in-painting)
+	Work        protocol.Work // the protocols' own and that of the answer's checks (job.Checked)
+	Compared    float64       // resampled inputs the report's comparisons of methods draw (report.ComparisonUnits)
+	Seconds     float64       // all of it at the measured speeds, at most: early stopping ends sooner
 	// Memory is the campaign's memory plan (Campaign.Memory).
 	Memory MemoryPlan
 	// HalfWidths bound the 95 % intervals of each protocol's headline
 	// score to expect from the test inputs it evaluates, before anything
-	// runs: so that a user can choose how many before spending an hour.
+	// runs: so that a user can choose how many before spending an hour
+	// (NaN: a score with no fixed range, which nothing bounds before).
 	HalfWidths []HalfWidth
 	// Measured is how the speeds Seconds rests on were measured: when,
 	// where, and how busy the machine was meanwhile (zero: speeds given).
@@ -95,13 +97,16 @@ func (m Measured) Fresh(now time.Time) bool {
 // Speeds are this machine's speeds at what a campaign does, per second:
 // training images, input-gradient passes and forward passes of the
 // campaign's classifier, images filled from a reference and by ROAD's
-// imputation, image pairs compared for quality; and Open, the seconds an
-// opening of the first dataset takes as the tasks open it (a launch reads
-// each dataset for its memory plan and once a seed for its tasks:
-// seconds of a short campaign). A zero speed leaves its work untimed.
+// imputation, image pairs compared for quality, inputs compared between
+// two methods by the report (report.MeasureComparisons); and Open, the
+// seconds an opening of the first dataset takes as the tasks open it (a
+// launch reads each dataset to check the campaign applies, for its memory
+// plan and once a seed for its tasks: seconds of a short campaign). A zero
+// speed leaves its work untimed.
 type Speeds struct {
 	Train, Gradient, Forward float64
 	Fill, Impute, Quality    float64
+	Compare                  float64
 	Open                     float64
 }
 
@@ -148,8 +153,10 @@ func (c *Campaign) estimate(ctx context.Context, sp Speeds, kernel gemm.Kernel, 
 	type cost struct {
 		each, shared    int // retrainings: of a task, and once for every method (on no maps)
 		work            protocol.Work
-		perMethod, once float64 // prior passes
-		speed           float64 // the prior's samples per second (0: untimed)
+		checks          protocol.Work // the answer's checks of a task (job.Checked)
+		checkInputs     int           // the inputs each check explains afresh
+		perMethod, once float64       // prior passes
+		speed           float64       // the prior's samples per second (0: untimed)
 	}
 	for di, d := range s.Datasets {
 		trainSet, testSet, err := c.samples(d)
@@ -172,14 +179,28 @@ func (c *Campaign) estimate(ctx context.Context, sp Speeds, kernel gemm.Kernel, 
 			if err != nil {
 				return z, err
 			}
-			if h, ok := halfWidth(pr, testN); ok {
+			h, bounded := halfWidth(pr, testN)
+			if bounded {
 				h.Dataset = d.Ref
 				z.HalfWidths = append(z.HalfWidths, h)
+			}
+			if _, ranked := pr.Info().Headline(); ranked {
+				// The report's ranking of the setting: every pair of its
+				// methods compared on its inputs, a seed each.
+				z.Compared += report.ComparisonUnits(len(s.Methods)*len(s.Post), inputsOf(pr, testN), len(s.Seeds))
 			}
 			k := &costs[q]
 			k.shared = protocol.SharedRetrainingsOf(pr)
 			k.each = protocol.RetrainingsOf(pr) - k.shared
 			k.work = protocol.WorkOf(pr, trainN, testN, trainSet.Shape)
+			if job.Checked(pr) {
+				// Each check: the inputs' classes under another model,
+				// their maps afresh, the protocol on them.
+				k.checkInputs = min(testN, job.CheckInputs)
+				once := protocol.WorkOf(pr, trainN, k.checkInputs, trainSet.Shape)
+				once.Forward += float64(k.checkInputs)
+				k.checks = protocol.Work{Forward: float64(k.checkInputs)}.Add(once, float64(len(job.CheckKinds)))
+			}
 			r, ok := pr.(protocol.PriorRunner)
 			if !ok {
 				continue
@@ -240,7 +261,8 @@ func (c *Campaign) estimate(ctx context.Context, sp Speeds, kernel gemm.Kernel, 
 			z.Tasks++
 			z.Retrainings += k.each
 			z.Images += float64(k.each * retrain.Images(trainN))
-			z.Work = z.Work.Add(k.work, 1)
+			z.Work = z.Work.Add(k.work, 1).Add(k.checks, 1)
+			z.MapPasses += passes[t.Method] * float64(k.checkInputs*len(job.CheckKinds))
 			z.PriorPasses += k.perMethod
 			if k.speed > 0 {
 				seconds += k.perMethod / k.speed
@@ -291,12 +313,14 @@ func (c *Campaign) estimate(ctx context.Context, sp Speeds, kernel gemm.Kernel, 
 		}
 		z.Seconds += seconds
 	}
-	if z.Tasks > 0 { // a launch with nothing to run opens no dataset
-		z.Seconds += sp.Open * float64(len(s.Datasets)*(1+len(s.Seeds)))
+	if z.Tasks > 0 { // a launch with nothing to run opens no dataset and writes no report
+		z.Seconds += sp.Open * float64(len(s.Datasets)*(2+len(s.Seeds)))
+	} else {
+		z.Compared = 0
 	}
 	w := z.Work
 	for _, t := range []struct{ n, v float64 }{{z.Images, sp.Train}, {z.MapPasses, sp.Gradient}, {w.Forward, sp.Forward},
-		{w.Filled - w.Imputed, sp.Fill}, {w.Imputed, sp.Impute}, {w.Quality, sp.Quality}} {
+		{w.Filled - w.Imputed, sp.Fill}, {w.Imputed, sp.Impute}, {w.Quality, sp.Quality}, {z.Compared, sp.Compare}} {
 		if t.v > 0 {
 			z.Seconds += t.n / t.v
 		}
@@ -397,101 +421,6 @@ func (c *Campaign) SpeedsKey() string {
 	return fmt.Sprintf("%s|%s|%s|%s", s.Model.File, s.Model.Arch, s.Datasets[0].Ref, s.Engine)
 }
 
-// SpeedBook keeps the speeds measured on this machine by what they depend
-// on — a campaign's by SpeedsKey, a diffusion prior's by its dataset and
-// file — so that a front end sizing a campaign after every edit measures
-// them once while they stand (Measured.Fresh: measured again when stale,
-// and soon when measured beside other work) and every estimate uses the
-// same speeds. Safe for concurrent use; the zero value is empty and ready,
-// and measures in this process.
-type SpeedBook struct {
-	// Measure, when set, measures a campaign's speeds (and its priors')
-	// elsewhere than in this process: the workbench measures them in a
-	// worker process (MeasureIn), where its campaigns run, away from its
-	// window's own threads. Nil: MeasureHere.
-	Measure func(ctx context.Context, c *Campaign) (Measured, error)
-
-	mu     sync.Mutex
-	speeds map[string]Measured
-	priors map[string]float64
-}
-
-// Known says whether the campaign's speeds are measured and still stand.
-func (b *SpeedBook) Known(c *Campaign) bool {
-	_, ok := b.Measured(c)
-	return ok
-}
-
-// Measured returns the campaign's speeds as last measured, if they still
-// stand (Measured.Fresh).
-func (b *SpeedBook) Measured(c *Campaign) (Measured, bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	m, ok := b.speeds[c.SpeedsKey()]
-	return m, ok && m.Fresh(time.Now())
-}
-
-// Keep files a measurement of the campaign's speeds, its priors' too.
-func (b *SpeedBook) Keep(c *Campaign, m Measured) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.speeds == nil {
-		b.speeds, b.priors = map[string]Measured{}, map[string]float64{}
-	}
-	b.speeds[c.SpeedsKey()] = m
-	for k, v := range m.Priors {
-		b.priors[k] = v
-	}
-}
-
-// measure measures the campaign's speeds (Measure, else here) and keeps
-// them.
-func (b *SpeedBook) measure(ctx context.Context, c *Campaign, kernel gemm.Kernel) (Measured, error) {
-	measure := b.Measure
-	if measure == nil {
-		measure = func(ctx context.Context, c *Campaign) (Measured, error) { return MeasureHere(ctx, c, kernel) }
-	}
-	m, err := measure(ctx, c)
-	if err != nil {
-		return m, err
-	}
-	b.Keep(c, m)
-	return m, nil
-}
-
-// errPriorUnmeasured says a prior's speed is not in the book.
-var errPriorUnmeasured = errors.New("a prior's speed is not measured")
-
-// Estimate is Campaign.Estimate with the book's speeds, measured where
-// the book measures (Measure) when they are missing or no longer stand;
-// the size says how they were measured (Size.Measured).
-func (b *SpeedBook) Estimate(ctx context.Context, c *Campaign, kernel gemm.Kernel) (Size, error) {
-	m, ok := b.Measured(c)
-	for try := 0; ; try++ {
-		if !ok {
-			var err error
-			if m, err = b.measure(ctx, c, kernel); err != nil {
-				return Size{}, err
-			}
-		}
-		z, err := c.estimate(ctx, m.Speeds, kernel, func(_ context.Context, key string, _ diffusion.Prior) (float64, error) {
-			b.mu.Lock()
-			defer b.mu.Unlock()
-			v, ok := b.priors[key]
-			if !ok {
-				return 0, errPriorUnmeasured
-			}
-			return v, nil
-		})
-		if errors.Is(err, errPriorUnmeasured) && try == 0 {
-			ok = false // the campaign's priors are measured with its speeds
-			continue
-		}
-		z.Measured = m
-		return z, err
-	}
-}
-
 // MeasureSpeeds measures this machine's Speeds with a fresh network of
 // arch on train's and test's first inputs, about a second each.
 func MeasureSpeeds(ctx context.Context, arch string, trainSet, testSet *data.Dataset, kernel gemm.Kernel) (Speeds, error) {
@@ -532,7 +461,10 @@ func MeasureSpeeds(ctx context.Context, arch string, trainSet, testSet *data.Dat
 	}); err != nil {
 		return sp, err
 	}
-	sp.Fill, sp.Impute, sp.Quality, err = protocol.MeasureWorkSpeeds(ctx, testSet)
+	if sp.Fill, sp.Impute, sp.Quality, err = protocol.MeasureWorkSpeeds(ctx, testSet); err != nil {
+		return sp, err
+	}
+	sp.Compare, err = report.MeasureComparisons(ctx)
 	return sp, err
 }
 
@@ -563,6 +495,10 @@ func (z Size) String() string {
 	if len(z.HalfWidths) > 0 {
 		var parts []string
 		for _, h := range z.HalfWidths {
+			if math.IsNaN(h.Bound) {
+				parts = append(parts, fmt.Sprintf("%s not bounded before the run (%d inputs; its score has no fixed range)", h.Protocol, h.Inputs))
+				continue
+			}
 			parts = append(parts, fmt.Sprintf("%s ±%.3f (%d inputs)", h.Protocol, h.Bound, h.Inputs))
 		}
 		out += " 95% intervals of the headline scores per seed, at most about: " + strings.Join(parts, ", ") +
@@ -572,18 +508,29 @@ func (z Size) String() string {
 }
 
 // halfWidth bounds the interval of the protocol's headline score on the
-// test inputs it evaluates: its samples parameter's first n, or all testN.
+// test inputs it evaluates: its samples parameter's first n, or all testN;
+// a NaN bound where the score has no fixed range (IROF's ratio), false
+// where the protocol ranks nothing.
 func halfWidth(p protocol.Protocol, testN int) (HalfWidth, bool) {
 	info := p.Info()
 	h, ok := info.Headline()
-	if !ok || len(h.Value.Range) != 2 {
+	if !ok {
 		return HalfWidth{}, false
 	}
-	n := testN
-	if k, ok := param.Values(p)["samples"].(int); ok && k > 0 && k < n {
-		n = k
+	n := inputsOf(p, testN)
+	if len(h.Value.Range) != 2 {
+		return HalfWidth{Protocol: info.Name, Metric: h.Name, Inputs: n, Bound: math.NaN()}, true
 	}
 	return HalfWidth{Protocol: info.Name, Metric: h.Name, Inputs: n, Bound: stats.HalfWidthBound(n, h.Value.Range[0], h.Value.Range[1])}, true
+}
+
+// inputsOf is how many of testN test inputs the protocol evaluates: its
+// samples parameter caps them.
+func inputsOf(p protocol.Protocol, testN int) int {
+	if k, ok := param.Values(p)["samples"].(int); ok && k > 0 && k < testN {
+		return k
+	}
+	return testN
 }
 
 // samples opens a dataset's training and test sets as the campaign's

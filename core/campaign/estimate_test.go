@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"faithlab/core/protocol"
@@ -35,5 +36,18 @@ func TestHalfWidthFollowsTheReportsIntervals(t *testing.T) {
 	iv = stats.Bootstrap{Range: []float64{0, 1}}.Mean([][]float64{acc})
 	if w := (iv.Hi - iv.Lo) / 2; w > stats.HalfWidthBound(100, 0, 1) {
 		t.Errorf("accuracy ½: half-width %v above the bound %v", w, stats.HalfWidthBound(100, 0, 1))
+	}
+}
+
+// A protocol whose headline has no fixed range (IROF's ratio) is named in
+// the interval line with why nothing bounds it, never left out.
+func TestEstimateSaysWhichIntervalsNothingBounds(t *testing.T) {
+	h, ok := halfWidth(protocol.IROF{Samples: 40}, 100)
+	if !ok || h.Inputs != 40 || !math.IsNaN(h.Bound) {
+		t.Fatalf("IROF's half-width %+v (%v): want 40 inputs and no bound", h, ok)
+	}
+	z := Size{HalfWidths: []HalfWidth{h}}
+	if s := z.String(); !strings.Contains(s, "IROF not bounded before the run (40 inputs; its score has no fixed range)") {
+		t.Errorf("the estimate says: %s", s)
 	}
 }

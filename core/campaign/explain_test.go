@@ -13,6 +13,7 @@ import (
 	"faithlab/core/job"
 	"faithlab/core/model"
 	"faithlab/core/protocol"
+	"faithlab/core/report"
 	"faithlab/core/store"
 )
 
@@ -86,8 +87,10 @@ func TestEstimateCountsTheCampaignsWork(t *testing.T) {
 	}
 	// campaignSpec: 3 methods × (ROAR at 5 rates, deletion); gmm capped
 	// at 3000 training and 300 test samples; one seed.
+	// The answer's checks (job.Checked: deletion's tasks) map the first 32
+	// test inputs again on two other models.
 	want := Size{Tasks: 6, BaseModels: 1, Retrainings: 15, MapSets: 6,
-		Images: 3*3000 + 15*3*3000, MapPasses: (1 + 1 + 0) * (3000 + 300)}
+		Images: 3*3000 + 15*3*3000, MapPasses: (1 + 1 + 0) * (3000 + 300 + 2*32)}
 	if z.Tasks != want.Tasks || z.BaseModels != want.BaseModels || z.Retrainings != want.Retrainings || z.MapSets != want.MapSets || z.Images != want.Images || z.MapPasses != want.MapPasses {
 		t.Errorf("size %+v, want %+v", z, want)
 	}
@@ -99,10 +102,13 @@ func TestEstimateCountsTheCampaignsWork(t *testing.T) {
 	// deletion: 100 inputs on 20 + 1 steps (gmm's 20 features each
 	// removed alone) of both orders, the clean energies and the energies
 	// at three fractions. For 3 methods; and once, the predictions the
-	// maps explain on both splits.
+	// maps explain on both splits. Each deletion task's checks: the model's
+	// classes of its first 32 test inputs, and per check another model's
+	// classes of them and deletion on them.
 	roar := 300 + 5*(300+300)
 	deletion := 100 + 2*(100*21+3*100)
-	if want := float64(3*(roar+deletion) + 3000 + 300); z.Work.Forward != want {
+	checks := 32 + 2*(32+(32+2*(32*21+3*32)))
+	if want := float64(3*(roar+deletion+checks) + 3000 + 300); z.Work.Forward != want {
 		t.Errorf("%g forward passes, want %g", z.Work.Forward, want)
 	}
 }
@@ -199,14 +205,15 @@ func TestEstimateCountsWhatAResumeRedoes(t *testing.T) {
 	// Two methods of three left: their ROAR retrainings and maps, no base
 	// model; gradxinput's maps take one pass an input, random's none.
 	want := Size{Tasks: 4, Skipped: 2, BaseModels: 0, Retrainings: 10, MapSets: 4,
-		Images: 10 * 3 * 3000, MapPasses: 1 * (3000 + 300)}
+		Images: 10 * 3 * 3000, MapPasses: 1 * (3000 + 300 + 2*32)}
 	if left.Tasks != want.Tasks || left.Skipped != want.Skipped || left.BaseModels != want.BaseModels || left.Retrainings != want.Retrainings ||
 		left.MapSets != want.MapSets || left.Images != want.Images || left.MapPasses != want.MapPasses {
 		t.Errorf("left %+v, want %+v", left, want)
 	}
 	roar := 300 + 5*(300+300)
 	deletion := 100 + 2*(100*21+3*100)
-	if want := float64(2*(roar+deletion) + 3000 + 300); left.Work.Forward != want {
+	checks := 32 + 2*(32+(32+2*(32*21+3*32)))
+	if want := float64(2*(roar+deletion+checks) + 3000 + 300); left.Work.Forward != want {
 		t.Errorf("%g forward passes left, want %g", left.Work.Forward, want)
 	}
 	if !(left.Seconds < full.Seconds*0.7) || !strings.Contains(left.String(), "4 tasks to run (2 done already, which a resume skips)") {
@@ -285,9 +292,10 @@ func TestSpeedsStaleOrMeasuredUnderLoadAreMeasuredAgain(t *testing.T) {
 	}
 }
 
-// A launch reads each dataset for its memory plan and once a seed for its
-// tasks: the estimate counts those openings at the measured time of one;
-// a launch with nothing to run opens none.
+// A launch reads each dataset to check the campaign applies, for its
+// memory plan and once a seed for its tasks: the estimate counts those
+// openings at the measured time of one; a launch with nothing to run
+// opens none.
 func TestEstimateCountsTheDataReadings(t *testing.T) {
 	c := load(t, t.TempDir())
 	c.Spec.Seeds = []uint64{1, 2}
@@ -295,7 +303,24 @@ func TestEstimateCountsTheDataReadings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := 1.5 * 3; z.Seconds != want {
+	if want := 1.5 * 4; z.Seconds != want {
 		t.Errorf("%g s for the readings of one dataset over two seeds, want %g", z.Seconds, want)
+	}
+}
+
+// The report compares every pair of a setting's methods on its inputs:
+// the estimate counts those comparisons (report.ComparisonUnits) and
+// times them at the measured speed.
+func TestEstimateCountsTheReportsComparisons(t *testing.T) {
+	c := load(t, t.TempDir())
+	z, err := c.Estimate(context.Background(), Speeds{Compare: 1e6}, best())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// campaignSpec: 3 methods under ROAR (300 test inputs) and deletion
+	// (100 of them), one seed.
+	want := report.ComparisonUnits(3, 300, 1) + report.ComparisonUnits(3, 100, 1)
+	if z.Compared != want || z.Seconds != want/1e6 {
+		t.Errorf("%g inputs compared in %g s, want %g in %g s", z.Compared, z.Seconds, want, want/1e6)
 	}
 }

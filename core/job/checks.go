@@ -33,22 +33,32 @@ import (
 // CheckInputs is how many test inputs the checks evaluate.
 const CheckInputs = 32
 
+// CheckKinds are the checks, each a run of the protocol on another model.
+var CheckKinds = []string{protocol.CheckPerturbed, protocol.CheckRandomised}
+
+// Checked says whether a task of the protocol runs the answer's checks
+// where its method can recompute its maps: a faithfulness protocol of a
+// fixed model whose headline a random control should score worst. Each
+// check is one more run of the protocol on CheckInputs test inputs, with
+// the maps of those inputs computed afresh (what an estimate counts).
+func Checked(prot protocol.Protocol) bool {
+	info := prot.Info()
+	_, ok := info.Headline()
+	return ok && info.Category == "model" && info.Family.ControlScoresWorst()
+}
+
 // checks runs the answer's checks of a task's protocol on env's model.
 func checks(ctx context.Context, prot protocol.Protocol, env *protocol.Env) []protocol.Check {
-	info := prot.Info()
-	if info.Category != "model" || !info.Family.ControlScoresWorst() || env.Explain == nil {
+	if !Checked(prot) || env.Explain == nil {
 		return nil
 	}
-	h, ok := info.Headline()
-	if !ok {
-		return nil
-	}
+	h, _ := prot.Info().Headline()
 	// The model's own classes on the inputs, which each copy's are
 	// compared with.
 	test := env.Test.Head(CheckInputs)
 	own, ownErr := engine.Predicted(ctx, env.Net, test.X, test.Len(), 1024)
 	var out []protocol.Check
-	for _, kind := range []string{protocol.CheckPerturbed, protocol.CheckRandomised} {
+	for _, kind := range CheckKinds {
 		c := protocol.Check{Model: kind}
 		vals, agree, err := []float32(nil), 0.0, ownErr
 		if err == nil {

@@ -446,11 +446,7 @@ func (c *Confidence) rank(o ConfidenceOptions, g *group, methods []string, by ma
 	type ij struct{ i, j int }
 	var idx []ij
 	var ps []float64
-	npairs := len(contenders) * (len(contenders) - 1) / 2
-	levels := make([]float64, npairs)
-	for k := range levels {
-		levels[k] = Alpha / float64(k+1)
-	}
+	levels := holmLevelsFor(len(contenders) * (len(contenders) - 1) / 2)
 	seeds := ss[0].seedList()
 	var diffSeries [][][]float64 // each pair's differences, for their skewness
 	for x, a := range contenders {
@@ -488,10 +484,8 @@ func (c *Confidence) rank(o ConfidenceOptions, g *group, methods []string, by ma
 				bt.Range = ss[0].scaled(h.Value.Range)
 				skew := pairsSkewness(diffSeries, k)
 				bt.Skewness = &skew
-				d := ss[0].unscale(bt.Diff(data[i], data[j]))
-				p := bt.Paired(data[i], data[j], levels)
-				_, _, pw := stats.Wilcoxon(seedSums(data[i]), seedSums(data[j]))
-				r.Pairs[k], ps[k] = Pair{A: names[i], B: names[j], Diff: d, P: p.P, PExact: p.Exact, PError: p.Error, PTest: p.Test, PWilcoxon: pw}, p.P
+				d, p, pw := compare(bt, data[i], data[j], levels)
+				r.Pairs[k], ps[k] = Pair{A: names[i], B: names[j], Diff: ss[0].unscale(d), P: p.P, PExact: p.Exact, PError: p.Error, PTest: p.Test, PWilcoxon: pw}, p.P
 			}
 		}()
 	}

@@ -269,3 +269,32 @@ func diffs(a, b [][]float64) [][]float64 {
 	}
 	return d
 }
+
+// SettleDraws is how many resamples settle draws for a Monte-Carlo
+// p-value whose pilot lands on p: the pilot's doublings while p lies
+// within settleZ standard errors of a threshold (at most maxUnits/units
+// draws, as the tests allow a p-value of units inputs), then the fresh
+// batch. What an estimate counts before any p is drawn.
+func SettleDraws(p float64, thresholds []float64, units int) int {
+	maxDraws := max(settleWork/max(units, 1), settleStart)
+	n := settlePilot
+	for 2*n <= maxDraws && !settled(p, n, thresholds) {
+		n *= 2
+	}
+	return n + min(max(2*n, settleStart), maxDraws)
+}
+
+// ExpectedSettleDraws is SettleDraws averaged over pairs whose difference
+// lies anywhere between none and six standard errors (a z-score uniform
+// on [0, 6], its two-sided normal p): the draws a report's paired tests
+// take on average when nothing is known of the pairs yet. Pairs whose p
+// lands near a threshold draw up to settleWork/units resamples each.
+func ExpectedSettleDraws(thresholds []float64, units int) float64 {
+	const steps = 600
+	var sum float64
+	for k := range steps {
+		z := 6 * (float64(k) + 0.5) / steps
+		sum += float64(SettleDraws(math.Erfc(z/math.Sqrt2), thresholds, units))
+	}
+	return sum / steps
+}

@@ -281,3 +281,32 @@ func TestPairedPower(t *testing.T) {
 		}
 	}
 }
+
+// SettleDraws counts what settle draws for a pilot landing on p: the same
+// number, far from every threshold, near one, at a threshold (up to the
+// cap the inputs allow) and beyond the cap's doublings.
+func TestSettleDrawsCountsWhatSettleDraws(t *testing.T) {
+	levels := []float64{0.05, 0.025, 0.05 / 3, 0.0125, 0.01, 0.05 / 6}
+	for _, tc := range []struct {
+		p     float64
+		units int
+	}{{0.0004, 100}, {0.3, 100}, {0.0104, 100}, {0.0104, 1000}, {0.05, 20}, {0.02, 1 << 20}, {0.9, 1}} {
+		drawn := 0
+		settle(levels, settleWork/tc.units, func(k int, fresh bool) float64 {
+			drawn += k
+			return tc.p
+		})
+		if got := SettleDraws(tc.p, levels, tc.units); got != drawn {
+			t.Errorf("p %g on %d inputs: SettleDraws %d, settle drew %d", tc.p, tc.units, got, drawn)
+		}
+	}
+	// Far from every level: the pilot and the fresh batch.
+	if got := SettleDraws(0.0004, levels, 100); got != settlePilot+settleStart {
+		t.Errorf("far from every level: %d draws, want %d", got, settlePilot+settleStart)
+	}
+	// The average over pairs not yet seen lies between the cheapest and
+	// the capped.
+	if e := ExpectedSettleDraws(levels, 100); !(e > settlePilot+settleStart && e < float64(3*settleWork/100)) {
+		t.Errorf("expected draws %g", e)
+	}
+}

@@ -1,0 +1,86 @@
+package campaign
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// Two books on one file — the CLI's and the workbench's — share what
+// either measured: the second estimates from the first's speeds without
+// measuring, and says when they were measured.
+func TestSpeedBookFileSharesSpeedsBetweenProcesses(t *testing.T) {
+	c := load(t, t.TempDir())
+	file := filepath.Join(t.TempDir(), "faithlab", "speeds.json")
+	sp := Speeds{Train: 1000, Gradient: 2000, Forward: 5000, Compare: 1e8, Open: 0.2}
+	measured := 0
+	measure := func(context.Context, *Campaign) (Measured, error) {
+		measured++
+		return Measured{Speeds: sp, At: time.Now(), Busy: 0.1}, nil
+	}
+	first := &SpeedBook{File: file, Measure: measure}
+	za, err := first.Estimate(context.Background(), c, best())
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := &SpeedBook{File: file, Measure: measure}
+	if !second.Known(c) {
+		t.Fatal("the second book does not know the speeds the first kept in the file")
+	}
+	zb, err := second.Estimate(context.Background(), c, best())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if measured != 1 || zb.Seconds != za.Seconds || zb.String() != za.String() || !zb.Measured.At.Equal(za.Measured.At) {
+		t.Errorf("measured %d times; %q then %q", measured, za, zb)
+	}
+	// Stale in the file: measured again.
+	m, _ := second.Measured(c)
+	m.At = time.Now().Add(-time.Hour)
+	second.Keep(c, m)
+	third := &SpeedBook{File: file, Measure: measure}
+	if third.Known(c) {
+		t.Error("speeds measured an hour ago stand")
+	}
+}
+
+// A speeds file is a cache: one that is garbage, truncated, or holds a
+// speed no measurement gives (a negative one, a share of the machine
+// beyond all of it, a time to come)
+// is measured over, never read into an estimate, and written afresh.
+func TestSpeedBookFileReadsNoForgedSpeeds(t *testing.T) {
+	c := load(t, t.TempDir())
+	host, _ := os.Hostname()
+	key := host + "|" + c.SpeedsKey()
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	for name, text := range map[string]string{
+		"garbage":     "\x00\x01 not json",
+		"truncated":   `{"speeds": {"` + key + `": {"Speeds": {"Train": 1000`,
+		"negative":    `{"speeds": {"` + key + `": {"Speeds": {"Train": -1000, "Forward": 5000}, "At": "` + now + `"}}}`,
+		"prior below": `{"speeds": {"` + key + `": {"Speeds": {"Train": 1000, "Forward": 5000}, "Priors": {"x": -1}, "At": "` + now + `"}}}`,
+		"future":      `{"speeds": {"` + key + `": {"Speeds": {"Train": 1000, "Forward": 5000}, "At": "2999-01-01T00:00:00Z"}}}`,
+		"busy beyond": `{"speeds": {"` + key + `": {"Speeds": {"Train": 1000, "Forward": 5000}, "Busy": 7, "At": "` + now + `"}}}`,
+	} {
+		file := filepath.Join(t.TempDir(), "speeds.json")
+		if err := os.WriteFile(file, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		measured := 0
+		book := &SpeedBook{File: file, Measure: func(context.Context, *Campaign) (Measured, error) {
+			measured++
+			return Measured{Speeds: Speeds{Train: 10, Forward: 20}, At: time.Now()}, nil
+		}}
+		if book.Known(c) {
+			t.Errorf("%s: the file's speeds stand", name)
+		}
+		z, err := book.Estimate(context.Background(), c, best())
+		if err != nil || measured != 1 || z.Measured.Speeds.Train != 10 {
+			t.Errorf("%s: measured %d times, train speed %g (%v)", name, measured, z.Measured.Speeds.Train, err)
+		}
+		if !(&SpeedBook{File: file}).Known(c) {
+			t.Errorf("%s: the measurement is not written over the file", name)
+		}
+	}
+}
