@@ -49,6 +49,10 @@ type Size struct {
 	// runs: so that a user can choose how many before spending an hour
 	// (NaN: a score with no fixed range, which nothing bounds before).
 	HalfWidths []HalfWidth
+	// Untimed names the work the estimate has no speed for, which Seconds
+	// leaves out; UntimedWhy says why, where the speeds say (Speeds.Untimed).
+	Untimed    []string
+	UntimedWhy string
 	// Measured is how the speeds Seconds rests on were measured: when,
 	// where, and how busy the machine was meanwhile (zero: speeds given).
 	Measured Measured
@@ -108,6 +112,9 @@ type Speeds struct {
 	Fill, Impute, Quality    float64
 	Compare                  float64
 	Open                     float64
+	// Untimed says why no speed could be measured for the campaign's
+	// model (a TorchScript model's: none is), for the estimate to say.
+	Untimed string `json:",omitempty"`
 }
 
 // HalfWidth is about the widest a 95 % interval of a protocol's headline
@@ -319,12 +326,21 @@ func (c *Campaign) estimate(ctx context.Context, sp Speeds, kernel gemm.Kernel, 
 		z.Compared = 0
 	}
 	w := z.Work
-	for _, t := range []struct{ n, v float64 }{{z.Images, sp.Train}, {z.MapPasses, sp.Gradient}, {w.Forward, sp.Forward},
-		{w.Filled - w.Imputed, sp.Fill}, {w.Imputed, sp.Impute}, {w.Quality, sp.Quality}, {z.Compared, sp.Compare}} {
-		if t.v > 0 {
+	measured := sp != (Speeds{}) // the zero Speeds count without timing
+	for _, t := range []struct {
+		n, v float64
+		what string
+	}{{z.Images, sp.Train, "training"}, {z.MapPasses, sp.Gradient, "maps"}, {w.Forward, sp.Forward, "forward passes"},
+		{w.Filled - w.Imputed, sp.Fill, "fills"}, {w.Imputed, sp.Impute, "imputations"}, {w.Quality, sp.Quality, "image quality"},
+		{z.Compared, sp.Compare, "the report's tests"}} {
+		switch {
+		case t.v > 0:
 			z.Seconds += t.n / t.v
+		case t.n > 0 && measured:
+			z.Untimed = append(z.Untimed, t.what)
 		}
 	}
+	z.UntimedWhy = sp.Untimed
 	var err error
 	z.Memory, err = c.Memory()
 	return z, err
@@ -347,8 +363,8 @@ func (c *Campaign) finished() map[string]bool {
 
 // Measure sizes the campaign on this machine: it measures its speeds
 // (Campaign.Speeds) and estimates with them (Estimate: a launch resumes,
-// so a run's finished tasks are not counted). A TorchScript or ONNX
-// model's speeds are not measured here: Seconds is then 0. It is
+// so a run's finished tasks are not counted). A TorchScript model's
+// speeds are not measured here: Seconds is then 0 and the size says why. It is
 // SpeedBook.Estimate with an empty book: what `run --estimate` prints and
 // the workbench shows, from speeds measured in a process of their own.
 func (c *Campaign) Measure(ctx context.Context, kernel gemm.Kernel) (Size, error) {
@@ -377,25 +393,33 @@ func MeasureHere(ctx context.Context, c *Campaign, kernel gemm.Kernel) (Measured
 }
 
 // Speeds measures this machine's speeds (MeasureSpeeds) with the
-// campaign's architecture (a model file's own) on its first dataset; a
-// TorchScript or ONNX model's are zero. They depend only on SpeedsKey, so that a
-// front end that estimates again after every edit of a campaign measures
-// once per key (SpeedBook).
+// campaign's architecture (a Faithlab model file's own) on its first
+// dataset, or with an ONNX model itself on a short probe (trained, as the
+// protocols retrain it, from a copy). A TorchScript model's are zero, with
+// Untimed saying why: it runs in a torch worker, which sizing does not
+// start (the worker runs the file's code, which only a launch the user
+// allowed may do). They depend only on SpeedsKey, so that a front end
+// that estimates again after every edit of a campaign measures once per
+// key (SpeedBook).
 func (c *Campaign) Speeds(ctx context.Context, kernel gemm.Kernel) (Speeds, error) {
 	s := c.Spec
+	if len(s.Datasets) == 0 {
+		return Speeds{}, fmt.Errorf("campaign %s: no dataset", s.Name)
+	}
 	arch := s.Model.Arch
-	switch {
-	case s.Model.File != "" && (model.IsTorchScript(s.Model.File) || model.IsONNX(s.Model.File)):
-		return Speeds{}, nil
-	case s.Model.File != "":
-		m, err := model.Load(s.Model.File, kernel)
+	var net engine.Network
+	switch f := s.Model.File; {
+	case f != "" && model.IsTorchScript(f):
+		return Speeds{Untimed: "a TorchScript model runs in its torch worker, which is started only by a launch: its speeds are not measured before"}, nil
+	case f != "":
+		m, err := model.Load(f, kernel)
 		if err != nil {
 			return Speeds{}, err
 		}
-		arch = m.Arch
-	}
-	if len(s.Datasets) == 0 {
-		return Speeds{}, fmt.Errorf("campaign %s: no dataset", s.Name)
+		if arch = m.Arch; model.IsONNX(f) {
+			arch, net = "", m.Net
+			defer engine.Release(net)
+		}
 	}
 	t0 := time.Now()
 	tr, te, err := c.samples(s.Datasets[0])
@@ -403,7 +427,7 @@ func (c *Campaign) Speeds(ctx context.Context, kernel gemm.Kernel) (Speeds, erro
 		return Speeds{}, err
 	}
 	open := time.Since(t0).Seconds()
-	sp, err := MeasureSpeeds(ctx, arch, tr, te, kernel)
+	sp, err := MeasureSpeeds(ctx, arch, net, tr, te, kernel)
 	sp.Open = open
 	return sp, err
 }
@@ -421,19 +445,42 @@ func (c *Campaign) SpeedsKey() string {
 	return fmt.Sprintf("%s|%s|%s|%s", s.Model.File, s.Model.Arch, s.Datasets[0].Ref, s.Engine)
 }
 
-// MeasureSpeeds measures this machine's Speeds with a fresh network of
-// arch on train's and test's first inputs, about a second each.
-func MeasureSpeeds(ctx context.Context, arch string, trainSet, testSet *data.Dataset, kernel gemm.Kernel) (Speeds, error) {
+// probeBytes bounds the inputs MeasureSpeeds times the passes on.
+const probeBytes = 4 << 20
+
+// MeasureSpeeds measures this machine's Speeds on train's and test's
+// first inputs, about a second each: training with a fresh network of
+// arch (none: a copy of net), the passes with net (nil: that fresh
+// network) on a probe of at most 4 MiB of inputs — 1 024 Fashion-MNIST
+// images, 6 at 224×224 in RGB —, so that a large model's probe stays short.
+func MeasureSpeeds(ctx context.Context, arch string, net engine.Network, trainSet, testSet *data.Dataset, kernel gemm.Kernel) (Speeds, error) {
 	var sp Speeds
 	var err error
-	if sp.Train, err = MeasureSpeed(ctx, arch, trainSet, kernel); err != nil {
-		return sp, err
+	switch {
+	case arch != "":
+		if sp.Train, err = MeasureSpeed(ctx, arch, trainSet, kernel); err != nil {
+			return sp, err
+		}
+	case net != nil:
+		// Retrained as the protocols retrain it: a copy of the network.
+		cp := net.Clone()
+		sp.Train, err = measureTraining(ctx, cp, trainSet)
+		engine.Release(cp)
+		if err != nil {
+			return sp, err
+		}
 	}
-	m, err := model.New(arch, trainSet, kernel, 1)
-	if err != nil {
-		return sp, err
+	if net == nil {
+		m, err := model.New(arch, trainSet, kernel, 1)
+		if err != nil {
+			return sp, err
+		}
+		net = m.Net
 	}
-	probe := testSet.Head(min(testSet.Len(), 1024))
+	if testSet.Len() == 0 {
+		return sp, fmt.Errorf("no test inputs to time")
+	}
+	probe := testSet.Head(min(testSet.Len(), 1024, max(2, probeBytes/(4*testSet.Dim()))))
 	n, dim := probe.Len(), probe.Dim()
 	timed := func(f func() error) (float64, error) {
 		t0 := time.Now()
@@ -446,17 +493,17 @@ func MeasureSpeeds(ctx context.Context, arch string, trainSet, testSet *data.Dat
 		}
 		return float64(k*n) / time.Since(t0).Seconds(), nil
 	}
-	if sp.Forward, err = timed(func() error { _, err := engine.Logits(ctx, m.Net, probe.X[:n*dim], n); return err }); err != nil {
+	if sp.Forward, err = timed(func() error { _, err := engine.Logits(ctx, net, probe.X[:n*dim], n); return err }); err != nil {
 		return sp, err
 	}
 	ones := func(first int, _, d []float32) {
 		clear(d)
-		for r := range len(d) / m.Net.Classes() {
-			d[r*m.Net.Classes()] = 1
+		for r := range len(d) / net.Classes() {
+			d[r*net.Classes()] = 1
 		}
 	}
 	if sp.Gradient, err = timed(func() error {
-		_, err := engine.Differentiate(ctx, m.Net, probe.X[:n*dim], n, engine.InputGrad, ones)
+		_, err := engine.Differentiate(ctx, net, probe.X[:n*dim], n, engine.InputGrad, ones)
 		return err
 	}); err != nil {
 		return sp, err
@@ -487,6 +534,17 @@ func (z Size) String() string {
 			(time.Duration(z.Seconds) * time.Second).Round(time.Second))
 		if z.Measured.Loaded() {
 			out += fmt.Sprintf(" Other work took %.0f%% of this machine while its speeds were measured: about this long while that work goes on, less once it ends (measured again in a minute).", 100*z.Measured.Busy)
+		}
+	}
+	if z.Tasks > 0 && (len(z.Untimed) > 0 || z.UntimedWhy != "") {
+		why := z.UntimedWhy
+		if why == "" {
+			why = "no speed for it is measured here (a model from a file is not trained here)"
+		}
+		if z.Seconds > 0 {
+			out += fmt.Sprintf(" Not counted in that time: %s — %s.", strings.Join(z.Untimed, ", "), why)
+		} else {
+			out += fmt.Sprintf(" No time here: %s.", why)
 		}
 	}
 	if z.Memory.Peak > 0 {
@@ -597,14 +655,20 @@ func MeasureSpeed(ctx context.Context, arch string, ds *data.Dataset, kernel gem
 	if err != nil {
 		return 0, err
 	}
-	n := min(ds.Len(), 1024)
+	return measureTraining(ctx, m.Net, ds)
+}
+
+// measureTraining trains net on ds's first inputs (at most 1 024, and
+// probeBytes' worth) for about a second and returns the images a second.
+func measureTraining(ctx context.Context, net engine.Network, ds *data.Dataset) (float64, error) {
+	n := min(ds.Len(), 1024, max(2, probeBytes/(4*max(ds.Dim(), 1))))
 	probe := ds.Head(n)
 	var seen int
 	t0 := time.Now()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	bs := train.Config{}.Defaults().BatchSize
-	_, err = train.Train(ctx, m.Net, probe, train.Config{Epochs: 1000, Patience: -1, ValFraction: -1}, func(p train.Progress) {
+	_, err := train.Train(ctx, net, probe, train.Config{Epochs: 1000, Patience: -1, ValFraction: -1}, func(p train.Progress) {
 		if p.EpochDone {
 			return
 		}
@@ -617,7 +681,7 @@ func MeasureSpeed(ctx context.Context, arch string, ds *data.Dataset, kernel gem
 		return 0, err
 	}
 	if seen == 0 {
-		return 0, fmt.Errorf("measuring %s: no batch finished", arch)
+		return 0, fmt.Errorf("measuring %s: no batch finished", net.Arch())
 	}
 	return float64(seen) / time.Since(t0).Seconds(), nil
 }

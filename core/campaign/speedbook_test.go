@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -81,6 +82,51 @@ func TestSpeedBookFileReadsNoForgedSpeeds(t *testing.T) {
 		}
 		if !(&SpeedBook{File: file}).Known(c) {
 			t.Errorf("%s: the measurement is not written over the file", name)
+		}
+	}
+}
+
+// A model from a file gets a time too: an ONNX model's passes are timed
+// on a short probe of its own inputs and its retraining on a copy; a
+// TorchScript model's estimate says why it has none (its torch worker,
+// which runs the file's code, starts only with a launch).
+func TestEstimateOfModelsFromFiles(t *testing.T) {
+	if _, err := os.Stat("/usr/share/datasets/fashion-mnist"); err != nil {
+		t.Skip("Debian's dataset-fashion-mnist is not installed")
+	}
+	for _, tc := range []struct{ file, engine, says string }{
+		{"onnx/goar-cnn.onnx", "native", "About "},
+		{"torch/scripted-cnn.pt", "torch", "No time here: a TorchScript model runs in its torch worker"},
+	} {
+		dir := t.TempDir()
+		for _, ext := range []string{"", ".json"} {
+			b, err := os.ReadFile(filepath.Join("..", "..", "testdata", tc.file+ext))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, filepath.Base(tc.file)+ext), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c := loadSpec(t, dir, `output: run
+engine: `+tc.engine+`
+datasets: [{id: fashion-mnist, train_samples: 300, test_samples: 40}]
+model: {file: `+filepath.Base(tc.file)+`}
+methods: [gradient, random]
+protocols:
+  - {name: deletion, params: {samples: 10}}
+  - {name: road, params: {rates: [0.5], retrain: true}}
+retrain: {epochs: 1}
+`)
+		z, err := new(SpeedBook).Estimate(context.Background(), c, best())
+		if err != nil {
+			t.Fatalf("%s: %v", tc.file, err)
+		}
+		if s := z.String(); !strings.Contains(s, tc.says) || strings.Contains(s, "Not counted") {
+			t.Errorf("%s: %s", tc.file, s)
+		}
+		if sp := z.Measured.Speeds; tc.says == "About " && !(sp.Forward > 0 && sp.Gradient > 0 && sp.Train > 0) {
+			t.Errorf("%s: speeds %+v", tc.file, sp)
 		}
 	}
 }
