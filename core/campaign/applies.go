@@ -7,8 +7,11 @@ import (
 	"slices"
 	"strings"
 
+	"faithlab/core/attr"
 	"faithlab/core/attr/methods"
 	"faithlab/core/data"
+	"faithlab/core/engine"
+	"faithlab/core/engine/gemm"
 	"faithlab/core/model"
 	"faithlab/core/protocol"
 	"faithlab/core/spec"
@@ -63,8 +66,54 @@ func (c *Campaign) Applies() error {
 			return err
 		}
 		problems = append(problems, p...)
+		if len(problems) == 0 {
+			p, err := c.attends(tr)
+			if err != nil {
+				return err
+			}
+			problems = append(problems, p...)
+		}
 	}
 	return misfits(problems)
+}
+
+// attends lists the transformer methods of the campaign (Attention
+// Rollout and its kin) that its model cannot run, having no attention
+// probabilities — a CNN's file, a built-in architecture — before any
+// work, as Explain offers them only for a model with some
+// (MethodsFor). The model is opened only where the campaign asks for such
+// a method; a TorchScript model, whose layers the Go side cannot see, is
+// left to the method's own error.
+func (c *Campaign) attends(ds *data.Dataset) ([]string, error) {
+	var asked []string
+	for _, m := range c.Spec.Methods {
+		if info, err := methods.Lookup(m.Name); err == nil && info.Category == attr.CategoryTransformer {
+			asked = append(asked, m.Label())
+		}
+	}
+	f := c.Spec.Model.File
+	if len(asked) == 0 || f != "" && model.IsTorchScript(f) {
+		return nil, nil
+	}
+	var m *model.Model
+	var err error
+	if f != "" {
+		m, err = model.Load(f, gemm.Gonum{})
+	} else {
+		m, err = model.New(c.Spec.Model.Arch, ds, gemm.Gonum{}, 1)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer engine.Release(m.Net)
+	if len(m.Net.AttentionLayers()) > 0 {
+		return nil, nil
+	}
+	var out []string
+	for _, name := range asked {
+		out = append(out, fmt.Sprintf("method %s explains a vision transformer's attention, and model %s has no attention probabilities (a softmax between a query–key product and the product with the values)", name, m.Arch))
+	}
+	return out, nil
 }
 
 // appliesTo lists what of s cannot run on the samples of d (ds: its

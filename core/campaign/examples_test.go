@@ -73,3 +73,35 @@ func TestTransformerMethodsOfferedOnlyForAttention(t *testing.T) {
 		}
 	}
 }
+
+// A campaign asking a model without attention for a transformer method —
+// a CNN from a file, a built-in architecture — is refused before any
+// work, naming the method and the model, as Explain does not offer it.
+func TestTransformerMethodsRefusedForAModelWithoutAttention(t *testing.T) {
+	if _, err := os.Stat("/usr/share/datasets/fashion-mnist"); err != nil {
+		t.Skip("Debian's dataset-fashion-mnist is not installed")
+	}
+	dir := t.TempDir()
+	for _, f := range []string{"goar-cnn.onnx", "goar-cnn.onnx.json"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "onnx", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, m := range []string{"{file: goar-cnn.onnx}", "{arch: goar-cnn, epochs: 1}"} {
+		c := loadSpec(t, dir, `output: run
+datasets: [{id: fashion-mnist, train_samples: 100, test_samples: 10}]
+model: `+m+`
+methods: [gradient, rollout, {name: gradrollout}]
+protocols: [deletion]
+`)
+		err := c.Applies()
+		if err == nil || !strings.Contains(err.Error(), "method rollout explains a vision transformer's attention, and model") ||
+			!strings.Contains(err.Error(), "method gradrollout") || strings.Contains(err.Error(), "method gradient") {
+			t.Errorf("%s: %v", m, err)
+		}
+	}
+}
