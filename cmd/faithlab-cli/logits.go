@@ -16,7 +16,7 @@ import (
 
 // logitsUsage is eval's --logits flag.
 const logitsUsage = "also write every test input's logits and predicted class to `FILE`: a .csv of columns input, label, predicted, " +
-	"logit_0 … logit_K−1 (the input's position in the test split; label and predicted class as class indices; logit_k the logit of " +
+	"logit_0 … logit_K−1 (the input's position in the test split; label and predicted class as class indices, the label −1 for a folder of images without class folders, which --logits reads as it is; logit_k the logit of " +
 	"class k, in the order the per-class lines and --json's classes list them) or a .npy of float32, inputs × classes. " +
 	"An existing regular file is replaced; a link, a folder or a device there is refused"
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image"
 	"image/png"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,27 @@ import (
 
 	"faithlab/core/data"
 )
+
+// captureStdout runs f with the process's standard output captured; f's
+// error fails the test.
+func captureStdout(t *testing.T, f func() error) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := os.Stdout
+	os.Stdout = w
+	done := make(chan []byte)
+	go func() { b, _ := io.ReadAll(r); done <- b }()
+	ferr := f()
+	os.Stdout = old
+	w.Close()
+	if ferr != nil {
+		t.Fatal(ferr)
+	}
+	return string(<-done)
+}
 
 // photos writes n w×h grey-ish RGB PNGs into dir.
 func photos(t *testing.T, dir string, n, w, h, tone int) {
@@ -89,6 +111,15 @@ func TestOwnImagesOnAModelFromAFile(t *testing.T) {
 		if err := run(); err == nil || !strings.Contains(err.Error(), "3 images and no class folders: this command needs labels") {
 			t.Errorf("%s on a folder of images alone: %v", name, err)
 		}
+	}
+	// The logits need no labels: eval --logits reads the folder as it is,
+	// each row's label −1, and claims no accuracy.
+	said := captureStdout(t, func() error {
+		return runEval(ctx, []string{"--model", m, "--dataset", p("loose"), "--logits", p("loose.csv")})
+	})
+	rows, err := os.ReadFile(p("loose.csv"))
+	if err != nil || strings.Count(string(rows), "\n") != 4 || !strings.Contains(string(rows), "\n0,-1,") || !strings.Contains(said, "3 inputs without labels, so no accuracy") {
+		t.Errorf("eval --logits on a folder of images alone: %v; it said %q and wrote:\n%s", err, said, rows)
 	}
 	spec := "output: run\ndatasets: [{id: loose}]\nmodel: {file: goar-cnn.onnx}\nmethods: [gradient, random]\nprotocols: [{name: deletion, params: {samples: 3}}, PROTOCOL]\nretrain: {epochs: 1}\n"
 	for protocol, want := range map[string]string{

@@ -173,6 +173,9 @@ func runEval(ctx context.Context, args []string) error {
 		if err := checkLogitsOut(*logitsOut); err != nil {
 			return err
 		}
+		// The logits need no labels: a folder of images alone is read
+		// as it is, and no accuracy is claimed of it.
+		dopt.Unlabelled = true
 	}
 	m, _, testSet, err := openModel(*path, *dsRef, dopt)
 	if err != nil {
@@ -199,10 +202,24 @@ func runEval(ctx context.Context, args []string) error {
 		return err
 	}
 	if *logitsOut != "" {
-		if err := writeLogits(*logitsOut, logits, testSet.Y, net.Classes()); err != nil {
+		y := testSet.Y
+		if testSet.Unlabelled {
+			y = make([]int, testSet.Len())
+			for i := range y {
+				y[i] = -1 // no label
+			}
+		}
+		if err := writeLogits(*logitsOut, logits, y, net.Classes()); err != nil {
 			return err
 		}
 		fmt.Fprintf(os.Stderr, "logits of %d inputs × %d classes → %s (class k: %s)\n", testSet.Len(), net.Classes(), *logitsOut, classList(m.Classes))
+	}
+	if testSet.Unlabelled {
+		if *asJSON {
+			return json.NewEncoder(os.Stdout).Encode(map[string]any{"model": *path, "dataset": testSet.Name, "samples": testSet.Len(), "logits": *logitsOut, "classes": m.Classes, "labelled": false})
+		}
+		fmt.Printf("%s on %s: %d inputs without labels, so no accuracy; their logits and predicted classes are in %s\n", *path, testSet.Name, testSet.Len(), *logitsOut)
+		return nil
 	}
 	if *asJSON {
 		out := map[string]any{"model": *path, "dataset": testSet.Name, "accuracy": ev.Accuracy, "loss": ev.Loss,
