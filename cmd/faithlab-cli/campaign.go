@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
@@ -30,7 +31,7 @@ func runCampaign(ctx context.Context, args []string) error {
 	}
 	defer stopProfiles()
 	if r.estimate {
-		z, err := campaign.UserSpeedBook().Estimate(ctx, r.c, kernel())
+		z, err := speedBook().Estimate(ctx, r.c, kernel())
 		if err != nil {
 			return err
 		}
@@ -164,10 +165,7 @@ func launchEstimate(ctx context.Context, c *campaign.Campaign, shard job.Shard, 
 	if shard != (job.Shard{}) || engine != "" || c.Check(trust, engine) != nil || c.Applies() != nil {
 		return 0
 	}
-	if z, err := c.Estimate(ctx, campaign.Speeds{}, kernel()); err != nil || z.Tasks == 0 {
-		return 0 // counted without speeds: nothing measured
-	}
-	z, err := campaign.UserSpeedBook().Estimate(ctx, c, kernel())
+	z, err := speedBook().Time(ctx, c, kernel())
 	switch {
 	case err != nil:
 		if !quiet && ctx.Err() == nil {
@@ -178,6 +176,26 @@ func launchEstimate(ctx context.Context, c *campaign.Campaign, shard job.Shard, 
 		fmt.Fprintf(os.Stderr, "estimated: %s to run, about %s here\n", report.Count(z.Tasks, "task"), (time.Duration(z.Seconds) * time.Second).Round(time.Second))
 	}
 	return z.Seconds
+}
+
+// measureSpeedsCommand is the hidden command a child process of the CLI
+// measures a campaign's speeds with (campaign.ServeSpeeds: the spec on
+// standard input, the speeds as JSON on standard output).
+const measureSpeedsCommand = "measure-speeds"
+
+// speedBook is the speeds the CLI estimates from: the user's
+// (campaign.UserSpeedBook, shared with the workbench), measured where
+// missing in a child process, as the workbench measures them — so that
+// the memory the measuring takes (a copy of the model trained for a
+// second) never adds to a run's own.
+func speedBook() *campaign.SpeedBook {
+	b := campaign.UserSpeedBook()
+	if self, err := os.Executable(); err == nil {
+		b.Measure = func(ctx context.Context, c *campaign.Campaign) (campaign.Measured, error) {
+			return campaign.MeasureIn(ctx, exec.Command(self, measureSpeedsCommand), c)
+		}
+	}
+	return b
 }
 
 // parseShard reads "I/N"; "/N" takes I from the cluster's array index.

@@ -66,6 +66,12 @@ func main() {
 	case "-h", "-help", "--help", "help":
 		usage(os.Stdout)
 		return
+	case measureSpeedsCommand: // run's own child, not a user's command
+		if err := campaign.ServeSpeeds(ctx, kernel(), os.Stdin, os.Stdout, false); err != nil {
+			fmt.Fprintf(os.Stderr, "faithlab-cli %s: %v\n", measureSpeedsCommand, err)
+			os.Exit(1)
+		}
+		return
 	}
 	for _, a := range os.Args[2:] {
 		if a == "-h" || a == "-help" || a == "--help" {

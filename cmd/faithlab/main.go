@@ -36,7 +36,7 @@ func main() {
 	flag.Parse()
 	if *speeds {
 		kern, _ := gemm.Best()
-		if err := campaign.ServeSpeeds(context.Background(), kern, os.Stdin, os.Stdout); err != nil {
+		if err := campaign.ServeSpeeds(context.Background(), kern, os.Stdin, os.Stdout, true); err != nil {
 			fmt.Fprintln(os.Stderr, "faithlab: -campaign-speeds:", err)
 			os.Exit(1)
 		}

@@ -36,7 +36,7 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	if os.Getenv("FAITHLAB_SERVE_SPEEDS") != "" {
-		if err := ServeSpeeds(context.Background(), best(), os.Stdin, os.Stdout); err != nil {
+		if err := ServeSpeeds(context.Background(), best(), os.Stdin, os.Stdout, true); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}

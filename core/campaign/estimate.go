@@ -143,14 +143,15 @@ type HalfWidth struct {
 // and the priors to find where GOAR's projections start. Base models are
 // counted at their full epochs (early stopping usually ends them sooner).
 func (c *Campaign) Estimate(ctx context.Context, sp Speeds, kernel gemm.Kernel) (Size, error) {
-	return c.estimate(ctx, sp, kernel, func(ctx context.Context, _ string, p diffusion.Prior) (float64, error) {
+	return c.estimate(ctx, sp, kernel, true, func(ctx context.Context, _ string, p diffusion.Prior) (float64, error) {
 		return MeasurePriorSpeed(ctx, p)
 	})
 }
 
 // estimate is Estimate with the speed of a prior (named by the dataset and
-// the path the protocol asked for) from priorSpeed.
-func (c *Campaign) estimate(ctx context.Context, sp Speeds, kernel gemm.Kernel, priorSpeed func(ctx context.Context, key string, p diffusion.Prior) (float64, error)) (Size, error) {
+// the path the protocol asked for) from priorSpeed, and the memory plan
+// only where plan is set.
+func (c *Campaign) estimate(ctx context.Context, sp Speeds, kernel gemm.Kernel, plan bool, priorSpeed func(ctx context.Context, key string, p diffusion.Prior) (float64, error)) (Size, error) {
 	s := c.Spec
 	var z Size
 	done := c.finished()
@@ -341,6 +342,9 @@ func (c *Campaign) estimate(ctx context.Context, sp Speeds, kernel gemm.Kernel, 
 		}
 	}
 	z.UntimedWhy = sp.Untimed
+	if !plan {
+		return z, nil
+	}
 	var err error
 	z.Memory, err = c.Memory()
 	return z, err
@@ -381,7 +385,7 @@ func MeasureHere(ctx context.Context, c *Campaign, kernel gemm.Kernel) (Measured
 	if m.Speeds, err = c.Speeds(ctx, kernel); err != nil {
 		return m, err
 	}
-	if _, err := c.estimate(ctx, m.Speeds, kernel, func(ctx context.Context, key string, p diffusion.Prior) (float64, error) {
+	if _, err := c.estimate(ctx, m.Speeds, kernel, false, func(ctx context.Context, key string, p diffusion.Prior) (float64, error) {
 		v, err := MeasurePriorSpeed(ctx, p)
 		m.Priors[key] = v
 		return v, err

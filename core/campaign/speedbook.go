@@ -108,6 +108,23 @@ var errPriorUnmeasured = errors.New("a prior's speed is not measured")
 // the book measures (Measure) when they are missing or no longer stand;
 // the size says how they were measured (Size.Measured).
 func (b *SpeedBook) Estimate(ctx context.Context, c *Campaign, kernel gemm.Kernel) (Size, error) {
+	return b.estimate(ctx, c, kernel, true)
+}
+
+// Time is Estimate without the memory plan — for a launch, which plans
+// its memory itself: planned here as well, on a copy of the network, the
+// plan's garbage doubled a 224×224 run's peak — and with no speed
+// measured for a campaign that has nothing to run (Size.Tasks 0).
+func (b *SpeedBook) Time(ctx context.Context, c *Campaign, kernel gemm.Kernel) (Size, error) {
+	z, err := c.estimate(ctx, Speeds{}, kernel, false, nil)
+	if err != nil || z.Tasks == 0 {
+		return z, err
+	}
+	return b.estimate(ctx, c, kernel, false)
+}
+
+// estimate is Estimate, with the memory plan where plan is set.
+func (b *SpeedBook) estimate(ctx context.Context, c *Campaign, kernel gemm.Kernel, plan bool) (Size, error) {
 	m, ok := b.Measured(c)
 	for try := 0; ; try++ {
 		if !ok {
@@ -116,7 +133,7 @@ func (b *SpeedBook) Estimate(ctx context.Context, c *Campaign, kernel gemm.Kerne
 				return Size{}, err
 			}
 		}
-		z, err := c.estimate(ctx, m.Speeds, kernel, func(_ context.Context, key string, _ diffusion.Prior) (float64, error) {
+		z, err := c.estimate(ctx, m.Speeds, kernel, plan, func(_ context.Context, key string, _ diffusion.Prior) (float64, error) {
 			b.mu.Lock()
 			defer b.mu.Unlock()
 			v, ok := b.priors[key]

@@ -203,12 +203,15 @@ func (l *limitedWriter) Write(p []byte) (int, error) {
 }
 
 // ServeSpeeds measures, for a parent process, the speeds of the campaign
-// whose spec it reads from in (MeasureHere), at the priority a worker
-// runs its campaign at, and writes them to out as JSON: the workbench's
-// estimate is measured so, where its campaigns run, not beside its
-// window's own threads.
-func ServeSpeeds(ctx context.Context, kernel gemm.Kernel, in io.Reader, out io.Writer) error {
-	lowerPriority()
+// whose spec it reads from in (MeasureHere), and writes them to out as
+// JSON: the workbench's estimate is measured so, where its campaigns run,
+// not beside its window's own threads, at the priority a worker runs its
+// campaign at (asWorker); the CLI's in a child of its own, at the CLI's
+// priority, so that measuring adds nothing to a run's memory.
+func ServeSpeeds(ctx context.Context, kernel gemm.Kernel, in io.Reader, out io.Writer, asWorker bool) error {
+	if asWorker {
+		lowerPriority()
+	}
 	raw, err := io.ReadAll(io.LimitReader(in, 4<<20))
 	if err != nil {
 		return err
