@@ -38,6 +38,7 @@ type DataView struct {
 	stats    *widget.Table
 	statsFor *widget.Label // over the statistics: in what units
 	hist     *chartView
+	conv     *conversionLine // over the grid: how the files became the images shown
 	center   *fyne.Container
 	side     *fyne.Container
 	shown    []int // indices of the samples that pass the filters
@@ -119,6 +120,7 @@ func newDataView(s *State) *DataView {
 			l.SetText(v.featureName(id.Row))
 		}
 	}
+	v.conv = s.newConversionLine(nil)
 	v.center = container.NewStack(widget.NewLabel("Open a dataset in the Library."))
 	v.side = container.NewVBox(widget.NewLabelWithStyle("Classes", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), v.hist)
 	top := container.NewHBox(widget.NewLabel("Split"), v.split, widget.NewLabel("Class"), v.class, widget.NewLabel("Show"), v.outcome, v.count)
@@ -156,7 +158,7 @@ func (v *DataView) reload() {
 		v.side.Objects = []fyne.CanvasObject{widget.NewLabelWithStyle("Classes", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), v.hist,
 			v.statsFor, container.NewGridWrap(fyne.NewSize(300, 320), v.stats)}
 	} else {
-		v.center.Objects = []fyne.CanvasObject{v.grid}
+		v.center.Objects = []fyne.CanvasObject{container.NewBorder(v.conv.label, nil, nil, nil, v.grid)}
 		v.side.Objects = []fyne.CanvasObject{widget.NewLabelWithStyle("Classes", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), v.hist}
 	}
 	v.center.Refresh()

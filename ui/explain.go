@@ -150,7 +150,7 @@ func newExplain(s *State) *Explain {
 	)
 	// The buttons first: the model's name below them wraps to as many
 	// lines as it needs, and moves nothing the user aims at.
-	left := container.NewVBox(container.NewHBox(e.compute, e.stop), e.progress, e.which,
+	left := container.NewVBox(container.NewHBox(e.compute, e.stop), e.progress, e.which, s.newConversionLine(nil).label,
 		widget.NewLabelWithStyle("Methods", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), e.methods,
 		widget.NewLabelWithStyle("Parameters", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), e.params,
 		widget.NewLabelWithStyle("Samples", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), samples)
