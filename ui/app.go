@@ -451,14 +451,6 @@ func (s *State) Recent(key string) []string {
 	return out
 }
 
-// classLabel names a class of the open dataset.
-func (s *State) classLabel(c int) string {
-	if s.Data == nil || c < 0 || c >= len(s.Data.Train.Classes) {
-		return fmt.Sprint(c)
-	}
-	return s.Data.Train.Classes[c]
-}
-
 // oneLine cuts text to its first line, for labels that must not grow.
 func oneLine(text string) string {
 	if i := strings.IndexByte(text, '\n'); i >= 0 {

@@ -333,7 +333,7 @@ func (v *Inspect) show(shape []int, saliency []float32, r campaign.Removed, targ
 	v.panels.Refresh()
 	v.panelsOf, v.panelsData = v.s.Model, v.s.Data
 	v.caption.SetText(fmt.Sprintf("Sample %d of the %s split: %s. Explaining %s; the model's probability of it on each version is p(target).",
-		v.cur, v.split.Selected, ds.Classes[ds.Y[v.cur]], v.s.modelClass(target)))
+		v.cur, v.split.Selected, v.s.classLabel(ds.Y[v.cur]), v.s.modelClass(target)))
 }
 
 func (v *Inspect) predText(r campaign.Removal) string {
