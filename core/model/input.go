@@ -205,3 +205,29 @@ func ClassNames(h *Header, dataset []string) []string {
 	}
 	return h.Classes
 }
+
+// FitsDataset says, of each model header asked, whether the model takes
+// the dataset ref as a front end opens ref for it: an image folder read
+// at the model's side and channels, its class folders matched to the
+// model's classes (ImageOptions), any other set as Open reads it. A
+// folder described at Open's defaults (1×28×28) fitted no model of
+// another input, so that the workbench started with another model than
+// the one chosen last for a folder of photos. A dataset that cannot be
+// described fits none.
+func FitsDataset(ref string) func(Header) bool {
+	sum, err := data.Describe(ref)
+	return func(h Header) bool {
+		if err != nil {
+			return false
+		}
+		if sum.Conversion == nil { // no image folder: read as it is
+			return h.Takes(sum.Shape, len(sum.Classes))
+		}
+		opt, oerr := h.ImageOptions(data.Options{})
+		if oerr != nil || opt.ImageSize == 0 {
+			return false // a model that takes no folder's images
+		}
+		s, derr := data.DescribeWith(ref, opt)
+		return derr == nil && h.Takes(s.Shape, len(s.Classes))
+	}
+}
