@@ -233,11 +233,20 @@ func (s *State) openData(ref string) (*data.Dataset, *data.Dataset, error) {
 	if m != nil && m.Source != nil && m.Source.Ref == ref {
 		return m.Data(ref, data.Options{})
 	}
+	return data.Open(ref, s.dataOptions(ref))
+}
+
+// dataOptions are the options openData reads ref with: an image folder as
+// the open model takes its inputs (its side, channels, resize and
+// classes: model.Header.DataOptions), Open's defaults without a model.
+func (s *State) dataOptions(ref string) data.Options {
 	var opt data.Options
-	if m != nil {
+	if m := s.Model; m != nil && m.Source != nil && m.Source.Ref == ref {
+		opt, _ = m.DataOptions(opt)
+	} else if m != nil {
 		opt, _ = m.ImageOptions(opt) // asks for nothing, so cannot disagree
 	}
-	return data.Open(ref, opt)
+	return opt
 }
 
 // SetModel makes m (saved at path; "" when not saved) the model under
@@ -252,6 +261,11 @@ func (s *State) SetModel(m *model.Model, path string) {
 		fn()
 	}
 	s.predict()
+	if s.Data != nil && !readFor(s.Data, m) {
+		// An image folder read before this model (at the defaults, or
+		// for another model's size) is read again as this model reads it.
+		s.OpenData(s.Data.Ref)
+	}
 }
 
 // offerFitting offers in sel the architectures that fit the open
@@ -435,14 +449,6 @@ func (s *State) Recent(key string) []string {
 		}
 	}
 	return out
-}
-
-// classLabel names a class of the open dataset.
-func (s *State) classLabel(c int) string {
-	if s.Data == nil || c < 0 || c >= len(s.Data.Train.Classes) {
-		return fmt.Sprint(c)
-	}
-	return s.Data.Train.Classes[c]
 }
 
 // oneLine cuts text to its first line, for labels that must not grow.

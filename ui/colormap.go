@@ -58,22 +58,26 @@ func heatmap(m []float32, H, W int, limit float32) *image.RGBA {
 	return img
 }
 
-// overlay blends the map's colours over a picture of the sample with the
-// given opacity (0: the sample only, 1: the map only), where the map is
-// far from zero; near zero the sample shows through.
+// overlay draws the map over a picture of the sample: the map's colours
+// at the given opacity, every pixel alike, over the sample, which shows
+// through at 1 − opacity, in grey as the opacity grows (0: the sample as
+// it is, 1: the map alone). One opacity for every pixel keeps the same
+// share of the map's own contrast over a bright picture as over a dark
+// one: an opacity scaled by each value's size hid the pale colours of
+// moderate values on a white background, and grey keeps the picture's own
+// reds and blues from reading as the map's.
 func overlay(base *image.RGBA, m []float32, limit float32, opacity float64) *image.RGBA {
 	out := image.NewRGBA(base.Rect)
 	copy(out.Pix, base.Pix)
 	for p, v := range m[:len(base.Pix)/4] {
-		a := opacity
-		if limit > 0 {
-			a *= math.Min(1, math.Abs(float64(v/limit)))
-		}
-		c := divergingAt(v, limit)
 		o := 4 * p
-		out.Pix[o] = uint8(float64(out.Pix[o])*(1-a) + float64(c.R)*a)
-		out.Pix[o+1] = uint8(float64(out.Pix[o+1])*(1-a) + float64(c.G)*a)
-		out.Pix[o+2] = uint8(float64(out.Pix[o+2])*(1-a) + float64(c.B)*a)
+		px := out.Pix[o : o+3 : o+3]
+		grey := 0.299*float64(px[0]) + 0.587*float64(px[1]) + 0.114*float64(px[2])
+		c := divergingAt(v, limit)
+		for j, mc := range [3]uint8{c.R, c.G, c.B} {
+			under := float64(px[j])*(1-opacity) + grey*opacity
+			px[j] = uint8(math.Round(under*(1-opacity) + float64(mc)*opacity))
+		}
 	}
 	return out
 }

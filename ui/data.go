@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image"
 	"math"
+	"slices"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -38,6 +39,7 @@ type DataView struct {
 	stats    *widget.Table
 	statsFor *widget.Label // over the statistics: in what units
 	hist     *chartView
+	conv     *conversionLine // over the grid: how the files became the images shown
 	center   *fyne.Container
 	side     *fyne.Container
 	shown    []int // indices of the samples that pass the filters
@@ -85,9 +87,9 @@ func newDataView(s *State) *DataView {
 			img.Refresh()
 			// The class, and on a second line the model's prediction when
 			// it differs.
-			text := ds.Classes[ds.Y[i]] + "\n"
+			text := v.s.classLabel(ds.Y[i]) + "\n"
 			if p := v.s.Predictions(v.split.Selected); p != nil && p[i] != ds.Y[i] {
-				text += "→ " + ds.Classes[p[i]]
+				text += "→ " + v.s.modelClass(p[i])
 			}
 			c.Objects[1].(*widget.Label).SetText(text)
 		})
@@ -119,6 +121,7 @@ func newDataView(s *State) *DataView {
 			l.SetText(v.featureName(id.Row))
 		}
 	}
+	v.conv = s.newConversionLine(nil)
 	v.center = container.NewStack(widget.NewLabel("Open a dataset in the Library."))
 	v.side = container.NewVBox(widget.NewLabelWithStyle("Classes", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), v.hist)
 	top := container.NewHBox(widget.NewLabel("Split"), v.split, widget.NewLabel("Class"), v.class, widget.NewLabel("Show"), v.outcome, v.count)
@@ -139,7 +142,7 @@ func (v *DataView) dataset() *data.Dataset { return v.s.Data.Split(v.split.Selec
 // its kind, its histogram.
 func (v *DataView) reload() {
 	l := v.s.Data
-	v.class.Options = append([]string{allClasses}, l.Train.Classes...)
+	v.class.Options = append([]string{allClasses}, v.s.classNames()...)
 	v.class.SetSelected(allClasses)
 	v.outcome.SetSelected(allOutcomes)
 	v.feature = nil
@@ -156,7 +159,7 @@ func (v *DataView) reload() {
 		v.side.Objects = []fyne.CanvasObject{widget.NewLabelWithStyle("Classes", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), v.hist,
 			v.statsFor, container.NewGridWrap(fyne.NewSize(300, 320), v.stats)}
 	} else {
-		v.center.Objects = []fyne.CanvasObject{v.grid}
+		v.center.Objects = []fyne.CanvasObject{container.NewBorder(v.conv.label, nil, nil, nil, v.grid)}
 		v.side.Objects = []fyne.CanvasObject{widget.NewLabelWithStyle("Classes", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), v.hist}
 	}
 	v.center.Refresh()
@@ -171,6 +174,14 @@ func (v *DataView) reload() {
 func (v *DataView) modelChanged() {
 	if v.s.Data == nil {
 		return
+	}
+	if names := append([]string{allClasses}, v.s.classNames()...); !slices.Equal(names, v.class.Options) {
+		i := v.class.SelectedIndex() // the same class, under the name the model gives it
+		v.class.Options = names
+		if i >= 0 && i < len(names) {
+			v.class.Selected = names[i]
+		}
+		v.class.Refresh()
 	}
 	if v.s.Predictions(v.split.Selected) == nil {
 		v.outcome.SetSelected(allOutcomes)
@@ -203,8 +214,9 @@ func (v *DataView) filter() {
 	}
 	v.count.SetText(fmt.Sprintf("%d of %d samples", len(v.shown), ds.Len()))
 	title := fmt.Sprintf("%s split, %d samples", v.split.Selected, len(v.shown))
+	names := v.s.classNames()
 	v.drawHist = func() {
-		v.hist.Draw(func(w, h int) image.Image { return barChart(title, "samples", ds.Classes, counts, w, h) })
+		v.hist.Draw(func(w, h int) image.Image { return barChart(title, "samples", names, counts, w, h) })
 	}
 	v.drawHist()
 	v.grid.Refresh()
@@ -216,9 +228,9 @@ func (v *DataView) filter() {
 // it differs.
 func (v *DataView) label(i int) string {
 	ds := v.dataset()
-	text := ds.Classes[ds.Y[i]]
+	text := v.s.classLabel(ds.Y[i])
 	if p := v.s.Predictions(v.split.Selected); p != nil && p[i] != ds.Y[i] {
-		text += " → " + ds.Classes[p[i]]
+		text += " → " + v.s.modelClass(p[i])
 	}
 	return text
 }

@@ -34,6 +34,7 @@ type Evaluate struct {
 	s        *State
 	name     *entryWidget
 	dataset  *entryWidget
+	conv     *conversionLine // under the dataset: how its files become what the model reads
 	trainCap *entryWidget
 	testCap  *entryWidget
 	// capsCleared are the caps an open set too small for them made "all",
@@ -93,6 +94,12 @@ func newEvaluate(s *State) *Evaluate {
 		arch: newSelect(model.Architectures(), nil), epochs: newEntry(), post: newEntry(), seeds: newEntry(),
 		retrain: newEntry(), size: widget.NewLabel(""), model: widget.NewLabel(""), speeds: &campaign.SpeedBook{}, sized: map[string]campaign.Size{}, overall: widget.NewProgressBar(), eta: widget.NewLabel(""),
 		resume: container.NewVBox(), byKey: map[string]int{}, took: map[string][]time.Duration{}}
+	// The conversions of the open dataset, where the campaign reads it for
+	// the open model.
+	e.conv = s.newConversionLine(func() bool {
+		ref := strings.TrimSpace(e.dataset.Text)
+		return e.modelKind != nil && e.modelKind.Selected == "the open model" && s.Data != nil && (ref == "" || ref == s.Data.Ref || samePlace(ref) == samePlace(s.Data.Ref))
+	})
 	e.name.SetText("my-campaign")
 	e.dataset.SetPlaceHolder("id or path (default: the open one)")
 	e.trainCap.SetPlaceHolder("all")
@@ -137,7 +144,7 @@ func newEvaluate(s *State) *Evaluate {
 	openSpec := widget.NewButtonWithIcon("Open spec…", theme.FolderOpenIcon(), func() { e.s.PickFile(e.OpenSpec, ".yaml", ".yml") })
 	form := widget.NewForm(
 		widget.NewFormItem("Name", e.name),
-		widget.NewFormItem("Dataset", e.dataset),
+		widget.NewFormItem("Dataset", container.NewVBox(e.dataset, e.conv.label)),
 		widget.NewFormItem("Training images read", e.trainCap),
 		widget.NewFormItem("Test images read", e.testCap),
 		widget.NewFormItem("Model", container.NewVBox(e.modelKind, e.model)),
@@ -224,6 +231,7 @@ func newEvaluate(s *State) *Evaluate {
 // changed runs after every edit of the form: after a pause in the edits
 // the campaign is checked and sized again (Size).
 func (e *Evaluate) changed() {
+	e.conv.update()
 	e.edits++
 	edit := e.edits
 	if e.pause != nil && e.pause.Stop() {

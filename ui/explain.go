@@ -150,7 +150,7 @@ func newExplain(s *State) *Explain {
 	)
 	// The buttons first: the model's name below them wraps to as many
 	// lines as it needs, and moves nothing the user aims at.
-	left := container.NewVBox(container.NewHBox(e.compute, e.stop), e.progress, e.which,
+	left := container.NewVBox(container.NewHBox(e.compute, e.stop), e.progress, e.which, s.newConversionLine(nil).label,
 		widget.NewLabelWithStyle("Methods", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), e.methods,
 		widget.NewLabelWithStyle("Parameters", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), e.params,
 		widget.NewLabelWithStyle("Samples", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), samples)
@@ -341,9 +341,9 @@ func (e *Explain) draw() {
 		idx := first.Request.Offset + i
 		x := ds.Sample(idx)
 		base := sampleImage(x, shape)
-		caption := ds.Classes[ds.Y[idx]]
+		caption := e.s.classLabel(ds.Y[idx])
 		if t := first.Targets[i]; t != ds.Y[idx] {
-			caption += " (explains " + ds.Classes[t] + ")"
+			caption += " (explains " + e.s.modelClass(t) + ")"
 		}
 		row := container.NewGridWithColumns(cols, e.cell(base, fmt.Sprintf("#%d %s", idx, caption), func() { e.s.Inspect(first.Request.Split, idx) }))
 		e.s.markIn(fmt.Sprintf("explain.map.%d.0", i), row.Objects[0], fmt.Sprintf("#%d %s", idx, caption), e.galleryArea)

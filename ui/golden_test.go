@@ -3,6 +3,7 @@ package ui
 import (
 	"image"
 	"image/color"
+	"slices"
 	"testing"
 
 	"fyne.io/fyne/v2"
@@ -26,7 +27,8 @@ func enlarge(img *image.RGBA, k int) *image.RGBA {
 
 // The map pictures: a hand-made 2×3 map in the diverging scale of ±1 (its
 // ends and its middle are the scale's), the map over a grey sample at
-// opacity 0.5 (zero lets the sample through), the legend bar, and a mask.
+// opacity 0.5 (every pixel half the map's colour, half the sample's grey),
+// the legend bar, and a mask.
 func TestMapPicturesGolden(t *testing.T) {
 	if raceEnabled {
 		t.Skip("layout only: the first pass runs it (raceEnabled)")
@@ -45,9 +47,12 @@ func TestMapPicturesGolden(t *testing.T) {
 	for i := range grey.Pix {
 		grey.Pix[i] = map[bool]uint8{true: 255, false: 128}[i%4 == 3] // opaque grey
 	}
+	if got := overlay(grey, m, 1, 0); !slices.Equal(got.Pix, grey.Pix) {
+		t.Errorf("overlay at opacity 0: %v, want the sample's %v", got.Pix, grey.Pix)
+	}
 	ov := overlay(grey, m, 1, 0.5)
-	if got := ov.RGBAAt(2, 0); got != grey.RGBAAt(2, 0) {
-		t.Errorf("overlay where the map is zero: %v, want the sample's %v", got, grey.RGBAAt(2, 0))
+	if got, want := ov.RGBAAt(2, 0), (color.RGBA{175, 175, 175, 255}); got != want { // (128 + 221) / 2, the scale's middle
+		t.Errorf("overlay where the map is zero: %v, want the sample and the scale's middle half and half, %v", got, want)
 	}
 	test.AssertImageMatches(t, "heatmap.png", enlarge(hm, 16))
 	test.AssertImageMatches(t, "overlay.png", enlarge(ov, 16))

@@ -102,7 +102,7 @@ func newInspect(s *State) *Inspect {
 	next := widget.NewButtonWithIcon("", theme.NavigateNextIcon(), func() { v.Step(1) })
 	which := widget.NewLabel("Model: " + s.modelName())
 	which.Truncation = fyne.TextTruncateEllipsis
-	top := container.NewVBox(which,
+	top := container.NewVBox(which, s.newConversionLine(nil).label,
 		container.NewHBox(widget.NewLabel("Split"), v.split, widget.NewLabel("Sample"), prev, container.NewGridWrap(fyne.NewSize(80, 36), v.index), next,
 			widget.NewLabel("Method"), v.method, container.NewGridWrap(fyne.NewSize(260, 36), v.mapsFile)),
 		container.NewBorder(nil, nil, container.NewHBox(widget.NewLabel("Rate"), v.rateText), v.morf, v.rate),
@@ -333,7 +333,7 @@ func (v *Inspect) show(shape []int, saliency []float32, r campaign.Removed, targ
 	v.panels.Refresh()
 	v.panelsOf, v.panelsData = v.s.Model, v.s.Data
 	v.caption.SetText(fmt.Sprintf("Sample %d of the %s split: %s. Explaining %s; the model's probability of it on each version is p(target).",
-		v.cur, v.split.Selected, ds.Classes[ds.Y[v.cur]], v.s.modelClass(target)))
+		v.cur, v.split.Selected, v.s.classLabel(ds.Y[v.cur]), v.s.modelClass(target)))
 }
 
 func (v *Inspect) predText(r campaign.Removal) string {

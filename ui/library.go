@@ -25,8 +25,9 @@ import (
 type Library struct {
 	s           *State
 	datasets    []string
-	dsInfo      map[string]string
-	reading     map[string]bool // datasets being described
+	dsInfo      map[string]string // what each dataset holds, by datasetKey
+	dsConv      map[string]string // how an image folder's files became its samples, by datasetKey
+	reading     map[string]bool   // datasets being described
 	models      []string
 	mdInfo      map[string]string
 	dsList      *widget.List
@@ -44,14 +45,14 @@ type Library struct {
 }
 
 func newLibrary(s *State) *Library {
-	l := &Library{s: s, dsInfo: map[string]string{}, reading: map[string]bool{}, mdInfo: map[string]string{},
+	l := &Library{s: s, dsInfo: map[string]string{}, dsConv: map[string]string{}, reading: map[string]bool{}, mdInfo: map[string]string{},
 		dsDetail: widget.NewLabel("Pick a dataset to see what it holds."), mdDetail: widget.NewLabel("Pick a model to see what it is.")}
 	l.dsDetail.Wrapping, l.mdDetail.Wrapping = fyne.TextWrapWord, fyne.TextWrapWord
 	l.dsList = widget.NewList(func() int { return len(l.datasets) },
 		func() fyne.CanvasObject { return twoLines() },
 		func(id widget.ListItemID, o fyne.CanvasObject) {
 			ref := l.datasets[id]
-			setTwoLines(o, displayName(ref), l.dsInfo[ref])
+			setTwoLines(o, displayName(ref), l.dsInfo[l.datasetKey(ref)])
 		})
 	l.dsList.OnSelected = func(id widget.ListItemID) {
 		l.selDS = l.datasets[id]
@@ -201,58 +202,107 @@ func (l *Library) Refresh() {
 // describeDataset shows what a dataset holds (once read by
 // describeDatasets).
 func (l *Library) describeDataset(ref string) {
-	if d, ok := l.dsInfo[ref]; ok {
+	key := l.datasetKey(ref)
+	if d, ok := l.dsInfo[key]; ok {
+		if c := l.dsConv[key]; c != "" {
+			d += "; " + c
+		}
 		l.dsDetail.SetText(ref + ": " + d)
 		return
 	}
 	l.dsDetail.SetText("reading " + ref + "…")
 }
 
+// datasetKey is what a dataset's description depends on: its reference
+// and, for a folder, the options the workbench reads it with
+// (State.dataOptions: the open model's side, channels, resize and
+// classes), so that another model describes a folder of images again.
+// The open dataset is described as it was read.
+func (l *Library) datasetKey(ref string) string {
+	if d := l.s.Data; d != nil && d.Ref == ref {
+		return fmt.Sprintf("%s\x00open %p", ref, d)
+	}
+	if st, err := os.Stat(ref); err != nil || !st.IsDir() || data.IsID(ref) {
+		return ref
+	}
+	opt := l.s.dataOptions(ref)
+	key := fmt.Sprintf("%s\x00%d %d %v", ref, opt.ImageSize, opt.Channels, opt.Resize)
+	if c := opt.Classes; c != nil {
+		key += "\x00" + strings.Join(c.Names, "\x00") + "\x00" + strings.Join(c.WNIDs, "\x00")
+	}
+	return key
+}
+
 // describeDatasets reads the listed datasets not yet described, in the
-// background, to say what each holds.
+// background, to say what each holds: an image folder as the workbench
+// would open it now (State.dataOptions), the open dataset as it was read.
 func (l *Library) describeDatasets() {
-	var todo []string
+	type job struct {
+		ref, key string
+		opt      data.Options
+	}
+	var todo []job
 	for _, ref := range l.datasets {
-		if _, ok := l.dsInfo[ref]; !ok && !l.reading[ref] {
-			todo = append(todo, ref)
-			l.reading[ref] = true
+		key := l.datasetKey(ref)
+		if _, ok := l.dsInfo[key]; ok || l.reading[key] {
+			continue
 		}
+		if d := l.s.Data; d != nil && d.Ref == ref {
+			l.dsInfo[key] = summaryText(data.Summary{Shape: d.Train.Shape, Train: d.Train.Len(), Test: d.Test.Len(), Classes: d.Train.Classes,
+				Masks: d.Train.Masks != nil})
+			if c := d.Train.Conversion; c != nil {
+				l.dsConv[key] = c.String()
+			}
+			continue
+		}
+		todo = append(todo, job{ref, key, l.s.dataOptions(ref)})
+		l.reading[key] = true
 	}
 	if len(todo) == 0 {
 		return
 	}
-	info := map[string]string{}
+	info, conv := map[string]string{}, map[string]string{}
 	l.s.Go("reading datasets", func(ctx context.Context) error {
-		for _, ref := range todo {
+		for _, j := range todo {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			d, err := data.Describe(ref)
+			d, err := data.DescribeWith(j.ref, j.opt)
 			if err != nil {
-				info[ref] = "cannot be opened: " + err.Error()
+				info[j.key] = "cannot be opened: " + err.Error()
 				continue
 			}
-			kind := "images"
-			if data.Kind(d.Shape) == "tabular" {
-				kind = fmt.Sprintf("tabular, %d features", d.Shape[0])
-			}
-			info[ref] = fmt.Sprintf("%s of shape %v; %d training and %d test samples; %d classes: %s", kind, d.Shape, d.Train, d.Test,
-				len(d.Classes), strings.Join(d.Classes[:min(len(d.Classes), 10)], ", "))
-			if d.Masks {
-				info[ref] += "; a ground-truth mask per sample"
+			info[j.key] = summaryText(d)
+			if d.Conversion != nil {
+				conv[j.key] = d.Conversion.String()
 			}
 		}
 		return nil
 	}, func(error) {
 		for k, v := range info {
-			l.dsInfo[k] = v
+			l.dsInfo[k], l.dsConv[k] = v, conv[k]
 			delete(l.reading, k)
-			if l.selDS == k {
-				l.describeDataset(k)
-			}
+		}
+		if l.selDS != "" {
+			l.describeDataset(l.selDS)
 		}
 		l.dsList.Refresh()
 	})
+}
+
+// summaryText says what a dataset holds: its kind and shape, its splits
+// and classes, its masks.
+func summaryText(d data.Summary) string {
+	kind := "images"
+	if data.Kind(d.Shape) == "tabular" {
+		kind = fmt.Sprintf("tabular, %d features", d.Shape[0])
+	}
+	text := fmt.Sprintf("%s of shape %v; %d training and %d test samples; %d classes: %s", kind, d.Shape, d.Train, d.Test,
+		len(d.Classes), strings.Join(d.Classes[:min(len(d.Classes), 10)], ", "))
+	if d.Masks {
+		text += "; a ground-truth mask per sample"
+	}
+	return text
 }
 
 // describeModel says what a model is: architecture, data, accuracy and

@@ -518,14 +518,6 @@ func relativeLuminance(r, g, b float64) float64 {
 	return 0.2126*lin(r) + 0.7152*lin(g) + 0.0722*lin(b)
 }
 
-// modelClass names class c of the open model.
-func (s *State) modelClass(c int) string {
-	if s.Model != nil && c < len(s.Model.Classes) {
-		return s.Model.Classes[c]
-	}
-	return strconv.Itoa(c)
-}
-
 // abbrev cuts a name to n characters.
 func abbrev(s string, n int) string {
 	r := []rune(s)

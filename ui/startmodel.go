@@ -22,7 +22,7 @@ func StartModel(cfg Config, named string, fits func(model.Header) bool, shippedN
 		return named, "named on the command line", nil
 	}
 	takes := func(p string) bool {
-		h, err := model.ReadHeader(p)
+		h, err := model.HeaderOf(p) // an ONNX or TorchScript file's too, not a Faithlab file's alone
 		return err == nil && fits(h)
 	}
 	dir := cfg.dir("models")

@@ -57,10 +57,7 @@ func TestStartModelIsTheOneChosenLast(t *testing.T) {
 	older := save("older.flm", "goar-cnn", fmnist, 3*time.Hour)
 	cnn := save("cnn.flm", "goar-cnn", fmnist, 2*time.Hour)
 	mlp := save("mlp.flm", "mlp", gmm, time.Hour)
-	fits := func(ref string) func(model.Header) bool {
-		sum, err := data.Describe(ref)
-		return func(h model.Header) bool { return err == nil && h.Takes(sum.Shape, len(sum.Classes)) }
-	}
+	fits := model.FitsDataset // the app's own
 	prefs := app.Preferences()
 	cfg := Config{Root: root, Prefs: prefs}
 	for _, c := range []struct {
@@ -110,4 +107,25 @@ func TestStartModelIsTheOneChosenLast(t *testing.T) {
 			t.Errorf("status at start %q", st)
 		}
 	})
+}
+
+// The issue's case, after a restart: the model chosen last, an ONNX
+// classifier of 3×12×12 inputs, is opened again for the folder of
+// 100×80 photos it was used on, not passed over for the shipped model
+// because the folder, described at the defaults for a folder, seemed to
+// hold 1×28×28 images (and because only a Faithlab file's header was read).
+func TestTheONNXModelChosenLastOpensAgainForAFolderOfPhotos(t *testing.T) {
+	app := test.NewTempApp(t)
+	root := t.TempDir()
+	path := smallONNX(t, `{"input_shape": [3, 12, 12], "classes": ["circles", "dots", "plain", "stripes", "zigzag"]}`)
+	folder := photoFolder(t)
+	prefs := app.Preferences()
+	prefs.SetStringList(prefRecentModels, []string{path})
+	got, why, err := StartModel(Config{Root: root, Prefs: prefs}, "", model.FitsDataset(folder), "shipped.flm", []byte("not read"))
+	if err != nil || got != path || why != "the one chosen last" {
+		t.Errorf("at start on the photos: %s (%s), %v; want %s, the one chosen last", got, why, err, path)
+	}
+	if model.FitsDataset(folder)(model.Header{InputShape: []int{1, 28, 28}, Classes: data.FashionMNISTClasses()}) {
+		t.Error("a model of 10 classes fits a folder of 5")
+	}
 }

@@ -93,6 +93,9 @@ func TestOwnImagesOnAModelFromAFile(t *testing.T) {
 	if !strings.Contains(out, "no normalisation declared") || strings.Contains(out, "no resize declared") {
 		t.Errorf("eval's notes:\n%s", out)
 	}
+	if !strings.Contains(out, "images as read: images of 40×30 → 28×28: shorter side resized to 32") || !strings.Contains(out, "made grey") {
+		t.Errorf("eval does not say how the images were converted:\n%s", out)
+	}
 	if err := runAttribute(ctx, []string{"--model", m, "--dataset", p("mine"), "--method", "gradient", "--target", "label", "--n", "0", "--out", p("mine.npy")}); err != nil {
 		t.Fatalf("attribute --target label: %v", err)
 	}

@@ -140,7 +140,9 @@ func readModel(path string, kern gemm.Kernel) (*model.Model, error) {
 }
 
 // openModel loads a model file and opens a dataset as the model saw it in
-// training (model.Data): its own dataset when dsRef is "".
+// training (model.Data): its own dataset when dsRef is "", saying on
+// standard error how an image folder's files became the model's inputs
+// (model.Conversions).
 func openModel(path, dsRef string, dopt *data.Options) (*model.Model, *data.Dataset, *data.Dataset, error) {
 	if path == "" {
 		return nil, nil, nil, errors.New("--model FILE is required")
@@ -152,6 +154,9 @@ func openModel(path, dsRef string, dopt *data.Options) (*model.Model, *data.Data
 	trainSet, testSet, err := m.Data(dsRef, *dopt)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("the data for model %s: %w", path, err)
+	}
+	if c := model.Conversions(&m.Header, testSet); c != "" {
+		fmt.Fprintln(os.Stderr, "note: images as read:", c) // the words the workbench's screens say
 	}
 	return m, trainSet, testSet, nil
 }

@@ -15,7 +15,6 @@ import (
 	"fyne.io/fyne/v2/app"
 
 	"faithlab/core/campaign"
-	"faithlab/core/data"
 	"faithlab/core/engine/gemm"
 	"faithlab/core/model"
 	_ "faithlab/internal/clocale" // before Fyne's init: no locale error under LANG=C.UTF-8
@@ -93,7 +92,7 @@ func main() {
 	wb.Install(w)
 	// The model under explanation: the one named, else the one chosen
 	// last, said on the status bar.
-	wb.OpenFirstModel(*modelPath, func() func(model.Header) bool { return fitsDataset(*dataset) }, resources.ModelName, resources.Model())
+	wb.OpenFirstModel(*modelPath, func() func(model.Header) bool { return model.FitsDataset(*dataset) }, resources.ModelName, resources.Model())
 	wb.State.OpenData(*dataset)
 	if path := os.Getenv("FAITHLAB_TOUR_MAP"); path != "" {
 		go writeLandmarks(path, wb) // scripts/tour finds what it clicks here
@@ -107,16 +106,6 @@ func main() {
 		}()
 	}
 	w.ShowAndRun()
-}
-
-// fitsDataset says whether a model takes the samples of the dataset ref
-// (its sample shape and number of classes); a dataset that cannot be
-// described fits none.
-func fitsDataset(ref string) func(model.Header) bool {
-	sum, err := data.Describe(ref)
-	return func(h model.Header) bool {
-		return err == nil && h.Takes(sum.Shape, len(sum.Classes))
-	}
 }
 
 // newWindow opens the app's window, turning the panic GLFW raises when the

@@ -3,6 +3,7 @@ package data
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -13,6 +14,18 @@ import (
 type ClassList struct {
 	Names []string
 	WNIDs []string
+}
+
+// Numbered says whether names are only the classes' numbers, "0", "1", …
+// in order: what a model without class names (an ONNX graph without a
+// description) is given, which names nothing a dataset's names would not.
+func Numbered(names []string) bool {
+	for i, n := range names {
+		if n != strconv.Itoa(i) {
+			return false
+		}
+	}
+	return len(names) > 0
 }
 
 // wnidPattern is a WordNet noun synset id as ImageNet names its classes.

@@ -44,6 +44,9 @@ type Dataset struct {
 	// test_samples of an image folder), is each sample's position in that
 	// split; nil where the samples are the split's first (Head) or all.
 	Drawn []int
+	// Conversion, for samples read from an image folder, says how its
+	// files became the samples (nil for any other format).
+	Conversion *Conversion
 	// folder marks a split Open read from an image folder, whose heads
 	// it draws balanced over the classes (Balanced).
 	folder bool
@@ -116,7 +119,7 @@ func (d *Dataset) MaskLen() int { return d.Shape[1] * d.Shape[2] }
 
 // Subset returns the samples at idx, copied, in that order.
 func (d *Dataset) Subset(idx []int) *Dataset {
-	s := &Dataset{Name: d.Name, Shape: d.Shape, Classes: d.Classes, Features: d.Features, Standardization: d.Standardization, Truth: d.Truth, Unlabelled: d.Unlabelled,
+	s := &Dataset{Name: d.Name, Shape: d.Shape, Classes: d.Classes, Features: d.Features, Standardization: d.Standardization, Truth: d.Truth, Unlabelled: d.Unlabelled, Conversion: d.Conversion,
 		X: make([]float32, 0, len(idx)*d.Dim()), Y: make([]int, 0, len(idx))}
 	for _, i := range idx {
 		s.X = append(s.X, d.Sample(i)...)

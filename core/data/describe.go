@@ -7,12 +7,14 @@ import (
 
 // Summary is what a dataset holds: its sample shape, the sizes of its
 // splits, its classes and whether it carries a ground-truth mask per
-// sample (Dataset.Masks).
+// sample (Dataset.Masks); for an image folder, how its files became
+// the samples (Conversion).
 type Summary struct {
 	Shape       []int
 	Train, Test int
 	Classes     []string
 	Masks       bool
+	Conversion  *Conversion
 }
 
 // Describe says what Open(ref, Options{}) returns without decoding the
@@ -20,7 +22,12 @@ type Summary struct {
 // headers (and its label files when its classes are not known); any other
 // set is opened. It checks the headers against each other, not the
 // payloads: a file cut short is found when the set is opened.
-func Describe(ref string) (Summary, error) {
+func Describe(ref string) (Summary, error) { return DescribeWith(ref, Options{}) }
+
+// DescribeWith is Describe for Open(ref, opt): an image folder described
+// at the side, channels and classes a model reads it with
+// (model.Header.ImageOptions), not at Open's defaults (28×28 grey).
+func DescribeWith(ref string, opt Options) (Summary, error) {
 	dir, classes := ref, []string(nil)
 	switch ref {
 	case "fashion-mnist":
@@ -33,11 +40,11 @@ func Describe(ref string) (Summary, error) {
 	if matches, _ := filepath.Glob(filepath.Join(dir, "train-images-idx3-ubyte*")); len(matches) > 0 {
 		return describeIDX(dir, classes)
 	}
-	tr, te, err := Open(ref, Options{})
+	tr, te, err := Open(ref, opt)
 	if err != nil {
 		return Summary{}, err
 	}
-	return Summary{Shape: tr.Shape, Train: tr.Len(), Test: te.Len(), Classes: tr.Classes, Masks: tr.Masks != nil}, nil
+	return Summary{Shape: tr.Shape, Train: tr.Len(), Test: te.Len(), Classes: tr.Classes, Masks: tr.Masks != nil, Conversion: tr.Conversion}, nil
 }
 
 func describeIDX(dir string, classes []string) (Summary, error) {

@@ -41,6 +41,7 @@ type folderRead struct {
 	resize         Resize
 	classes        *ClassList
 	unlabelled     bool
+	conv           *Conversion // counts the files read (Dataset.Conversion); one for all a folder's parts
 }
 
 // loadImageFolder is LoadImageFolder, with links allowed to lead anywhere
@@ -73,7 +74,10 @@ func loadImageFolder(root, within string, rd folderRead) (*Dataset, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", root, err)
 	}
-	d := &Dataset{Name: filepath.Base(root), Shape: []int{channels, size, size}}
+	if rd.conv == nil {
+		rd.conv = newConversion(rd)
+	}
+	d := &Dataset{Name: filepath.Base(root), Shape: []int{channels, size, size}, Conversion: rd.conv}
 	classDirs := map[string]string{}
 	loose := 0 // images beside the class folders
 	for _, e := range entries {
@@ -119,10 +123,13 @@ func loadImageFolder(root, within string, rd folderRead) (*Dataset, error) {
 		if err := CheckNames("class folder", folders); err != nil {
 			return nil, fmt.Errorf("load %s: %w", root, err)
 		}
-		if labels, _, err = matchClasses(folders, rd.classes); err != nil {
+		matched := false
+		if labels, matched, err = matchClasses(folders, rd.classes); err != nil {
 			return nil, fmt.Errorf("load %s: %w", root, err)
 		}
-		d.Classes = rd.classes.Names
+		if matched || !Numbered(rd.classes.Names) {
+			d.Classes = rd.classes.Names
+		} // else the folders name the classes a model only numbers (an ONNX model without a description)
 	}
 	per := channels * size * size
 	for ci, c := range folders {
@@ -145,6 +152,7 @@ func loadImageFolder(root, within string, rd folderRead) (*Dataset, error) {
 			if err != nil {
 				return nil, fmt.Errorf("load %s: %w", p, err)
 			}
+			rd.conv.add(img)
 			if masks != "" {
 				m, err := loadMask(inside, within, filepath.Join(masks, c, f.Name()), p, img.Bounds(), size, rd.resize)
 				if err != nil {

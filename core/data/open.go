@@ -116,6 +116,7 @@ func open(ref string, opt Options) (train, test *Dataset, err error) {
 	if opt.TestFrac == 0 {
 		opt.TestFrac = 0.2
 	}
+	defaulted := opt.ImageSize == 0 && opt.Channels == 0
 	if opt.ImageSize == 0 {
 		opt.ImageSize = 28
 	}
@@ -224,6 +225,8 @@ func open(ref string, opt Options) (train, test *Dataset, err error) {
 		return LoadCIFAR(ref)
 	}
 	rd := folderRead{size: opt.ImageSize, channels: opt.Channels, resize: opt.Resize, classes: opt.Classes, unlabelled: opt.Unlabelled}
+	rd.conv = newConversion(rd)
+	rd.conv.Defaulted = defaulted
 	if st, err := os.Stat(filepath.Join(ref, "train")); err == nil && st.IsDir() {
 		// Links in train/ may lead into test/ or a folder of all images
 		// beside them: inside the dataset's folder.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"faithlab/core/data"
@@ -21,6 +22,13 @@ import (
 type Input struct {
 	WNIDs  []string
 	Resize data.Resize
+	// Described says that the model came with a description (FILE.json);
+	// Mean and Std are the normalisation it declares on Faithlab's [0, 1]
+	// pixels (nil: none), Scaled that they were given on a 0–255 scale
+	// and divided by 255.
+	Described bool
+	Mean, Std []float64
+	Scaled    bool
 }
 
 // maxScale01 is the largest mean a description may give on Faithlab's
@@ -55,7 +63,8 @@ func (s *ScriptInfo) scale() (string, error) {
 
 // input is the Input the description declares.
 func (s ScriptInfo) input() *Input {
-	return &Input{WNIDs: s.WNIDs, Resize: data.Resize{Mode: s.Resize, Short: s.ResizeShort}}
+	return &Input{WNIDs: s.WNIDs, Resize: data.Resize{Mode: s.Resize, Short: s.ResizeShort},
+		Described: s.described, Mean: s.Mean, Std: s.Std, Scaled: s.scaled}
 }
 
 // checkInput checks the description's wnids and resize.
@@ -93,6 +102,7 @@ func decodeInfo(b []byte) (info ScriptInfo, note string, err error) {
 		return info, "", err
 	}
 	note, err = info.scale()
+	info.described, info.scaled = true, note != ""
 	return info, note, err
 }
 
@@ -134,4 +144,90 @@ func InputNotice(path string) string {
 		return ""
 	}
 	return path + ": " + strings.Join(notes, "; ")
+}
+
+// NormalisationText says what the model does to an image's [0, 1] pixels
+// before its first layer: the mean and std its description declares
+// (Input), or none and why.
+func (h Header) NormalisationText() string {
+	switch in := h.Input; {
+	case in == nil:
+		return "no normalisation: the model was trained in Faithlab on pixels in [0, 1]"
+	case !in.Described:
+		return "no normalisation: the model has no description declaring a mean and std, so it sees pixels in [0, 1]"
+	case len(in.Mean) == 0:
+		return "no normalisation: its description declares no mean and std, so the model sees pixels in [0, 1]"
+	}
+	scaled := ""
+	if h.Input.Scaled {
+		scaled = " (declared on a 0–255 scale, divided by 255)"
+	}
+	return fmt.Sprintf("normalised as the model's description declares: (x − mean)/std, mean %s, std %s%s",
+		floatsText(h.Input.Mean), floatsText(h.Input.Std), scaled)
+}
+
+// floatsText writes values to four significant digits: [0.485, 0.456, 0.406].
+func floatsText(v []float64) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.FormatFloat(x, 'g', 4, 64)
+	}
+	return "[" + strings.Join(s, ", ") + "]"
+}
+
+// Conversions says every conversion between an image folder's files and
+// what model h reads of ds's samples: the folder's resize, channels and
+// scale (ds.Conversion) and, where h takes the samples, its normalisation.
+// h nil: no model. "" for samples that are no image folder's.
+func Conversions(h *Header, ds *data.Dataset) string {
+	if ds == nil || ds.Conversion == nil {
+		return ""
+	}
+	text := ds.Conversion.String()
+	if h != nil && slices.Equal(h.InputShape, ds.Shape) {
+		text += "; " + h.NormalisationText()
+	}
+	return text
+}
+
+// ClassNames are the names every front end gives the classes of model h
+// on a dataset whose classes are named dataset (nil: none open, or one
+// the model does not take): the model's own where it names them (a
+// Faithlab model's, a description's), else the dataset's where it names
+// as many (an ONNX model without a description numbers its classes), else
+// the model's numbers. With h nil, the dataset's.
+func ClassNames(h *Header, dataset []string) []string {
+	switch {
+	case h == nil:
+		return dataset
+	case data.Numbered(h.Classes) && len(dataset) == len(h.Classes):
+		return dataset
+	}
+	return h.Classes
+}
+
+// FitsDataset says, of each model header asked, whether the model takes
+// the dataset ref as a front end opens ref for it: an image folder read
+// at the model's side and channels, its class folders matched to the
+// model's classes (ImageOptions), any other set as Open reads it. A
+// folder described at Open's defaults (1×28×28) fitted no model of
+// another input, so that the workbench started with another model than
+// the one chosen last for a folder of photos. A dataset that cannot be
+// described fits none.
+func FitsDataset(ref string) func(Header) bool {
+	sum, err := data.Describe(ref)
+	return func(h Header) bool {
+		if err != nil {
+			return false
+		}
+		if sum.Conversion == nil { // no image folder: read as it is
+			return h.Takes(sum.Shape, len(sum.Classes))
+		}
+		opt, oerr := h.ImageOptions(data.Options{})
+		if oerr != nil || opt.ImageSize == 0 {
+			return false // a model that takes no folder's images
+		}
+		s, derr := data.DescribeWith(ref, opt)
+		return derr == nil && h.Takes(s.Shape, len(s.Classes))
+	}
 }

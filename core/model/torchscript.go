@@ -62,6 +62,9 @@ type ScriptInfo struct {
 	ResizeShort int       `json:"resize_short,omitempty"`
 	CAMLayer    string    `json:"cam_layer,omitempty"`
 	Dataset     *Source   `json:"dataset,omitempty"`
+
+	described bool // read from a description file (decodeInfo), not made up for a graph without one
+	scaled    bool // Mean and Std were given on a 0–255 scale and divided by 255 (scale)
 }
 
 // MaxScriptBytes bounds a TorchScript file.
