@@ -41,7 +41,7 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	if os.Getenv("FAITHLAB_SERVE_SPEEDS") != "" {
-		if err := campaign.ServeSpeeds(context.Background(), gemm.Gonum{}, os.Stdin, os.Stdout); err != nil {
+		if err := campaign.ServeSpeeds(context.Background(), gemm.Gonum{}, os.Stdin, os.Stdout, true); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
