@@ -25,18 +25,22 @@ import (
 // against the CLI, and fails on the code from before its fix.
 
 // stderrOf runs f with the process's standard error captured.
-func stderrOf(t *testing.T, f func() error) (string, error) {
+func stderrOf(t *testing.T, f func() error) (string, error) { return captured(t, &os.Stderr, f) }
+
+// captured runs f with the process's standard output or error (*stream)
+// captured.
+func captured(t *testing.T, stream **os.File, f func() error) (string, error) {
 	t.Helper()
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := os.Stderr
-	os.Stderr = w
+	old := *stream
+	*stream = w
 	done := make(chan []byte)
 	go func() { b, _ := io.ReadAll(r); done <- b }()
 	ferr := f()
-	os.Stderr = old
+	*stream = old
 	w.Close()
 	return string(<-done), ferr
 }

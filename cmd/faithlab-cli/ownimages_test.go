@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"image"
 	"image/png"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,21 +17,11 @@ import (
 // error fails the test.
 func captureStdout(t *testing.T, f func() error) string {
 	t.Helper()
-	r, w, err := os.Pipe()
+	out, err := captured(t, &os.Stdout, f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := os.Stdout
-	os.Stdout = w
-	done := make(chan []byte)
-	go func() { b, _ := io.ReadAll(r); done <- b }()
-	ferr := f()
-	os.Stdout = old
-	w.Close()
-	if ferr != nil {
-		t.Fatal(ferr)
-	}
-	return string(<-done)
+	return out
 }
 
 // photos writes n w×h grey-ish RGB PNGs into dir.
