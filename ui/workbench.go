@@ -64,7 +64,8 @@ func NewWorkbench(cfg Config) *Workbench {
 	w.Results = newResults(s)
 	w.Inspect = newInspect(s)
 	w.Settings = newSettings(s)
-	w.Tabs = container.NewAppTabs(
+	var screens fyne.CanvasObject
+	w.Tabs, screens = lightTabs(
 		container.NewTabItem("Library", w.Library.Content()),
 		container.NewTabItem("Data", w.Data.Content()),
 		container.NewTabItem("Model", w.Model.Content()),
@@ -140,7 +141,7 @@ func NewWorkbench(cfg Config) *Workbench {
 		w.markTheme()
 	}
 	w.Library.openPath = w.OpenPath
-	w.content = container.NewBorder(nil, container.NewVBox(widget.NewSeparator(), s.status.Content()), nil, nil, w.Tabs)
+	w.content = container.NewBorder(nil, container.NewVBox(widget.NewSeparator(), s.status.Content()), nil, nil, screens)
 	return w
 }
 
