@@ -1,10 +1,14 @@
 package ui
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/widget"
+
+	"faithlab/core/job"
 )
 
 // Switching between two screens leaves the others alone: Fyne's AppTabs
@@ -37,6 +41,38 @@ func TestSwitchingScreensLeavesTheOthersAlone(t *testing.T) {
 		e.list.Refresh()
 		if drawn["b"] == 0 {
 			t.Error("a change of the task list was not drawn")
+		}
+	})
+}
+
+// A campaign's progress is not drawn while Evaluate is hidden — each
+// redraw of its task list drew the whole window again, the screen the
+// user works on, several times a second — and is shown as soon as the
+// user opens Evaluate.
+func TestProgressWaitsForEvaluateToBeShown(t *testing.T) {
+	wb, loop, _ := newTestWorkbench(t)
+	loop.run(func() {
+		e := wb.Evaluate
+		wb.Tabs.SelectIndex(TabEvaluate)
+		e.showRows([]taskRow{{key: "a", label: "gmm seed 1 · gradient · deletion", state: "to run"},
+			{key: "b", label: "gmm seed 1 · random · deletion", state: "to run"}})
+		wb.Tabs.SelectIndex(TabInspect)
+		drawn := 0
+		update := e.list.UpdateItem
+		e.list.UpdateItem = func(id widget.ListItemID, o fyne.CanvasObject) {
+			drawn++
+			update(id, o)
+		}
+		e.apply(map[string]job.Event{"a": {Kind: job.Started, Key: "a"}}, 0, 2, time.Minute)
+		for step := 1; step <= 5; step++ {
+			e.apply(map[string]job.Event{"a": {Kind: job.Progress, Key: "a", Stage: "deleting", Step: step, Steps: 10}}, 0, 2, time.Minute)
+		}
+		if drawn > 0 || e.eta.Text != "" {
+			t.Errorf("a hidden Evaluate drew the progress: %d rows drawn, %q", drawn, e.eta.Text)
+		}
+		wb.Tabs.SelectIndex(TabEvaluate)
+		if drawn == 0 || e.rows[0].frac != 0.5 || !strings.HasPrefix(e.eta.Text, "0/2 · about") {
+			t.Errorf("opening Evaluate shows %d rows drawn, the time left %q", drawn, e.eta.Text)
 		}
 	})
 }
