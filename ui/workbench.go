@@ -76,7 +76,8 @@ func NewWorkbench(cfg Config) *Workbench {
 		container.NewTabItem("Settings", w.Settings.Content()),
 	)
 	s.showing = func(tab int) bool { return w.Tabs.SelectedIndex() == tab }
-	w.Tabs.OnSelected = func(*container.TabItem) {
+	w.Tabs.OnSelected = func(t *container.TabItem) {
+		defer s.answer("screen " + t.Text)
 		s.status.ScreenChanged()
 		if cfg.Prefs != nil {
 			cfg.Prefs.SetInt(prefTab, w.Tabs.SelectedIndex())
@@ -144,6 +145,15 @@ func NewWorkbench(cfg Config) *Workbench {
 	w.content = container.NewBorder(nil, container.NewVBox(widget.NewSeparator(), s.status.Content()), nil, nil, screens)
 	return w
 }
+
+// WatchInput has f called on the UI goroutine each time the screens have
+// made the change a user's input asked for — "screen NAME" once another
+// screen is shown (a tab, a shortcut, a click that opens one), "inspect
+// SPLIT I" once Inspect shows another sample (the arrow keys, a click on a
+// sample) —, right after the change and before the window draws it; the
+// work the change starts in the background is not waited for. What
+// scripts/tour times its input by (FAITHLAB_TOUR_MAP).
+func (w *Workbench) WatchInput(f func(what string)) { w.State.answered = f }
 
 // Content is the window's content.
 func (w *Workbench) Content() fyne.CanvasObject { return w.content }
