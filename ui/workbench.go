@@ -28,8 +28,9 @@ type Workbench struct {
 	Settings *Settings
 	Tabs     *container.AppTabs
 	content  fyne.CanvasObject
-	quitWin  func() // asks, then closes the window (Install)
-	showData string // a dataset opened from a menu or a drop, whose screen opens when it is open
+	tips     *tipHost // the content, under the layer where tooltips show
+	quitWin  func()   // asks, then closes the window (Install)
+	showData string   // a dataset opened from a menu or a drop, whose screen opens when it is open
 	mainMenu *fyne.MainMenu
 	themes   map[string]*fyne.MenuItem // View's theme items, the current one checked
 }
@@ -78,6 +79,7 @@ func NewWorkbench(cfg Config) *Workbench {
 	s.showing = func(tab int) bool { return w.Tabs.SelectedIndex() == tab }
 	w.Tabs.OnSelected = func(t *container.TabItem) {
 		defer s.answer("screen " + t.Text)
+		w.tips.clear() // the tips of the screen left
 		s.status.ScreenChanged()
 		if cfg.Prefs != nil {
 			cfg.Prefs.SetInt(prefTab, w.Tabs.SelectedIndex())
@@ -142,7 +144,8 @@ func NewWorkbench(cfg Config) *Workbench {
 		w.markTheme()
 	}
 	w.Library.openPath = w.OpenPath
-	w.content = container.NewBorder(nil, container.NewVBox(widget.NewSeparator(), s.status.Content()), nil, nil, screens)
+	w.tips = withTips(container.NewBorder(nil, container.NewVBox(widget.NewSeparator(), s.status.Content()), nil, nil, screens))
+	w.content = w.tips
 	return w
 }
 
