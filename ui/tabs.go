@@ -13,8 +13,8 @@ import (
 // under it, so that the next frame rasterises every text of the screen
 // shown anew; and it hides and shows the contents, which, for a widget,
 // refreshes it and frees its textures again. That took 50–150 ms of the
-// UI goroutine per switch here, and the window 300–1000 ms to show
-// another screen while a campaign took the cores.
+// UI goroutine per switch here, and the window up to 0.4 s to show
+// another screen while a campaign took the cores (scripts/tour).
 //
 // So the tabs hold a slot each, an empty widget that needs its content's
 // room, and the contents lie in a layer over the tabs, each in a
