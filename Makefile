@@ -137,13 +137,15 @@ screenshots: build
 	tmp=$$(mktemp -d) && XDG_CONFIG_HOME=$$tmp/config XDG_CACHE_HOME=$$tmp/cache xvfb-run -a -s "-screen 0 1280x800x24" \
 		$(BIN)/faithlab -root $$tmp/root -screenshots screenshots; status=$$?; rm -rf $$tmp; exit $$status
 
-# tour drives the app under Xvfb through a new user's first day (12 tasks)
+# tour drives the app under Xvfb through a new user's first day (13 tasks)
 # with xdotool, as a person would — finding what it clicks where the app
 # says its widgets are — a screenshot per step into tour/, each task's
 # seconds into tour/times.tsv, and a failure when a check of a step does
 # not hold (scripts/tour) — among them that the estimate Evaluate showed is
 # within ±35 % of the campaign's wall time, both read back from the run's
-# manifest (tour/estimate.txt); then it breaks steps on purpose and fails
+# manifest (tour/estimate.txt), and that the window answers nine of ten
+# inputs sent while the campaign runs within 200 ms of their sending, none
+# after a second (tour/latency.txt); then it breaks steps on purpose and fails
 # unless the tour fails there (scripts/tour-selftest). It trains a model
 # and runs a campaign: minutes.
 tour: build

@@ -91,6 +91,15 @@ type State struct {
 	noticed         map[string]bool  // what modelNotice has said
 	showing         func(tab int) bool
 	marks           map[string]landmark // the widgets a driver aims at, by name (Landmarks)
+	answered        func(what string)   // told of each input the screens answered (Workbench.WatchInput)
+}
+
+// answer tells WatchInput's watcher, if any, that the screens have made the
+// change an input asked for (UI goroutine).
+func (s *State) answer(what string) {
+	if s.answered != nil {
+		s.answered(what)
+	}
 }
 
 // isShown says whether the screen (a Tab… index) is the one shown: a

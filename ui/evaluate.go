@@ -65,6 +65,7 @@ type Evaluate struct {
 	overall     *widget.ProgressBar
 	eta         *widget.Label
 	left        countdown // the campaign's ETA, counted down between its updates
+	unseen      bool      // progress came while the screen was hidden: drawn when it is shown
 	resume      *fyne.Container
 	list        *widget.List
 	rows        []taskRow
@@ -255,6 +256,9 @@ func (e *Evaluate) changed() {
 
 // shown runs what waited for the screen to be shown.
 func (e *Evaluate) shown() {
+	if e.unseen {
+		e.drawProgress()
+	}
 	if e.stale {
 		e.stale = false
 		e.Size()

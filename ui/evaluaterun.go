@@ -37,8 +37,10 @@ func (e *Evaluate) Launch() {
 
 // run runs (or resumes) a loaded campaign in a worker process
 // (Config.Worker, campaign.Serve) at a lower priority, so that the window
-// stays responsive; the task list follows its events, redrawn at most ~30
-// times a second.
+// stays responsive; the task list follows its events: a task's start and
+// end at once, its progress at most 4 times a second (each redraw of the
+// list draws the whole window again), and not at all while the screen is
+// hidden (drawProgress).
 func (e *Evaluate) run(c *campaign.Campaign) {
 	var byHand []string // a TorchScript file opened from the Library or the File menu (UseTorchScript)
 	if e.script != "" && c.Spec.Model.File == e.script {
@@ -86,11 +88,33 @@ func (e *Evaluate) start(c *campaign.Campaign, trust campaign.Trust) {
 	}
 	e.child = child
 	pending := map[string]job.Event{}
-	var last time.Time
 	var done, total int
 	var eta time.Duration
+	flush := func() {
+		if len(pending) == 0 {
+			return
+		}
+		batch, d, t, left := pending, done, total, eta
+		pending = map[string]job.Event{}
+		e.s.cfg.Do(func() { e.apply(batch, d, t, left) })
+	}
 	follow := func() {
-		for ev := range child.Events() {
+		tick := time.NewTicker(progressEvery)
+		defer tick.Stop()
+		for {
+			var ev job.Event
+			select {
+			case <-tick.C:
+				flush() // the progress since the last redraw
+				continue
+			case got, ok := <-child.Events():
+				if !ok {
+					batch := pending
+					e.s.cfg.Do(func() { e.apply(batch, done, total, 0) })
+					return
+				}
+				ev = got
+			}
 			if ev.Kind == job.Repaired || ev.Kind == job.Warning {
 				msg, warn := ev.Err, ev.Kind == job.Warning
 				e.s.cfg.Do(func() {
@@ -107,16 +131,10 @@ func (e *Evaluate) start(c *campaign.Campaign, trust campaign.Trust) {
 			if ev.ETA > 0 {
 				eta = ev.ETA
 			}
-			if ev.Kind == job.Progress && time.Since(last) < 33*time.Millisecond {
-				continue
+			if ev.Kind != job.Progress {
+				flush() // a task started or ended: shown at once
 			}
-			last = time.Now()
-			batch, d, t, left := pending, done, total, eta
-			pending = map[string]job.Event{}
-			e.s.cfg.Do(func() { e.apply(batch, d, t, left) })
 		}
-		batch := pending
-		e.s.cfg.Do(func() { e.apply(batch, done, total, 0) })
 	}
 	dir := c.Dir(job.Shard{})
 	e.cancel = e.s.Go("campaign "+c.Spec.Name, func(ctx context.Context) error {
@@ -136,7 +154,7 @@ func (e *Evaluate) start(c *campaign.Campaign, trust campaign.Trust) {
 				select {
 				case <-tick.C:
 					e.s.cfg.Do(func() {
-						if e.cancel != nil {
+						if e.cancel != nil && e.s.isShown(TabEvaluate) {
 							e.eta.SetText(e.left.text(time.Now()))
 							e.list.Refresh() // the running tasks' time left
 						}
@@ -151,6 +169,7 @@ func (e *Evaluate) start(c *campaign.Campaign, trust campaign.Trust) {
 	}, func(err error) {
 		e.cancel, e.child = nil, nil
 		e.stop.Disable()
+		e.drawProgress() // what came while the screen was hidden
 		e.eta.SetText("")
 		stopped := errors.Is(err, context.Canceled)
 		// The worker says which tasks the stop cut short; one still
@@ -236,10 +255,28 @@ func (e *Evaluate) apply(evs map[string]job.Event, done, total int, eta time.Dur
 	// show the tasks done (earlier runs' included), which a cancelled one
 	// is not.
 	done, total = e.count(string(job.StateDone)), len(e.rows)
-	if total > 0 {
-		e.overall.SetValue(float64(done) / float64(total))
-	}
 	e.left.set(done, total, eta, time.Now())
+	if !e.s.isShown(TabEvaluate) {
+		// Drawn when the screen is shown: a redraw of the list here drew
+		// the whole window again, a screen the user is working on, for
+		// nothing that it shows.
+		e.unseen = true
+		return
+	}
+	e.drawProgress()
+}
+
+// progressEvery is how often at most the task list shows the tasks'
+// progress.
+const progressEvery = 250 * time.Millisecond
+
+// drawProgress shows the campaign's progress as the task rows and the
+// countdown hold it: the overall bar, the time left, the list.
+func (e *Evaluate) drawProgress() {
+	e.unseen = false
+	if c := e.left; c.total > 0 {
+		e.overall.SetValue(float64(c.done) / float64(c.total))
+	}
 	e.eta.SetText(e.left.text(time.Now()))
 	e.list.Refresh()
 }

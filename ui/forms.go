@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"image/color"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -211,8 +212,16 @@ func (w *wheel) CreateRenderer() fyne.WidgetRenderer {
 	return widget.NewSimpleRenderer(canvas.NewRectangle(color.Transparent))
 }
 
-// Scrolled implements fyne.Scrollable.
-func (w *wheel) Scrolled(ev *fyne.ScrollEvent) { w.target.Scrolled(ev) }
+// Scrolled implements fyne.Scrollable; a tooltip shown goes, as the text
+// it tells of moves away from under it.
+func (w *wheel) Scrolled(ev *fyne.ScrollEvent) {
+	w.target.Scrolled(ev)
+	if c := canvasFor(w); c != nil {
+		if h, ok := c.Content().(*tipHost); ok {
+			h.clear()
+		}
+	}
+}
 
 // hint is a one-line help text, cut with "…" where it is longer than its
 // room, that shows whole under the pointer while the pointer rests on it.
@@ -233,39 +242,147 @@ func newHint(text string) *hint {
 // MouseIn shows the whole text below the label.
 func (h *hint) MouseIn(*desktop.MouseEvent) { h.tip.show(h, h.Text) }
 
-// MouseMoved implements desktop.Hoverable.
-func (h *hint) MouseMoved(*desktop.MouseEvent) {}
+// MouseMoved shows the whole text again where the wheel took it away.
+func (h *hint) MouseMoved(*desktop.MouseEvent) { h.tip.show(h, h.Text) }
+
+// SetText changes the text; the whole text shown of the last one goes.
+func (h *hint) SetText(text string) {
+	if text != h.Text {
+		h.tip.hide()
+	}
+	h.Label.SetText(text)
+}
 
 // MouseOut hides the whole text.
 func (h *hint) MouseOut() { h.tip.hide() }
 
 // Tip is the whole text shown under the pointer ("": none; tests).
-func (h *hint) Tip() string { return h.tip.text }
+func (h *hint) Tip() string { return h.tip.shown() }
 
-// tooltip is a whole help text shown in a pop-up under an object.
+// tooltip is a whole help text shown under an object: in the tip layer
+// over the window's content (withTips), which takes no event — the wheel,
+// taps and the pointer's hovering reach what lies under it —, or, for an
+// object in a dialog or a window without that layer, in a pop-up (which
+// takes every event of the window while it is shown).
 type tooltip struct {
+	box   fyne.CanvasObject // in layer (nil: none shown there)
+	layer *fyne.Container
 	popup *widget.PopUp
 	text  string
 }
 
 func (tt *tooltip) show(under fyne.CanvasObject, text string) {
+	tt.shown()
 	c := canvasFor(under)
-	if c == nil || tt.popup != nil {
+	if c == nil || text == "" || tt.popup != nil || tt.box != nil {
 		return
 	}
 	label := widget.NewLabel(text)
 	label.Wrapping = fyne.TextWrapWord
 	width := min(max(under.Size().Width, 320), 560)
 	label.Resize(fyne.NewSize(width, 0))
+	size := fyne.NewSize(width, label.MinSize().Height+2*theme.Padding())
+	d := fyne.CurrentApp().Driver()
+	at := d.AbsolutePositionForObject(under)
+	// While a dialog or a pop-up is shown, the pointer hovers nothing
+	// but what it holds: the tip goes over it, in a pop-up of its own.
+	if host, ok := c.Content().(*tipHost); ok && c.Overlays().Top() == nil {
+		origin, room := d.AbsolutePositionForObject(host), host.Size()
+		pos := at.Subtract(origin).AddXY(0, under.Size().Height)
+		if pos.Y+size.Height > room.Height { // no room below: above
+			pos.Y = at.Y - origin.Y - size.Height
+		}
+		pos.X = max(min(pos.X, room.Width-size.Width), 0)
+		pos.Y = max(pos.Y, 0)
+		bg := canvas.NewRectangle(theme.Color(theme.ColorNameOverlayBackground))
+		bg.StrokeColor, bg.StrokeWidth = theme.Color(theme.ColorNameShadow), 1
+		bg.CornerRadius = theme.Size(theme.SizeNameInputRadius)
+		box := container.NewStack(bg, container.New(fixedLabelPad{}, label))
+		box.Resize(size)
+		box.Move(pos)
+		tt.box, tt.layer = box, host.layer
+		host.layer.Add(box)
+		tt.text = text
+		return
+	}
 	tt.popup = widget.NewPopUp(label, c)
-	tt.popup.Resize(fyne.NewSize(width, label.MinSize().Height+2*theme.Padding()))
-	tt.popup.ShowAtPosition(fyne.CurrentApp().Driver().AbsolutePositionForObject(under).AddXY(0, under.Size().Height))
+	tt.popup.Resize(size)
+	tt.popup.ShowAtPosition(at.AddXY(0, under.Size().Height))
 	tt.text = text
 }
 
+// shown is the text shown ("": none), once the tooltip has learnt whether
+// its layer was cleared (tipHost.clear).
+func (tt *tooltip) shown() string {
+	if tt.box != nil && !slices.Contains(tt.layer.Objects, tt.box) {
+		tt.box, tt.layer, tt.text = nil, nil, ""
+	}
+	return tt.text
+}
+
 func (tt *tooltip) hide() {
+	if tt.box != nil {
+		tt.layer.Remove(tt.box)
+		tt.box, tt.layer = nil, nil
+	}
 	if tt.popup != nil {
 		tt.popup.Hide()
-		tt.popup, tt.text = nil, ""
+		tt.popup = nil
+	}
+	tt.text = ""
+}
+
+// fixedLabelPad lays a wrapped label out at its container's width, within
+// the padding a pop-up gives it.
+type fixedLabelPad struct{}
+
+func (fixedLabelPad) Layout(objs []fyne.CanvasObject, size fyne.Size) {
+	p := theme.Padding()
+	for _, o := range objs {
+		o.Move(fyne.NewPos(0, p))
+		o.Resize(fyne.NewSize(size.Width, size.Height-2*p))
 	}
 }
+
+func (fixedLabelPad) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	return fyne.NewSize(0, 0) // sized by the tooltip
+}
+
+// tipHost is a window's content under a layer where tooltips show
+// (tooltip): the layer lies over the content and holds only the tips
+// shown, which take no event.
+type tipHost struct {
+	widget.BaseWidget
+	content fyne.CanvasObject
+	layer   *fyne.Container
+}
+
+// withTips puts content under a tip layer: what a window's content is for
+// its tooltips to leave the wheel to what lies under them.
+func withTips(content fyne.CanvasObject) *tipHost {
+	h := &tipHost{content: content, layer: container.NewWithoutLayout()}
+	h.ExtendBaseWidget(h)
+	return h
+}
+
+// clear hides the tips shown (the screen under them went).
+func (h *tipHost) clear() {
+	if len(h.layer.Objects) > 0 {
+		h.layer.RemoveAll()
+	}
+}
+
+func (h *tipHost) CreateRenderer() fyne.WidgetRenderer { return &tipHostRenderer{h} }
+
+type tipHostRenderer struct{ h *tipHost }
+
+func (r *tipHostRenderer) Layout(size fyne.Size) {
+	r.h.content.Resize(size)
+	r.h.layer.Resize(size)
+}
+func (r *tipHostRenderer) MinSize() fyne.Size { return r.h.content.MinSize() }
+func (r *tipHostRenderer) Refresh()           { r.h.content.Refresh() }
+func (r *tipHostRenderer) Objects() []fyne.CanvasObject {
+	return []fyne.CanvasObject{r.h.content, r.h.layer}
+}
+func (r *tipHostRenderer) Destroy() {}

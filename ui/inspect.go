@@ -100,6 +100,7 @@ func newInspect(s *State) *Inspect {
 	v.traceBox = container.NewVBox()
 	prev := widget.NewButtonWithIcon("", theme.NavigateBackIcon(), func() { v.Step(-1) })
 	next := widget.NewButtonWithIcon("", theme.NavigateNextIcon(), func() { v.Step(1) })
+	s.mark("inspect.next", next, "next sample")
 	which := widget.NewLabel("Model: " + s.modelName())
 	which.Truncation = fyne.TextTruncateEllipsis
 	top := container.NewVBox(which, s.newConversionLine(nil).label,
@@ -151,6 +152,7 @@ func (v *Inspect) Show(split string, i int) {
 	v.split.SetSelected(split)
 	v.index.SetText(strconv.Itoa(i))
 	v.refresh()
+	v.s.answer(fmt.Sprintf("inspect %s %d", split, i))
 }
 
 // shown computes what was asked for while the screen was hidden.
@@ -166,8 +168,10 @@ func (v *Inspect) Step(d int) {
 		return
 	}
 	n := v.s.Data.Split(v.split.Selected).Len()
-	v.index.SetText(strconv.Itoa(((v.cur+d)%n + n) % n))
+	i := ((v.cur+d)%n + n) % n
+	v.index.SetText(strconv.Itoa(i))
 	v.refresh()
+	v.s.answer(fmt.Sprintf("inspect %s %d", v.split.Selected, i))
 }
 
 // Key handles the arrow keys: samples left and right, rates up and down.

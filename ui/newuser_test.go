@@ -311,6 +311,7 @@ func TestCancelledTaskIsNotCountedDone(t *testing.T) {
 	wb, loop, _ := newTestWorkbench(t)
 	loop.run(func() {
 		e := wb.Evaluate
+		wb.Tabs.SelectIndex(TabEvaluate) // its progress is drawn while it is shown
 		e.rows = []taskRow{{key: "a", label: "gmm · gradient · Deletion"}, {key: "b", label: "gmm · random · Deletion"}}
 		e.byKey = map[string]int{"a": 0, "b": 1}
 		e.apply(map[string]job.Event{"a": {Kind: job.Finished, Key: "a"}, "b": {Kind: job.Cancelled, Key: "b"}}, 2, 2, 0)

@@ -147,9 +147,10 @@ func newResults(s *State) *Results {
 		nil, nil, nil, container.NewStack(enlargeFig, r.figure, container.NewCenter(r.figNone)))
 	r.cards = container.NewVBox(wrapped("Open a run to see how far to believe each protocol's ranking."))
 	r.trust = container.NewVBox(wrapped("Open a run to see which method to trust on its model."))
-	r.tabs = container.NewAppTabs(container.NewTabItem("Which method to trust", container.NewVScroll(r.trust)), container.NewTabItem("Table", r.table), container.NewTabItem("Report card", container.NewVScroll(r.cards)),
-		container.NewTabItem("Diagnostics", container.NewVScroll(r.diag)))
-	split := container.NewHSplit(r.tabs, figs)
+	var tabs fyne.CanvasObject
+	r.tabs, tabs = lightTabs(container.NewTabItem("Which method to trust", container.NewVScroll(r.trust)), container.NewTabItem("Table", r.table),
+		container.NewTabItem("Report card", container.NewVScroll(r.cards)), container.NewTabItem("Diagnostics", container.NewVScroll(r.diag)))
+	split := container.NewHSplit(tabs, figs)
 	split.Offset = 0.55
 	r.content = container.NewBorder(top, nil, nil, nil, split)
 	r.listRuns()

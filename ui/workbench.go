@@ -28,8 +28,9 @@ type Workbench struct {
 	Settings *Settings
 	Tabs     *container.AppTabs
 	content  fyne.CanvasObject
-	quitWin  func() // asks, then closes the window (Install)
-	showData string // a dataset opened from a menu or a drop, whose screen opens when it is open
+	tips     *tipHost // the content, under the layer where tooltips show
+	quitWin  func()   // asks, then closes the window (Install)
+	showData string   // a dataset opened from a menu or a drop, whose screen opens when it is open
 	mainMenu *fyne.MainMenu
 	themes   map[string]*fyne.MenuItem // View's theme items, the current one checked
 }
@@ -64,7 +65,8 @@ func NewWorkbench(cfg Config) *Workbench {
 	w.Results = newResults(s)
 	w.Inspect = newInspect(s)
 	w.Settings = newSettings(s)
-	w.Tabs = container.NewAppTabs(
+	var screens fyne.CanvasObject
+	w.Tabs, screens = lightTabs(
 		container.NewTabItem("Library", w.Library.Content()),
 		container.NewTabItem("Data", w.Data.Content()),
 		container.NewTabItem("Model", w.Model.Content()),
@@ -75,7 +77,9 @@ func NewWorkbench(cfg Config) *Workbench {
 		container.NewTabItem("Settings", w.Settings.Content()),
 	)
 	s.showing = func(tab int) bool { return w.Tabs.SelectedIndex() == tab }
-	w.Tabs.OnSelected = func(*container.TabItem) {
+	w.Tabs.OnSelected = func(t *container.TabItem) {
+		defer s.answer("screen " + t.Text)
+		w.tips.clear() // the tips of the screen left
 		s.status.ScreenChanged()
 		if cfg.Prefs != nil {
 			cfg.Prefs.SetInt(prefTab, w.Tabs.SelectedIndex())
@@ -140,9 +144,19 @@ func NewWorkbench(cfg Config) *Workbench {
 		w.markTheme()
 	}
 	w.Library.openPath = w.OpenPath
-	w.content = container.NewBorder(nil, container.NewVBox(widget.NewSeparator(), s.status.Content()), nil, nil, w.Tabs)
+	w.tips = withTips(container.NewBorder(nil, container.NewVBox(widget.NewSeparator(), s.status.Content()), nil, nil, screens))
+	w.content = w.tips
 	return w
 }
+
+// WatchInput has f called on the UI goroutine each time the screens have
+// made the change a user's input asked for — "screen NAME" once another
+// screen is shown (a tab, a shortcut, a click that opens one), "inspect
+// SPLIT I" once Inspect shows another sample (the arrow keys, a click on a
+// sample) —, right after the change and before the window draws it; the
+// work the change starts in the background is not waited for. What
+// scripts/tour times its input by (FAITHLAB_TOUR_MAP).
+func (w *Workbench) WatchInput(f func(what string)) { w.State.answered = f }
 
 // Content is the window's content.
 func (w *Workbench) Content() fyne.CanvasObject { return w.content }

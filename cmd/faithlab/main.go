@@ -95,7 +95,8 @@ func main() {
 	wb.OpenFirstModel(*modelPath, func() func(model.Header) bool { return model.FitsDataset(*dataset) }, resources.ModelName, resources.Model())
 	wb.State.OpenData(*dataset)
 	if path := os.Getenv("FAITHLAB_TOUR_MAP"); path != "" {
-		go writeLandmarks(path, wb) // scripts/tour finds what it clicks here
+		go writeLandmarks(path, wb)     // scripts/tour finds what it clicks here
+		watchInputs(path+".inputs", wb) // and times its input here
 	}
 	if *shots != "" {
 		go func() {

@@ -278,3 +278,42 @@ func writeLandmarks(path string, wb *ui.Workbench) {
 		}
 	}
 }
+
+// watchInputs appends a line to path for each input the screens answer
+// (ui.Workbench.WatchInput) — WHAT, then when the UI goroutine had made the
+// change and when the window had drawn it, in Unix seconds, tab-separated
+// — for scripts/tour to set beside the times it sent its input at.
+//
+// The drawn time: the driver (Fyne's GLFW loop) handles the window's
+// events — keys, clicks, the wheel — on the UI goroutine inside a tick
+// that then draws the window when anything in it changed, and runs what
+// fyne.Do queued only once that tick is over; so a function queued while
+// the change is made runs after the frame that shows it was drawn and
+// handed to the display.
+func watchInputs(path string, wb *ui.Workbench) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC|os.O_APPEND, 0o644)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "inputs:", err)
+		return
+	}
+	lines := make(chan string, 256)
+	go func() { // the writes stay off the UI goroutine
+		for l := range lines {
+			if _, err := f.WriteString(l); err != nil {
+				fmt.Fprintln(os.Stderr, "inputs:", err)
+			}
+		}
+	}()
+	unix := func(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
+	wb.WatchInput(func(what string) {
+		made := time.Now()
+		fyne.Do(func() {
+			line := fmt.Sprintf("%s\t%.6f\t%.6f\n", strings.ReplaceAll(what, "\t", " "), unix(made), unix(time.Now()))
+			select {
+			case lines <- line:
+			default:
+				fmt.Fprintln(os.Stderr, "inputs: a line dropped:", line)
+			}
+		})
+	})
+}

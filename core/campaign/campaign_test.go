@@ -35,6 +35,14 @@ func TestMain(m *testing.M) {
 		fmt.Println(threadNices())
 		os.Exit(0)
 	}
+	if os.Getenv("FAITHLAB_LOWER_PROBE") != "" {
+		lowerPriority() // as a worker starts
+		done := make(chan bool)
+		go func() { done <- true }()
+		<-done
+		fmt.Println(threadNices())
+		os.Exit(0)
+	}
 	if os.Getenv("FAITHLAB_SERVE_SPEEDS") != "" {
 		if err := ServeSpeeds(context.Background(), best(), os.Stdin, os.Stdout, true); err != nil {
 			fmt.Fprintln(os.Stderr, err)

@@ -113,6 +113,10 @@ type Child struct {
 	err    error
 }
 
+// below is the nice value a worker runs at when started at nice: 10 above
+// (lower priority), 19 at most.
+func below(nice int) int { return min(nice+10, 19) }
+
 // StartChild starts the worker command cmd (a Serve behind some command
 // line) and follows its events.
 func StartChild(cmd *exec.Cmd) (*Child, error) {
