@@ -143,9 +143,9 @@ screenshots: build
 # seconds into tour/times.tsv, and a failure when a check of a step does
 # not hold (scripts/tour) — among them that the estimate Evaluate showed is
 # within ±35 % of the campaign's wall time, both read back from the run's
-# manifest (tour/estimate.txt), and that the window answers nine of ten
-# inputs sent while the campaign runs within 200 ms of their sending, none
-# after a second (tour/latency.txt); then it breaks steps on purpose and fails
+# manifest (tour/estimate.txt), and that the window answers each of ten
+# inputs sent while the campaign runs within 200 ms of their sending and
+# draws it within a second (tour/latency.txt); then it breaks steps on purpose and fails
 # unless the tour fails there (scripts/tour-selftest). It trains a model
 # and runs a campaign: minutes.
 tour: build
