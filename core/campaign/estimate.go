@@ -109,6 +109,11 @@ func (m Measured) Fresh(now time.Time) bool {
 // speed leaves its work untimed.
 type Speeds struct {
 	Train, Gradient, Forward float64
+	// Base is the training images per second of the base model, at the
+	// batch its recipe sets (spec.Model.Batch) where that is not the
+	// default retrainings train at (0: Train's): a batch of 32 trains
+	// several times slower an image than one of 256.
+	Base float64 `json:",omitempty"`
 	Fill, Impute, Quality    float64
 	Compare                  float64
 	Open                     float64
@@ -154,6 +159,7 @@ func (c *Campaign) Estimate(ctx context.Context, sp Speeds, kernel gemm.Kernel) 
 func (c *Campaign) estimate(ctx context.Context, sp Speeds, kernel gemm.Kernel, plan bool, priorSpeed func(ctx context.Context, key string, p diffusion.Prior) (float64, error)) (Size, error) {
 	s := c.Spec
 	var z Size
+	var baseImages float64 // of z.Images, the base models'
 	done := c.finished()
 	tasks := c.Tasks(job.Shard{})
 	base, retrain := train.Config{Epochs: s.Model.Epochs}, train.Config{Epochs: s.Retrain.Epochs}
@@ -285,6 +291,7 @@ func (c *Campaign) estimate(ctx context.Context, sp Speeds, kernel gemm.Kernel, 
 					if s.Model.File == "" {
 						z.BaseModels++
 						z.Images += float64(base.Images(trainN))
+						baseImages += float64(base.Images(trainN))
 					}
 				case "shared":
 					z.Retrainings += k.shared
@@ -328,6 +335,9 @@ func (c *Campaign) estimate(ctx context.Context, sp Speeds, kernel gemm.Kernel, 
 	}
 	w := z.Work
 	measured := sp != (Speeds{}) // the zero Speeds count without timing
+	if sp.Base > 0 && sp.Train > 0 {
+		z.Seconds += baseImages/sp.Base - baseImages/sp.Train // timed below at Train's
+	}
 	for _, t := range []struct {
 		n, v float64
 		what string
@@ -433,6 +443,14 @@ func (c *Campaign) Speeds(ctx context.Context, kernel gemm.Kernel) (Speeds, erro
 	open := time.Since(t0).Seconds()
 	sp, err := MeasureSpeeds(ctx, arch, net, tr, te, kernel)
 	sp.Open = open
+	if b := s.Model.Batch; err == nil && arch != "" && s.Model.File == "" && b > 0 && b != (train.Config{}).Defaults().BatchSize {
+		m, err := model.New(arch, tr, kernel, 1)
+		if err != nil {
+			return sp, err
+		}
+		sp.Base, err = measureTraining(ctx, m.Net, tr, b)
+		return sp, err
+	}
 	return sp, err
 }
 
@@ -446,7 +464,7 @@ func (c *Campaign) SpeedsKey() string {
 	if len(s.Datasets) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s|%s|%s|%s", s.Model.File, s.Model.Arch, s.Datasets[0].Ref, s.Engine)
+	return fmt.Sprintf("%s|%s|%d|%s|%s", s.Model.File, s.Model.Arch, s.Model.Batch, s.Datasets[0].Ref, s.Engine)
 }
 
 // probeBytes bounds the inputs MeasureSpeeds times the passes on.
@@ -468,7 +486,7 @@ func MeasureSpeeds(ctx context.Context, arch string, net engine.Network, trainSe
 	case net != nil:
 		// Retrained as the protocols retrain it: a copy of the network.
 		cp := net.Clone()
-		sp.Train, err = measureTraining(ctx, cp, trainSet)
+		sp.Train, err = measureTraining(ctx, cp, trainSet, 0)
 		engine.Release(cp)
 		if err != nil {
 			return sp, err
@@ -659,20 +677,22 @@ func MeasureSpeed(ctx context.Context, arch string, ds *data.Dataset, kernel gem
 	if err != nil {
 		return 0, err
 	}
-	return measureTraining(ctx, m.Net, ds)
+	return measureTraining(ctx, m.Net, ds, 0)
 }
 
 // measureTraining trains net on ds's first inputs (at most 1 024, and
-// probeBytes' worth) for about a second and returns the images a second.
-func measureTraining(ctx context.Context, net engine.Network, ds *data.Dataset) (float64, error) {
+// probeBytes' worth) in batches of batch (0: the default) for about a
+// second and returns the images a second.
+func measureTraining(ctx context.Context, net engine.Network, ds *data.Dataset, batch int) (float64, error) {
 	n := min(ds.Len(), 1024, max(2, probeBytes/(4*max(ds.Dim(), 1))))
 	probe := ds.Head(n)
 	var seen int
 	t0 := time.Now()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	bs := train.Config{}.Defaults().BatchSize
-	_, err := train.Train(ctx, net, probe, train.Config{Epochs: 1000, Patience: -1, ValFraction: -1}, func(p train.Progress) {
+	cfg := train.Config{Epochs: 1000, Patience: -1, ValFraction: -1, BatchSize: batch}
+	bs := cfg.Defaults().BatchSize
+	_, err := train.Train(ctx, net, probe, cfg, func(p train.Progress) {
 		if p.EpochDone {
 			return
 		}

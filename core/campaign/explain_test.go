@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -322,5 +323,31 @@ func TestEstimateCountsTheReportsComparisons(t *testing.T) {
 	want := report.ComparisonUnits(3, 300, 1) + report.ComparisonUnits(3, 100, 1)
 	if z.Compared != want || z.Seconds != want/1e6 {
 		t.Errorf("%g inputs compared in %g s, want %g in %g s", z.Compared, z.Seconds, want, want/1e6)
+	}
+}
+
+// A base model whose recipe sets its batch trains at that batch's speed
+// (a batch of 32 trains several times slower an image than the default),
+// the retrainings at theirs; its speed is measured apart, under its own
+// key.
+func TestEstimateTimesTheBaseModelAtItsBatch(t *testing.T) {
+	c := load(t, t.TempDir())
+	c.Spec.Model.Batch = 32
+	z, err := c.Estimate(context.Background(), Speeds{Train: 1000, Base: 250}, best())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// campaignSpec: the base model's 3 epochs on 3000 images, ROAR's 15
+	// retrainings of 3 epochs.
+	if want := 3*3000/250.0 + 15*3*3000/1000.0; math.Abs(z.Seconds-want) > 1e-9 {
+		t.Errorf("%g s, want %g: the base model at 250 images/s, the retrainings at 1000", z.Seconds, want)
+	}
+	other := load(t, t.TempDir())
+	if other.SpeedsKey() == c.SpeedsKey() {
+		t.Error("a base model's batch does not key its speeds")
+	}
+	sp, err := c.Speeds(context.Background(), best())
+	if err != nil || !(sp.Base > 0) || !(sp.Train > 0) {
+		t.Errorf("speeds %+v (%v): want the base model's batch measured apart", sp, err)
 	}
 }

@@ -216,7 +216,7 @@ func readSpeeds(path string) map[string]Measured {
 // the future.
 func (m Measured) valid() bool {
 	sp := m.Speeds
-	vals := []float64{sp.Train, sp.Gradient, sp.Forward, sp.Fill, sp.Impute, sp.Quality, sp.Compare, sp.Open}
+	vals := []float64{sp.Train, sp.Base, sp.Gradient, sp.Forward, sp.Fill, sp.Impute, sp.Quality, sp.Compare, sp.Open}
 	for _, v := range m.Priors {
 		vals = append(vals, v)
 	}
