@@ -113,10 +113,10 @@ type Speeds struct {
 	// batch its recipe sets (spec.Model.Batch) where that is not the
 	// default retrainings train at (0: Train's): a batch of 32 trains
 	// several times slower an image than one of 256.
-	Base float64 `json:",omitempty"`
-	Fill, Impute, Quality    float64
-	Compare                  float64
-	Open                     float64
+	Base                  float64 `json:",omitempty"`
+	Fill, Impute, Quality float64
+	Compare               float64
+	Open                  float64
 	// Untimed says why no speed could be measured for the campaign's
 	// model (a TorchScript model's: none is), for the estimate to say.
 	Untimed string `json:",omitempty"`
