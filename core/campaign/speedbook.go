@@ -13,6 +13,7 @@ import (
 	"faithlab/core/data"
 	"faithlab/core/diffusion"
 	"faithlab/core/engine/gemm"
+	"faithlab/core/job"
 )
 
 // SpeedBook keeps the speeds measured on this machine by what they depend
@@ -113,18 +114,22 @@ func (b *SpeedBook) Estimate(ctx context.Context, c *Campaign, kernel gemm.Kerne
 
 // Time is Estimate without the memory plan — for a launch, which plans
 // its memory itself: planned here as well, on a copy of the network, the
-// plan's garbage doubled a 224×224 run's peak — and with no speed
-// measured for a campaign that has nothing to run (Size.Tasks 0).
+// plan's garbage doubled a 224×224 run's peak.
 func (b *SpeedBook) Time(ctx context.Context, c *Campaign, kernel gemm.Kernel) (Size, error) {
-	z, err := c.estimate(ctx, Speeds{}, kernel, false, nil)
-	if err != nil || z.Tasks == 0 {
-		return z, err
-	}
 	return b.estimate(ctx, c, kernel, false)
 }
 
-// estimate is Estimate, with the memory plan where plan is set.
+// estimate is Estimate, with the memory plan where plan is set. A
+// campaign whose run folder holds every task done is counted without
+// speeds: nothing is measured for a launch that runs nothing.
 func (b *SpeedBook) estimate(ctx context.Context, c *Campaign, kernel gemm.Kernel, plan bool) (Size, error) {
+	done, left := c.finished(), false
+	for _, t := range c.Tasks(job.Shard{}) {
+		left = left || !done[t.Key]
+	}
+	if !left {
+		return c.estimate(ctx, Speeds{}, kernel, plan, nil)
+	}
 	m, ok := b.Measured(c)
 	for try := 0; ; try++ {
 		if !ok {

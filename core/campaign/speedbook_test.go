@@ -7,6 +7,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"faithlab/core/engine/gemm"
+	"faithlab/core/job"
+	"faithlab/core/protocol"
+	"faithlab/core/store"
 )
 
 // Two books on one file — the CLI's and the workbench's — share what
@@ -127,6 +132,31 @@ retrain: {epochs: 1}
 		}
 		if sp := z.Measured.Speeds; tc.says == "About " && !(sp.Forward > 0 && sp.Gradient > 0 && sp.Train > 0) {
 			t.Errorf("%s: speeds %+v", tc.file, sp)
+		}
+	}
+}
+
+// A campaign whose every task is done is counted without speeds: nothing
+// is measured for a launch that runs nothing.
+func TestEstimateOfAFinishedCampaignMeasuresNothing(t *testing.T) {
+	c := load(t, t.TempDir())
+	run, err := store.Open(c.Spec.Output, c.Raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range c.Tasks(job.Shard{}) {
+		if err := run.Append(store.Record{Task: task.Key, Label: task.Label, Result: &protocol.Result{Protocol: "x"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	book := &SpeedBook{Measure: func(context.Context, *Campaign) (Measured, error) {
+		t.Error("measured the speeds of a campaign with nothing to run")
+		return Measured{}, nil
+	}}
+	for _, estimate := range []func(context.Context, *Campaign, gemm.Kernel) (Size, error){book.Estimate, book.Time} {
+		z, err := estimate(context.Background(), c, best())
+		if err != nil || z.Tasks != 0 || z.Skipped != len(c.Tasks(job.Shard{})) || z.Seconds != 0 {
+			t.Errorf("size %+v (%v)", z, err)
 		}
 	}
 }
