@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
+	"weak"
 
 	"faithlab/core/data"
 	"faithlab/core/engine"
@@ -79,7 +81,7 @@ func Remove(ctx context.Context, m *model.Model, trainSet, ds *data.Dataset, i i
 	x := ds.Sample(i)
 	imgs := append([]float32(nil), x...)
 	for _, name := range refs {
-		ref, err := perturb.ParseReference(name, func() []float32 { return perturb.ChannelMeans(trainSet.X, fs) })
+		ref, err := perturb.ParseReference(name, func() []float32 { return datasetMeans(trainSet, fs) })
 		if err != nil {
 			return out, err
 		}
@@ -163,3 +165,29 @@ func Cascade(ctx context.Context, m *model.Model, trainSet, testSet *data.Datase
 	}
 	return steps, nil
 }
+
+// datasetMeans is perturb.ChannelMeans of a training set, computed once
+// per set: Inspect asks for it at every step, and over Fashion-MNIST's
+// 47 M values it took a fifth of the workbench's CPU while a user stepped
+// through samples. The cache holds its sets weakly.
+func datasetMeans(ds *data.Dataset, shape []int) []float32 {
+	key := weak.Make(ds)
+	meansMu.Lock()
+	defer meansMu.Unlock()
+	if m, ok := means[key]; ok {
+		return m
+	}
+	for k := range means {
+		if k.Value() == nil {
+			delete(means, k)
+		}
+	}
+	m := perturb.ChannelMeans(ds.X, shape)
+	means[key] = m
+	return m
+}
+
+var (
+	meansMu sync.Mutex
+	means   = map[weak.Pointer[data.Dataset]][]float32{}
+)

@@ -9,6 +9,7 @@ import (
 	"faithlab/core/engine"
 	"faithlab/core/engine/gemm"
 	"faithlab/core/model"
+	"faithlab/core/perturb"
 )
 
 // Removing a quarter of a 4×4 image by a map that ranks pixels by index
@@ -92,5 +93,23 @@ func TestCascadeOfOneSample(t *testing.T) {
 				t.Errorf("%s, %s random: Spearman %g, the map unchanged: %v", tc.method, st.Random, st.Spearman, same)
 			}
 		}
+	}
+}
+
+// Inspect's dataset-mean reference is the training set's channel means,
+// computed once per set (a step recomputed them over every training
+// value): the same values as perturb.ChannelMeans, the same slice again.
+func TestDatasetMeansComputedOncePerSet(t *testing.T) {
+	ds := &data.Dataset{X: []float32{0, 1, 2, 3, 4, 5, 6, 7}, Shape: []int{2, 1, 2}}
+	a := datasetMeans(ds, ds.Shape)
+	if want := perturb.ChannelMeans(ds.X, ds.Shape); len(a) != 2 || a[0] != want[0] || a[1] != want[1] {
+		t.Fatalf("means %v, want %v", a, want)
+	}
+	if b := datasetMeans(ds, ds.Shape); &b[0] != &a[0] {
+		t.Error("computed again for the same set")
+	}
+	other := &data.Dataset{X: []float32{1, 1, 1, 1, 1, 1, 1, 1}, Shape: []int{2, 1, 2}}
+	if c := datasetMeans(other, other.Shape); c[0] != 1 || c[1] != 1 {
+		t.Errorf("another set's means %v", c)
 	}
 }
