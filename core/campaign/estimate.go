@@ -335,19 +335,17 @@ func (c *Campaign) estimate(ctx context.Context, sp Speeds, kernel gemm.Kernel, 
 	}
 	w := z.Work
 	measured := sp != (Speeds{}) // the zero Speeds count without timing
-	if sp.Base > 0 && sp.Train > 0 {
-		z.Seconds += baseImages/sp.Base - baseImages/sp.Train // timed below at Train's
-	}
 	for _, t := range []struct {
 		n, v float64
 		what string
-	}{{z.Images, sp.Train, "training"}, {z.MapPasses, sp.Gradient, "maps"}, {w.Forward, sp.Forward, "forward passes"},
+	}{{baseImages, cmp.Or(sp.Base, sp.Train), "training"}, {z.Images - baseImages, sp.Train, "training"},
+		{z.MapPasses, sp.Gradient, "maps"}, {w.Forward, sp.Forward, "forward passes"},
 		{w.Filled - w.Imputed, sp.Fill, "fills"}, {w.Imputed, sp.Impute, "imputations"}, {w.Quality, sp.Quality, "image quality"},
 		{z.Compared, sp.Compare, "the report's tests"}} {
 		switch {
 		case t.v > 0:
 			z.Seconds += t.n / t.v
-		case t.n > 0 && measured:
+		case t.n > 0 && measured && !slices.Contains(z.Untimed, t.what):
 			z.Untimed = append(z.Untimed, t.what)
 		}
 	}
@@ -444,12 +442,7 @@ func (c *Campaign) Speeds(ctx context.Context, kernel gemm.Kernel) (Speeds, erro
 	sp, err := MeasureSpeeds(ctx, arch, net, tr, te, kernel)
 	sp.Open = open
 	if b := s.Model.Batch; err == nil && arch != "" && s.Model.File == "" && b > 0 && b != (train.Config{}).Defaults().BatchSize {
-		m, err := model.New(arch, tr, kernel, 1)
-		if err != nil {
-			return sp, err
-		}
-		sp.Base, err = measureTraining(ctx, m.Net, tr, b)
-		return sp, err
+		sp.Base, err = trainingSpeed(ctx, arch, tr, kernel, b)
 	}
 	return sp, err
 }
@@ -679,11 +672,16 @@ func MeasurePriorSpeed(ctx context.Context, p diffusion.Prior) (float64, error) 
 // MeasureSpeed trains a fresh model of arch on ds for about a second and
 // returns the training images per second: what Estimate needs.
 func MeasureSpeed(ctx context.Context, arch string, ds *data.Dataset, kernel gemm.Kernel) (float64, error) {
+	return trainingSpeed(ctx, arch, ds, kernel, 0)
+}
+
+// trainingSpeed is MeasureSpeed in batches of batch (0: the default).
+func trainingSpeed(ctx context.Context, arch string, ds *data.Dataset, kernel gemm.Kernel, batch int) (float64, error) {
 	m, err := model.New(arch, ds, kernel, 1)
 	if err != nil {
 		return 0, err
 	}
-	return measureTraining(ctx, m.Net, ds, 0)
+	return measureTraining(ctx, m.Net, ds, batch)
 }
 
 // measureTraining trains net on ds's first inputs (at most 1 024, and

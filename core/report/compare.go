@@ -74,8 +74,7 @@ func MeasureComparisons(ctx context.Context) (float64, error) {
 				if ctx.Err() != nil {
 					return
 				}
-				bt := boot(ConfidenceOptions{}, "speed", string(rune('a'+w)), string(rune('a'+k%26)))
-				bt.Range = []float64{0, 1}
+				bt := stats.Bootstrap{Seed: uint64(w)<<32 | uint64(k), Range: []float64{0, 1}}
 				compare(bt, [][]float64{a}, [][]float64{b}, levels)
 				counts[w]++
 			}
