@@ -53,11 +53,7 @@ func (m *Net) Gradient(ctx context.Context, x []float32, n int, want engine.Want
 		return m.wholeBatch(ctx, x, n, want, outGrad)
 	}
 	m.n = 0 // what the replicas run leaves nothing here to differentiate
-	piece, pass := piece, pass
-	if want&engine.ParamGrad == 0 {
-		piece = m.samplesPerPass(inputPiece)
-		pass = piece
-	}
+	piece, pass := m.gradientCut(n, want)
 	pieces := (n + piece - 1) / piece
 	reps := m.replicasFor(min(runtime.GOMAXPROCS(0), pieces))
 	dim := engine.Size(m.shape)
@@ -88,6 +84,22 @@ func (m *Net) Gradient(ctx context.Context, x []float32, n int, want engine.Want
 		addSlots(m.gradParams(), slots, pieces, size, &m.gradSum)
 	}
 	return dx, nil
+}
+
+// gradientCut is the piece and pass sizes of a Gradient call of n samples.
+// A call of input gradients too small for two pieces is cut in two, so that
+// two replicas share it: engine.Batch's four 224×224 images, in one piece,
+// left a core idle through an attribution's passes. The cut follows the
+// call's count and the input's shape, not the cores.
+func (m *Net) gradientCut(n int, want engine.Want) (samples, perPass int) {
+	if want&engine.ParamGrad != 0 {
+		return piece, pass
+	}
+	p := m.samplesPerPass(inputPiece)
+	if n > 1 && n <= p {
+		p = (n + 1) / 2
+	}
+	return p, p
 }
 
 var _ engine.Inferrer = (*Net)(nil)

@@ -215,53 +215,59 @@ func BenchmarkForward(b *testing.B) {
 	b.ReportMetric(1024*float64(b.N)/b.Elapsed().Seconds(), "img/s")
 }
 
-// Inputs so large that a call carries fewer than a pass of them (here
-// 300×300, engine.Batch 6) run a sample a pass on a replica per core —
-// three 224×224 images ran on one core — and a sample's logits and input
-// gradient are the same bit for bit on one core or two, alone or in a call.
-func TestLargeInputsRunASampleAPassOnEveryCore(t *testing.T) {
+// Inputs so large that a call carries fewer than a pass of them (300×300,
+// engine.Batch 6; 224×224 RGB, engine.Batch 4) run on a replica per core —
+// three 224×224 images ran on one core, and a call of four took input
+// gradients in one piece on one — and a sample's logits and input gradient
+// are the same bit for bit on one core or two, alone or in a call.
+func TestLargeInputsRunOnEveryCore(t *testing.T) {
 	k, _ := gemm.Best()
-	shape := []int{1, 300, 300}
-	if engine.Batch(shape, 0) >= pass {
-		t.Fatalf("%v is not a large input: engine.Batch %d", shape, engine.Batch(shape, 0))
-	}
-	const n = 3
-	dim := engine.Size(shape)
-	x := randBatch(6, n*dim)
-	run := func(procs int) (logits, grads []float32, replicas int) {
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-		m, err := New("mlp", shape, 10, k)
-		if err != nil {
-			t.Fatal(err)
+	for _, c := range []struct {
+		shape []int
+		n     int
+	}{{[]int{1, 300, 300}, 3}, {[]int{3, 224, 224}, 4}} {
+		shape, n := c.shape, c.n
+		if engine.Batch(shape, 0) >= pass || engine.Batch(shape, 0) < n {
+			t.Fatalf("%v is not a large input of %d a call: engine.Batch %d", shape, n, engine.Batch(shape, 0))
 		}
-		m.Init(7)
-		l, err := m.Infer(context.Background(), x, n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		logits = slices.Clone(l)
-		g, err := m.Gradient(context.Background(), x, n, engine.InputGrad, outGrad(randBatch(8, n*10), 10))
-		if err != nil {
-			t.Fatal(err)
-		}
-		grads = slices.Clone(g)
-		for i := range n { // each alone
-			l, err := m.Infer(context.Background(), x[i*dim:(i+1)*dim], 1)
+		dim := engine.Size(shape)
+		x := randBatch(6, n*dim)
+		run := func(procs int) (logits, grads []float32, replicas, pieces int) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			m, err := New("mlp", shape, 10, k)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Equal(l, logits[i*10:(i+1)*10]) {
-				t.Errorf("%d cores: sample %d's logits differ alone and in a call of %d", procs, i, n)
+			m.Init(7)
+			l, err := m.Infer(context.Background(), x, n)
+			if err != nil {
+				t.Fatal(err)
 			}
+			logits = slices.Clone(l)
+			g, err := m.Gradient(context.Background(), x, n, engine.InputGrad, outGrad(randBatch(8, n*10), 10))
+			if err != nil {
+				t.Fatal(err)
+			}
+			grads = slices.Clone(g)
+			for i := range n { // each alone
+				l, err := m.Infer(context.Background(), x[i*dim:(i+1)*dim], 1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(l, logits[i*10:(i+1)*10]) {
+					t.Errorf("%v, %d cores: sample %d's logits differ alone and in a call of %d", shape, procs, i, n)
+				}
+			}
+			p, _ := m.gradientCut(n, engine.InputGrad)
+			return logits, grads, len(m.replicas), (n + p - 1) / p
 		}
-		return logits, grads, len(m.replicas)
-	}
-	l1, g1, _ := run(1)
-	l2, g2, reps := run(2)
-	if !slices.Equal(l1, l2) || !slices.Equal(g1, g2) {
-		t.Error("logits or input gradients differ between 1 and 2 cores")
-	}
-	if reps < 2 {
-		t.Errorf("%d replicas ran a call of %d large inputs on 2 cores, want 2", reps, n)
+		l1, g1, _, _ := run(1)
+		l2, g2, reps, pieces := run(2)
+		if !slices.Equal(l1, l2) || !slices.Equal(g1, g2) {
+			t.Errorf("%v: logits or input gradients differ between 1 and 2 cores", shape)
+		}
+		if reps < 2 || pieces < 2 {
+			t.Errorf("%v: a call of %d ran on %d replicas, its input gradients in %d pieces: want 2 of each", shape, n, reps, pieces)
+		}
 	}
 }

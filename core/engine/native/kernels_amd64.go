@@ -47,6 +47,27 @@ func im2colRowsAVX2(dst []float32, src []float32, k int, run int, srcRow int, st
 // col2imRowsAsm is col2imRowsScalar (scalar AVX instructions): the caller checks the slices.
 func col2imRowsAsm(dst []float32, src []float32, k int, run int, dstRow int, step int, count int)
 
+// geluAVX2 is geluScalar on x[:n], n > 0 a multiple of 8.
+func geluAVX2(y []float32, x []float32, c float32, n int)
+
+// geluGradAVX2 is geluGradScalar on x[:n], n > 0 a multiple of 8.
+func geluGradAVX2(dx []float32, dy []float32, x []float32, c float32, n int)
+
+// expSumAVX2 is expSumScalar on x[:n], n > 0 a multiple of 8.
+func expSumAVX2(y []float32, x []float32, m float32, s *[8]float64, n int)
+
+// scaleAVX2 multiplies y[:n] by a, n > 0 a multiple of 8.
+func scaleAVX2(y []float32, a float32, n int)
+
+// sums64AVX2 is sums64Scalar on x[:n], n > 0 a multiple of 8.
+func sums64AVX2(x []float32, s *[8]float64, n int)
+
+// sqDevs64AVX2 is sqDevs64Scalar on x[:n], n > 0 a multiple of 8.
+func sqDevs64AVX2(x []float32, m float64, s *[8]float64, n int)
+
+// normAffineAVX2 is normAffineScalar on x[:n], n > 0 a multiple of 8.
+func normAffineAVX2(y []float32, xh []float32, x []float32, w []float32, b []float32, m float64, rs float64, n int)
+
 // sgemm1x16 is gemm16Scalar on tiles row tiles of 1 rows and blocks column blocks of 16, k > 0: the caller checks the slices.
 func sgemm1x16(c []float32, a []float32, b []float32, k int, ars int, aks int, ldb int, ldc int, tiles int, blocks int, add bool)
 

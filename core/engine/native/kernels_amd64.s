@@ -124,7 +124,135 @@ DATA expconsts<>+464(SB)/4, $0x0000007f
 DATA expconsts<>+468(SB)/4, $0x0000007f
 DATA expconsts<>+472(SB)/4, $0x0000007f
 DATA expconsts<>+476(SB)/4, $0x0000007f
-GLOBL expconsts<>(SB), RODATA|NOPTR, $480
+DATA expconsts<>+480(SB)/4, $0x40800000
+DATA expconsts<>+484(SB)/4, $0x40800000
+DATA expconsts<>+488(SB)/4, $0x40800000
+DATA expconsts<>+492(SB)/4, $0x40800000
+DATA expconsts<>+496(SB)/4, $0x40800000
+DATA expconsts<>+500(SB)/4, $0x40800000
+DATA expconsts<>+504(SB)/4, $0x40800000
+DATA expconsts<>+508(SB)/4, $0x40800000
+DATA expconsts<>+512(SB)/4, $0xc0800000
+DATA expconsts<>+516(SB)/4, $0xc0800000
+DATA expconsts<>+520(SB)/4, $0xc0800000
+DATA expconsts<>+524(SB)/4, $0xc0800000
+DATA expconsts<>+528(SB)/4, $0xc0800000
+DATA expconsts<>+532(SB)/4, $0xc0800000
+DATA expconsts<>+536(SB)/4, $0xc0800000
+DATA expconsts<>+540(SB)/4, $0xc0800000
+DATA expconsts<>+544(SB)/4, $0xaf95df0b
+DATA expconsts<>+548(SB)/4, $0xaf95df0b
+DATA expconsts<>+552(SB)/4, $0xaf95df0b
+DATA expconsts<>+556(SB)/4, $0xaf95df0b
+DATA expconsts<>+560(SB)/4, $0xaf95df0b
+DATA expconsts<>+564(SB)/4, $0xaf95df0b
+DATA expconsts<>+568(SB)/4, $0xaf95df0b
+DATA expconsts<>+572(SB)/4, $0xaf95df0b
+DATA expconsts<>+576(SB)/4, $0x32edffee
+DATA expconsts<>+580(SB)/4, $0x32edffee
+DATA expconsts<>+584(SB)/4, $0x32edffee
+DATA expconsts<>+588(SB)/4, $0x32edffee
+DATA expconsts<>+592(SB)/4, $0x32edffee
+DATA expconsts<>+596(SB)/4, $0x32edffee
+DATA expconsts<>+600(SB)/4, $0x32edffee
+DATA expconsts<>+604(SB)/4, $0x32edffee
+DATA expconsts<>+608(SB)/4, $0xb60cff51
+DATA expconsts<>+612(SB)/4, $0xb60cff51
+DATA expconsts<>+616(SB)/4, $0xb60cff51
+DATA expconsts<>+620(SB)/4, $0xb60cff51
+DATA expconsts<>+624(SB)/4, $0xb60cff51
+DATA expconsts<>+628(SB)/4, $0xb60cff51
+DATA expconsts<>+632(SB)/4, $0xb60cff51
+DATA expconsts<>+636(SB)/4, $0xb60cff51
+DATA expconsts<>+640(SB)/4, $0xb86ec2d2
+DATA expconsts<>+644(SB)/4, $0xb86ec2d2
+DATA expconsts<>+648(SB)/4, $0xb86ec2d2
+DATA expconsts<>+652(SB)/4, $0xb86ec2d2
+DATA expconsts<>+656(SB)/4, $0xb86ec2d2
+DATA expconsts<>+660(SB)/4, $0xb86ec2d2
+DATA expconsts<>+664(SB)/4, $0xb86ec2d2
+DATA expconsts<>+668(SB)/4, $0xb86ec2d2
+DATA expconsts<>+672(SB)/4, $0xba40ac63
+DATA expconsts<>+676(SB)/4, $0xba40ac63
+DATA expconsts<>+680(SB)/4, $0xba40ac63
+DATA expconsts<>+684(SB)/4, $0xba40ac63
+DATA expconsts<>+688(SB)/4, $0xba40ac63
+DATA expconsts<>+692(SB)/4, $0xba40ac63
+DATA expconsts<>+696(SB)/4, $0xba40ac63
+DATA expconsts<>+700(SB)/4, $0xba40ac63
+DATA expconsts<>+704(SB)/4, $0xbb41a1f6
+DATA expconsts<>+708(SB)/4, $0xbb41a1f6
+DATA expconsts<>+712(SB)/4, $0xbb41a1f6
+DATA expconsts<>+716(SB)/4, $0xbb41a1f6
+DATA expconsts<>+720(SB)/4, $0xbb41a1f6
+DATA expconsts<>+724(SB)/4, $0xbb41a1f6
+DATA expconsts<>+728(SB)/4, $0xbb41a1f6
+DATA expconsts<>+732(SB)/4, $0xbb41a1f6
+DATA expconsts<>+736(SB)/4, $0xbc83dbd4
+DATA expconsts<>+740(SB)/4, $0xbc83dbd4
+DATA expconsts<>+744(SB)/4, $0xbc83dbd4
+DATA expconsts<>+748(SB)/4, $0xbc83dbd4
+DATA expconsts<>+752(SB)/4, $0xbc83dbd4
+DATA expconsts<>+756(SB)/4, $0xbc83dbd4
+DATA expconsts<>+760(SB)/4, $0xbc83dbd4
+DATA expconsts<>+764(SB)/4, $0xbc83dbd4
+DATA expconsts<>+768(SB)/4, $0xb77460cd
+DATA expconsts<>+772(SB)/4, $0xb77460cd
+DATA expconsts<>+776(SB)/4, $0xb77460cd
+DATA expconsts<>+780(SB)/4, $0xb77460cd
+DATA expconsts<>+784(SB)/4, $0xb77460cd
+DATA expconsts<>+788(SB)/4, $0xb77460cd
+DATA expconsts<>+792(SB)/4, $0xb77460cd
+DATA expconsts<>+796(SB)/4, $0xb77460cd
+DATA expconsts<>+800(SB)/4, $0xb95fbd29
+DATA expconsts<>+804(SB)/4, $0xb95fbd29
+DATA expconsts<>+808(SB)/4, $0xb95fbd29
+DATA expconsts<>+812(SB)/4, $0xb95fbd29
+DATA expconsts<>+816(SB)/4, $0xb95fbd29
+DATA expconsts<>+820(SB)/4, $0xb95fbd29
+DATA expconsts<>+824(SB)/4, $0xb95fbd29
+DATA expconsts<>+828(SB)/4, $0xb95fbd29
+DATA expconsts<>+832(SB)/4, $0xbadc924e
+DATA expconsts<>+836(SB)/4, $0xbadc924e
+DATA expconsts<>+840(SB)/4, $0xbadc924e
+DATA expconsts<>+844(SB)/4, $0xbadc924e
+DATA expconsts<>+848(SB)/4, $0xbadc924e
+DATA expconsts<>+852(SB)/4, $0xbadc924e
+DATA expconsts<>+856(SB)/4, $0xbadc924e
+DATA expconsts<>+860(SB)/4, $0xbadc924e
+DATA expconsts<>+864(SB)/4, $0xbbf19bf8
+DATA expconsts<>+868(SB)/4, $0xbbf19bf8
+DATA expconsts<>+872(SB)/4, $0xbbf19bf8
+DATA expconsts<>+876(SB)/4, $0xbbf19bf8
+DATA expconsts<>+880(SB)/4, $0xbbf19bf8
+DATA expconsts<>+884(SB)/4, $0xbbf19bf8
+DATA expconsts<>+888(SB)/4, $0xbbf19bf8
+DATA expconsts<>+892(SB)/4, $0xbbf19bf8
+DATA expconsts<>+896(SB)/4, $0xbc69b6a7
+DATA expconsts<>+900(SB)/4, $0xbc69b6a7
+DATA expconsts<>+904(SB)/4, $0xbc69b6a7
+DATA expconsts<>+908(SB)/4, $0xbc69b6a7
+DATA expconsts<>+912(SB)/4, $0xbc69b6a7
+DATA expconsts<>+916(SB)/4, $0xbc69b6a7
+DATA expconsts<>+920(SB)/4, $0xbc69b6a7
+DATA expconsts<>+924(SB)/4, $0xbc69b6a7
+DATA expconsts<>+928(SB)/4, $0x3f906ebb
+DATA expconsts<>+932(SB)/4, $0x3f906ebb
+DATA expconsts<>+936(SB)/4, $0x3f906ebb
+DATA expconsts<>+940(SB)/4, $0x3f906ebb
+DATA expconsts<>+944(SB)/4, $0x3f906ebb
+DATA expconsts<>+948(SB)/4, $0x3f906ebb
+DATA expconsts<>+952(SB)/4, $0x3f906ebb
+DATA expconsts<>+956(SB)/4, $0x3f906ebb
+DATA expconsts<>+960(SB)/4, $0x80000000
+DATA expconsts<>+964(SB)/4, $0x80000000
+DATA expconsts<>+968(SB)/4, $0x80000000
+DATA expconsts<>+972(SB)/4, $0x80000000
+DATA expconsts<>+976(SB)/4, $0x80000000
+DATA expconsts<>+980(SB)/4, $0x80000000
+DATA expconsts<>+984(SB)/4, $0x80000000
+DATA expconsts<>+988(SB)/4, $0x80000000
+GLOBL expconsts<>(SB), RODATA|NOPTR, $992
 
 // func pool2AVX2(y []float32, top []float32, bot []float32, w int, c int, floor float32)
 // Requires: AVX, AVX2, SSE
@@ -881,36 +1009,38 @@ channel:
 	VSUBPS     Y2, Y0, Y3
 	VCMPPS     $0x1e, expconsts<>+0(SB), Y3, Y4
 	VCMPPS     $0x11, expconsts<>+32(SB), Y3, Y5
-	VMINPS     expconsts<>+0(SB), Y3, Y3
-	VMAXPS     expconsts<>+32(SB), Y3, Y3
-	VMULPS     expconsts<>+64(SB), Y3, Y6
-	VADDPS     expconsts<>+96(SB), Y6, Y6
-	VROUNDPS   $0x01, Y6, Y6
-	VMULPS     expconsts<>+128(SB), Y6, Y7
-	VSUBPS     Y7, Y3, Y3
-	VMULPS     expconsts<>+160(SB), Y6, Y7
-	VSUBPS     Y7, Y3, Y3
-	VMULPS     Y3, Y3, Y7
-	VMULPS     expconsts<>+224(SB), Y3, Y8
-	VADDPS     expconsts<>+256(SB), Y8, Y8
-	VMULPS     Y3, Y8, Y8
-	VADDPS     expconsts<>+288(SB), Y8, Y8
-	VMULPS     Y3, Y8, Y8
-	VADDPS     expconsts<>+320(SB), Y8, Y8
-	VMULPS     Y3, Y8, Y8
-	VADDPS     expconsts<>+352(SB), Y8, Y8
-	VMULPS     Y3, Y8, Y8
-	VADDPS     expconsts<>+384(SB), Y8, Y8
-	VMULPS     Y7, Y8, Y7
-	VADDPS     Y3, Y7, Y3
-	VADDPS     expconsts<>+192(SB), Y3, Y3
-	VCVTTPS2DQ Y6, Y6
-	VPADDD     expconsts<>+448(SB), Y6, Y6
-	VPSLLD     $0x17, Y6, Y6
-	VMULPS     Y6, Y3, Y3
-	VBLENDVPS  Y4, expconsts<>+416(SB), Y3, Y3
-	VANDNPS    Y3, Y5, Y3
-	VADDPS     expconsts<>+192(SB), Y3, Y3
+	VCMPPS     $0x03, Y3, Y3, Y6
+	VMINPS     expconsts<>+0(SB), Y3, Y7
+	VMAXPS     expconsts<>+32(SB), Y7, Y7
+	VMULPS     expconsts<>+64(SB), Y7, Y8
+	VADDPS     expconsts<>+96(SB), Y8, Y8
+	VROUNDPS   $0x01, Y8, Y8
+	VMULPS     expconsts<>+128(SB), Y8, Y9
+	VSUBPS     Y9, Y7, Y7
+	VMULPS     expconsts<>+160(SB), Y8, Y9
+	VSUBPS     Y9, Y7, Y7
+	VMULPS     Y7, Y7, Y9
+	VMULPS     expconsts<>+224(SB), Y7, Y10
+	VADDPS     expconsts<>+256(SB), Y10, Y10
+	VMULPS     Y7, Y10, Y10
+	VADDPS     expconsts<>+288(SB), Y10, Y10
+	VMULPS     Y7, Y10, Y10
+	VADDPS     expconsts<>+320(SB), Y10, Y10
+	VMULPS     Y7, Y10, Y10
+	VADDPS     expconsts<>+352(SB), Y10, Y10
+	VMULPS     Y7, Y10, Y10
+	VADDPS     expconsts<>+384(SB), Y10, Y10
+	VMULPS     Y9, Y10, Y9
+	VADDPS     Y7, Y9, Y7
+	VADDPS     expconsts<>+192(SB), Y7, Y7
+	VCVTTPS2DQ Y8, Y8
+	VPADDD     expconsts<>+448(SB), Y8, Y8
+	VPSLLD     $0x17, Y8, Y8
+	VMULPS     Y8, Y7, Y7
+	VBLENDVPS  Y4, expconsts<>+416(SB), Y7, Y7
+	VANDNPS    Y7, Y5, Y7
+	VBLENDVPS  Y6, Y3, Y7, Y7
+	VADDPS     expconsts<>+192(SB), Y7, Y3
 	VDIVPS     Y3, Y1, Y3
 	VMULPS     Y3, Y2, Y2
 	VMOVUPS    Y2, (AX)(R9*1)
@@ -969,36 +1099,38 @@ nosig:
 	VSUBPS     Y3, Y0, Y4
 	VCMPPS     $0x1e, expconsts<>+0(SB), Y4, Y5
 	VCMPPS     $0x11, expconsts<>+32(SB), Y4, Y6
-	VMINPS     expconsts<>+0(SB), Y4, Y4
-	VMAXPS     expconsts<>+32(SB), Y4, Y4
-	VMULPS     expconsts<>+64(SB), Y4, Y7
-	VADDPS     expconsts<>+96(SB), Y7, Y7
-	VROUNDPS   $0x01, Y7, Y7
-	VMULPS     expconsts<>+128(SB), Y7, Y8
-	VSUBPS     Y8, Y4, Y4
-	VMULPS     expconsts<>+160(SB), Y7, Y8
-	VSUBPS     Y8, Y4, Y4
-	VMULPS     Y4, Y4, Y8
-	VMULPS     expconsts<>+224(SB), Y4, Y9
-	VADDPS     expconsts<>+256(SB), Y9, Y9
-	VMULPS     Y4, Y9, Y9
-	VADDPS     expconsts<>+288(SB), Y9, Y9
-	VMULPS     Y4, Y9, Y9
-	VADDPS     expconsts<>+320(SB), Y9, Y9
-	VMULPS     Y4, Y9, Y9
-	VADDPS     expconsts<>+352(SB), Y9, Y9
-	VMULPS     Y4, Y9, Y9
-	VADDPS     expconsts<>+384(SB), Y9, Y9
-	VMULPS     Y8, Y9, Y8
-	VADDPS     Y4, Y8, Y4
-	VADDPS     expconsts<>+192(SB), Y4, Y4
-	VCVTTPS2DQ Y7, Y7
-	VPADDD     expconsts<>+448(SB), Y7, Y7
-	VPSLLD     $0x17, Y7, Y7
-	VMULPS     Y7, Y4, Y4
-	VBLENDVPS  Y5, expconsts<>+416(SB), Y4, Y4
-	VANDNPS    Y4, Y6, Y4
-	VADDPS     expconsts<>+192(SB), Y4, Y4
+	VCMPPS     $0x03, Y4, Y4, Y7
+	VMINPS     expconsts<>+0(SB), Y4, Y8
+	VMAXPS     expconsts<>+32(SB), Y8, Y8
+	VMULPS     expconsts<>+64(SB), Y8, Y9
+	VADDPS     expconsts<>+96(SB), Y9, Y9
+	VROUNDPS   $0x01, Y9, Y9
+	VMULPS     expconsts<>+128(SB), Y9, Y10
+	VSUBPS     Y10, Y8, Y8
+	VMULPS     expconsts<>+160(SB), Y9, Y10
+	VSUBPS     Y10, Y8, Y8
+	VMULPS     Y8, Y8, Y10
+	VMULPS     expconsts<>+224(SB), Y8, Y11
+	VADDPS     expconsts<>+256(SB), Y11, Y11
+	VMULPS     Y8, Y11, Y11
+	VADDPS     expconsts<>+288(SB), Y11, Y11
+	VMULPS     Y8, Y11, Y11
+	VADDPS     expconsts<>+320(SB), Y11, Y11
+	VMULPS     Y8, Y11, Y11
+	VADDPS     expconsts<>+352(SB), Y11, Y11
+	VMULPS     Y8, Y11, Y11
+	VADDPS     expconsts<>+384(SB), Y11, Y11
+	VMULPS     Y10, Y11, Y10
+	VADDPS     Y8, Y10, Y8
+	VADDPS     expconsts<>+192(SB), Y8, Y8
+	VCVTTPS2DQ Y9, Y9
+	VPADDD     expconsts<>+448(SB), Y9, Y9
+	VPSLLD     $0x17, Y9, Y9
+	VMULPS     Y9, Y8, Y8
+	VBLENDVPS  Y5, expconsts<>+416(SB), Y8, Y8
+	VANDNPS    Y8, Y6, Y8
+	VBLENDVPS  Y7, Y4, Y8, Y8
+	VADDPS     expconsts<>+192(SB), Y8, Y4
 	VDIVPS     Y4, Y1, Y4
 	VMOVUPS    Y4, Y4
 
@@ -1137,6 +1269,334 @@ tap:
 	ADDQ   BX, AX
 	DECQ   R8
 	JNZ    pixel
+	RET
+
+// func geluAVX2(y []float32, x []float32, c float32, n int)
+// Requires: AVX, AVX2, SSE
+TEXT ·geluAVX2(SB), NOSPLIT, $0-64
+	MOVQ         y_base+0(FP), AX
+	MOVQ         x_base+24(FP), CX
+	MOVSS        c+48(FP), X0
+	VBROADCASTSS X0, Y0
+	MOVQ         n+56(FP), DX
+	SHLQ         $0x02, DX
+	XORQ         BX, BX
+
+block:
+	VMOVUPS   (CX)(BX*1), Y1
+	VDIVPS    Y0, Y1, Y2
+	VCMPPS    $0x1e, expconsts<>+480(SB), Y2, Y3
+	VCMPPS    $0x11, expconsts<>+512(SB), Y2, Y4
+	VBLENDVPS Y3, expconsts<>+480(SB), Y2, Y2
+	VBLENDVPS Y4, expconsts<>+512(SB), Y2, Y2
+	VMULPS    Y2, Y2, Y3
+	VMULPS    expconsts<>+544(SB), Y3, Y4
+	VADDPS    expconsts<>+576(SB), Y4, Y4
+	VMULPS    Y4, Y3, Y4
+	VADDPS    expconsts<>+608(SB), Y4, Y4
+	VMULPS    Y4, Y3, Y4
+	VADDPS    expconsts<>+640(SB), Y4, Y4
+	VMULPS    Y4, Y3, Y4
+	VADDPS    expconsts<>+672(SB), Y4, Y4
+	VMULPS    Y4, Y3, Y4
+	VADDPS    expconsts<>+704(SB), Y4, Y4
+	VMULPS    Y4, Y3, Y4
+	VADDPS    expconsts<>+736(SB), Y4, Y4
+	VMULPS    expconsts<>+768(SB), Y3, Y5
+	VADDPS    expconsts<>+800(SB), Y5, Y5
+	VMULPS    Y5, Y3, Y5
+	VADDPS    expconsts<>+832(SB), Y5, Y5
+	VMULPS    Y5, Y3, Y5
+	VADDPS    expconsts<>+864(SB), Y5, Y5
+	VMULPS    Y5, Y3, Y3
+	VADDPS    expconsts<>+896(SB), Y3, Y3
+	VMULPS    Y4, Y2, Y2
+	VDIVPS    Y3, Y2, Y2
+	VADDPS    expconsts<>+192(SB), Y2, Y2
+	VMULPS    Y2, Y1, Y1
+	VMULPS    expconsts<>+96(SB), Y1, Y1
+	VMOVUPS   Y1, (AX)(BX*1)
+	ADDQ      $0x20, BX
+	CMPQ      BX, DX
+	JB        block
+	VZEROUPPER
+	RET
+
+// func geluGradAVX2(dx []float32, dy []float32, x []float32, c float32, n int)
+// Requires: AVX, AVX2, SSE
+TEXT ·geluGradAVX2(SB), NOSPLIT, $0-88
+	MOVQ         dx_base+0(FP), AX
+	MOVQ         dy_base+24(FP), CX
+	MOVQ         x_base+48(FP), DX
+	MOVSS        c+72(FP), X0
+	VBROADCASTSS X0, Y0
+	MOVQ         n+80(FP), BX
+	SHLQ         $0x02, BX
+	VXORPS       Y1, Y1, Y1
+	XORQ         SI, SI
+
+block:
+	VMOVUPS    (DX)(SI*1), Y2
+	VDIVPS     Y0, Y2, Y3
+	VMOVUPS    (CX)(SI*1), Y4
+	VMULPS     expconsts<>+96(SB), Y4, Y4
+	VADDPS     Y4, Y1, Y4
+	VMULPS     Y2, Y4, Y2
+	VADDPS     Y2, Y1, Y2
+	VMULPS     Y3, Y3, Y5
+	VXORPS     expconsts<>+960(SB), Y5, Y5
+	VCMPPS     $0x1e, expconsts<>+0(SB), Y5, Y6
+	VCMPPS     $0x11, expconsts<>+32(SB), Y5, Y7
+	VCMPPS     $0x03, Y5, Y5, Y8
+	VMINPS     expconsts<>+0(SB), Y5, Y9
+	VMAXPS     expconsts<>+32(SB), Y9, Y9
+	VMULPS     expconsts<>+64(SB), Y9, Y10
+	VADDPS     expconsts<>+96(SB), Y10, Y10
+	VROUNDPS   $0x01, Y10, Y10
+	VMULPS     expconsts<>+128(SB), Y10, Y11
+	VSUBPS     Y11, Y9, Y9
+	VMULPS     expconsts<>+160(SB), Y10, Y11
+	VSUBPS     Y11, Y9, Y9
+	VMULPS     Y9, Y9, Y11
+	VMULPS     expconsts<>+224(SB), Y9, Y12
+	VADDPS     expconsts<>+256(SB), Y12, Y12
+	VMULPS     Y9, Y12, Y12
+	VADDPS     expconsts<>+288(SB), Y12, Y12
+	VMULPS     Y9, Y12, Y12
+	VADDPS     expconsts<>+320(SB), Y12, Y12
+	VMULPS     Y9, Y12, Y12
+	VADDPS     expconsts<>+352(SB), Y12, Y12
+	VMULPS     Y9, Y12, Y12
+	VADDPS     expconsts<>+384(SB), Y12, Y12
+	VMULPS     Y11, Y12, Y11
+	VADDPS     Y9, Y11, Y9
+	VADDPS     expconsts<>+192(SB), Y9, Y9
+	VCVTTPS2DQ Y10, Y10
+	VPADDD     expconsts<>+448(SB), Y10, Y10
+	VPSLLD     $0x17, Y10, Y10
+	VMULPS     Y10, Y9, Y9
+	VBLENDVPS  Y6, expconsts<>+416(SB), Y9, Y9
+	VANDNPS    Y9, Y7, Y9
+	VBLENDVPS  Y8, Y5, Y9, Y9
+	VMULPS     expconsts<>+928(SB), Y9, Y5
+	VMULPS     Y5, Y2, Y2
+	VDIVPS     Y0, Y2, Y2
+	VADDPS     Y2, Y1, Y2
+	VCMPPS     $0x1e, expconsts<>+480(SB), Y3, Y5
+	VCMPPS     $0x11, expconsts<>+512(SB), Y3, Y6
+	VBLENDVPS  Y5, expconsts<>+480(SB), Y3, Y3
+	VBLENDVPS  Y6, expconsts<>+512(SB), Y3, Y3
+	VMULPS     Y3, Y3, Y5
+	VMULPS     expconsts<>+544(SB), Y5, Y6
+	VADDPS     expconsts<>+576(SB), Y6, Y6
+	VMULPS     Y6, Y5, Y6
+	VADDPS     expconsts<>+608(SB), Y6, Y6
+	VMULPS     Y6, Y5, Y6
+	VADDPS     expconsts<>+640(SB), Y6, Y6
+	VMULPS     Y6, Y5, Y6
+	VADDPS     expconsts<>+672(SB), Y6, Y6
+	VMULPS     Y6, Y5, Y6
+	VADDPS     expconsts<>+704(SB), Y6, Y6
+	VMULPS     Y6, Y5, Y6
+	VADDPS     expconsts<>+736(SB), Y6, Y6
+	VMULPS     expconsts<>+768(SB), Y5, Y7
+	VADDPS     expconsts<>+800(SB), Y7, Y7
+	VMULPS     Y7, Y5, Y7
+	VADDPS     expconsts<>+832(SB), Y7, Y7
+	VMULPS     Y7, Y5, Y7
+	VADDPS     expconsts<>+864(SB), Y7, Y7
+	VMULPS     Y7, Y5, Y5
+	VADDPS     expconsts<>+896(SB), Y5, Y5
+	VMULPS     Y6, Y3, Y3
+	VDIVPS     Y5, Y3, Y3
+	VADDPS     expconsts<>+192(SB), Y3, Y3
+	VMULPS     Y3, Y4, Y3
+	VADDPS     Y2, Y3, Y2
+	VMOVUPS    Y2, (AX)(SI*1)
+	ADDQ       $0x20, SI
+	CMPQ       SI, BX
+	JB         block
+	VZEROUPPER
+	RET
+
+// func expSumAVX2(y []float32, x []float32, m float32, s *[8]float64, n int)
+// Requires: AVX, AVX2, SSE
+TEXT ·expSumAVX2(SB), NOSPLIT, $0-72
+	MOVQ         y_base+0(FP), AX
+	MOVQ         x_base+24(FP), CX
+	MOVSS        m+48(FP), X0
+	VBROADCASTSS X0, Y0
+	MOVQ         s+56(FP), DX
+	VMOVUPD      (DX), Y1
+	VMOVUPD      32(DX), Y2
+	MOVQ         n+64(FP), BX
+	SHLQ         $0x02, BX
+	XORQ         SI, SI
+
+block:
+	VMOVUPS      (CX)(SI*1), Y3
+	VSUBPS       Y0, Y3, Y3
+	VCMPPS       $0x1e, expconsts<>+0(SB), Y3, Y4
+	VCMPPS       $0x11, expconsts<>+32(SB), Y3, Y5
+	VCMPPS       $0x03, Y3, Y3, Y6
+	VMINPS       expconsts<>+0(SB), Y3, Y7
+	VMAXPS       expconsts<>+32(SB), Y7, Y7
+	VMULPS       expconsts<>+64(SB), Y7, Y8
+	VADDPS       expconsts<>+96(SB), Y8, Y8
+	VROUNDPS     $0x01, Y8, Y8
+	VMULPS       expconsts<>+128(SB), Y8, Y9
+	VSUBPS       Y9, Y7, Y7
+	VMULPS       expconsts<>+160(SB), Y8, Y9
+	VSUBPS       Y9, Y7, Y7
+	VMULPS       Y7, Y7, Y9
+	VMULPS       expconsts<>+224(SB), Y7, Y10
+	VADDPS       expconsts<>+256(SB), Y10, Y10
+	VMULPS       Y7, Y10, Y10
+	VADDPS       expconsts<>+288(SB), Y10, Y10
+	VMULPS       Y7, Y10, Y10
+	VADDPS       expconsts<>+320(SB), Y10, Y10
+	VMULPS       Y7, Y10, Y10
+	VADDPS       expconsts<>+352(SB), Y10, Y10
+	VMULPS       Y7, Y10, Y10
+	VADDPS       expconsts<>+384(SB), Y10, Y10
+	VMULPS       Y9, Y10, Y9
+	VADDPS       Y7, Y9, Y7
+	VADDPS       expconsts<>+192(SB), Y7, Y7
+	VCVTTPS2DQ   Y8, Y8
+	VPADDD       expconsts<>+448(SB), Y8, Y8
+	VPSLLD       $0x17, Y8, Y8
+	VMULPS       Y8, Y7, Y7
+	VBLENDVPS    Y4, expconsts<>+416(SB), Y7, Y7
+	VANDNPS      Y7, Y5, Y7
+	VBLENDVPS    Y6, Y3, Y7, Y7
+	VMOVUPS      Y7, (AX)(SI*1)
+	VCVTPS2PD    X7, Y3
+	VADDPD       Y3, Y1, Y1
+	VEXTRACTF128 $0x01, Y7, X3
+	VCVTPS2PD    X3, Y3
+	VADDPD       Y3, Y2, Y2
+	ADDQ         $0x20, SI
+	CMPQ         SI, BX
+	JB           block
+	VMOVUPD      Y1, (DX)
+	VMOVUPD      Y2, 32(DX)
+	VZEROUPPER
+	RET
+
+// func scaleAVX2(y []float32, a float32, n int)
+// Requires: AVX, AVX2, SSE
+TEXT ·scaleAVX2(SB), NOSPLIT, $0-40
+	MOVQ         y_base+0(FP), AX
+	MOVSS        a+24(FP), X0
+	VBROADCASTSS X0, Y0
+	MOVQ         n+32(FP), CX
+	SHLQ         $0x02, CX
+	XORQ         DX, DX
+
+block:
+	VMOVUPS (AX)(DX*1), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)(DX*1)
+	ADDQ    $0x20, DX
+	CMPQ    DX, CX
+	JB      block
+	VZEROUPPER
+	RET
+
+// func sums64AVX2(x []float32, s *[8]float64, n int)
+// Requires: AVX
+TEXT ·sums64AVX2(SB), NOSPLIT, $0-40
+	MOVQ    x_base+0(FP), AX
+	MOVQ    s+24(FP), CX
+	VMOVUPD (CX), Y0
+	VMOVUPD 32(CX), Y1
+	MOVQ    n+32(FP), DX
+	SHLQ    $0x02, DX
+	XORQ    BX, BX
+
+block:
+	VMOVUPS      (AX)(BX*1), Y2
+	VCVTPS2PD    X2, Y3
+	VEXTRACTF128 $0x01, Y2, X2
+	VCVTPS2PD    X2, Y2
+	VADDPD       Y3, Y0, Y0
+	VADDPD       Y2, Y1, Y1
+	ADDQ         $0x20, BX
+	CMPQ         BX, DX
+	JB           block
+	VMOVUPD      Y0, (CX)
+	VMOVUPD      Y1, 32(CX)
+	VZEROUPPER
+	RET
+
+// func sqDevs64AVX2(x []float32, m float64, s *[8]float64, n int)
+// Requires: AVX, AVX2, SSE2
+TEXT ·sqDevs64AVX2(SB), NOSPLIT, $0-48
+	MOVQ         x_base+0(FP), AX
+	MOVSD        m+24(FP), X0
+	VBROADCASTSD X0, Y0
+	MOVQ         s+32(FP), CX
+	VMOVUPD      (CX), Y1
+	VMOVUPD      32(CX), Y2
+	MOVQ         n+40(FP), DX
+	SHLQ         $0x02, DX
+	XORQ         BX, BX
+
+block:
+	VMOVUPS      (AX)(BX*1), Y3
+	VCVTPS2PD    X3, Y4
+	VEXTRACTF128 $0x01, Y3, X3
+	VCVTPS2PD    X3, Y3
+	VSUBPD       Y0, Y4, Y4
+	VSUBPD       Y0, Y3, Y3
+	VMULPD       Y4, Y4, Y4
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y4, Y1, Y1
+	VADDPD       Y3, Y2, Y2
+	ADDQ         $0x20, BX
+	CMPQ         BX, DX
+	JB           block
+	VMOVUPD      Y1, (CX)
+	VMOVUPD      Y2, 32(CX)
+	VZEROUPPER
+	RET
+
+// func normAffineAVX2(y []float32, xh []float32, x []float32, w []float32, b []float32, m float64, rs float64, n int)
+// Requires: AVX, AVX2, SSE2
+TEXT ·normAffineAVX2(SB), NOSPLIT, $0-144
+	MOVQ         y_base+0(FP), AX
+	MOVQ         xh_base+24(FP), CX
+	MOVQ         x_base+48(FP), DX
+	MOVQ         w_base+72(FP), BX
+	MOVQ         b_base+96(FP), SI
+	MOVSD        m+120(FP), X0
+	VBROADCASTSD X0, Y0
+	MOVSD        rs+128(FP), X1
+	VBROADCASTSD X1, Y1
+	MOVQ         n+136(FP), DI
+	SHLQ         $0x02, DI
+	XORQ         R8, R8
+
+block:
+	VMOVUPS      (DX)(R8*1), Y2
+	VCVTPS2PD    X2, Y3
+	VEXTRACTF128 $0x01, Y2, X2
+	VCVTPS2PD    X2, Y2
+	VSUBPD       Y0, Y3, Y3
+	VSUBPD       Y0, Y2, Y2
+	VMULPD       Y1, Y3, Y3
+	VMULPD       Y1, Y2, Y2
+	VCVTPD2PSY   Y3, X4
+	VCVTPD2PSY   Y2, X2
+	VINSERTF128  $0x01, X2, Y4, Y2
+	VMOVUPS      Y2, (CX)(R8*1)
+	VMULPS       (BX)(R8*1), Y2, Y2
+	VADDPS       (SI)(R8*1), Y2, Y2
+	VMOVUPS      Y2, (AX)(R8*1)
+	ADDQ         $0x20, R8
+	CMPQ         R8, DI
+	JB           block
+	VZEROUPPER
 	RET
 
 // func sgemm1x16(c []float32, a []float32, b []float32, k int, ars int, aks int, ldb int, ldc int, tiles int, blocks int, add bool)

@@ -196,12 +196,7 @@ func (l *gelu) forward(x []float32, n int, _ bool) []float32 {
 	l.x = x
 	y := grow(&l.y, len(x))
 	c := l.div
-	parallel(len(x), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			v := x[i]
-			y[i] = v * (erff(v/c) + 1) * 0.5
-		}
-	})
+	parallel(len(x), func(lo, hi int) { geluVec(y[lo:hi], x[lo:hi], c) })
 	return y
 }
 
@@ -211,17 +206,7 @@ func (l *gelu) backward(dy []float32, n int, needDX, _ bool) []float32 {
 	}
 	dx := grow(&l.dx, len(dy))
 	x, c := l.x, l.div
-	parallel(len(dy), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			v := x[i]
-			u := v / c
-			g := 0 + dy[i]*0.5                         // through the product by 0.5
-			ge := 0 + g*v                              // to erf(u) + 1
-			d := float32(2 / math.SqrtPi * expf(-u*u)) // erf′(u), as unary's
-			du := 0 + float32(float64(ge)*float64(d))/c
-			dx[i] = g*(erff(u)+1) + du
-		}
-	})
+	parallel(len(dy), func(lo, hi int) { geluGradVec(dx[lo:hi], dy[lo:hi], x[lo:hi], c) })
 	return dx
 }
 

@@ -71,7 +71,13 @@ func strided(dst, src []float32, odims, step []int, start int, scatter bool) {
 	off := start
 	for o := 0; o < total; o += last {
 		p := off
-		if scatter {
+		if ls == 1 { // a contiguous run: one move
+			if scatter {
+				copy(dst[p:p+last], src[o:o+last])
+			} else {
+				copy(dst[o:o+last], src[p:p+last])
+			}
+		} else if scatter {
 			for j := range last {
 				dst[p] = src[o+j]
 				p += ls
@@ -370,13 +376,13 @@ func (l *softmax) forward(x []float32, n int, _ bool) []float32 {
 				for j := range d {
 					m = max(m, x[b+j*in])
 				}
-				var s float64
+				var s [8]float64
 				for j := range d {
 					e := expf(x[b+j*in] - m)
 					y[b+j*in] = e
-					s += float64(e)
+					s[j%8] += float64(e)
 				}
-				inv := float32(1 / s)
+				inv := float32(1 / laneSum(&s))
 				for j := range d {
 					y[b+j*in] *= inv
 				}
@@ -400,16 +406,9 @@ func softmaxRow(y, x []float32) {
 		m0 = max(m0, x[j])
 	}
 	m := max(max(m0, m1), max(m2, m3))
-	var s float64
-	for j, v := range x {
-		e := expf(v - m)
-		y[j] = e
-		s += float64(e)
-	}
-	inv := float32(1 / s)
-	for j := range y {
-		y[j] *= inv
-	}
+	var s [8]float64
+	expSumVec(y, x, m, &s)
+	scaleVec(y, float32(1/laneSum(&s)))
 }
 
 func (l *softmax) backward(dy []float32, n int, needDX, _ bool) []float32 {
@@ -483,23 +482,14 @@ func (l *layerNorm) forward(x []float32, n int, _ bool) []float32 {
 	parallel(rows, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			row := x[r*d : (r+1)*d]
-			var m float64
-			for _, v := range row {
-				m += float64(v)
-			}
-			m /= float64(d)
-			var v2 float64
-			for _, v := range row {
-				e := float64(v) - m
-				v2 += e * e
-			}
-			rs := 1 / math.Sqrt(v2/float64(d)+float64(l.eps))
+			var s [8]float64
+			sums64Vec(row, &s)
+			m := laneSum(&s) / float64(d)
+			s = [8]float64{}
+			sqDevs64Vec(row, m, &s)
+			rs := 1 / math.Sqrt(laneSum(&s)/float64(d)+float64(l.eps))
 			rstd[r] = float32(rs)
-			for j, v := range row {
-				h := float32((float64(v) - m) * rs)
-				xh[r*d+j] = h
-				y[r*d+j] = h*w[j] + b[j]
-			}
+			normAffineVec(y[r*d:(r+1)*d], xh[r*d:(r+1)*d], row, w, b, m, rs)
 		}
 	})
 	return y

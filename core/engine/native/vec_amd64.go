@@ -246,3 +246,63 @@ func gemmRows(kern *tileKernels, c, a, b []float32, m, k, ars, aks, ldb, ldc, bl
 		kern[rest](c[full*6*ldc:], a[full*6*ars:], b, k, ars, aks, ldb, ldc, 1, blocks, add)
 	}
 }
+
+func geluVec(y, x []float32, c float32) {
+	n := len(x) &^ 7
+	if n > 0 && cpu.X86.HasAVX2 {
+		_ = y[n-1]
+		geluAVX2(y, x, c, n)
+	}
+	geluScalar(y[n:len(x)], x[n:], c)
+}
+
+func geluGradVec(dx, dy, x []float32, c float32) {
+	n := len(x) &^ 7
+	if n > 0 && cpu.X86.HasAVX2 {
+		_, _ = dx[n-1], dy[n-1]
+		geluGradAVX2(dx, dy, x, c, n)
+	}
+	geluGradScalar(dx[n:len(x)], dy[n:len(x)], x[n:], c)
+}
+
+func expSumVec(y, x []float32, m float32, s *[8]float64) {
+	n := len(x) &^ 7
+	if n > 0 && cpu.X86.HasAVX2 {
+		_ = y[n-1]
+		expSumAVX2(y, x, m, s, n)
+	}
+	expSumScalar(y[n:len(x)], x[n:], m, s)
+}
+
+func scaleVec(y []float32, a float32) {
+	n := len(y) &^ 7
+	if n > 0 && cpu.X86.HasAVX2 {
+		scaleAVX2(y, a, n)
+	}
+	scaleScalar(y[n:], a)
+}
+
+func sums64Vec(x []float32, s *[8]float64) {
+	n := len(x) &^ 7
+	if n > 0 && cpu.X86.HasAVX2 {
+		sums64AVX2(x, s, n)
+	}
+	sums64Scalar(x[n:], s)
+}
+
+func sqDevs64Vec(x []float32, m float64, s *[8]float64) {
+	n := len(x) &^ 7
+	if n > 0 && cpu.X86.HasAVX2 {
+		sqDevs64AVX2(x, m, s, n)
+	}
+	sqDevs64Scalar(x[n:], m, s)
+}
+
+func normAffineVec(y, xh, x, w, b []float32, m, rs float64) {
+	n := len(x) &^ 7
+	if n > 0 && cpu.X86.HasAVX2 {
+		_, _, _, _ = y[n-1], xh[n-1], w[n-1], b[n-1]
+		normAffineAVX2(y, xh, x, w, b, m, rs, n)
+	}
+	normAffineScalar(y[n:len(x)], xh[n:len(x)], x[n:], w[n:len(x)], b[n:len(x)], m, rs)
+}

@@ -58,3 +58,17 @@ var useAVX512 = false
 func gemm16(c, a, b []float32, m, n, k, ars, aks, ldb, ldc int, add bool) {
 	gemm16Scalar(c, a, b, m, n, k, ars, aks, ldb, ldc, add)
 }
+
+func geluVec(y, x []float32, c float32) { geluScalar(y, x, c) }
+
+func geluGradVec(dx, dy, x []float32, c float32) { geluGradScalar(dx, dy, x, c) }
+
+func expSumVec(y, x []float32, m float32, s *[8]float64) { expSumScalar(y, x, m, s) }
+
+func scaleVec(y []float32, a float32) { scaleScalar(y, a) }
+
+func sums64Vec(x []float32, s *[8]float64) { sums64Scalar(x, s) }
+
+func sqDevs64Vec(x []float32, m float64, s *[8]float64) { sqDevs64Scalar(x, m, s) }
+
+func normAffineVec(y, xh, x, w, b []float32, m, rs float64) { normAffineScalar(y, xh, x, w, b, m, rs) }

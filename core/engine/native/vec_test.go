@@ -270,3 +270,58 @@ func testGemm16MatchesScalar(t *testing.T) {
 		}
 	}
 }
+
+// The transformer's kernels (GELU both ways, a softmax row's exponentials
+// and scaling, a layer norm's sums and affine map) give the scalar kernels' bits at lengths the vector code
+// takes whole, in part and not at all, on values that reach erf's clamp,
+// exp's overflow and underflow, zeros of both signs, infinities and NaN.
+func TestTransformerKernelsMatchScalar(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	special := []float32{0, float32(math.Copysign(0, -1)), 4, -4, 5.657, -5.657, 100, -100, 90, -90,
+		float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 1e-30, -1e-30, 1e-40}
+	for _, n := range []int{1, 7, 8, 16, 197, 203} {
+		x := kernelData(rng, n, true)
+		for i := range x {
+			if rng.IntN(6) == 0 {
+				x[i] = special[rng.IntN(len(special))]
+			}
+		}
+		dy := kernelData(rng, n, true)
+		name := fmt.Sprintf("n=%d", n)
+		const c = math.Sqrt2
+		y, want := make([]float32, n), make([]float32, n)
+		geluVec(y, x, c)
+		geluScalar(want, x, c)
+		sameBits(t, "gelu "+name, y, want)
+		geluGradVec(y, dy, x, c)
+		geluGradScalar(want, dy, x, c)
+		sameBits(t, "gelu gradient "+name, y, want)
+
+		var s, sw [8]float64
+		s[3], sw[3] = 0.25, 0.25 // the lanes add to what they hold
+		expSumVec(y, x, 2.5, &s)
+		expSumScalar(want, x, 2.5, &sw)
+		sameBits(t, "expSum "+name, y, want)
+		if fmt.Sprint(s) != fmt.Sprint(sw) { // NaN lanes alike
+			t.Fatalf("expSum %s: lane sums %v, the scalar kernel's %v", name, s, sw)
+		}
+		scaleVec(y, 0.37)
+		scaleScalar(want, 0.37)
+		sameBits(t, "scale "+name, y, want)
+
+		s, sw = [8]float64{}, [8]float64{}
+		sums64Vec(x, &s)
+		sums64Scalar(x, &sw)
+		sqDevs64Vec(dy, 0.3, &s)
+		sqDevs64Scalar(dy, 0.3, &sw)
+		if fmt.Sprint(s) != fmt.Sprint(sw) {
+			t.Fatalf("sums64, sqDevs64 %s: lane sums %v, the scalar kernels' %v", name, s, sw)
+		}
+		w, b := kernelData(rng, n, false), kernelData(rng, n, false)
+		h, hw := make([]float32, n), make([]float32, n)
+		normAffineVec(y, h, dy, w, b, 0.3, 1.7)
+		normAffineScalar(want, hw, dy, w, b, 0.3, 1.7)
+		sameBits(t, "normAffine y "+name, y, want)
+		sameBits(t, "normAffine x̂ "+name, h, hw)
+	}
+}

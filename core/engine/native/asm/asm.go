@@ -24,14 +24,16 @@ import (
 
 // Comparison predicates of VCMPPS (ordered, quiet).
 const (
-	cmpEQ = 0x00
-	cmpLT = 0x11
-	cmpGT = 0x1e
+	cmpEQ    = 0x00
+	cmpUnord = 0x03
+	cmpLT    = 0x11
+	cmpGT    = 0x1e
 )
 
 // consts holds expf8's constants, each in 32 bytes (eight copies), in the
 // order of the names below.
-var constNames = []string{"hi", "lo", "log2e", "half", "ln2hi", "ln2lo", "one", "p0", "p1", "p2", "p3", "p4", "p5", "inf", "bias127"}
+var constNames = []string{"hi", "lo", "log2e", "half", "ln2hi", "ln2lo", "one", "p0", "p1", "p2", "p3", "p4", "p5", "inf", "bias127",
+	"four", "minus4", "ea13", "ea11", "ea9", "ea7", "ea5", "ea3", "ea1", "eb8", "eb6", "eb4", "eb2", "eb0", "erf0", "sign"}
 
 func constant(name string) Mem {
 	for i, n := range constNames {
@@ -54,6 +56,17 @@ func main() {
 		"p0": f32(1.9875691500e-4), "p1": f32(1.3981999507e-3), "p2": f32(8.3334519073e-3),
 		"p3": f32(4.1665795894e-2), "p4": f32(1.6666665459e-1), "p5": f32(5.0000001201e-1),
 		"inf": math.Float32bits(float32(math.Inf(1))), "bias127": 127,
+		// erff's clamp and polynomials, each constant rounded to float32
+		// once, as Go rounds erff's; erf′(0) = 2/√π; the sign bit.
+		"four": math.Float32bits(4), "minus4": math.Float32bits(-4),
+		"ea13": math.Float32bits(-2.72614225801306e-10), "ea11": math.Float32bits(2.77068142495902e-08),
+		"ea9": math.Float32bits(-2.10102402082508e-06), "ea7": math.Float32bits(-5.69250639462346e-05),
+		"ea5": math.Float32bits(-7.34990630326855e-04), "ea3": math.Float32bits(-2.95459980854025e-03),
+		"ea1": math.Float32bits(-1.60960333262415e-02),
+		"eb8": math.Float32bits(-1.45660718464996e-05), "eb6": math.Float32bits(-2.13374055278905e-04),
+		"eb4": math.Float32bits(-1.68282697438203e-03), "eb2": math.Float32bits(-7.37332916720468e-03),
+		"eb0":  math.Float32bits(-1.42647390514189e-02),
+		"erf0": math.Float32bits(2 / math.SqrtPi), "sign": 0x80000000,
 	}
 	for i, n := range constNames {
 		for k := range 8 {
@@ -75,6 +88,13 @@ func main() {
 	affine3()
 	im2colRows()
 	col2imRows()
+	gelu()
+	geluGrad()
+	expSum()
+	scale()
+	sums64()
+	sqDevs64()
+	normAffine()
 	for _, wide := range []bool{false, true} {
 		for rows := 1; rows <= 6; rows++ {
 			sgemmTile(rows, wide)
@@ -90,6 +110,7 @@ func f32(v float64) uint32 { return math.Float32bits(float32(v)) }
 func sub(x, y Op) VecVirtual  { d := YMM(); VSUBPS(y, x, d); return d }
 func add(x, y Op) VecVirtual  { d := YMM(); VADDPS(y, x, d); return d }
 func mul(x, y Op) VecVirtual  { d := YMM(); VMULPS(y, x, d); return d }
+func div(x, y Op) VecVirtual  { d := YMM(); VDIVPS(y, x, d); return d }
 func vmax(x, y Op) VecVirtual { d := YMM(); VMAXPS(y, x, d); return d }
 func vmin(x, y Op) VecVirtual { d := YMM(); VMINPS(y, x, d); return d }
 func load(m Mem) VecVirtual   { d := YMM(); VMOVUPS(m, d); return d }
@@ -98,6 +119,20 @@ func zero() VecVirtual        { d := YMM(); VXORPS(d, d, d); return d }
 
 // ptr loads a slice parameter's base pointer.
 func ptr(name string) Mem { return Mem{Base: Load(Param(name).Base(), GP64())} }
+
+// bcast loads a float32 parameter into all eight lanes.
+func bcast(name string) VecVirtual {
+	x, d := Load(Param(name), XMM()), YMM()
+	VBROADCASTSS(x, d)
+	return d
+}
+
+// bcast64 loads a float64 parameter into all four lanes.
+func bcast64(name string) VecVirtual {
+	x, d := Load(Param(name), XMM()), YMM()
+	VBROADCASTSD(x, d)
+	return d
+}
 
 // bytes4 loads an int parameter times 4: a count of floats in bytes.
 func bytes4(name string) Register {
@@ -537,10 +572,12 @@ func chanSqDevs() {
 // expf8 is expf on eight values, as unetvec_simd.go's expf8 was.
 func expf8(x VecVirtual) VecVirtual {
 	k := constant
-	over, under := YMM(), YMM()
+	over, under, nan := YMM(), YMM(), YMM()
 	VCMPPS(Imm(cmpGT), k("hi"), x, over)  // x.Greater(hi)
 	VCMPPS(Imm(cmpLT), k("lo"), x, under) // x.Less(lo)
-	x = vmax(vmin(x, k("hi")), k("lo"))   // x.Min(hi).Max(lo)
+	VCMPPS(Imm(cmpUnord), x, x, nan)      // x.IsNaN()
+	in := x
+	x = vmax(vmin(x, k("hi")), k("lo")) // x.Min(hi).Max(lo)
 	n := add(mul(x, k("log2e")), k("half"))
 	VROUNDPS(Imm(1), n, n) // .Floor()
 	r := sub(x, mul(n, k("ln2hi")))
@@ -559,6 +596,7 @@ func expf8(x VecVirtual) VecVirtual {
 	pe := mul(p, e)
 	VBLENDVPS(over, k("inf"), pe, pe) // inf.Merge(pe, over)
 	VANDNPS(pe, under, pe)            // zero.Merge(…, under)
+	VBLENDVPS(nan, in, pe, pe)        // NaN passes, as through expf's arithmetic
 	return pe
 }
 
@@ -808,6 +846,193 @@ func sgemmTile(rows int, wide bool) {
 		r2 := bytes4("ldc")
 		IMUL3Q(Imm(uint64(rows)), r2, r2)
 		step(r2, ct)
+	})
+	VZEROUPPER()
+	RET()
+}
+
+// erf8 is erff on eight values: the clamp to ±4 by comparisons (NaN
+// passes), then x·P(x²)/Q(x²) in erff's order.
+func erf8(x VecVirtual) VecVirtual {
+	k := constant
+	over, under, c := YMM(), YMM(), YMM()
+	VCMPPS(Imm(cmpGT), k("four"), x, over)    // x > 4
+	VCMPPS(Imm(cmpLT), k("minus4"), x, under) // x < −4
+	VBLENDVPS(over, k("four"), x, c)
+	VBLENDVPS(under, k("minus4"), c, c)
+	z := mul(c, c)
+	p := add(mul(z, k("ea13")), k("ea11"))
+	for _, a := range []string{"ea9", "ea7", "ea5", "ea3", "ea1"} {
+		p = add(mul(z, p), k(a))
+	}
+	q := add(mul(z, k("eb8")), k("eb6"))
+	for _, b := range []string{"eb4", "eb2", "eb0"} {
+		q = add(mul(z, q), k(b))
+	}
+	return div(mul(c, p), q)
+}
+
+func gelu() {
+	TEXT("geluAVX2", NOSPLIT, "func(y, x []float32, c float32, n int)")
+	Doc("geluAVX2 is geluScalar on x[:n], n > 0 a multiple of 8.")
+	y, x := ptr("y"), ptr("x")
+	cv := bcast("c")
+	n4 := bytes4("n")
+	off := GP64()
+	each("block", n4, off, func() {
+		v := load(plus(x, off, 1))
+		e := add(erf8(div(v, cv)), k1())                         // erff(v/c) + 1
+		store(mul(mul(v, e), constant("half")), plus(y, off, 1)) // v·(…)·0.5
+	})
+	VZEROUPPER()
+	RET()
+}
+
+func geluGrad() {
+	TEXT("geluGradAVX2", NOSPLIT, "func(dx, dy, x []float32, c float32, n int)")
+	Doc("geluGradAVX2 is geluGradScalar on x[:n], n > 0 a multiple of 8.")
+	dx, dy, x := ptr("dx"), ptr("dy"), ptr("x")
+	cv := bcast("c")
+	n4 := bytes4("n")
+	z := zero()
+	off := GP64()
+	each("block", n4, off, func() {
+		v := load(plus(x, off, 1))
+		u := div(v, cv)
+		g := add(z, mul(load(plus(dy, off, 1)), constant("half"))) // 0 + dy·0.5
+		ge := add(z, mul(g, v))                                    // 0 + g·v
+		nu := mul(u, u)
+		VXORPS(constant("sign"), nu, nu)                             // (−u)·u
+		d := mul(expf8(nu), constant("erf0"))                        // expf(−u·u)·2/√π
+		du := add(z, div(mul(ge, d), cv))                            // 0 + ge·d/c
+		store(add(mul(g, add(erf8(u), k1())), du), plus(dx, off, 1)) // g·(erff(u)+1) + du
+	})
+	VZEROUPPER()
+	RET()
+}
+
+func expSum() {
+	TEXT("expSumAVX2", NOSPLIT, "func(y, x []float32, m float32, s *[8]float64, n int)")
+	Doc("expSumAVX2 is expSumScalar on x[:n], n > 0 a multiple of 8.")
+	y, x := ptr("y"), ptr("x")
+	mv := bcast("m")
+	sp := Mem{Base: Load(Param("s"), GP64())}
+	lo, hi := YMM(), YMM()
+	VMOVUPD(sp, lo)
+	VMOVUPD(sp.Offset(32), hi)
+	n4 := bytes4("n")
+	off := GP64()
+	each("block", n4, off, func() {
+		e := expf8(sub(load(plus(x, off, 1)), mv))
+		store(e, plus(y, off, 1))
+		d0, h, d1 := YMM(), XMM(), YMM()
+		VCVTPS2PD(e.AsX(), d0) // lanes 0–3
+		VADDPD(d0, lo, lo)
+		VEXTRACTF128(Imm(1), e, h) // lanes 4–7
+		VCVTPS2PD(h, d1)
+		VADDPD(d1, hi, hi)
+	})
+	VMOVUPD(lo, sp)
+	VMOVUPD(hi, sp.Offset(32))
+	VZEROUPPER()
+	RET()
+}
+
+func scale() {
+	TEXT("scaleAVX2", NOSPLIT, "func(y []float32, a float32, n int)")
+	Doc("scaleAVX2 multiplies y[:n] by a, n > 0 a multiple of 8.")
+	y := ptr("y")
+	av := bcast("a")
+	n4 := bytes4("n")
+	off := GP64()
+	each("block", n4, off, func() {
+		store(mul(load(plus(y, off, 1)), av), plus(y, off, 1))
+	})
+	VZEROUPPER()
+	RET()
+}
+
+// lanes64 loads the eight float64 lane sums at s into two registers.
+func lanes64(s Mem) (lo, hi VecVirtual) {
+	lo, hi = YMM(), YMM()
+	VMOVUPD(s, lo)
+	VMOVUPD(s.Offset(32), hi)
+	return lo, hi
+}
+
+// widen converts eight float32 values to float64, lanes 0–3 and 4–7.
+func widen(v VecVirtual) (lo, hi VecVirtual) {
+	lo, hi = YMM(), YMM()
+	h := XMM()
+	VCVTPS2PD(v.AsX(), lo)
+	VEXTRACTF128(Imm(1), v, h)
+	VCVTPS2PD(h, hi)
+	return lo, hi
+}
+
+func sums64() {
+	TEXT("sums64AVX2", NOSPLIT, "func(x []float32, s *[8]float64, n int)")
+	Doc("sums64AVX2 is sums64Scalar on x[:n], n > 0 a multiple of 8.")
+	x := ptr("x")
+	sp := Mem{Base: Load(Param("s"), GP64())}
+	lo, hi := lanes64(sp)
+	n4 := bytes4("n")
+	off := GP64()
+	each("block", n4, off, func() {
+		a, b := widen(load(plus(x, off, 1)))
+		VADDPD(a, lo, lo)
+		VADDPD(b, hi, hi)
+	})
+	VMOVUPD(lo, sp)
+	VMOVUPD(hi, sp.Offset(32))
+	VZEROUPPER()
+	RET()
+}
+
+func sqDevs64() {
+	TEXT("sqDevs64AVX2", NOSPLIT, "func(x []float32, m float64, s *[8]float64, n int)")
+	Doc("sqDevs64AVX2 is sqDevs64Scalar on x[:n], n > 0 a multiple of 8.")
+	x := ptr("x")
+	mv := bcast64("m")
+	sp := Mem{Base: Load(Param("s"), GP64())}
+	lo, hi := lanes64(sp)
+	n4 := bytes4("n")
+	off := GP64()
+	each("block", n4, off, func() {
+		a, b := widen(load(plus(x, off, 1)))
+		VSUBPD(mv, a, a) // e = float64(x) − m
+		VSUBPD(mv, b, b)
+		VMULPD(a, a, a) // e·e
+		VMULPD(b, b, b)
+		VADDPD(a, lo, lo)
+		VADDPD(b, hi, hi)
+	})
+	VMOVUPD(lo, sp)
+	VMOVUPD(hi, sp.Offset(32))
+	VZEROUPPER()
+	RET()
+}
+
+func normAffine() {
+	TEXT("normAffineAVX2", NOSPLIT, "func(y, xh, x, w, b []float32, m, rs float64, n int)")
+	Doc("normAffineAVX2 is normAffineScalar on x[:n], n > 0 a multiple of 8.")
+	y, xh, x, w, b := ptr("y"), ptr("xh"), ptr("x"), ptr("w"), ptr("b")
+	mv, rv := bcast64("m"), bcast64("rs")
+	n4 := bytes4("n")
+	off := GP64()
+	each("block", n4, off, func() {
+		a, c := widen(load(plus(x, off, 1)))
+		VSUBPD(mv, a, a) // (float64(x) − m)·rs
+		VSUBPD(mv, c, c)
+		VMULPD(rv, a, a)
+		VMULPD(rv, c, c)
+		h, hh := XMM(), XMM()
+		VCVTPD2PSY(a, h) // float32(…)
+		VCVTPD2PSY(c, hh)
+		v := YMM()
+		VINSERTF128(Imm(1), hh, h.AsY(), v)
+		store(v, plus(xh, off, 1))
+		store(add(mul(v, plus(w, off, 1)), plus(b, off, 1)), plus(y, off, 1)) // h·w + b
 	})
 	VZEROUPPER()
 	RET()
