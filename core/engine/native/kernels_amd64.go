@@ -68,6 +68,12 @@ func sqDevs64AVX2(x []float32, m float64, s *[8]float64, n int)
 // normAffineAVX2 is normAffineScalar on x[:n], n > 0 a multiple of 8.
 func normAffineAVX2(y []float32, xh []float32, x []float32, w []float32, b []float32, m float64, rs float64, n int)
 
+// dots64AVX2 is dots64Scalar on x[:n] and y[:n], n > 0 a multiple of 8.
+func dots64AVX2(x []float32, y []float32, s *[8]float64, n int)
+
+// softmaxGradAVX2 is softmaxGradScalar on y[:n], n > 0 a multiple of 8.
+func softmaxGradAVX2(dx []float32, dy []float32, y []float32, s float32, n int)
+
 // sgemm1x16 is gemm16Scalar on tiles row tiles of 1 rows and blocks column blocks of 16, k > 0: the caller checks the slices.
 func sgemm1x16(c []float32, a []float32, b []float32, k int, ars int, aks int, ldb int, ldc int, tiles int, blocks int, add bool)
 

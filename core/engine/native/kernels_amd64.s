@@ -1599,6 +1599,63 @@ block:
 	VZEROUPPER
 	RET
 
+// func dots64AVX2(x []float32, y []float32, s *[8]float64, n int)
+// Requires: AVX
+TEXT ·dots64AVX2(SB), NOSPLIT, $0-64
+	MOVQ    x_base+0(FP), AX
+	MOVQ    y_base+24(FP), CX
+	MOVQ    s+48(FP), DX
+	VMOVUPD (DX), Y0
+	VMOVUPD 32(DX), Y1
+	MOVQ    n+56(FP), BX
+	SHLQ    $0x02, BX
+	XORQ    SI, SI
+
+block:
+	VMOVUPS      (AX)(SI*1), Y2
+	VCVTPS2PD    X2, Y3
+	VEXTRACTF128 $0x01, Y2, X2
+	VCVTPS2PD    X2, Y2
+	VMOVUPS      (CX)(SI*1), Y4
+	VCVTPS2PD    X4, Y5
+	VEXTRACTF128 $0x01, Y4, X4
+	VCVTPS2PD    X4, Y4
+	VMULPD       Y5, Y3, Y3
+	VMULPD       Y4, Y2, Y2
+	VADDPD       Y3, Y0, Y0
+	VADDPD       Y2, Y1, Y1
+	ADDQ         $0x20, SI
+	CMPQ         SI, BX
+	JB           block
+	VMOVUPD      Y0, (DX)
+	VMOVUPD      Y1, 32(DX)
+	VZEROUPPER
+	RET
+
+// func softmaxGradAVX2(dx []float32, dy []float32, y []float32, s float32, n int)
+// Requires: AVX, AVX2, SSE
+TEXT ·softmaxGradAVX2(SB), NOSPLIT, $0-88
+	MOVQ         dx_base+0(FP), AX
+	MOVQ         dy_base+24(FP), CX
+	MOVQ         y_base+48(FP), DX
+	MOVSS        s+72(FP), X0
+	VBROADCASTSS X0, Y0
+	MOVQ         n+80(FP), BX
+	SHLQ         $0x02, BX
+	XORQ         SI, SI
+
+block:
+	VMOVUPS (DX)(SI*1), Y1
+	VMOVUPS (CX)(SI*1), Y2
+	VSUBPS  Y0, Y2, Y2
+	VMULPS  Y2, Y1, Y1
+	VMOVUPS Y1, (AX)(SI*1)
+	ADDQ    $0x20, SI
+	CMPQ    SI, BX
+	JB      block
+	VZEROUPPER
+	RET
+
 // func sgemm1x16(c []float32, a []float32, b []float32, k int, ars int, aks int, ldb int, ldc int, tiles int, blocks int, add bool)
 // Requires: AVX
 TEXT ·sgemm1x16(SB), NOSPLIT, $0-129

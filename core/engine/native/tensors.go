@@ -419,13 +419,22 @@ func (l *softmax) backward(dy []float32, n int, needDX, _ bool) []float32 {
 	rows := n * l.outer
 	d, in, y := l.d, l.inner, l.y
 	parallel(rows, func(lo, hi int) {
+		if in == 1 { // rows in a run: the same operations, indexed without strides
+			for r := lo; r < hi; r++ {
+				var s [8]float64
+				dots64Vec(dy[r*d:(r+1)*d], y[r*d:(r+1)*d], &s)
+				softmaxGradVec(dx[r*d:(r+1)*d], dy[r*d:(r+1)*d], y[r*d:(r+1)*d], float32(laneSum(&s)))
+			}
+			return
+		}
 		for r := lo; r < hi; r++ {
 			for i := range in {
 				b := r*d*in + i
-				var s float64
+				var s8 [8]float64
 				for j := range d {
-					s += float64(dy[b+j*in]) * float64(y[b+j*in])
+					s8[j%8] += float64(dy[b+j*in]) * float64(y[b+j*in])
 				}
+				s := laneSum(&s8)
 				for j := range d {
 					dx[b+j*in] = y[b+j*in] * (dy[b+j*in] - float32(s))
 				}

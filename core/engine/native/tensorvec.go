@@ -3,7 +3,7 @@ package native
 import "math"
 
 // The transformer's elementwise kernels: GELU forward and backward, a
-// softmax row's exponentials and scaling, a layer norm's row sums and
+// softmax row's exponentials, scaling and gradient, a layer norm's row sums and
 // affine map (sums in float64, in eight lanes added in a fixed order). On amd64 with AVX2 the blocks of
 // eight run in assembly (asm/), the rest here; both give these functions'
 // bits (TestKernelsMatchScalar).
@@ -49,8 +49,8 @@ func scaleScalar(y []float32, a float32) {
 	}
 }
 
-// laneSum adds the eight lanes of expSum, sums64 or sqDevs64, in a fixed
-// order.
+// laneSum adds the eight lanes of expSum, sums64, sqDevs64 or dots64, in
+// a fixed order.
 func laneSum(s *[8]float64) float64 {
 	return ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]))
 }
@@ -78,5 +78,22 @@ func normAffineScalar(y, xh, x, w, b []float32, m, rs float64) {
 		h := float32((float64(v) - m) * rs)
 		xh[j] = h
 		y[j] = h*w[j] + b[j]
+	}
+}
+
+// dots64Scalar adds each float64(x[j])·float64(y[j]) to its lane's sum.
+func dots64Scalar(x, y []float32, s *[8]float64) {
+	y = y[:len(x)]
+	for j, v := range x {
+		s[j%8] += float64(v) * float64(y[j])
+	}
+}
+
+// softmaxGradScalar is a softmax row's input gradient, dx = y·(dy − s),
+// s the row's Σ dy·y.
+func softmaxGradScalar(dx, dy, y []float32, s float32) {
+	dx, dy = dx[:len(y)], dy[:len(y)]
+	for j, v := range y {
+		dx[j] = v * (dy[j] - s)
 	}
 }

@@ -306,3 +306,21 @@ func normAffineVec(y, xh, x, w, b []float32, m, rs float64) {
 	}
 	normAffineScalar(y[n:len(x)], xh[n:len(x)], x[n:], w[n:len(x)], b[n:len(x)], m, rs)
 }
+
+func dots64Vec(x, y []float32, s *[8]float64) {
+	n := len(x) &^ 7
+	if n > 0 && cpu.X86.HasAVX2 {
+		_ = y[n-1]
+		dots64AVX2(x, y, s, n)
+	}
+	dots64Scalar(x[n:], y[n:len(x)], s)
+}
+
+func softmaxGradVec(dx, dy, y []float32, s float32) {
+	n := len(y) &^ 7
+	if n > 0 && cpu.X86.HasAVX2 {
+		_, _ = dx[n-1], dy[n-1]
+		softmaxGradAVX2(dx, dy, y, s, n)
+	}
+	softmaxGradScalar(dx[n:len(y)], dy[n:len(y)], y[n:], s)
+}

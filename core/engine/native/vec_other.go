@@ -72,3 +72,7 @@ func sums64Vec(x []float32, s *[8]float64) { sums64Scalar(x, s) }
 func sqDevs64Vec(x []float32, m float64, s *[8]float64) { sqDevs64Scalar(x, m, s) }
 
 func normAffineVec(y, xh, x, w, b []float32, m, rs float64) { normAffineScalar(y, xh, x, w, b, m, rs) }
+
+func dots64Vec(x, y []float32, s *[8]float64) { dots64Scalar(x, y, s) }
+
+func softmaxGradVec(dx, dy, y []float32, s float32) { softmaxGradScalar(dx, dy, y, s) }

@@ -271,8 +271,8 @@ func testGemm16MatchesScalar(t *testing.T) {
 	}
 }
 
-// The transformer's kernels (GELU both ways, a softmax row's exponentials
-// and scaling, a layer norm's sums and affine map) give the scalar kernels' bits at lengths the vector code
+// The transformer's kernels (GELU both ways, a softmax row's exponentials,
+// scaling and gradient, a layer norm's sums and affine map) give the scalar kernels' bits at lengths the vector code
 // takes whole, in part and not at all, on values that reach erf's clamp,
 // exp's overflow and underflow, zeros of both signs, infinities and NaN.
 func TestTransformerKernelsMatchScalar(t *testing.T) {
@@ -317,6 +317,15 @@ func TestTransformerKernelsMatchScalar(t *testing.T) {
 		if fmt.Sprint(s) != fmt.Sprint(sw) {
 			t.Fatalf("sums64, sqDevs64 %s: lane sums %v, the scalar kernels' %v", name, s, sw)
 		}
+		s, sw = [8]float64{}, [8]float64{}
+		dots64Vec(x, dy, &s)
+		dots64Scalar(x, dy, &sw)
+		if fmt.Sprint(s) != fmt.Sprint(sw) {
+			t.Fatalf("dots64 %s: lane sums %v, the scalar kernel's %v", name, s, sw)
+		}
+		softmaxGradVec(y, dy, x, 0.6)
+		softmaxGradScalar(want, dy, x, 0.6)
+		sameBits(t, "softmaxGrad "+name, y, want)
 		w, b := kernelData(rng, n, false), kernelData(rng, n, false)
 		h, hw := make([]float32, n), make([]float32, n)
 		normAffineVec(y, h, dy, w, b, 0.3, 1.7)

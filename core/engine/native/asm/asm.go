@@ -95,6 +95,8 @@ func main() {
 	sums64()
 	sqDevs64()
 	normAffine()
+	dots64()
+	softmaxGrad()
 	for _, wide := range []bool{false, true} {
 		for rows := 1; rows <= 6; rows++ {
 			sgemmTile(rows, wide)
@@ -1033,6 +1035,42 @@ func normAffine() {
 		VINSERTF128(Imm(1), hh, h.AsY(), v)
 		store(v, plus(xh, off, 1))
 		store(add(mul(v, plus(w, off, 1)), plus(b, off, 1)), plus(y, off, 1)) // h·w + b
+	})
+	VZEROUPPER()
+	RET()
+}
+
+func dots64() {
+	TEXT("dots64AVX2", NOSPLIT, "func(x, y []float32, s *[8]float64, n int)")
+	Doc("dots64AVX2 is dots64Scalar on x[:n] and y[:n], n > 0 a multiple of 8.")
+	x, y := ptr("x"), ptr("y")
+	sp := Mem{Base: Load(Param("s"), GP64())}
+	lo, hi := lanes64(sp)
+	n4 := bytes4("n")
+	off := GP64()
+	each("block", n4, off, func() {
+		a, b := widen(load(plus(x, off, 1)))
+		c, d := widen(load(plus(y, off, 1)))
+		VMULPD(c, a, a) // float64(x)·float64(y)
+		VMULPD(d, b, b)
+		VADDPD(a, lo, lo)
+		VADDPD(b, hi, hi)
+	})
+	VMOVUPD(lo, sp)
+	VMOVUPD(hi, sp.Offset(32))
+	VZEROUPPER()
+	RET()
+}
+
+func softmaxGrad() {
+	TEXT("softmaxGradAVX2", NOSPLIT, "func(dx, dy, y []float32, s float32, n int)")
+	Doc("softmaxGradAVX2 is softmaxGradScalar on y[:n], n > 0 a multiple of 8.")
+	dx, dy, y := ptr("dx"), ptr("dy"), ptr("y")
+	sv := bcast("s")
+	n4 := bytes4("n")
+	off := GP64()
+	each("block", n4, off, func() {
+		store(mul(load(plus(y, off, 1)), sub(load(plus(dy, off, 1)), sv)), plus(dx, off, 1)) // y·(dy − s)
 	})
 	VZEROUPPER()
 	RET()
