@@ -89,8 +89,14 @@ bench: build
 
 # bench-campaigns runs the shipped campaigns from a clean folder and prints
 # wall time, peak RSS and time by stage, with the machine (scripts/bench-campaigns).
+# make bench-campaigns NAME…: the names after it are campaigns
+# (testdata/campaigns/NAME.yaml), not targets of their own.
 bench-campaigns: build
-	scripts/bench-campaigns
+	scripts/bench-campaigns $(filter-out bench-campaigns,$(MAKECMDGOALS))
+ifneq ($(filter bench-campaigns,$(MAKECMDGOALS)),)
+$(filter-out bench-campaigns,$(MAKECMDGOALS)):
+	@:
+endif
 
 bench-compare: build
 	$(BIN)/faithlab-cli bench-compare --peer ../shared/bench/torch_peer.py --only cnn,unet,road --rounds 2

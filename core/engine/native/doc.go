@@ -31,6 +31,10 @@
 // build runs. The convolutions a max-pool reads run their forward product
 // on gemm16 too, whatever their shape, so that every output pixel is summed
 // in one order and a pooling window's ties are PyTorch's (pooledconv.go).
+// A transformer's elementwise layers — GELU both ways, a softmax row and its
+// gradient, a layer norm's row sums and affine map — run on AVX2 in the same
+// way (tensorvec.go); their row sums are kept in float64 in eight lanes,
+// added in one fixed order, whichever kernel runs.
 //
 // Activations are kept channels-last (NHWC) inside the network so that one
 // GEMM per layer writes its output in place without a transpose; inputs,

@@ -1471,10 +1471,10 @@ block:
 	VBLENDVPS    Y6, Y3, Y7, Y7
 	VMOVUPS      Y7, (AX)(SI*1)
 	VCVTPS2PD    X7, Y3
+	VEXTRACTF128 $0x01, Y7, X4
+	VCVTPS2PD    X4, Y4
 	VADDPD       Y3, Y1, Y1
-	VEXTRACTF128 $0x01, Y7, X3
-	VCVTPS2PD    X3, Y3
-	VADDPD       Y3, Y2, Y2
+	VADDPD       Y4, Y2, Y2
 	ADDQ         $0x20, SI
 	CMPQ         SI, BX
 	JB           block

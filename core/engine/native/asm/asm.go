@@ -913,33 +913,6 @@ func geluGrad() {
 	RET()
 }
 
-func expSum() {
-	TEXT("expSumAVX2", NOSPLIT, "func(y, x []float32, m float32, s *[8]float64, n int)")
-	Doc("expSumAVX2 is expSumScalar on x[:n], n > 0 a multiple of 8.")
-	y, x := ptr("y"), ptr("x")
-	mv := bcast("m")
-	sp := Mem{Base: Load(Param("s"), GP64())}
-	lo, hi := YMM(), YMM()
-	VMOVUPD(sp, lo)
-	VMOVUPD(sp.Offset(32), hi)
-	n4 := bytes4("n")
-	off := GP64()
-	each("block", n4, off, func() {
-		e := expf8(sub(load(plus(x, off, 1)), mv))
-		store(e, plus(y, off, 1))
-		d0, h, d1 := YMM(), XMM(), YMM()
-		VCVTPS2PD(e.AsX(), d0) // lanes 0–3
-		VADDPD(d0, lo, lo)
-		VEXTRACTF128(Imm(1), e, h) // lanes 4–7
-		VCVTPS2PD(h, d1)
-		VADDPD(d1, hi, hi)
-	})
-	VMOVUPD(lo, sp)
-	VMOVUPD(hi, sp.Offset(32))
-	VZEROUPPER()
-	RET()
-}
-
 func scale() {
 	TEXT("scaleAVX2", NOSPLIT, "func(y []float32, a float32, n int)")
 	Doc("scaleAVX2 multiplies y[:n] by a, n > 0 a multiple of 8.")
@@ -954,14 +927,6 @@ func scale() {
 	RET()
 }
 
-// lanes64 loads the eight float64 lane sums at s into two registers.
-func lanes64(s Mem) (lo, hi VecVirtual) {
-	lo, hi = YMM(), YMM()
-	VMOVUPD(s, lo)
-	VMOVUPD(s.Offset(32), hi)
-	return lo, hi
-}
-
 // widen converts eight float32 values to float64, lanes 0–3 and 4–7.
 func widen(v VecVirtual) (lo, hi VecVirtual) {
 	lo, hi = YMM(), YMM()
@@ -970,49 +935,6 @@ func widen(v VecVirtual) (lo, hi VecVirtual) {
 	VEXTRACTF128(Imm(1), v, h)
 	VCVTPS2PD(h, hi)
 	return lo, hi
-}
-
-func sums64() {
-	TEXT("sums64AVX2", NOSPLIT, "func(x []float32, s *[8]float64, n int)")
-	Doc("sums64AVX2 is sums64Scalar on x[:n], n > 0 a multiple of 8.")
-	x := ptr("x")
-	sp := Mem{Base: Load(Param("s"), GP64())}
-	lo, hi := lanes64(sp)
-	n4 := bytes4("n")
-	off := GP64()
-	each("block", n4, off, func() {
-		a, b := widen(load(plus(x, off, 1)))
-		VADDPD(a, lo, lo)
-		VADDPD(b, hi, hi)
-	})
-	VMOVUPD(lo, sp)
-	VMOVUPD(hi, sp.Offset(32))
-	VZEROUPPER()
-	RET()
-}
-
-func sqDevs64() {
-	TEXT("sqDevs64AVX2", NOSPLIT, "func(x []float32, m float64, s *[8]float64, n int)")
-	Doc("sqDevs64AVX2 is sqDevs64Scalar on x[:n], n > 0 a multiple of 8.")
-	x := ptr("x")
-	mv := bcast64("m")
-	sp := Mem{Base: Load(Param("s"), GP64())}
-	lo, hi := lanes64(sp)
-	n4 := bytes4("n")
-	off := GP64()
-	each("block", n4, off, func() {
-		a, b := widen(load(plus(x, off, 1)))
-		VSUBPD(mv, a, a) // e = float64(x) − m
-		VSUBPD(mv, b, b)
-		VMULPD(a, a, a) // e·e
-		VMULPD(b, b, b)
-		VADDPD(a, lo, lo)
-		VADDPD(b, hi, hi)
-	})
-	VMOVUPD(lo, sp)
-	VMOVUPD(hi, sp.Offset(32))
-	VZEROUPPER()
-	RET()
 }
 
 func normAffine() {
@@ -1040,28 +962,6 @@ func normAffine() {
 	RET()
 }
 
-func dots64() {
-	TEXT("dots64AVX2", NOSPLIT, "func(x, y []float32, s *[8]float64, n int)")
-	Doc("dots64AVX2 is dots64Scalar on x[:n] and y[:n], n > 0 a multiple of 8.")
-	x, y := ptr("x"), ptr("y")
-	sp := Mem{Base: Load(Param("s"), GP64())}
-	lo, hi := lanes64(sp)
-	n4 := bytes4("n")
-	off := GP64()
-	each("block", n4, off, func() {
-		a, b := widen(load(plus(x, off, 1)))
-		c, d := widen(load(plus(y, off, 1)))
-		VMULPD(c, a, a) // float64(x)·float64(y)
-		VMULPD(d, b, b)
-		VADDPD(a, lo, lo)
-		VADDPD(b, hi, hi)
-	})
-	VMOVUPD(lo, sp)
-	VMOVUPD(hi, sp.Offset(32))
-	VZEROUPPER()
-	RET()
-}
-
 func softmaxGrad() {
 	TEXT("softmaxGradAVX2", NOSPLIT, "func(dx, dy, y []float32, s float32, n int)")
 	Doc("softmaxGradAVX2 is softmaxGradScalar on y[:n], n > 0 a multiple of 8.")
@@ -1074,4 +974,79 @@ func softmaxGrad() {
 	})
 	VZEROUPPER()
 	RET()
+}
+
+// laneSums emits a kernel that adds, for each block of eight values at byte
+// offset off, the two registers of four float64 that term gives to the
+// eight lane sums at *s (lanes 0–3, 4–7); setup loads term's operands.
+func laneSums(name, params, doc string, setup func() (term func(off Register) (lo, hi VecVirtual))) {
+	TEXT(name, NOSPLIT, params)
+	Doc(doc)
+	term := setup()
+	sp := Mem{Base: Load(Param("s"), GP64())}
+	lo, hi := YMM(), YMM()
+	VMOVUPD(sp, lo)
+	VMOVUPD(sp.Offset(32), hi)
+	n4 := bytes4("n")
+	off := GP64()
+	each("block", n4, off, func() {
+		a, b := term(off)
+		VADDPD(a, lo, lo)
+		VADDPD(b, hi, hi)
+	})
+	VMOVUPD(lo, sp)
+	VMOVUPD(hi, sp.Offset(32))
+	VZEROUPPER()
+	RET()
+}
+
+func expSum() {
+	laneSums("expSumAVX2", "func(y, x []float32, m float32, s *[8]float64, n int)",
+		"expSumAVX2 is expSumScalar on x[:n], n > 0 a multiple of 8.", func() func(Register) (VecVirtual, VecVirtual) {
+			y, x := ptr("y"), ptr("x")
+			mv := bcast("m")
+			return func(off Register) (VecVirtual, VecVirtual) {
+				e := expf8(sub(load(plus(x, off, 1)), mv))
+				store(e, plus(y, off, 1))
+				return widen(e)
+			}
+		})
+}
+
+func sums64() {
+	laneSums("sums64AVX2", "func(x []float32, s *[8]float64, n int)",
+		"sums64AVX2 is sums64Scalar on x[:n], n > 0 a multiple of 8.", func() func(Register) (VecVirtual, VecVirtual) {
+			x := ptr("x")
+			return func(off Register) (VecVirtual, VecVirtual) { return widen(load(plus(x, off, 1))) }
+		})
+}
+
+func sqDevs64() {
+	laneSums("sqDevs64AVX2", "func(x []float32, m float64, s *[8]float64, n int)",
+		"sqDevs64AVX2 is sqDevs64Scalar on x[:n], n > 0 a multiple of 8.", func() func(Register) (VecVirtual, VecVirtual) {
+			x := ptr("x")
+			mv := bcast64("m")
+			return func(off Register) (VecVirtual, VecVirtual) {
+				a, b := widen(load(plus(x, off, 1)))
+				VSUBPD(mv, a, a) // e = float64(x) − m
+				VSUBPD(mv, b, b)
+				VMULPD(a, a, a) // e·e
+				VMULPD(b, b, b)
+				return a, b
+			}
+		})
+}
+
+func dots64() {
+	laneSums("dots64AVX2", "func(x, y []float32, s *[8]float64, n int)",
+		"dots64AVX2 is dots64Scalar on x[:n] and y[:n], n > 0 a multiple of 8.", func() func(Register) (VecVirtual, VecVirtual) {
+			x, y := ptr("x"), ptr("y")
+			return func(off Register) (VecVirtual, VecVirtual) {
+				a, b := widen(load(plus(x, off, 1)))
+				c, d := widen(load(plus(y, off, 1)))
+				VMULPD(c, a, a) // float64(x)·float64(y)
+				VMULPD(d, b, b)
+				return a, b
+			}
+		})
 }
