@@ -27,7 +27,9 @@ import (
 // computes, the inputs of one engine call (engine.Batch: 2 MiB of them
 // whatever their size), the explained network with the buffers its passes
 // keep (measured on a copy: at 224×224 a ResNet-18-sized network's per-core
-// pieces hold most of a task), and the networks it trains with their
+// pieces hold most of a task), a second such network where the task runs
+// one beside it (MPRT's randomised copy, the answer's checks' copies of a
+// faithfulness protocol: job.Checked), and the networks it trains with their
 // optimiser state and each core's working buffers. None of it grows with the number of
 // methods, seeds or tasks, nor with rates but for a result's eight
 // previews at each: every artefact streams from the cache
@@ -99,8 +101,11 @@ func (c *Campaign) Memory() (MemoryPlan, error) {
 				mapped = trainN
 			}
 			task += mapped*int64(4*dim) + batchBytes(trainSet.Shape, hw) + net.explained
-			if f.Model {
-				task += net.explained // a randomised copy, run as the model is
+			if f.Model || job.Checked(proto) {
+				// A randomised copy, or the answer's checks' copy (perturbed,
+				// then randomised: one at a time), each run as the model is
+				// beside it; a vit_b_16's at 224×224 was 2 of a task's 5.9 GB.
+				task += net.explained
 			}
 			if protocol.RetrainingsOf(proto) > 0 || f.Train > 0 {
 				task += net.training

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"faithlab/core/job"
 	"faithlab/core/protocol"
 )
 
@@ -82,8 +83,8 @@ func TestMemoryCapRefusesBeforeAnyWork(t *testing.T) {
 
 // MPRT holds the original maps and the current randomised model's beside
 // the method's, and a randomised copy of the model: on 100 inputs, 100
-// maps and a model more than Deletion, which holds the maps and a
-// perturbed copy.
+// maps more than Deletion, which holds the maps, a perturbed copy of the
+// inputs and, while the answer's checks run, a copy of the model.
 func TestMPRTFootprintCountsItsMapsAndModel(t *testing.T) {
 	mprt, err := protocol.New("mprt", nil)
 	if err != nil {
@@ -104,12 +105,40 @@ func TestMPRTFootprintCountsItsMapsAndModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// gmm's rows: one map value per feature.
+	if want := int64(100 * 4 * trainSet.Dim()); !near(with.Task-without.Task, want) {
+		t.Errorf("a task's working set with MPRT %d, with Deletion %d: MPRT's 100 more maps are %d", with.Task, without.Task, want)
+	}
+}
+
+// A faithfulness protocol whose tasks run the answer's checks (job.Checked)
+// plans a second network beside the explained one — each check runs a
+// copy of it — where one the checks skip (Complexity) plans one: a
+// vit_b_16 campaign of Deletion and ROAD peaked at 7.3 GiB on a plan of
+// 4.4 GiB, its live heap at 5.9 GB while a check's copy ran.
+func TestMemoryPlanCountsTheChecksCopyOfTheModel(t *testing.T) {
+	spec := memorySpec("gradient", "0.5", "workers: 1\n")
+	i, j := strings.Index(spec, "protocols:\n"), strings.Index(spec, "retrain:")
+	alone := func(name string) MemoryPlan {
+		return planOf(t, spec[:i]+"protocols:\n  - {name: "+name+", params: {samples: 100}}\n"+spec[j:])
+	}
+	c := loadSpec(t, t.TempDir(), spec)
+	trainSet, _, err := c.samples(c.Spec.Datasets[0])
+	if err != nil {
+		t.Fatal(err)
+	}
 	net, err := netBytes(c.Spec, trainSet)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// gmm's rows: one map value per feature.
-	if want := int64(100*4*trainSet.Dim()) + net.explained; !near(with.Task-without.Task, want) {
-		t.Errorf("a task's working set with MPRT %d, with Deletion %d: MPRT's 100 more maps and its model are %d", with.Task, without.Task, want)
+	del, cx := protocol.Deletion{}, protocol.Complexity{}
+	if !job.Checked(del) || job.Checked(cx) {
+		t.Fatalf("Deletion checked %v, Complexity %v: want true, false", job.Checked(del), job.Checked(cx))
+	}
+	dim, hw := trainSet.Dim(), trainSet.Dim() // gmm's rows: one map value per feature
+	fd, fc := protocol.FootprintOf(del, dim, hw), protocol.FootprintOf(cx, dim, hw)
+	want := net.explained + int64(100*(fd.Test-fc.Test)+fd.Held-fc.Held)
+	if got := alone("deletion").Task - alone("complexity").Task; !near(got, want) {
+		t.Errorf("a Deletion task's working set exceeds a Complexity task's by %d, want the network's %d and the footprints' difference: %d", got, net.explained, want)
 	}
 }
