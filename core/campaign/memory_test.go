@@ -33,6 +33,15 @@ func near(a, b int64) bool {
 	return math.Abs(float64(a-b)) <= max(0.01*math.Abs(float64(b)), 8<<10)
 }
 
+// planAlone plans memorySpec's campaign, one worker, with the protocol
+// alone on 100 inputs.
+func planAlone(t *testing.T, protocol string) MemoryPlan {
+	t.Helper()
+	spec := memorySpec("gradient", "0.5", "workers: 1\n")
+	i, j := strings.Index(spec, "protocols:\n"), strings.Index(spec, "retrain:")
+	return planOf(t, spec[:i]+"protocols:\n  - {name: "+protocol+", params: {samples: 100}}\n"+spec[j:])
+}
+
 func planOf(t *testing.T, spec string) MemoryPlan {
 	t.Helper()
 	p, err := loadSpec(t, t.TempDir(), spec).Memory()
@@ -94,12 +103,7 @@ func TestMPRTFootprintCountsItsMapsAndModel(t *testing.T) {
 	if !f.Model || f.Test <= plain.Test {
 		t.Errorf("MPRT's footprint %+v against a plain protocol's %+v", f, plain)
 	}
-	alone := func(protocol string) MemoryPlan {
-		spec := memorySpec("gradient", "0.5", "workers: 1\n")
-		i, j := strings.Index(spec, "protocols:\n"), strings.Index(spec, "retrain:")
-		return planOf(t, spec[:i]+"protocols:\n  - {name: "+protocol+", params: {samples: 100}}\n"+spec[j:])
-	}
-	with, without := alone("mprt"), alone("deletion")
+	with, without := planAlone(t, "mprt"), planAlone(t, "deletion")
 	c := loadSpec(t, t.TempDir(), memorySpec("gradient", "0.5", ""))
 	trainSet, _, err := c.samples(c.Spec.Datasets[0])
 	if err != nil {
@@ -117,12 +121,7 @@ func TestMPRTFootprintCountsItsMapsAndModel(t *testing.T) {
 // vit_b_16 campaign of Deletion and ROAD peaked at 7.3 GiB on a plan of
 // 4.4 GiB, its live heap at 5.9 GB while a check's copy ran.
 func TestMemoryPlanCountsTheChecksCopyOfTheModel(t *testing.T) {
-	spec := memorySpec("gradient", "0.5", "workers: 1\n")
-	i, j := strings.Index(spec, "protocols:\n"), strings.Index(spec, "retrain:")
-	alone := func(name string) MemoryPlan {
-		return planOf(t, spec[:i]+"protocols:\n  - {name: "+name+", params: {samples: 100}}\n"+spec[j:])
-	}
-	c := loadSpec(t, t.TempDir(), spec)
+	c := loadSpec(t, t.TempDir(), memorySpec("gradient", "0.5", ""))
 	trainSet, _, err := c.samples(c.Spec.Datasets[0])
 	if err != nil {
 		t.Fatal(err)
@@ -138,7 +137,7 @@ func TestMemoryPlanCountsTheChecksCopyOfTheModel(t *testing.T) {
 	dim, hw := trainSet.Dim(), trainSet.Dim() // gmm's rows: one map value per feature
 	fd, fc := protocol.FootprintOf(del, dim, hw), protocol.FootprintOf(cx, dim, hw)
 	want := net.explained + int64(100*(fd.Test-fc.Test)+fd.Held-fc.Held)
-	if got := alone("deletion").Task - alone("complexity").Task; !near(got, want) {
+	if got := planAlone(t, "deletion").Task - planAlone(t, "complexity").Task; !near(got, want) {
 		t.Errorf("a Deletion task's working set exceeds a Complexity task's by %d, want the network's %d and the footprints' difference: %d", got, net.explained, want)
 	}
 }

@@ -4,9 +4,9 @@ import "math"
 
 // The transformer's elementwise kernels: GELU forward and backward, a
 // softmax row's exponentials, scaling and gradient, a layer norm's row sums and
-// affine map (sums in float64, in eight lanes added in a fixed order). On amd64 with AVX2 the blocks of
-// eight run in assembly (asm/), the rest here; both give these functions'
-// bits (TestKernelsMatchScalar).
+// affine map (sums in float64, in eight lanes added in a fixed order). On
+// amd64 with AVX2 the blocks of eight run in assembly (asm/), the rest here;
+// both give these functions' bits (TestTransformerKernelsMatchScalar).
 
 // geluScalar is y = x·(erf(x/c) + 1)·0.5 for each value: the operations of
 // the Div, Erf, Add, Mul and Mul PyTorch exports nn.GELU as, in their order.

@@ -30,8 +30,8 @@ const (
 	cmpGT    = 0x1e
 )
 
-// consts holds expf8's constants, each in 32 bytes (eight copies), in the
-// order of the names below.
+// consts holds expf8's and erf8's constants, each in 32 bytes (eight
+// copies), in the order of the names below.
 var constNames = []string{"hi", "lo", "log2e", "half", "ln2hi", "ln2lo", "one", "p0", "p1", "p2", "p3", "p4", "p5", "inf", "bias127",
 	"four", "minus4", "ea13", "ea11", "ea9", "ea7", "ea5", "ea3", "ea1", "eb8", "eb6", "eb4", "eb2", "eb0", "erf0", "sign"}
 
