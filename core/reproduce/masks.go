@@ -12,6 +12,11 @@ import (
 	"faithlab/core/stats"
 )
 
+// inPartOtherwise is the rest of a rule whose parts are each a claim of
+// their own (rule.decide's default combination): a part excluded with
+// none holding excludes the claim, though other parts stay open.
+const inPartOtherwise = "in part when some do; does not hold when none does and some lie wholly below it; inconclusive otherwise"
+
 // curveOf describes the named curve of the setting's protocol: its
 // direction and the name of its masks' TV curve.
 func curveOf(s selected, name string) (protocol.Metric, error) {
@@ -117,7 +122,7 @@ func (e evaluator) post(c Check, s selected, v *Verdict) {
 		v.Result = fmt.Sprintf("%s %s: the post-processed maps' masks have a lower total variation than the plain ones' in %d of %d comparisons (%s; 95 %% Wilson)",
 			s.title, quantity, wins, total, strings.Join(words, ", "))
 	}
-	v.Rule = "for each post-processing, the share of comparisons it wins, with its 95 % Wilson interval: holds when every share's interval lies above one half; does not hold when every one lies below it; inconclusive (or in part) otherwise"
+	v.Rule = "for each post-processing, the share of comparisons it wins, with its 95 % Wilson interval: holds when every share's interval lies above one half; " + inPartOtherwise
 	o, w := c.ruleOf().decide(parts)
 	v.Outcome, v.Result = o, withWords(v.Result, w)
 }
@@ -213,7 +218,7 @@ func (e evaluator) tv(c Check, s selected, v *Verdict) {
 		return
 	}
 	v.Result = fmt.Sprintf("R² of %s %s on the masks' total variation, plain maps of the attribution methods%s, by rate (95 %% bootstrap over the methods): %s", s.title, c.Curve, left, strings.Join(words, "; "))
-	v.Rule = fmt.Sprintf("R² signed by the slope (positive in the paper's direction: smoother masks, better score), at each rate: holds when every rate's interval lies above %.2g; does not hold when every one lies below it; in part or inconclusive otherwise", c.MinR2)
+	v.Rule = fmt.Sprintf("R² signed by the slope (positive in the paper's direction: smoother masks, better score), at each rate: holds when every rate's interval lies above %.2g; %s", c.MinR2, inPartOtherwise)
 	o, w := c.ruleOf().decide(parts)
 	v.Outcome, v.Result = o, withWords(v.Result, w)
 }
