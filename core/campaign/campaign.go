@@ -188,9 +188,12 @@ func (c *Campaign) CacheDir() (string, error) {
 
 // Outcome is what a run did.
 type Outcome struct {
-	Dir         string // the run folder
-	Failed      int    // tasks that failed
-	Elapsed     time.Duration
+	Dir     string // the run folder
+	Failed  int    // tasks that failed
+	Elapsed time.Duration
+	// Diagnostics is report.Diagnose of the finished tasks — the folder's
+	// Results.Status().Done, which results.csv and REPORT.md are written
+	// from — whenever Run returns no error.
 	Diagnostics report.Diagnostics
 	Summary     string // each protocol's headline score per method, as a text table
 	// Stages is the run's wall time by stage (base model, maps,

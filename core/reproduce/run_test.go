@@ -101,6 +101,15 @@ func runSize(t *testing.T, name, size string) Ran {
 	if _, err := os.Stat(filepath.Join(out, "results.csv")); err != nil {
 		t.Error(err)
 	}
+	// The verdicts rest on the run's own diagnosis of its tasks: the same
+	// as the folder's, read afresh.
+	res, err := campaign.Open(filepath.Join(out, "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fresh := Evaluate(r.Claims, res.Status().Done, res.Diagnostics()); verdictLines(fresh) != verdictLines(ran.Verdicts) {
+		t.Errorf("the verdicts differ from the run folder's, diagnosed afresh:\n%s\nagainst\n%s", verdictLines(ran.Verdicts), verdictLines(fresh))
+	}
 	// Run again: the run folder resumes with nothing to do and the same verdicts.
 	again, err := Run(context.Background(), r, Options{Size: size, Out: out, Kernel: kern()})
 	if err != nil {
