@@ -105,12 +105,7 @@ func (r *Results) WriteCSV(path string) error {
 // AskExportCSV asks where to save the run's CSV; the dialog asks before it
 // overwrites a file.
 func (r *Results) AskExportCSV() {
-	w := r.s.cfg.Window
-	if r.run == nil {
-		r.s.status.Error(fmt.Errorf("no run open to export"))
-		return
-	}
-	if w == nil {
+	if !r.exportable() {
 		return
 	}
 	run := r.run
@@ -163,14 +158,10 @@ func (r *Results) saveFigure() {
 // exportFigures asks for a folder and writes every figure there as PNG,
 // SVG and PDF, asking first when that would replace files.
 func (r *Results) exportFigures() {
+	if !r.exportable() {
+		return
+	}
 	w := r.s.cfg.Window
-	if r.run == nil {
-		r.s.status.Error(fmt.Errorf("no run open to export"))
-		return
-	}
-	if w == nil {
-		return
-	}
 	r.s.askPath("Export every figure (PNG, SVG and PDF) into a folder", saveDir, folderExport, r.s.startFolder(folderExport, r.run.Dir), "", nil, func(dir string) {
 		write := func() { r.ExportFigures(dir, "png", "svg", "pdf") }
 		var clash []string
@@ -207,4 +198,14 @@ func (r *Results) ExportFigures(dir string, formats ...string) {
 			r.s.status.Info(fmt.Sprintf("wrote %d figures (%d files) to %s", ex.Figures, ex.Files, dir))
 		}
 	})
+}
+
+// exportable says whether there is a run to export and a window to ask
+// in; without a run it says so on the status bar.
+func (r *Results) exportable() bool {
+	if r.run == nil {
+		r.s.status.Error(fmt.Errorf("no run open to export"))
+		return false
+	}
+	return r.s.cfg.Window != nil
 }
