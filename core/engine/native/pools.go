@@ -180,3 +180,126 @@ func (l *pool2d) backward(dy []float32, n int, needDX, _ bool) []float32 {
 	})
 	return dx
 }
+
+// ---- MaxPool2d (kernel = stride, no padding, floor) ----
+
+// maxPool keeps no argmax: backward finds each window's maximum again as
+// the first value in it equal to the output, which is PyTorch's choice
+// (the first maximum) and spares the forward pass writing an index per
+// output.
+type maxPool struct {
+	nm    string
+	i, o  dims
+	k     int
+	x     []float32 // the input of the last forward pass
+	floor float32   // what that pass took values below as: −∞, or 0 with a ReLU fused in
+	y, dx []float32
+	at    []int // window position t's offset in the input from the window's first value
+}
+
+// newMaxPool builds a k×k max-pool with stride k.
+func newMaxPool(name string, in dims, k int) *maxPool {
+	at := make([]int, k*k)
+	for t := range at {
+		at[t] = ((t/k)*in.w + t%k) * in.c
+	}
+	return &maxPool{nm: name, i: in, o: dims{in.h / k, in.w / k, in.c}, k: k, at: at}
+}
+
+func (l *maxPool) name() string            { return l.nm }
+func (l *maxPool) in() dims                { return l.i }
+func (l *maxPool) out() dims               { return l.o }
+func (l *maxPool) params() []*engine.Param { return nil }
+func (l *maxPool) clone(gemm.Kernel) layer { return newMaxPool(l.nm, l.i, l.k) }
+
+func (l *maxPool) forward(x []float32, n int, _ bool) []float32 {
+	return l.pool(x, n, false)
+}
+
+// pool max-pools x; with relu it pools max(x, 0) instead, which is ReLU
+// followed by the pool in one pass over the ReLU's input (ReLU is monotone,
+// so it commutes with the max).
+func (l *maxPool) pool(x []float32, n int, relu bool) []float32 {
+	l.x, l.floor = x, float32(math.Inf(-1))
+	if relu {
+		l.floor = 0
+	}
+	y := grow(&l.y, n*l.o.size())
+	c := l.i.c
+	rowLen := l.i.w * c
+	parallel(n, func(lo, hi int) {
+		for s := lo; s < hi; s++ {
+			xs := x[s*l.i.size() : (s+1)*l.i.size()]
+			for oy := 0; oy < l.o.h; oy++ {
+				if l.k == 2 {
+					pool2(y[s*l.o.size()+oy*l.o.w*c:], xs[2*oy*rowLen:], xs[(2*oy+1)*rowLen:], l.o.w, c, l.floor)
+					continue
+				}
+				for ox := 0; ox < l.o.w; ox++ {
+					yo := y[s*l.o.size()+(oy*l.o.w+ox)*c:][:c]
+					first := ((oy*l.k)*l.i.w + ox*l.k) * c
+					for ch, v := range xs[first : first+c] {
+						yo[ch] = max(v, l.floor)
+					}
+					for _, at := range l.at[1:] {
+						for ch, v := range xs[first+at : first+at+c] {
+							yo[ch] = max(yo[ch], v)
+						}
+					}
+				}
+			}
+		}
+	})
+	return y
+}
+
+func (l *maxPool) backward(dy []float32, n int, needDX, _ bool) []float32 {
+	if !needDX {
+		return nil
+	}
+	return l.scatter(grow(&l.dx, n*l.i.size()), dy, n, false)
+}
+
+// scatter writes the input gradient of n samples into dx: each output's
+// gradient goes to its window's first maximum. With gate, it goes there only
+// where the window's maximum is positive, which is the gradient through a
+// ReLU feeding the pool as well.
+func (l *maxPool) scatter(dx, dy []float32, n int, gate bool) []float32 {
+	c, k := l.i.c, l.k
+	rowLen := l.i.w * c
+	parallel(n, func(lo, hi int) {
+		for s := lo; s < hi; s++ {
+			xs := l.x[s*l.i.size() : (s+1)*l.i.size()]
+			d := dx[s*l.i.size() : (s+1)*l.i.size()]
+			if k != 2 || l.i.h%2 != 0 || l.i.w%2 != 0 {
+				clear(d) // windows that do not tile the input leave some of it untouched
+			}
+			for oy := 0; oy < l.o.h; oy++ {
+				if k == 2 {
+					o := s*l.o.size() + oy*l.o.w*c
+					top, bot := 2*oy*rowLen, (2*oy+1)*rowLen
+					route2(d[top:], d[bot:], xs[top:], xs[bot:], l.y[o:], dy[o:], l.o.w, c, l.floor, gate)
+					continue
+				}
+				for ox := 0; ox < l.o.w; ox++ {
+					o := s*l.o.size() + (oy*l.o.w+ox)*c
+					ys, gs := l.y[o:o+c], dy[o:o+c]
+					first := ((oy*k)*l.i.w + ox*k) * c
+					for ch, y := range ys {
+						g := gs[ch]
+						if gate && !(y > 0) {
+							continue
+						}
+						for _, at := range l.at {
+							if max(xs[first+at+ch], l.floor) == y {
+								d[first+at+ch] = g
+								break
+							}
+						}
+					}
+				}
+			}
+		}
+	})
+	return dx
+}
