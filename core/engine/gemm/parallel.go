@@ -15,7 +15,12 @@ import (
 // C is split by rows when m is large, by columns when n is, and otherwise
 // along k (the case of weight gradients, m×n small and k the batch), where
 // each worker sums into its own scratch matrix and the parts are added in a
-// fixed order, so results do not depend on scheduling.
+// fixed order, so results do not depend on scheduling. They do depend on
+// Workers: which split a product takes, and where its pieces end, follow
+// it, and OpenBLAS's sums follow the pieces' shapes (a k split, and even
+// narrow column blocks, change the last bits), so one product can differ in
+// its last bits between machines of different core counts. The engine's
+// per-core replicas run on Serial and do not have this property.
 type Parallel struct {
 	Kernel  Kernel
 	Workers int

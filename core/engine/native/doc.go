@@ -7,7 +7,8 @@
 // network is a graph of nodes in topological order — a chain for the
 // built-in architectures — each reading earlier nodes' outputs; a node read
 // by several gets the sum of their gradients, in a fixed order. Forward and Backward take the whole
-// batch, the GEMMs and elementwise work split over cores. Gradient — what
+// batch, the GEMMs and elementwise work split over cores (whose count the
+// GEMMs' last bits then follow: gemm.Parallel). Gradient — what
 // training and gradient attributions use — instead cuts the batch into
 // pieces small enough for a core's cache and runs each piece's forward and
 // backward on one replica per core: the elementwise layers, bound by memory
