@@ -202,6 +202,19 @@ type Outcome struct {
 	Stages []protocol.StageTime
 }
 
+// Results opens the run folder the run wrote (Open) with the run's own
+// diagnosis (Diagnostics) in place, so that what is read from it — the
+// CSV, figures, report — is not diagnosed a second time (minutes for a
+// TRACE run). For an Outcome whose Run returned no error.
+func (o Outcome) Results() (*Results, error) {
+	r, err := Open(o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	r.diagOnce.Do(func() { r.diag = o.Diagnostics })
+	return r, nil
+}
+
 // Options say how Run runs a campaign.
 type Options struct {
 	Shard  job.Shard        // the part to run (zero: all)

@@ -124,14 +124,14 @@ func Run(ctx context.Context, r *Reproduction, o Options) (Ran, error) {
 		}
 		return out, err
 	}
-	res, err := campaign.Open(ran.Dir)
+	// The folder with the diagnosis the run made of these very tasks: the
+	// verdicts, the CSV and the figures all read it, none makes it again.
+	res, err := ran.Results()
 	if err != nil {
 		return out, err
 	}
 	st := res.Status()
-	// The run diagnosed these very tasks when it wrote its report
-	// (Outcome.Diagnostics): TRACE's quick run takes minutes to diagnose.
-	out.Verdicts = Evaluate(r.Claims, st.Done, ran.Diagnostics)
+	out.Verdicts = Evaluate(r.Claims, st.Done, res.Diagnostics())
 	csv, err := res.CSV()
 	if err != nil {
 		return out, err
